@@ -1,0 +1,31 @@
+"""kale_ext: from a tagged Jupyter notebook to a distributed training job.
+
+Importing this package is cheap: the Kubeflow SDK and jupyter_server load only when used.
+"""
+
+try:
+    from ._version import __version__
+except ImportError:  # a source checkout that was never installed
+    __version__ = "0.0.0+unknown"
+
+__all__ = ["__version__", "compile_notebook"]
+
+
+def compile_notebook(*args, **kwargs):
+    """Compile a notebook into one self-contained training function (see kale_ext.compiler)."""
+    from .compiler import compile_notebook as _compile
+
+    return _compile(*args, **kwargs)
+
+
+def _jupyter_labextension_paths():
+    return [{"src": "labextension", "dest": "kale-ext"}]
+
+
+def _jupyter_server_extension_points():
+    return [{"module": "kale_ext"}]
+
+
+def _load_jupyter_server_extension(serverapp):
+    """The REST API lands with the server-extension issue; for now, say the extension loaded."""
+    serverapp.log.info("kale_ext server extension loaded")

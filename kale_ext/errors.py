@@ -1,0 +1,76 @@
+"""One exception family for everything kale_ext reports to a user.
+
+Every error carries a message that says what is wrong and where (cell and line, field name,
+server reason); the CLI, the REST API and the panel show that message, never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A compile error or warning, located in the notebook where possible.
+
+    ``cell`` is the 0-based index into the notebook's cells (markdown cells count);
+    messages show it 1-based ("cell 7"), as a person counts cells from the top.
+    """
+
+    severity: str  # "error" | "warning"
+    message: str
+    cell: int | None = None
+    cell_id: str | None = None
+    line: int | None = None
+    code: str = ""
+
+    @property
+    def where(self) -> str:
+        if self.cell is None:
+            return "notebook"
+        place = f"cell {self.cell + 1}"
+        return f"{place}, line {self.line}" if self.line else place
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class KaleExtError(Exception):
+    """Base class: an error whose message is meant for the user as it is."""
+
+    def to_dict(self) -> dict:
+        return {"error": type(self).__name__, "message": str(self)}
+
+
+class NotebookError(KaleExtError):
+    """The notebook file cannot be read (missing, not JSON, unsupported format)."""
+
+
+class CompileError(KaleExtError):
+    """The notebook cannot be compiled; ``diagnostics`` lists every error (and warning)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = diagnostics
+        errors = [d for d in diagnostics if d.severity == "error"]
+        super().__init__("\n".join(str(d) for d in errors))
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "diagnostics": [d.to_dict() for d in self.diagnostics]}
+
+
+class ConfigError(KaleExtError):
+    """A configuration value is invalid; ``field`` names it (e.g. ``limits.cpu``)."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "field": self.field}
