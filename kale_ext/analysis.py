@@ -50,14 +50,28 @@ def cell_names(source: str) -> CellNames:
             names.binds.add(n)
         if sym.is_referenced():
             names.reads_now.add(n)
-        if n == "*":
-            names.star_import = True
     for child in top.get_children():
         _scope(child, _runs_now(child), names)
-    names.binds.discard("*")
-    if "global" in source:
-        names.top_globals = _top_level_globals(ast.parse(source).body)
+    if "global" in source or "del" in source or "*" in source:
+        _refine(ast.parse(source), names)
     return names
+
+
+def _refine(tree: ast.Module, names: CellNames) -> None:
+    """What symtable does not tell: top-level `global`, `del` of unbound names, star imports."""
+    names.top_globals = _top_level_globals(tree.body)
+    stored, deleted = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (deleted if isinstance(node.ctx, ast.Del) else stored).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stored.update((a.asname or a.name).split(".")[0] for a in node.names)
+            names.star_import |= any(a.name == "*" for a in node.names)
+    for n in deleted - stored:  # `del x` of a name the cell never binds reads it first
+        names.binds.discard(n)
+        names.reads_now.add(n)
 
 
 def _top_level_globals(stmts: list[ast.stmt]) -> set[str]:
@@ -103,14 +117,17 @@ def check_self_contained(
     body: list[BodyCell],
     parameters: set[str],
     left_out: dict[str, tuple[Cell, str]],
-) -> tuple[list[Diagnostic], set[str]]:
-    """Check every name the body reads; return diagnostics and the shims the body needs.
+) -> tuple[list[Diagnostic], set[str], set[str]]:
+    """Check every name the body reads.
+
+    Returns diagnostics, the shims the body needs, and the names a star import must provide.
 
     ``left_out`` maps a name to a cell that defines it but is not part of the body, with the
     reason (e.g. "tagged skip").
     """
     diags: list[Diagnostic] = []
     shims: set[str] = set()
+    star_names: set[str] = set()
     defined = set(parameters)
     everywhere = set(parameters)
     first_def: dict[str, Cell] = {}
@@ -118,7 +135,20 @@ def check_self_contained(
         for n in bc.names.binds | bc.names.global_binds:
             first_def.setdefault(n, bc.cell)
         everywhere |= bc.names.binds | bc.names.global_binds
-    star = next((bc.cell for bc in body if bc.names.star_import), None)
+    stars = [bc.cell for bc in body if bc.names.star_import]
+    star = stars[0] if stars else None
+    if len(stars) > 1:
+        diags.append(
+            Diagnostic(
+                "error",
+                f"star imports in cells {stars[0].index + 1} and {stars[1].index + 1}: a function "
+                "can hold at most one; import the names you use explicitly",
+                stars[1].index,
+                stars[1].id,
+                None,
+                "star-import",
+            )
+        )
     reported: set[str] = set()
 
     def check(bc: BodyCell, n: str, known: set[str]) -> None:
@@ -144,9 +174,10 @@ def check_self_contained(
             msg = f"{used} is defined only in cell {where.index + 1}, which is {why}"
         elif star is not None:
             severity, code = "warning", "star-import"
+            star_names.add(n)
             msg = (
-                f"{used} is not defined in the notebook; it may come from the star import "
-                f"in cell {star.index + 1}"
+                f"{used} is taken from the star import in cell {star.index + 1}; the function "
+                f"imports it by name"
             )
         else:
             msg = f"{used} is never defined"
@@ -162,7 +193,7 @@ def check_self_contained(
     for bc in body:
         for n in sorted(bc.names.reads_later):
             check(bc, n, everywhere)
-    return diags, shims
+    return diags, shims, star_names
 
 
 def _find_line(source: str, name: str) -> int | None:
@@ -180,35 +211,41 @@ def _find_line(source: str, name: str) -> int | None:
     return min(lines) if lines else None
 
 
-def rewrite_globals(source: str, wrapper_names: set[str], keep_global: set[str]) -> str:
-    """Make `global x` inside the cell's functions refer to the function body's `x`.
+def rewrite_for_function(
+    source: str, wrapper_names: set[str], keep_global: set[str], star_names: set[str]
+) -> str:
+    """Adapt a cell's code to run inside the function.
 
-    In a notebook, `global x` reaches the notebook's top level; once the cells live inside one
-    function, that top level is the function's scope, reached with `nonlocal`. A top-level
-    `global` statement is a no-op in a notebook; it is kept (then every such name stays a
-    module global, consistently).
+    - `global x` inside the cell's functions refers to the function body's `x`: in a notebook
+      it reaches the notebook's top level, which is now the function's scope (`nonlocal`).
+      A top-level `global` statement is kept: every such name stays a module global.
+    - `from m import *` is not allowed in a function: it becomes `from m import <the names the
+      notebook uses from it>` (or `import m`).
     """
-    if "global" not in source:
+    if "global" not in source and "*" not in source:
         return source
     tree = ast.parse(source)
-    edits = []
+    edits: dict[tuple[int, int], tuple[int, str]] = {}  # (line, col) -> (end col, new text)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Global):
-                    to_local = [n for n in inner.names if n in wrapper_names - keep_global]
-                    if to_local:
-                        edits.append((inner, to_local))
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            names = sorted(star_names)
+            edits[(node.lineno, node.col_offset)] = (
+                node.end_col_offset,
+                f"from {node.module} import {', '.join(names)}" if names else f"import {node.module}",
+            )
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Global) and inner.lineno == inner.end_lineno:
+                local = [n for n in inner.names if n in wrapper_names - keep_global]
+                rest = [n for n in inner.names if n not in local]
+                if local:
+                    stmt = f"nonlocal {', '.join(local)}" + (f"; global {', '.join(rest)}" if rest else "")
+                    edits[(inner.lineno, inner.col_offset)] = (inner.end_col_offset, stmt)
     if not edits:
         return source
     lines = source.splitlines(keepends=True)
-    done = set()
-    for node, to_local in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
-        if id(node) in done:
-            continue
-        done.add(id(node))
-        rest = [n for n in node.names if n not in to_local]
-        stmt = f"nonlocal {', '.join(to_local)}" + (f"; global {', '.join(rest)}" if rest else "")
-        text = lines[node.lineno - 1]
-        lines[node.lineno - 1] = text[: node.col_offset] + stmt + text[node.end_col_offset :]
+    for (line, col), (end, text) in sorted(edits.items(), reverse=True):
+        old = lines[line - 1]
+        lines[line - 1] = old[:col] + text + old[end:]
     return "".join(lines)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .analysis import BodyCell, cell_names, check_self_contained, rewrite_globals
+from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module, write_atomic
 from .errors import CompileError, Diagnostic, KaleExtError
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
@@ -149,7 +149,7 @@ def compile_notebook(
                 code="no-training",
             )
         )
-    problems, shims = check_self_contained(analysed, set(params), left_out)
+    problems, shims, star_names = check_self_contained(analysed, set(params), left_out)
     diags += problems
     imports = [
         Import(module, bc.cell, bc.cell_line(line))
@@ -168,13 +168,18 @@ def compile_notebook(
                 code="function-name",
             )
         )
+    diags.sort(key=lambda d: (-1 if d.cell is None else d.cell, d.line or 0))
     if _has_errors(diags):
         raise CompileError(diags)
 
     wrapper_names = set(params).union(*(bc.names.binds for bc in analysed))
     top_globals = set().union(*(bc.names.top_globals for bc in analysed))
     sections = [
-        Section(bc.cell.index, role.value, rewrite_globals(bc.tree_source, wrapper_names, top_globals))
+        Section(
+            bc.cell.index,
+            role.value,
+            rewrite_for_function(bc.tree_source, wrapper_names, top_globals, star_names),
+        )
         for (role, _, _), bc in zip(body, analysed)
     ]
     source, source_map = render_module(name, params, sections, shims, nb.name)

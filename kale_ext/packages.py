@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from .errors import Diagnostic
 from .notebook import Cell
@@ -52,15 +53,23 @@ def distribution_of(module: str) -> tuple[str, str] | None:
         dist = md.distribution(module)
         files = dist.read_text("top_level.txt")
         if files is None or module in files.split():
-            return dist.metadata["Name"], dist.version
+            return dist.metadata["Name"], _public(dist.version)
     except md.PackageNotFoundError:
         pass
     for name in _module_index().get(module, []):
         try:
-            return md.distribution(name).metadata["Name"], md.version(name)
+            return md.distribution(name).metadata["Name"], _public(md.version(name))
         except md.PackageNotFoundError:
             continue
     return None
+
+
+def _public(version: str) -> str:
+    """The public part of a version: `2.13.0+cpu` → `2.13.0` (indexes serve no local labels)."""
+    try:
+        return Version(version).public
+    except InvalidVersion:
+        return version
 
 
 def resolve(

@@ -279,10 +279,14 @@ def _pip(args: str, line: int, result: CellCode):
 
 
 def _strip_options(code: str) -> str:
-    words = code.split()
-    while words and words[0].startswith("-"):
-        words.pop(0)
-    return code[code.index(words[0]) :] if words else ""
+    """The statement of `%timeit [-n N] [-r R] [-p P] [-t -c -q -o] statement`."""
+    rest = code.lstrip()
+    while rest.startswith("-"):
+        m = re.match(r"-([nrp])\s*\d+\s*|-[tcqo]+\s*", rest)
+        if not m:
+            break
+        rest = rest[m.end() :]
+    return rest
 
 
 def _env(rest: str, line: int, indent: str):

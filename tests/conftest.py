@@ -1,0 +1,52 @@
+"""Shared helpers: build notebooks in memory, the way a user's file would look."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def notebook(*cells, nbformat: int = 4) -> dict:
+    """A notebook dict. Each cell is a source string, or (source, tags), or ("md", text)."""
+    out = []
+    for i, c in enumerate(cells):
+        if isinstance(c, tuple) and c[0] == "md":
+            out.append({"cell_type": "markdown", "id": f"c{i}", "metadata": {}, "source": c[1]})
+            continue
+        source, tags = (c, []) if isinstance(c, str) else c
+        out.append(
+            {
+                "cell_type": "code",
+                "id": f"c{i}",
+                "metadata": {"tags": list(tags)},
+                "source": source,
+                "outputs": [],
+                "execution_count": None,
+            }
+        )
+    return {
+        "nbformat": nbformat,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+        "cells": out,
+    }
+
+
+@pytest.fixture
+def write_nb(tmp_path):
+    """Write a notebook dict (or raw bytes) to a file and return its path."""
+
+    def write(content, name: str = "nb.ipynb") -> Path:
+        path = tmp_path / name
+        if isinstance(content, (bytes, str)):
+            path.write_bytes(content.encode() if isinstance(content, str) else content)
+        else:
+            path.write_text(json.dumps(content))
+        return path
+
+    return write
