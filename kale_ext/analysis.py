@@ -25,7 +25,21 @@ BUILTINS = frozenset(dir(builtins)) | {
 #: Names a notebook kernel provides but a script lacks. `display` gets a shim in the function.
 SHIMS = frozenset({"display"})
 NOTEBOOK_ONLY = frozenset(
-    {"get_ipython", "In", "Out", "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh", "_exit_code"}
+    {
+        "get_ipython",
+        "In",
+        "Out",
+        "_",
+        "__",
+        "___",
+        "_i",
+        "_ii",
+        "_iii",
+        "_ih",
+        "_oh",
+        "_dh",
+        "_exit_code",
+    }
 )
 _COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
 
@@ -82,7 +96,9 @@ def _top_level_globals(stmts: list[ast.stmt]) -> set[str]:
         node = todo.pop()
         if isinstance(node, ast.Global):
             found.update(node.names)
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        elif not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
             todo.extend(ast.iter_child_nodes(node))
     return found
 
@@ -94,7 +110,8 @@ def _runs_now(table: symtable.SymbolTable) -> bool:
 def _scope(table: symtable.SymbolTable, now: bool, names: CellNames) -> None:
     reads = names.reads_now if now else names.reads_later
     for sym in table.get_symbols():
-        if sym.is_global():
+        # `not is_local()`: Python 3.11's symtable also calls some parameters global
+        if sym.is_global() and not sym.is_local():
             if sym.is_referenced():
                 reads.add(sym.get_name())
             if sym.is_declared_global() and sym.is_assigned():
@@ -231,7 +248,9 @@ def rewrite_for_function(
             names = sorted(star_names)
             edits[(node.lineno, node.col_offset)] = (
                 node.end_col_offset,
-                f"from {node.module} import {', '.join(names)}" if names else f"import {node.module}",
+                f"from {node.module} import {', '.join(names)}"
+                if names
+                else f"import {node.module}",
             )
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
@@ -240,7 +259,9 @@ def rewrite_for_function(
                 local = [n for n in inner.names if n in wrapper_names - keep_global]
                 rest = [n for n in inner.names if n not in local]
                 if local:
-                    stmt = f"nonlocal {', '.join(local)}" + (f"; global {', '.join(rest)}" if rest else "")
+                    stmt = f"nonlocal {', '.join(local)}" + (
+                        f"; global {', '.join(rest)}" if rest else ""
+                    )
                     edits[(inner.lineno, inner.col_offset)] = (inner.end_col_offset, stmt)
     if not edits:
         return source

@@ -88,7 +88,8 @@ def render_module(
     params = ", ".join(f"{k}={v!r}" for k, v in parameters.items())
     signature = f"def {function_name}(*, {params}):" if params else f"def {function_name}():"
     lines = [
-        f"# Compiled by kale_ext {__version__} from {notebook_name}: edit the notebook, not this file.",
+        f"# Compiled by kale_ext {__version__} from {notebook_name}: "
+        "edit the notebook, not this file.",
         f"# Run: python {function_name}.py '{{\"param\": value}}'  or  torchrun --nproc_per_node=2 "
         f"{function_name}.py",
         "",

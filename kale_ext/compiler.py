@@ -145,7 +145,8 @@ def compile_notebook(
         diags.append(
             Diagnostic(
                 "error",
-                "no training cells: tag the cells to run `training` (untagged code cells count too)",
+                "no training cells: tag the cells to run `training` "
+                "(untagged code cells count too)",
                 code="no-training",
             )
         )
@@ -180,7 +181,7 @@ def compile_notebook(
             role.value,
             rewrite_for_function(bc.tree_source, wrapper_names, top_globals, star_names),
         )
-        for (role, _, _), bc in zip(body, analysed)
+        for (role, _, _), bc in zip(body, analysed, strict=True)
     ]
     source, source_map = render_module(name, params, sections, shims, nb.name)
     _check_generated(source)

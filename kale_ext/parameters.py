@@ -46,7 +46,9 @@ def parse_parameters(cell: Cell, source: str, diagnostics: list[Diagnostic]) -> 
             )
             continue
         if not isinstance(target, ast.Name):
-            error("assign one parameter per line: `name = literal`", stmt.lineno, "parameter-target")
+            error(
+                "assign one parameter per line: `name = literal`", stmt.lineno, "parameter-target"
+            )
             continue
         try:
             default = ast.literal_eval(value)

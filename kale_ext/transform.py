@@ -27,7 +27,9 @@ DISPLAY_ONLY = frozenset(
     html javascript js markdown latex svg""".split()
 )
 KEEP_CODE = frozenset({"time", "timeit", "capture", "prun"})
-_PIP_COMMAND = re.compile(r"^\s*(?:(?:python3?|\S*/python3?)\s+-m\s+)?(?:uv\s+)?pip3?\s+(.*)$", re.S)
+_PIP_COMMAND = re.compile(
+    r"^\s*(?:(?:python3?|\S*/python3?)\s+-m\s+)?(?:uv\s+)?pip3?\s+(.*)$", re.S
+)
 _IPY_CALLS = frozenset({"run_line_magic", "run_cell_magic", "system", "getoutput"})
 
 
@@ -293,8 +295,8 @@ def _env(rest: str, line: int, indent: str):
     m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*[= ]\s*(.*?)\s*$", rest)
     if not m:
         raise _Failed("`%env` without NAME=VALUE only displays; remove it", line, "env-magic")
-    stmt = f"__import__('os').environ[{m[1]!r}] = {m[2]!r}"
-    return [f"{indent}{stmt}  # %env\n"], [line]
+    stmt = f"__import__('os').environ[{m[1]!r}] = {m[2]!r}; print({f'env: {m[1]}={m[2]}'!r})"
+    return [f"{indent}{stmt}  # %env, as IPython does it\n"], [line]
 
 
 def _writefile(magic_line: str, body: str, line: int):

@@ -29,7 +29,13 @@ CASES = [
         2,
         3,
     ),
-    Case("never defined", ("x = 1\nprint(y)",), "name `y` used in cell 1, line 2 is never defined", 1, 2),
+    Case(
+        "never defined",
+        ("x = 1\nprint(y)",),
+        "name `y` used in cell 1, line 2 is never defined",
+        1,
+        2,
+    ),
     Case("did you mean", ("total = 1\nprint(totl)",), "did you mean `total`?"),
     Case("inside nested function", ("def f():\n    return g()\n",), "`g` used in cell 1, line 2"),
     Case("function may use a later cell", ("def f():\n    return y\n", "y = 1\nf()")),
@@ -42,8 +48,14 @@ CASES = [
     Case("annotation in a def", ("def f(a: Frame):\n    return a\n",), "`Frame` used"),
     Case("del of undefined", ("del ghost",), "`ghost` used in cell 1, line 1"),
     Case("global helper", ("n = 0\ndef bump():\n    global n\n    n += 1\n", "bump()\nprint(n)")),
-    Case("global creates a name", ("def setup():\n    global cfg\n    cfg = 1\n", "setup()\nprint(cfg)")),
-    Case("nonlocal", ("def f():\n    a = 1\n    def g():\n        nonlocal a\n        a += 1\n    g()\n",)),
+    Case(
+        "global creates a name",
+        ("def setup():\n    global cfg\n    cfg = 1\n", "setup()\nprint(cfg)"),
+    ),
+    Case(
+        "nonlocal",
+        ("def f():\n    a = 1\n    def g():\n        nonlocal a\n        a += 1\n    g()\n",),
+    ),
     Case("get_ipython", ("ip = get_ipython()",), "exists only inside a notebook kernel"),
     Case("display gets a shim", ("display(1)",)),
     Case("star import is a warning", ("from math import *\nprint(pi)",)),
@@ -58,7 +70,9 @@ CASES = [
         "defined only later, in cell 1",
         2,
     ),
-    Case("match statement binds", ("match [1, 2]:\n    case [a, *rest]:\n        print(a, rest)\n",)),
+    Case(
+        "match statement binds", ("match [1, 2]:\n    case [a, *rest]:\n        print(a, rest)\n",)
+    ),
     Case("walrus binds", ("if (n := 3) > 2:\n    print(n)",)),
     Case("try/except name", ("try:\n    pass\nexcept Exception as e:\n    print(e)",)),
 ]

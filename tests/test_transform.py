@@ -39,7 +39,12 @@ CASES = [
         ["foo"],
         index_urls=["https://example.org/simple"],
     ),
-    Case("nested pip keeps a pass", "if True:\n    !pip install foo\n", "if True:\n    pass\n", ["foo"]),
+    Case(
+        "nested pip keeps a pass",
+        "if True:\n    !pip install foo\n",
+        "if True:\n    pass\n",
+        ["foo"],
+    ),
     Case("%%time keeps its code", "%%time\nx = 1\nprint(x)\n", "x = 1\nprint(x)\n"),
     Case("%%capture keeps its code", "%%capture out\nprint(1)\n", "print(1)\n"),
     Case("%time keeps its statement", "%time y = f(3)\n", "y = f(3)\n"),
@@ -48,7 +53,8 @@ CASES = [
     Case(
         "%env is translated",
         "%env MY_FLAG=1\n",
-        "__import__('os').environ['MY_FLAG'] = '1'  # %env\n",
+        "__import__('os').environ['MY_FLAG'] = '1'; print('env: MY_FLAG=1')"
+        "  # %env, as IPython does it\n",
     ),
     Case(
         "%%writefile is translated",
@@ -70,8 +76,18 @@ CASES = [
         error="`!ls`",
         error_line=3,
     ),
-    Case("magic inside %%time body located", "%%time\nx = 1\n!rm -rf x\n", error="`!rm`", error_line=3),
-    Case("syntax error after magic located", "%matplotlib inline\nx = (\n", error="syntax error", error_line=2),
+    Case(
+        "magic inside %%time body located",
+        "%%time\nx = 1\n!rm -rf x\n",
+        error="`!rm`",
+        error_line=3,
+    ),
+    Case(
+        "syntax error after magic located",
+        "%matplotlib inline\nx = (\n",
+        error="syntax error",
+        error_line=2,
+    ),
 ]
 
 

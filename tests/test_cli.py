@@ -1,0 +1,82 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import EXAMPLES, notebook
+
+
+def cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "kale_ext.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.ipynb")), ids=lambda p: p.name)
+def test_compile_every_example(example, tmp_path):
+    before = example.read_bytes()
+    out = cli("compile", example, "-o", tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert f"compiled {example}" in out.stdout and "function" in out.stdout
+    assert len(list(tmp_path.glob("*.py"))) == 1
+    assert example.read_bytes() == before
+
+
+def test_json_summary(tmp_path):
+    out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["function_name"] == "digits_ddp"
+    assert data["parameters"]["epochs"] == 6
+    assert any(p.startswith("torch==") for p in data["packages"])
+    assert (tmp_path / "digits_ddp.py").read_text() == data["source"]
+
+
+def test_default_output_dir_is_beside_the_notebook(write_nb):
+    path = write_nb(notebook("print(1)"), "hello.ipynb")
+    out = cli("compile", path)
+    assert out.returncode == 0, out.stderr
+    assert (path.parent / ".kale_ext" / "hello.py").exists()
+
+
+def test_compile_error_exits_non_zero_with_cell_and_line(write_nb, tmp_path):
+    path = write_nb(notebook("x = 1", "print(y)"))
+    out = cli("compile", path, "-o", tmp_path / "out")
+    assert out.returncode == 1
+    assert "error: cell 2, line 1: name `y` used in cell 2, line 1 is never defined" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content", [b"\x00\x01binary", b"{", b'{"nbformat": 5, "cells": []}'])
+def test_unreadable_notebook(write_nb, content):
+    out = cli("compile", write_nb(content))
+    assert (
+        out.returncode == 1 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr
+    )
+
+
+def test_missing_notebook(tmp_path):
+    out = cli("compile", tmp_path / "nope.ipynb")
+    assert out.returncode == 1 and "notebook not found" in out.stderr
+
+
+def test_cli_does_not_import_jupyter_server_or_kubeflow(write_nb, tmp_path):
+    path = write_nb(notebook("print(1)"))
+    code = (
+        "import sys; from kale_ext.cli import main; "
+        f"assert main(['compile', {str(path)!r}, '-o', {str(tmp_path)!r}]) == 0; "
+        "heavy = [m for m in ('jupyter_server', 'kubeflow', 'torch') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_help_has_examples():
+    out = cli("compile", "--help")
+    assert out.returncode == 0 and "examples:" in out.stdout
