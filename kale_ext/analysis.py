@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import re
 import symtable
 from dataclasses import dataclass, field
 
@@ -42,6 +43,16 @@ NOTEBOOK_ONLY = frozenset(
     }
 )
 _COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
+# What symtable does not tell, only worth an AST walk when the text could hold it.
+_NEEDS_AST = re.compile(r"\b(global|del|return|yield|await)\b|\bimport\s+\*|__future__")
+_REWRITE = re.compile(r"\bglobal\b|\bimport\s+\*|__future__")
+_NOT_IN_A_FUNCTION = {
+    ast.Return: "`return` outside a function",
+    ast.Yield: "`yield` outside a function",
+    ast.YieldFrom: "`yield from` outside a function",
+    ast.Await: "top-level `await` (it works in a notebook, not in a training function: "
+    "wrap it in asyncio.run())",
+}
 
 
 @dataclass
@@ -52,13 +63,31 @@ class CellNames:
     global_binds: set[str] = field(default_factory=set)  # assigned under `global` in a function
     top_globals: set[str] = field(default_factory=set)  # `global x` at the cell's top level
     star_import: bool = False
+    future: set[str] = field(default_factory=set)  # `from __future__ import x` features
+    invalid: list[tuple[int, str]] = field(default_factory=list)  # (line, what) at top level
 
 
-def cell_names(source: str) -> CellNames:
-    """Names of one cell of plain Python. Raises SyntaxError (with a line) if it does not parse."""
-    top = symtable.symtable(source, "<cell>", "exec")
+_FUTURE_ANNOTATIONS = "from __future__ import annotations\n"
+
+
+def cell_names(source: str, future_annotations: bool = False) -> CellNames:
+    """Names of one cell of plain Python. Raises SyntaxError (with a line) if it does not parse.
+
+    With ``future_annotations`` (another cell imports it), annotations are not read.
+    """
+    try:
+        if future_annotations:
+            top = symtable.symtable(_FUTURE_ANNOTATIONS + source, "<cell>", "exec")
+        else:
+            top = symtable.symtable(source, "<cell>", "exec")
+    except SyntaxError as e:
+        if future_annotations and e.lineno:
+            e.lineno -= 1
+        raise
     names = CellNames()
     for sym in top.get_symbols():
+        if future_annotations and sym.get_name() == "annotations":
+            continue
         n = sym.get_name()
         if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
             names.binds.add(n)
@@ -66,14 +95,14 @@ def cell_names(source: str) -> CellNames:
             names.reads_now.add(n)
     for child in top.get_children():
         _scope(child, _runs_now(child), names)
-    if "global" in source or "del" in source or "*" in source:
+    if _NEEDS_AST.search(source):
         _refine(ast.parse(source), names)
     return names
 
 
 def _refine(tree: ast.Module, names: CellNames) -> None:
     """What symtable does not tell: top-level `global`, `del` of unbound names, star imports."""
-    names.top_globals = _top_level_globals(tree.body)
+    _top_level(tree.body, names)
     stored, deleted = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -88,19 +117,21 @@ def _refine(tree: ast.Module, names: CellNames) -> None:
         names.reads_now.add(n)
 
 
-def _top_level_globals(stmts: list[ast.stmt]) -> set[str]:
-    """Names in `global` statements outside any function or class."""
-    found: set[str] = set()
+def _top_level(stmts: list[ast.stmt], names: CellNames) -> None:
+    """What the cell does outside any function or class: `global`, `__future__`, and
+    statements that would change meaning inside the training function."""
     todo = list(stmts)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Global):
-            found.update(node.names)
-        elif not isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-        ):
+            names.top_globals.update(node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            names.future.update(a.name for a in node.names)
+        elif type(node) in _NOT_IN_A_FUNCTION:
+            names.invalid.append((node.lineno, _NOT_IN_A_FUNCTION[type(node)]))
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             todo.extend(ast.iter_child_nodes(node))
-    return found
+    names.invalid.sort()
 
 
 def _runs_now(table: symtable.SymbolTable) -> bool:
@@ -238,13 +269,16 @@ def rewrite_for_function(
       A top-level `global` statement is kept: every such name stays a module global.
     - `from m import *` is not allowed in a function: it becomes `from m import <the names the
       notebook uses from it>` (or `import m`).
+    - `from __future__ import ...` moves to the module's top (the caller puts it there).
     """
-    if "global" not in source and "*" not in source:
+    if not _REWRITE.search(source):
         return source
     tree = ast.parse(source)
     edits: dict[tuple[int, int], tuple[int, str]] = {}  # (line, col) -> (end col, new text)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            edits[(node.lineno, node.col_offset)] = (node.end_col_offset, "pass")
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             names = sorted(star_names)
             edits[(node.lineno, node.col_offset)] = (
                 node.end_col_offset,

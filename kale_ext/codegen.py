@@ -83,6 +83,7 @@ def render_module(
     sections: list[Section],
     shims: set[str],
     notebook_name: str,
+    future: set[str] = frozenset(),
 ) -> tuple[str, list[dict]]:
     """The module's source, and a map from module lines back to cells."""
     params = ", ".join(f"{k}={v!r}" for k, v in parameters.items())
@@ -92,6 +93,7 @@ def render_module(
         "edit the notebook, not this file.",
         f"# Run: python {function_name}.py '{{\"param\": value}}'  or  torchrun --nproc_per_node=2 "
         f"{function_name}.py",
+        *(f"from __future__ import {feature}" for feature in sorted(future)),
         "",
         "",
         signature,

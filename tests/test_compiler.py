@@ -81,6 +81,17 @@ def test_strings_tabs_and_non_ascii_survive_exactly(tmp_path):
     )
 
 
+def test_future_imports_move_to_the_module_top(tmp_path):
+    job = compile_notebook(
+        notebook(
+            ("from __future__ import annotations\nimport json", ["imports"]),
+            "def f(x: Later) -> Later:\n    return x\nprint(f.__annotations__)",
+        )  # fmt: skip
+    )
+    assert job.source.index("from __future__ import annotations") < job.source.index("def ")
+    assert run(job, tmp_path).strip() == "{'x': 'Later', 'return': 'Later'}"
+
+
 def test_output_is_deterministic():
     nb = notebook(("import json", ["imports"]), ("a = 1", ["parameters"]), "print(json.dumps(a))")
     assert compile_notebook(nb).source == compile_notebook(nb).source

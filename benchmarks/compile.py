@@ -1,0 +1,114 @@
+"""Compile time against the floor (nbformat.read + ast.parse of every cell), in one run.
+
+    python benchmarks/compile.py [--sizes 10 100 1000 10000] [--repeat 3]
+
+Prints, for each notebook size, the best-of-N times and their ratio. Targets: ≤ 3× the floor
+at 1,000 cells (aim 2×), and linear growth (10,000 cells ≤ 12× the 1,000-cell time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from kale_ext.compiler import compile_notebook
+
+TRAINING = """\
+batch_{i} = [x * scale for x in range(16)]
+total_{i} = 0.0
+for step, value in enumerate(batch_{i}):
+    total_{i} += helper(value, step)
+    if step % 8 == 0:
+        history.append((step, total_{i}))
+print(f"cell {i}: {{total_{i}:.3f}}")
+"""
+FUNCTION = '''\
+def helper_{i}(value, step=0):
+    """Scale a value."""
+    return value * {i} + step
+
+
+class Model{i}:
+    def __init__(self, width=4):
+        self.weights = [w * 0.5 for w in range(width)]
+'''
+
+
+def make_notebook(code_cells: int) -> nbformat.NotebookNode:
+    nb = new_notebook()
+    cells = [
+        new_code_cell(
+            "import math\nimport json\nfrom statistics import mean", metadata={"tags": ["imports"]}
+        ),
+        new_code_cell("scale = 2.0\nepochs = 3\nname = 'bench'", metadata={"tags": ["parameters"]}),
+        new_code_cell(
+            "history = []\n\ndef helper(v, s):\n    return math.sqrt(abs(v)) + s",
+            metadata={"tags": ["functions"]},
+        ),
+    ]
+    for i in range(code_cells - len(cells)):
+        if i % 20 == 0:
+            cells.append(new_markdown_cell(f"## Section {i}"))
+        if i % 25 == 0:
+            cells.append(new_code_cell(FUNCTION.format(i=i), metadata={"tags": ["functions"]}))
+        elif i % 50 == 1:
+            cells.append(new_code_cell(f"%matplotlib inline\n%time x_{i} = {i}"))
+        elif i % 40 == 2:
+            cells.append(
+                new_code_cell(
+                    f"print(history[-1:])  # exploration {i}", metadata={"tags": ["skip"]}
+                )
+            )
+        else:
+            cells.append(new_code_cell(TRAINING.format(i=i)))
+    nb.cells = cells[: max(code_cells, 3) + code_cells // 20]
+    return nb
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def floor(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            try:
+                ast.parse(cell.source)
+            except SyntaxError:  # magics: the floor parses what it can
+                pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 10000])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    compile_notebook(make_notebook(10))  # warm caches (package metadata, IPython import)
+    print(f"{'code cells':>10} {'floor (s)':>10} {'compile (s)':>12} {'ratio':>7}")
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes:
+            path = Path(tmp) / f"bench_{size}.ipynb"
+            nbformat.write(make_notebook(size), path)
+            t_floor = best(lambda p=path: floor(p), args.repeat)
+            t_compile = best(lambda p=path: compile_notebook(p), args.repeat)
+            results[size] = t_compile
+            print(f"{size:>10} {t_floor:>10.4f} {t_compile:>12.4f} {t_compile / t_floor:>6.2f}x")
+    if 1000 in results and 10000 in results:
+        print(f"growth 10,000 / 1,000 cells: {results[10000] / results[1000]:.2f}x (target ≤ 12x)")
+
+
+if __name__ == "__main__":
+    main()
