@@ -1,0 +1,26 @@
+# The two commands a new user needs (see README.md):
+#   make demo   run the example notebook as a distributed job on this machine
+#   make test   install what the tests need, then run every test (Python, TypeScript, browser)
+PYTHON ?= python3
+PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
+
+.PHONY: demo test install lint
+
+install:
+	$(PIP) "torch==2.13.0"
+	$(PIP) -e ".[dev,test,examples]"
+
+demo: install
+	kale-ext compile examples/digits_ddp.ipynb -o examples/.kale_ext
+	$(PYTHON) -m torch.distributed.run --nproc_per_node=2 examples/.kale_ext/digits_ddp.py
+
+lint:
+	ruff check kale_ext tests benchmarks
+	ruff format --check kale_ext tests benchmarks
+	jlpm lint:check
+
+test: install
+	jlpm install --immutable
+	$(MAKE) lint
+	$(PYTHON) -m pytest
+	bash scripts/test_frontend.sh

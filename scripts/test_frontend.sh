@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Build and test the JupyterLab extension: Jest unit tests, then the Galata
+# (Playwright) browser tests on the system Chromium.
+#
+# Assumes the Python package is installed (`pip install -e .`). Installs
+# everything else it needs: Debian's chromium, the npm packages (from the
+# committed lockfiles) and the labextension link. No browser is downloaded.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+
+if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "--- installing chromium (apt)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq chromium >/dev/null
+fi
+export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
+
+echo "--- jlpm install"
+jlpm install --immutable
+
+# Rebuild when the bundle is missing or older than any frontend source.
+stamp=kale_ext/labextension/package.json
+if [ ! -f kale_ext/labextension/static/style.js ] || [ ! -f lib/index.js ] ||
+  [ -n "$(find labextension package.json tsconfig.json -newer "$stamp" -print -quit)" ]; then
+  echo "--- jlpm build"
+  jlpm build
+fi
+
+# Point JupyterLab at this checkout's build (idempotent).
+if ! jupyter labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -Eq 'kale-ext v[^ ]+ enabled +OK'; then
+  echo "--- jupyter-builder develop"
+  jupyter-builder develop . --overwrite
+  if ! jupyter labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -Eq 'kale-ext v[^ ]+ enabled +OK'; then
+    echo "kale-ext is not an enabled labextension; run 'pip install -e .' first" >&2
+    exit 1
+  fi
+fi
+
+echo "--- jest"
+jlpm test
+
+echo "--- playwright ($CHROMIUM_PATH)"
+cd ui-tests
+jlpm install --immutable
+jlpm playwright test

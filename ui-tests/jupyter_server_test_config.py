@@ -1,0 +1,9 @@
+"""Server configuration for the Galata integration tests.
+
+Opens a server on port 8888 with no token, no XSRF check and a temporary root dir.
+"""
+
+from jupyterlab.galata import configure_jupyter_server
+
+configure_jupyter_server(c)  # noqa: F821
+c.ServerApp.allow_root = True  # noqa: F821  (CI runs as root)
