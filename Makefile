@@ -6,9 +6,14 @@ PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 
 .PHONY: demo test install lint
 
+LABEXT_LINK = $(shell $(PYTHON) -c "import sys; print(sys.prefix)")/share/jupyter/labextensions/kale-ext
+
 install:
 	$(PIP) "torch==2.13.0"
+	@# a link left by another checkout's `develop` would make pip reach into that checkout
+	if [ -L "$(LABEXT_LINK)" ]; then rm "$(LABEXT_LINK)"; fi
 	$(PIP) -e ".[dev,test,examples]"
+	jupyter-builder develop . --overwrite
 
 demo: install
 	kale-ext compile examples/digits_ddp.ipynb -o examples/.kale_ext

@@ -2,9 +2,9 @@
 # Build and test the JupyterLab extension: Jest unit tests, then the Galata
 # (Playwright) browser tests on the system Chromium.
 #
-# Assumes the Python package is installed (`pip install -e .`). Installs
+# Assumes `make install` has run (the Python package and the labextension link). Installs
 # everything else it needs: Debian's chromium, the npm packages (from the
-# committed lockfiles) and the labextension link. No browser is downloaded.
+# committed lockfiles). No browser is downloaded.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -29,14 +29,10 @@ if [ ! -f kale_ext/labextension/static/style.js ] || [ ! -f lib/index.js ] ||
   jlpm build
 fi
 
-# Point JupyterLab at this checkout's build (idempotent).
+# JupyterLab must load this checkout's build (`make install` links it).
 if ! jupyter labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -Eq 'kale-ext v[^ ]+ enabled +OK'; then
-  echo "--- jupyter-builder develop"
-  jupyter-builder develop . --overwrite
-  if ! jupyter labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -Eq 'kale-ext v[^ ]+ enabled +OK'; then
-    echo "kale-ext is not an enabled labextension; run 'pip install -e .' first" >&2
-    exit 1
-  fi
+  echo "kale-ext is not an enabled labextension: run 'make install' first" >&2
+  exit 1
 fi
 
 echo "--- jest"
