@@ -22,7 +22,8 @@ from .errors import ConfigError
 
 # The kubernetes client's models that users may import from here (loaded on first use).
 _K8S_EXPORTS = (
-    "V1EnvVar", "V1EnvVarSource", "V1EnvFromSource", "V1SecretKeySelector", "V1ConfigMapKeySelector",
+    "V1EnvVar", "V1EnvVarSource", "V1EnvFromSource", "V1SecretKeySelector",
+    "V1ConfigMapKeySelector",
     "V1ObjectFieldSelector", "V1ResourceFieldSelector", "V1SecretEnvSource", "V1ConfigMapEnvSource",
     "V1Affinity", "V1NodeAffinity", "V1PodAffinity", "V1PodAntiAffinity", "V1NodeSelector",
     "V1NodeSelectorTerm", "V1NodeSelectorRequirement", "V1PreferredSchedulingTerm",
@@ -88,7 +89,9 @@ def quantity(value: Any, where: str) -> str:
         raise ConfigError(where, f"must not be negative, got {value!r}")
     if not _QUANTITY.match(text):
         hint = " (no spaces)" if " " in text.strip() or text != text.strip() else ""
-        raise ConfigError(where, f"{text!r} is not a Kubernetes quantity such as '500m' or '16Gi'{hint}")
+        raise ConfigError(
+            where, f"{text!r} is not a Kubernetes quantity such as '500m' or '16Gi'{hint}"
+        )
     return text
 
 
@@ -137,7 +140,9 @@ def check_labels(values: Any, where: str, *, annotations: bool = False) -> dict[
 def check_resources(values: Any, where: str) -> dict[str, str]:
     """Normalised resources: Kubernetes names, string quantities, whole GPU counts."""
     if not isinstance(values, dict):
-        raise ConfigError(where, f"must be a mapping of resource names to quantities, not {values!r}")
+        raise ConfigError(
+            where, f"must be a mapping of resource names to quantities, not {values!r}"
+        )
     out: dict[str, str] = {}
     for key, value in values.items():
         if not isinstance(key, str) or not key.strip():
@@ -154,7 +159,9 @@ def _check_accelerators(requests: dict, limits: dict) -> None:
     names = set(requests) | set(limits)
     migs = sorted(n for n in names if n.startswith(_MIG_PREFIX))
     if GPU in names and migs:
-        raise ConfigError("limits", f"request either whole GPUs or a MIG profile, not both ({migs[0]})")
+        raise ConfigError(
+            "limits", f"request either whole GPUs or a MIG profile, not both ({migs[0]})"
+        )
     if len(migs) > 1:
         raise ConfigError("limits", f"request one MIG profile at a time, not {', '.join(migs)}")
     for name in names & set(requests) & set(limits):
@@ -246,7 +253,10 @@ def _fields_of(value: Any, cls, where: str) -> dict:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = {n: getattr(value, n, None) for n in names}
     elif not isinstance(value, dict):
-        if not all(hasattr(value, n) for n in ("clean_pod_policy", "backoff_limit")) and cls is V1RunPolicy:
+        if (
+            not all(hasattr(value, n) for n in ("clean_pod_policy", "backoff_limit"))
+            and cls is V1RunPolicy
+        ):
             raise ConfigError(where, f"must be a V1RunPolicy or a dict, not {type(value).__name__}")
         value = {n: getattr(value, n, None) for n in names}
     out = {}
@@ -274,7 +284,9 @@ def check_run_policy(value: Any) -> V1RunPolicy | None:
     f = _fields_of(value, V1RunPolicy, "run_policy")
     policy = f.get("clean_pod_policy")
     if policy not in (None, "All", "Running", "None"):
-        raise ConfigError("run_policy.clean_pod_policy", f"must be All, Running or None, not {policy!r}")
+        raise ConfigError(
+            "run_policy.clean_pod_policy", f"must be All, Running or None, not {policy!r}"
+        )
     suspend = f.get("suspend")
     if suspend is not None and not isinstance(suspend, bool):
         raise ConfigError("run_policy.suspend", f"must be true or false, not {suspend!r}")
@@ -287,14 +299,11 @@ def check_run_policy(value: Any) -> V1RunPolicy | None:
         for key in ("min_available", "schedule_timeout_seconds"):
             _count(s.get(key), f"run_policy.scheduling_policy.{key}")
         sched = V1SchedulingPolicy(**s)
-    return V1RunPolicy(
-        clean_pod_policy=policy,
-        ttl_seconds_after_finished=_count(f.get("ttl_seconds_after_finished"), "run_policy.ttl_seconds_after_finished"),
-        active_deadline_seconds=_count(f.get("active_deadline_seconds"), "run_policy.active_deadline_seconds", 1),
-        backoff_limit=_count(f.get("backoff_limit"), "run_policy.backoff_limit"),
-        scheduling_policy=sched,
-        suspend=suspend,
-    )  # fmt: skip
+    counts = {
+        key: _count(f.get(key), f"run_policy.{key}", 1 if key == "active_deadline_seconds" else 0)
+        for key in ("ttl_seconds_after_finished", "active_deadline_seconds", "backoff_limit")
+    }
+    return V1RunPolicy(clean_pod_policy=policy, scheduling_policy=sched, suspend=suspend, **counts)
 
 
 # ----- the config ------------------------------------------------------------------------------
@@ -414,7 +423,9 @@ class DistributedConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(sorted(known))})"
+            )
         return cls(**data)
 
     def merged(self, other: DistributedConfig | None) -> DistributedConfig:

@@ -64,6 +64,14 @@ def distribution_of(module: str) -> tuple[str, str] | None:
     return None
 
 
+def requirement_name(spec: str) -> str:
+    """The distribution name of a requirement string (the string itself for a URL)."""
+    try:
+        return Requirement(spec).name
+    except InvalidRequirement:
+        return spec
+
+
 def _public(version: str) -> str:
     """The public part of a version: `2.13.0+cpu` → `2.13.0` (indexes serve no local labels)."""
     try:

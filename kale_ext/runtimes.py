@@ -1,0 +1,73 @@
+"""Training runtimes: what a TrainJob's `runtimeRef` points at, as far as kale_ext needs it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
+MPI_FRAMEWORKS = frozenset({"deepspeed", "mlx"})
+
+
+@dataclass(frozen=True)
+class Runtime:
+    name: str
+    framework: str  # torch, deepspeed, jax, xgboost, mlx, torchtune, ...
+    kind: str = "ClusterTrainingRuntime"  # or TrainingRuntime (namespaced)
+    replicated_jobs: tuple[str, ...] = ("node",)
+    image: str = ""
+    num_nodes: int = 1
+    accelerators: dict = field(default_factory=dict)  # e.g. {"nvidia.com/gpu": "1"} per node
+    mpi: bool = False
+
+    @property
+    def launcher(self) -> str:
+        """How the node container starts the function: torchrun for torch, else python."""
+        return "torchrun" if self.framework in ("torch", "torchtune") else "python"
+
+    @classmethod
+    def from_manifest(cls, manifest: dict) -> Runtime:
+        """A Runtime from a (Cluster)TrainingRuntime object in Kubernetes JSON form."""
+        meta = manifest.get("metadata", {})
+        spec = manifest.get("spec", {})
+        jobs = spec.get("template", {}).get("spec", {}).get("replicatedJobs", [])
+        image, accelerators = "", {}
+        for job in jobs:
+            if job.get("name") != "node":
+                continue
+            pod = job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
+            for c in pod.get("containers", []):
+                if c.get("name") == "node":
+                    image = c.get("image", "")
+                    limits = (c.get("resources") or {}).get("limits", {})
+                    accelerators = {
+                        k: str(v)
+                        for k, v in limits.items()
+                        if "gpu" in k or "mig-" in k or "tpu" in k
+                    }
+        policy = spec.get("mlPolicy", {})
+        return cls(
+            name=meta.get("name", ""),
+            framework=meta.get("labels", {}).get(FRAMEWORK_LABEL, ""),
+            kind=manifest.get("kind", "ClusterTrainingRuntime"),
+            replicated_jobs=tuple(j.get("name", "") for j in jobs) or ("node",),
+            image=image,
+            num_nodes=int(policy.get("numNodes", 1) or 1),
+            accelerators=accelerators,
+            mpi="mpi" in policy,
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "framework": self.framework,
+            "kind": self.kind,
+            "image": self.image,
+            "num_nodes": self.num_nodes,
+            "accelerators": self.accelerators,
+            "initializers": [j for j in self.replicated_jobs if j.endswith("-initializer")],
+        }
+
+
+#: The runtime the embedded local backend offers: it mirrors the cluster's torch-distributed.
+TORCH_DISTRIBUTED = Runtime(name="torch-distributed", framework="torch", image="local")
+DEFAULT_RUNTIME = TORCH_DISTRIBUTED.name
