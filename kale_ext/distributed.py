@@ -51,7 +51,7 @@ _NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUALIFIED_NAME = re.compile(f"^{_NAME}$")
 _LABEL_VALUE = re.compile(f"^({_NAME})?$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Set by the Trainer torch plugin on every node; the webhook rejects a TrainJob that sets them.
 RESERVED_ENV = frozenset(
     {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
@@ -352,7 +352,7 @@ class DistributedConfig:
     @staticmethod
     def _env(value, i):
         env = k8s_object(value, "V1EnvVar", f"env[{i}]")
-        if not _ENV_NAME.match(env.name or ""):
+        if not ENV_NAME.match(env.name or ""):
             raise ConfigError(
                 f"env[{i}].name",
                 f"{env.name!r} is not a valid variable name (letters, digits and _, not "
@@ -372,7 +372,7 @@ class DistributedConfig:
         ref = source.secret_ref or source.config_map_ref
         if not ref.name:
             raise ConfigError(f"env_from[{i}]", "the referenced Secret or ConfigMap needs a name")
-        if source.prefix and not _ENV_NAME.match(source.prefix):
+        if source.prefix and not ENV_NAME.match(source.prefix):
             raise ConfigError(f"env_from[{i}].prefix", f"{source.prefix!r} is not a valid prefix")
         return source
 

@@ -104,7 +104,7 @@ def name_limit(runtime: Runtime, nodes: int) -> int:
     ones only after the TrainJob was accepted, and the job then never starts.
     """
     longest = max(len(j) for j in runtime.replicated_jobs)
-    return 63 - longest - len(str(max(nodes - 1, 0))) - 9
+    return 63 - longest - len(str(max(nodes - 1, 0))) - 10
 
 
 def check_name(name: str, limit: int) -> str:

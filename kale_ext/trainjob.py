@@ -11,9 +11,11 @@ from __future__ import annotations
 import base64
 import json
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from . import __version__
+from .distributed import ENV_NAME
 from .errors import ConfigError
 from .jobspec import JobSpec
 
@@ -107,13 +109,52 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
     return out
 
 
-def build_trainjob(spec: JobSpec, notebook_path: str | None = None):
+def expand_env_from(spec: JobSpec, keys_of: Callable[[str, str], list[str]] | None) -> list[dict]:
+    """env_from as env entries: TrainJob has no envFrom, so each key of the referenced Secret or
+    ConfigMap becomes one entry with a valueFrom reference (keys are read, values never).
+
+    ``keys_of(kind, name)`` lists the keys (KeyError when the object does not exist).
+    """
+    if not spec.config.env_from:
+        return []
+    if keys_of is None:
+        raise ConfigError("env_from", "needs a cluster to read the Secret or ConfigMap keys from")
+    explicit = {e.name for e in spec.config.env}
+    out: dict[str, dict] = {}
+    for i, source in enumerate(spec.config.env_from):
+        secret = source.secret_ref is not None
+        ref = source.secret_ref if secret else source.config_map_ref
+        kind = "Secret" if secret else "ConfigMap"
+        try:
+            keys = keys_of(kind, ref.name)
+        except KeyError:
+            if ref.optional:
+                continue
+            raise ConfigError(f"env_from[{i}]", f"{kind} {ref.name!r} does not exist") from None
+        for key in sorted(keys):
+            name = (source.prefix or "") + key
+            if name in explicit or not ENV_NAME.match(name):
+                continue  # env wins over envFrom; invalid names are skipped, as Kubernetes does
+            selector = {"name": ref.name, "key": key}
+            if ref.optional is not None:
+                selector["optional"] = ref.optional
+            ref_key = "secretKeyRef" if secret else "configMapKeyRef"
+            out[name] = {"name": name, "valueFrom": {ref_key: selector}}
+    return list(out.values())
+
+
+def build_trainjob(
+    spec: JobSpec,
+    notebook_path: str | None = None,
+    env_from_keys: Callable[[str, str], list[str]] | None = None,
+):
     """The TrainJob as the Kubeflow SDK's model (``TrainerV1alpha1TrainJob``)."""
     from kubeflow_trainer_api import models as m
 
     from .distributed import k8s_dict
 
     config = spec.config
+    env = [k8s_dict(e) for e in config.env] + expand_env_from(spec, env_from_keys)
     resources = {}
     if config.requests:
         resources["requests"] = dict(config.requests)
@@ -124,7 +165,7 @@ def build_trainjob(spec: JobSpec, notebook_path: str | None = None):
         numNodes=spec.nodes,
         numProcPerNode=spec.procs_per_node,
         image=spec.image,
-        env=[m.IoK8sApiCoreV1EnvVar.from_dict(k8s_dict(e)) for e in config.env] or None,
+        env=[m.IoK8sApiCoreV1EnvVar.from_dict(e) for e in env] or None,
         resourcesPerNode=m.IoK8sApiCoreV1ResourceRequirements.from_dict(resources)
         if resources
         else None,
@@ -198,10 +239,10 @@ def build_trainjob(spec: JobSpec, notebook_path: str | None = None):
     )
 
 
-def trainjob_dict(spec: JobSpec, notebook_path: str | None = None) -> dict:
+def trainjob_dict(spec: JobSpec, notebook_path: str | None = None, env_from_keys=None) -> dict:
     """The TrainJob in Kubernetes JSON form (camelCase, no empty fields)."""
-    model = build_trainjob(spec, notebook_path)
-    return json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+    # to_dict, not model_dump: pydantic dumps the Quantity oneOf wrapper as an object
+    return build_trainjob(spec, notebook_path, env_from_keys).to_dict()
 
 
 def to_yaml(obj: dict) -> str:

@@ -61,7 +61,13 @@ CASES = [
     Case("star import is a warning", ("from math import *\nprint(pi)",)),
     Case(
         "distributed cell is not in the body",
-        (("cfg = dict(a=1)", ["distributed"]), "print(cfg)"),
+        (
+            (
+                "from kale_ext.distributed import DistributedConfig\ncfg = DistributedConfig()",
+                ["distributed"],
+            ),
+            "print(cfg)",
+        ),
         "which is tagged distributed",
     ),
     Case(
