@@ -13,7 +13,55 @@ EXAMPLES = """examples:
   kale-ext compile examples/digits_ddp.ipynb
   kale-ext compile notebook.ipynb -o build --json
   kale-ext compile notebook.ipynb --function train --package 'numpy>=2'
+  kale-ext compile notebook.ipynb --trainjob --nodes 2 --gpu 1 --cpu 4 --memory 16Gi
 """
+
+
+def _add_job_options(p: argparse.ArgumentParser) -> None:
+    """Submit-time choices, shared by `compile --trainjob` and `run`."""
+    g = p.add_argument_group("job options (override the notebook's settings)")
+    g.add_argument("--runtime", help="training runtime (default: torch-distributed)")
+    g.add_argument("--nodes", type=int, help="number of nodes")
+    g.add_argument("--procs-per-node", type=int, help="processes per node (default: GPUs or 1)")
+    g.add_argument("--gpu", help="GPUs per node: a count, or a MIG profile such as mig-1g.5gb")
+    g.add_argument("--cpu", help="CPU per node (requests and limits), e.g. 4 or 500m")
+    g.add_argument("--memory", help="memory per node (requests and limits), e.g. 16Gi")
+    g.add_argument("--image", help="container image for the training nodes")
+    g.add_argument("--name", help="job name (default: from the notebook, with a random suffix)")
+    g.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a parameter; VALUE is JSON, or else a string (repeatable)",
+    )
+
+
+def _job_options(args) -> dict:
+    params = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise KaleExtError(f"--param {item!r}: write NAME=VALUE")
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    gpu = args.gpu
+    if gpu is not None and gpu.isdigit():
+        gpu = int(gpu)
+    picked = {
+        "runtime": args.runtime,
+        "nodes": args.nodes,
+        "procs_per_node": args.procs_per_node,
+        "gpu": gpu,
+        "cpu": args.cpu,
+        "memory": args.memory,
+        "image": args.image,
+        "name": args.name,
+        "parameters": params or None,
+    }
+    return {k: v for k, v in picked.items() if v is not None}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +93,10 @@ def _parser() -> argparse.ArgumentParser:
         help="a package to install in the job, overriding the detected pin (repeatable)",
     )
     c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.add_argument(
+        "--trainjob", action="store_true", help="also write the TrainJob as trainjob.yaml"
+    )
+    _add_job_options(c)
     return parser
 
 
@@ -57,10 +109,18 @@ def _compile(args) -> int:
     from .compiler import compile_notebook, write_module
 
     notebook = Path(args.notebook)
+    trainjob = None
     try:
         job = compile_notebook(notebook, function_name=args.function, packages=args.package)
         out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
+        if args.trainjob:
+            trainjob, spec = _trainjob(job, args)
         path = write_module(job, out_dir)
+        if trainjob is not None:
+            from .codegen import write_atomic
+            from .trainjob import to_yaml
+
+            write_atomic(out_dir / "trainjob.yaml", to_yaml(trainjob))
     except CompileError as e:
         if args.json:
             print(json.dumps(e.to_dict(), indent=2))
@@ -72,7 +132,11 @@ def _compile(args) -> int:
         print(f"error: cannot write the module: {e.strerror}: {e.filename}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({**job.to_dict(), "module_path": str(path)}, indent=2, default=repr))
+        result = {**job.to_dict(), "module_path": str(path)}
+        if trainjob is not None:
+            result["trainjob"] = trainjob
+            result["effective_config"] = spec.config.to_dict()
+        print(json.dumps(result, indent=2, default=repr))
         return 0
     params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
     print(f"compiled {notebook} → {path}")
@@ -82,8 +146,32 @@ def _compile(args) -> int:
         print(f"  indexes    {', '.join(job.pip_index_urls)}")
     if job.settings:
         print(f"  settings   {json.dumps(job.settings, sort_keys=True)}")
+    if trainjob is not None:
+        print(f"  trainjob   {out_dir / 'trainjob.yaml'} ({trainjob['metadata']['name']})")
+        _print_spec(spec)
     _print_diagnostics(job.warnings, sys.stdout)
     return 0
+
+
+def _trainjob(job, args):
+    from .jobspec import build_job_spec
+    from .trainjob import trainjob_dict
+
+    spec = build_job_spec(job, _job_options(args))
+    return trainjob_dict(spec, notebook_path=args.notebook), spec
+
+
+def _print_spec(spec) -> None:
+    """The effective settings: what the job will get, after every layer of precedence."""
+    shape = f"{spec.nodes} node(s) × {spec.procs_per_node} process(es)"
+    print(f"  runtime    {spec.runtime.name}: {shape}")
+    if spec.func_args:
+        print(f"  arguments  {json.dumps(spec.func_args)}")
+    config = spec.config.to_dict()
+    if config:
+        print(f"  config     {json.dumps(config, sort_keys=True)}")
+    for warning in spec.warnings:
+        print(f"warning: {warning}")
 
 
 def main(argv: list[str] | None = None) -> int:

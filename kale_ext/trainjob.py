@@ -28,7 +28,7 @@ KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 MAX_ARGUMENT = 128 * 1024 - 1
 
 #: Runs in the training container: install what is missing, write the module, start it.
-BOOTSTRAP = r"""\
+BOOTSTRAP = """\
 import base64, json, os, subprocess, sys, tempfile, zlib
 spec = json.loads(sys.argv[1])
 

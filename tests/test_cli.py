@@ -80,3 +80,39 @@ def test_cli_does_not_import_jupyter_server_or_kubeflow(write_nb, tmp_path):
 def test_help_has_examples():
     out = cli("compile", "--help")
     assert out.returncode == 0 and "examples:" in out.stdout
+
+
+def test_compile_trainjob_applies_submit_settings(tmp_path):
+    import yaml
+
+    from .crd import validate_trainjob
+
+    out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--trainjob",
+              "--nodes", "2", "--gpu", "1", "--cpu", "4", "--memory", "16Gi",
+              "--runtime", "torch-distributed", "--param", "epochs=3", "--name", "digits-run")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "2 node(s) × 1 process(es)" in out.stdout and '{"epochs": 3}' in out.stdout
+    obj = yaml.safe_load((tmp_path / "trainjob.yaml").read_text())
+    validate_trainjob(obj)
+    trainer = obj["spec"]["trainer"]
+    assert obj["metadata"]["name"] == "digits-run" and trainer["numNodes"] == 2
+    assert trainer["resourcesPerNode"]["limits"] == {
+        "cpu": "4",
+        "memory": "16Gi",
+        "nvidia.com/gpu": "1",
+    }
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--cpu", "1 0"], "cpu: '1 0' is not a Kubernetes quantity"),
+        (["--nodes", "0"], "nodes: must be at least 1"),
+        (["--name", "Bad_Name"], "name: 'Bad_Name' is not a valid job name"),
+        (["--param", "nope=1"], "parameters.nope: the notebook has no such parameter"),
+    ],
+)
+def test_compile_trainjob_bad_settings(tmp_path, flags, message):
+    out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--trainjob", *flags)
+    assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
+    assert not list(tmp_path.iterdir())  # nothing half-written
