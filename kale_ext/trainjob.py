@@ -64,7 +64,9 @@ if todo:
 path = os.path.join(tempfile.mkdtemp(prefix="kale_ext-"), spec["module"])
 with open(path, "wb") as f:
     f.write(zlib.decompress(base64.b64decode(sys.argv[2])))
-launcher = ["-m", "torch.distributed.run"] if spec["launcher"] == "torchrun" else []
+# --tee 3 prefixes every line with its local rank ("[default1]:"); unbuffered for live logs
+launcher = ["-m", "torch.distributed.run", "--tee", "3"] if spec["launcher"] == "torchrun" else []
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
 os.execv(sys.executable, [sys.executable, *launcher, path, json.dumps(spec["args"])])
 """
 

@@ -1,0 +1,63 @@
+"""Choose a backend and submit a notebook: the one path every surface takes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .backends.base import Backend
+from .errors import ConfigError
+
+BACKENDS = ("local", "kubernetes")
+
+
+def kubernetes_configured() -> tuple[bool, str]:
+    """Whether a cluster is configured here, and why (shown to the user)."""
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return True, "running inside a Kubernetes cluster"
+    paths = os.environ.get("KUBECONFIG")
+    if paths:
+        found = [p for p in paths.split(os.pathsep) if p and Path(p).is_file()]
+        if found:
+            return True, f"KUBECONFIG points at {found[0]}"
+        return False, "KUBECONFIG is set but names no existing file"
+    default = Path.home() / ".kube" / "config"
+    if default.is_file():
+        return True, f"found {default}"
+    return False, "no kubeconfig found"
+
+
+def choose_backend(name: str | None = None, **settings) -> tuple[Backend, str]:
+    """The backend to use and the reason: explicit name > KALE_EXT_BACKEND > a configured
+    cluster > the embedded local backend."""
+    why = "asked for explicitly"
+    if name is None and os.environ.get("KALE_EXT_BACKEND"):
+        name, why = os.environ["KALE_EXT_BACKEND"], "KALE_EXT_BACKEND is set"
+    if name is None:
+        configured, reason = kubernetes_configured()
+        name, why = ("kubernetes", reason) if configured else ("local", f"{reason}: runs here")
+    if name not in BACKENDS:
+        raise ConfigError("backend", f"must be one of {', '.join(BACKENDS)}, not {name!r}")
+    if name == "local":
+        from .backends.local import LocalBackend
+
+        return LocalBackend(**settings), why
+    from .backends.kubernetes import KubernetesBackend
+
+    return KubernetesBackend(**settings), why
+
+
+def submit_notebook(backend: Backend, notebook, options=None, notebook_path: str | None = None):
+    """Compile, resolve the options against the backend's runtime, submit. Returns (name, spec)."""
+    from .compiler import compile_notebook
+    from .jobspec import JobOptions, build_job_spec
+    from .runtimes import DEFAULT_RUNTIME
+
+    job = compile_notebook(notebook)
+    opts = JobOptions.from_dict(options)
+    stored = (job.notebook_metadata or {}).get("options") or {}
+    runtime = backend.get_runtime(opts.runtime or stored.get("runtime") or DEFAULT_RUNTIME)
+    spec = build_job_spec(job, opts, runtime)
+    if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
+        notebook_path = str(notebook)
+    return backend.submit(spec, notebook_path), spec
