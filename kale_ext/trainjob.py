@@ -64,9 +64,18 @@ if todo:
 path = os.path.join(tempfile.mkdtemp(prefix="kale_ext-"), spec["module"])
 with open(path, "wb") as f:
     f.write(zlib.decompress(base64.b64decode(sys.argv[2])))
-# --tee 3 prefixes every line with its local rank ("[default1]:"); unbuffered for live logs
-launcher = ["-m", "torch.distributed.run", "--tee", "3"] if spec["launcher"] == "torchrun" else []
-os.environ.setdefault("PYTHONUNBUFFERED", "1")
+os.environ.setdefault("PYTHONUNBUFFERED", "1")  # live logs
+launcher = []
+if spec["launcher"] == "torchrun":
+    import importlib.util
+    if importlib.util.find_spec("torch"):  # --tee 3 prefixes lines with the local rank
+        launcher = ["-m", "torch.distributed.run", "--tee", "3"]
+    else:  # no torch (a plain Python function): one process per node, torchrun's variables
+        pet = {k: os.environ.get("PET_" + k, d) for k, d in (("NNODES", "1"), ("NODE_RANK", "0"),
+               ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500"))}
+        os.environ.update(RANK=pet["NODE_RANK"], WORLD_SIZE=pet["NNODES"], LOCAL_RANK="0",
+                          LOCAL_WORLD_SIZE="1", GROUP_RANK=pet["NODE_RANK"],
+                          MASTER_ADDR=pet["MASTER_ADDR"], MASTER_PORT=pet["MASTER_PORT"])
 os.execv(sys.executable, [sys.executable, *launcher, path, json.dumps(spec["args"])])
 """
 

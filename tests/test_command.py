@@ -62,7 +62,10 @@ def test_command_runs_the_function_byte_exact(tmp_path):
         timeout=120,
     )
     assert via_bash.returncode == 0, via_bash.stderr
-    assert via_bash.stdout == direct.getvalue()
+    prefix = "[default0]:"  # torchrun --tee marks each line with its local rank
+    lines = via_bash.stdout.splitlines(keepends=True)
+    assert all(line.startswith(prefix) for line in lines), lines
+    assert "".join(line[len(prefix) :] for line in lines) == direct.getvalue()
     assert "$(echo also-injected)" in via_bash.stdout and "`echo injected`" in via_bash.stdout
     assert os.environ["HOME"] not in via_bash.stdout
 

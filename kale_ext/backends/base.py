@@ -99,7 +99,7 @@ def split_rank(node: int, procs_per_node: int, text: str) -> tuple[int | None, s
     """torchrun --tee prefixes lines with the local rank ("[default1]:"): the global rank."""
     m = _TORCHRUN_PREFIX.match(text)
     if not m:
-        return None, text
+        return (node if procs_per_node == 1 else None), text
     return node * procs_per_node + int(m.group(1)), text[m.end() :]
 
 
