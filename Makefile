@@ -16,8 +16,7 @@ install:
 	jupyter-builder develop . --overwrite
 
 demo: install
-	kale-ext compile examples/digits_ddp.ipynb -o examples/.kale_ext
-	$(PYTHON) -m torch.distributed.run --nproc_per_node=2 examples/.kale_ext/digits_ddp.py
+	kale-ext run examples/digits_ddp.ipynb --backend local --nodes 2 --follow
 
 lint:
 	ruff check kale_ext tests benchmarks

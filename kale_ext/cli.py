@@ -14,6 +14,10 @@ EXAMPLES = """examples:
   kale-ext compile notebook.ipynb -o build --json
   kale-ext compile notebook.ipynb --function train --package 'numpy>=2'
   kale-ext compile notebook.ipynb --trainjob --nodes 2 --gpu 1 --cpu 4 --memory 16Gi
+  kale-ext run examples/digits_ddp.ipynb --nodes 2 --follow
+  kale-ext jobs
+  kale-ext logs digits-ddp-x1y2z -f --node 1
+  kale-ext delete digits-ddp-x1y2z
 """
 
 
@@ -97,7 +101,56 @@ def _parser() -> argparse.ArgumentParser:
         "--trainjob", action="store_true", help="also write the TrainJob as trainjob.yaml"
     )
     _add_job_options(c)
+
+    r = sub.add_parser(
+        "run",
+        help="compile a notebook and run it as a job (locally by default)",
+        description="Compile NOTEBOOK and submit it as a distributed job.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("notebook", help="the .ipynb file")
+    _add_backend(r)
+    _add_job_options(r)
+    r.add_argument("-f", "--follow", action="store_true", help="stream logs until the job ends")
+    r.add_argument(
+        "--dry-run", action="store_true", help="show the effective settings and TrainJob only"
+    )
+
+    j = sub.add_parser("jobs", help="list jobs with their status")
+    _add_backend(j)
+    j.add_argument("--json", action="store_true", help="print JSON")
+
+    lg = sub.add_parser("logs", help="print a job's logs (all nodes, rank-prefixed)")
+    lg.add_argument("name")
+    _add_backend(lg)
+    lg.add_argument("-f", "--follow", action="store_true", help="wait for new lines")
+    lg.add_argument("--node", type=int, help="only this node")
+    lg.add_argument("--tail", type=int, help="only the last N lines of each node")
+
+    d = sub.add_parser("delete", help="stop and delete a job")
+    d.add_argument("name")
+    _add_backend(d)
+
+    rt = sub.add_parser("runtimes", help="list the training runtimes")
+    _add_backend(rt)
+    rt.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=("local", "kubernetes"),
+        help="where jobs run (default: kubernetes when a cluster is configured, else local)",
+    )
+
+
+def _backend(args):
+    from .submit import choose_backend
+
+    backend, _ = choose_backend(args.backend)
+    return backend
 
 
 def _print_diagnostics(diags: list[Diagnostic], stream) -> None:
@@ -174,17 +227,109 @@ def _print_spec(spec) -> None:
         print(f"warning: {warning}")
 
 
+def _run(args) -> int:
+    from .submit import submit_notebook
+
+    backend = _backend(args)
+    options = _job_options(args)
+    if args.dry_run:
+        from .compiler import compile_notebook
+        from .jobspec import build_job_spec
+        from .trainjob import to_yaml, trainjob_dict
+
+        job = compile_notebook(Path(args.notebook))
+        spec = build_job_spec(
+            job, options, backend.get_runtime(options.get("runtime", "torch-distributed"))
+        )
+        _print_spec(spec)
+        print(to_yaml(trainjob_dict(spec, args.notebook, lambda kind, name: [])))
+        return 0
+    name, spec = submit_notebook(backend, Path(args.notebook), options, args.notebook)
+    print(f"submitted {name} to the {backend.name} backend ({spec.nodes} node(s) × "
+          f"{spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
+    for warning in spec.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not args.follow:
+        print(name)
+        return 0
+    return _follow(backend, name)
+
+
+def _follow(backend, name: str) -> int:
+    """Stream the logs with rank prefixes, report status changes, exit with the job's status."""
+    import threading
+
+    def report(info):
+        reason = f": {info.reason}" if info.reason else ""
+        print(f"[{name}] {info.status.value}{reason}", file=sys.stderr, flush=True)
+
+    watch = {"interval": 0.5, "on_change": report}
+    watcher = threading.Thread(target=backend.wait, args=(name,), kwargs=watch, daemon=True)
+    watcher.start()
+    for line in backend.logs(name, follow=True):
+        print(f"{line.prefix} {line.text}", flush=True)
+    watcher.join(timeout=5)
+    info = backend.get_job(name)
+    return 0 if info.status.value == "Complete" else 1
+
+
+def _jobs(args) -> int:
+    jobs = _backend(args).list_jobs()
+    if args.json:
+        print(json.dumps([j.to_dict() for j in jobs], indent=2))
+        return 0
+    if not jobs:
+        print("no jobs")
+        return 0
+    print(f"{'NAME':<34} {'STATUS':<9} {'NODES':>5}  {'CREATED':<20}  REASON")
+    for j in jobs:
+        created = j.created or ""
+        print(f"{j.name:<34} {j.status.value:<9} {j.num_nodes:>5}  {created:<20}  {j.reason or ''}")
+    return 0
+
+
+def _logs(args) -> int:
+    for line in _backend(args).logs(args.name, node=args.node, follow=args.follow, tail=args.tail):
+        print(f"{line.prefix} {line.text}", flush=True)
+    return 0
+
+
+def _delete(args) -> int:
+    _backend(args).delete(args.name)
+    print(f"deleted {args.name}")
+    return 0
+
+
+def _runtimes(args) -> int:
+    runtimes = _backend(args).list_runtimes()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in runtimes], indent=2))
+        return 0
+    for r in runtimes:
+        accel = ", ".join(f"{v} {k}" for k, v in r.accelerators.items()) or "no accelerators"
+        print(f"{r.name:<32} {r.framework:<10} {r.num_nodes} node(s)  {accel}  {r.image}")
+    return 0
+
+
+COMMANDS = {
+    "compile": _compile,
+    "run": _run,
+    "jobs": _jobs,
+    "logs": _logs,
+    "delete": _delete,
+    "runtimes": _runtimes,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "compile":
-            return _compile(args)
+        return COMMANDS[args.command](args)
     except KaleExtError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
-    return 2
 
 
 if __name__ == "__main__":
