@@ -23,9 +23,13 @@ def _jupyter_labextension_paths():
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "kale_ext"}]
+    from .server.app import KaleExtApp
+
+    return [{"module": "kale_ext", "app": KaleExtApp}]
 
 
-def _load_jupyter_server_extension(serverapp):
-    """The REST API lands with the server-extension issue; for now, say the extension loaded."""
-    serverapp.log.info("kale_ext server extension loaded")
+def load_ipython_extension(ipython):
+    """`%load_ext kale_ext`: the cell magics and the job monitor."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
