@@ -74,3 +74,20 @@ class ConfigError(KaleExtError):
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "field": self.field}
+
+
+class BackendError(KaleExtError):
+    """A backend failure with the server's status and reason (HTTP-like status codes)."""
+
+    def __init__(self, message: str, status: int = 500, reason: str = ""):
+        self.status = status
+        self.reason = reason
+        super().__init__(message)
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "status": self.status, "reason": self.reason}
+
+
+class NotFound(BackendError):
+    def __init__(self, message: str):
+        super().__init__(message, 404, "NotFound")

@@ -9,9 +9,20 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from ..errors import KaleExtError
+from ..errors import BackendError, NotFound
 from ..jobspec import JobSpec
 from ..runtimes import Runtime
+
+__all__ = [
+    "Backend",
+    "BackendError",
+    "Event",
+    "JobInfo",
+    "LogLine",
+    "NodeState",
+    "NotFound",
+    "Status",
+]
 
 
 class Status(str, enum.Enum):
@@ -73,23 +84,6 @@ class Event:
     reason: str
     message: str
     object: str = ""
-
-
-class BackendError(KaleExtError):
-    """A backend failure with the server's status and reason (HTTP-like status codes)."""
-
-    def __init__(self, message: str, status: int = 500, reason: str = ""):
-        self.status = status
-        self.reason = reason
-        super().__init__(message)
-
-    def to_dict(self) -> dict:
-        return {**super().to_dict(), "status": self.status, "reason": self.reason}
-
-
-class NotFound(BackendError):
-    def __init__(self, message: str):
-        super().__init__(message, 404, "NotFound")
 
 
 _TORCHRUN_PREFIX = re.compile(r"^\[[A-Za-z_]*?(\d+)\]:")
