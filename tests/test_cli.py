@@ -116,3 +116,50 @@ def test_compile_trainjob_bad_settings(tmp_path, flags, message):
     out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--trainjob", *flags)
     assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+@pytest.fixture
+def jobs_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
+    return tmp_path
+
+
+def test_run_follow_streams_ranks_and_exits_with_the_status(jobs_env):
+    out = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--nodes", "2",
+              "--param", "steps=100", "--follow")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "[rank 0] fitted a=" in out.stdout and "[rank 1] fitted a=" in out.stdout
+    assert "submitted " in out.stderr and "] Complete" in out.stderr
+    [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
+
+    listing = cli("jobs", "--backend", "local")
+    assert name in listing.stdout and "Complete" in listing.stdout
+    logs = cli("logs", name, "--backend", "local", "--node", "1", "--tail", "1")
+    assert logs.returncode == 0 and logs.stdout == "[rank 1] loss evaluated 2 times\n"
+    assert cli("delete", name, "--backend", "local").stdout == f"deleted {name}\n"
+    again = cli("delete", name, "--backend", "local")
+    assert again.returncode == 1 and f"no local job named '{name}'" in again.stderr
+
+
+def test_run_of_a_failing_job_exits_non_zero_with_the_reason(jobs_env, write_nb):
+    path = write_nb(notebook("print('before')\nraise SystemExit(3)"))
+    out = cli("run", path, "--backend", "local", "--follow")
+    assert out.returncode == 1
+    assert "[rank 0] before" in out.stdout
+    assert "Failed: rank 0 (node 0) exited with code 3" in out.stderr
+
+
+def test_run_dry_run_submits_nothing(jobs_env):
+    out = cli(
+        "run", EXAMPLES / "digits_ddp.ipynb", "--backend", "local", "--nodes", "2", "--dry-run"
+    )
+    assert out.returncode == 0, out.stderr
+    assert "kind: TrainJob" in out.stdout and "numNodes: 2" in out.stdout
+    assert "no jobs" in cli("jobs", "--backend", "local").stdout
+
+
+def test_runtimes_and_bad_backend(jobs_env):
+    out = cli("runtimes", "--backend", "local")
+    assert out.returncode == 0 and out.stdout.startswith("torch-distributed")
+    bad = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--gpu", "1")
+    assert bad.returncode == 1 and "this machine has no GPU" in bad.stderr
