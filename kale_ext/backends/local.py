@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -57,9 +58,18 @@ def default_jobs_dir() -> Path:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below Linux's ephemeral range (32768+), where outgoing connections and other
+    `bind(0)` callers take theirs: two jobs, or a job and a client, do not race for it."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(20000, 32768)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise BackendError("no free port for the job's rendezvous between 20000 and 32767")
 
 
 def _alive(pid: int | None) -> bool:

@@ -1,0 +1,133 @@
+"""The local backend against bare torchrun and the Kubeflow SDK's LocalProcessBackend, in one run.
+
+    python benchmarks/local_run.py [--repeat 3] [--skip-sdk]
+
+1. Wall time of the example (examples/digits_ddp.ipynb, 2 processes) through the local backend,
+   from submit to Complete, against bare `torchrun --nproc_per_node=2` of the same compiled
+   module. Target ≤ 1.25× (aim 1.1×).
+2. The same function through the Kubeflow SDK's LocalProcessBackend (it builds a venv and
+   installs torch on every run): the ratio.
+3. Log latency: from a `print` in rank 1 to the line reaching a `logs(follow=True)` reader,
+   p50/p95 over 200 lines. Target p95 ≤ 250 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kale_ext.backends.local import LocalBackend, free_port  # noqa: E402
+from kale_ext.compiler import compile_notebook, write_module  # noqa: E402
+from kale_ext.submit import submit_notebook  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "digits_ddp.ipynb"
+LATENCY_NB = {
+    "nbformat": 4,
+    "nbformat_minor": 5,
+    "metadata": {},
+    "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": (
+            "import os, time\n"
+            "rank = int(os.environ['RANK'])\n"
+            "for i in range(200):\n"
+            "    time.sleep(0.02)\n"
+            "    if rank == 1:\n"
+            "        print(f'sent {time.time():.6f}', flush=True)\n")},
+    ],
+}  # fmt: skip
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def bare_torchrun(module: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+         f"--master_port={free_port()}", str(module)],
+        check=True, capture_output=True, cwd=module.parent,
+    )  # fmt: skip
+
+
+def local_backend(backend: LocalBackend) -> None:
+    name, _ = submit_notebook(backend, EXAMPLE, {"nodes": 1, "procs_per_node": 2})
+    info = backend.wait(name, interval=0.02)
+    assert info.status.value == "Complete", info.reason
+
+
+def sdk_local_process(module: Path) -> float:
+    """The SDK's LocalProcessBackend on the same function (needs torch in a fresh venv)."""
+    code = f"""
+import importlib.util, time
+from kubeflow.trainer import TrainerClient, CustomTrainer, LocalProcessBackendConfig
+spec = importlib.util.spec_from_file_location("digits_ddp", {str(module)!r})
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+client = TrainerClient(LocalProcessBackendConfig())
+runtime = client.get_runtime("torch-distributed")
+start = time.perf_counter()
+name = client.train(runtime=runtime, trainer=CustomTrainer(
+    func=mod.digits_ddp, packages_to_install=["torch==2.13.0", "scikit-learn"]))
+client.wait_for_job_status(name, status={{"Complete"}}, timeout=900, polling_interval=1)
+print(time.perf_counter() - start)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=module.parent
+    )
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def latency(backend: LocalBackend) -> list[float]:
+    name, _ = submit_notebook(backend, LATENCY_NB, {"nodes": 2})
+    delays = []
+    for line in backend.logs(name, follow=True):
+        if line.text.startswith("sent "):
+            delays.append(time.time() - float(line.text.split()[1]))
+    return delays
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-sdk", action="store_true", help="skip the SDK's ~60 s run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        module = write_module(compile_notebook(EXAMPLE), tmp)
+        backend = LocalBackend(Path(tmp) / "jobs")
+        bare = best(lambda: bare_torchrun(module), args.repeat)
+        ours = best(lambda: local_backend(backend), args.repeat)
+        print(f"bare torchrun --nproc_per_node=2     {bare:7.2f} s")
+        ratio = f"{ours / bare:.2f}x bare (target ≤ 1.25x)"
+        print(f"kale_ext local backend (1 node × 2)  {ours:7.2f} s   {ratio}")
+        if not args.skip_sdk:
+            sdk = sdk_local_process(module)
+            print(f"Kubeflow SDK LocalProcessBackend     {sdk:7.2f} s   {sdk / ours:.1f}x kale_ext")
+        delays = sorted(latency(backend))
+        p50 = statistics.median(delays) * 1000
+        p95 = delays[int(len(delays) * 0.95) - 1] * 1000
+        print(f"log latency rank 1 → follow reader   p50 {p50:.0f} ms, p95 {p95:.0f} ms over "
+              f"{len(delays)} lines (target p95 ≤ 250 ms)")  # fmt: skip
+        print(
+            json.dumps(
+                {"bare_s": bare, "local_s": ours, "ratio": ours / bare, "latency_p95_ms": p95}
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
