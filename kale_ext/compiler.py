@@ -18,13 +18,14 @@ from pathlib import Path
 from . import __version__
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module, write_atomic
+from .entrypoint import drives_trainer_client, sdk_settings, split_entrypoint
 from .errors import CompileError, Diagnostic
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
 from .packages import Import, imports_of, resolve
-from .parameters import parse_parameters
+from .parameters import Parameter, parse_parameters
 from .transform import CellCode, _syntax_error, transform_cell
 
-_BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2}
+_BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2, Role.ENTRYPOINT: 2}
 
 
 @dataclass
@@ -111,12 +112,17 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
     distributed: list[Cell] = []
     requested: list[tuple[str, Cell | None]] = []
     index_urls: list[str] = []
+    plans = [(cell, plan_cell(cell)) for cell in nb.cells]
+    entry_cells = [cell for cell, plan in plans if plan.role is Role.ENTRYPOINT]
+    entry_name = None
 
-    for cell in nb.cells:
-        plan = plan_cell(cell)
+    for cell, plan in plans:
         diags += plan.diagnostics
         _merge_settings(settings, plan.settings, cell, diags)
         if plan.role is None:
+            continue
+        if entry_cells and plan.role is Role.TRAINING:
+            _left_out_of_entrypoint(cell, entry_cells[0], left_out, settings, diags)
             continue
         if plan.role in (Role.SKIP, Role.DISTRIBUTED):
             if plan.role is Role.DISTRIBUTED:
@@ -128,8 +134,20 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
             continue
         requested += [(p, cell) for p in code.packages]
         index_urls += [u for u in code.index_urls if u not in index_urls]
-        if plan.role is Role.PARAMETERS:
-            for p in parse_parameters(cell, code.source, diags):
+        found = []
+        if plan.role is Role.ENTRYPOINT:
+            entry = split_entrypoint(cell, code, diags) if cell is entry_cells[0] else None
+            if entry is None:
+                continue
+            entry_name = entry.name
+            if entry.imports is not None:
+                body.append((Role.IMPORTS, cell, entry.imports))
+            body.append((Role.ENTRYPOINT, cell, entry.body))
+            found = [Parameter(k, v, cell, 1) for k, v in entry.parameters.items()]
+        elif plan.role is Role.PARAMETERS:
+            found = parse_parameters(cell, code.source, diags)
+        if found:
+            for p in found:
                 if p.name in param_cells:
                     first, line = param_cells[p.name]
                     diags.append(
@@ -146,9 +164,21 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
                     continue
                 param_cells[p.name] = (cell, code.cell_line(p.line))
                 params[p.name] = p.default
-            continue
-        body.append((plan.role, cell, code))
+        if plan.role not in (Role.PARAMETERS, Role.ENTRYPOINT):
+            body.append((plan.role, cell, code))
 
+    if len(entry_cells) > 1:
+        cells = ", ".join(str(c.index + 1) for c in entry_cells)
+        diags.append(
+            Diagnostic(
+                "error",
+                f"only one cell may be tagged `entrypoint` (cells {cells} are)",
+                entry_cells[1].index,
+                entry_cells[1].id,
+                None,
+                "duplicate-entrypoint",
+            )
+        )
     if len(distributed) > 1:
         cells = ", ".join(str(c.index + 1) for c in distributed)
         diags.append(
@@ -164,7 +194,9 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
     config = _read_config(distributed[0], diags) if len(distributed) == 1 else None
     body.sort(key=lambda item: _BODY_ORDER[item[0]])  # stable: notebook order within a role
     analysed = _analyse(body, diags)
-    if not any(role is Role.TRAINING for role, _, _ in body) and not _has_errors(diags):
+    if not any(role in (Role.TRAINING, Role.ENTRYPOINT) for role, _, _ in body) and not _has_errors(
+        diags
+    ):
         diags.append(
             Diagnostic(
                 "error",
@@ -181,7 +213,7 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
         for module, line in _imports(bc.tree_source)
     ]
     pinned = resolve(imports, requested + [(p, None) for p in packages or []], diags)
-    name = function_name or function_name_for(nb.stem)
+    name = function_name or entry_name or function_name_for(nb.stem)
     if not name.isidentifier() or name in params:
         diags.append(
             Diagnostic(
@@ -244,18 +276,49 @@ def _has_errors(diags: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diags)
 
 
+def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: dict, diags) -> None:
+    """An untagged cell of an entrypoint notebook: not part of the job; SDK settings are read."""
+    code = transform_cell(cell, [])
+    if code is None:
+        return
+    why = f"not part of the job (the job is the entrypoint function in cell {entry.index + 1})"
+    _note_left_out(cell, Role.SKIP, left_out, why)
+    if drives_trainer_client(code.source):
+        diags.append(
+            Diagnostic(
+                "warning",
+                "this cell drives TrainerClient: it is left out of the job (kale_ext submits it)",
+                cell.index,
+                cell.id,
+                None,
+                "trainer-client-cell",
+            )
+        )
+        found = sdk_settings(cell, code.source, diags)
+        if "num_nodes" in found:
+            settings["nodes"] = found["num_nodes"]
+        if "resources_per_node" in found:
+            settings["requests"] = settings["limits"] = found["resources_per_node"]
+        if "packages_to_install" in found:
+            settings["packages"] = found["packages_to_install"]
+        if "env" in found:
+            settings["env"] = found["env"]
+
+
 def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
     analysed = []
     future_annotations = any(
         "__future__" in code.source and "annotations" in code.source for _, _, code in body
     )
-    for _, cell, code in body:
+    for role, cell, code in body:
         try:
             names = cell_names(code.source, future_annotations)
         except SyntaxError as e:
             diags.append(_syntax_error(cell, e, code))
             continue
         for line, what in names.invalid:
+            if role is Role.ENTRYPOINT and what.startswith("`return`"):
+                continue  # the entrypoint's own body: `return` ends the function, as it did
             diags.append(
                 Diagnostic(
                     "error", what, cell.index, cell.id, code.cell_line(line), "not-in-function"
@@ -283,7 +346,7 @@ def _read_config(cell: Cell, diags: list[Diagnostic]):
     return read_config_cell(cell, code.source, diags) if code else None
 
 
-def _note_left_out(cell: Cell, role: Role, left_out: dict) -> None:
+def _note_left_out(cell: Cell, role: Role, left_out: dict, why: str | None = None) -> None:
     """Remember what a left-out cell defines, to explain errors about those names."""
     code = transform_cell(cell, [])
     if code is None:
@@ -292,7 +355,12 @@ def _note_left_out(cell: Cell, role: Role, left_out: dict) -> None:
         names = cell_names(code.source)
     except SyntaxError:
         return
-    why = "tagged skip" if role is Role.SKIP else f"tagged {role.value} (not part of the function)"
+    if why is None:
+        why = (
+            "tagged skip"
+            if role is Role.SKIP
+            else f"tagged {role.value} (not part of the function)"
+        )
     for n in names.binds:
         left_out.setdefault(n, (cell, why))
 

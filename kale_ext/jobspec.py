@@ -203,8 +203,11 @@ def build_job_spec(
 
     # DistributedConfig layers, lowest first.
     settings = job.settings or {}
+    # Kale tags, and the CustomTrainer(...) settings of a Kubeflow-SDK-style notebook
     tags = DistributedConfig(
+        requests=check_resources(settings.get("requests", {}), "CustomTrainer resources_per_node"),
         limits=check_resources(settings.get("limits", {}), "limit: tags"),
+        env=[{"name": k, "value": str(v)} for k, v in settings.get("env", {}).items()],
         labels=check_labels(settings.get("labels", {}), "label: tags"),
         annotations=check_labels(
             settings.get("annotations", {}), "annotation: tags", annotations=True
@@ -219,7 +222,8 @@ def build_job_spec(
         config = config.merged(DistributedConfig.from_dict(explicit.config, "options.config"))
     config = config.merged(_flag_config(stored)).merged(_flag_config(explicit))
 
-    nodes = _positive(o.nodes if o.nodes is not None else runtime.num_nodes, "nodes")
+    nodes = o.nodes if o.nodes is not None else settings.get("nodes", runtime.num_nodes)
+    nodes = _positive(nodes, "nodes")
     gpus = config.limits.get("nvidia.com/gpu") or config.requests.get("nvidia.com/gpu")
     default_procs = int(gpus) if gpus and int(gpus) > 0 else 1
     procs = _positive(
@@ -231,7 +235,7 @@ def build_job_spec(
     )
 
     packages = list(job.packages)
-    for extra in o.packages or []:
+    for extra in [*settings.get("packages", []), *(o.packages or [])]:
         if not isinstance(extra, str) or not extra.strip():
             raise ConfigError(
                 "packages", f"each package must be a requirement string, not {extra!r}"

@@ -26,6 +26,7 @@ class Role(enum.Enum):
     TRAINING = "training"
     SKIP = "skip"
     DISTRIBUTED = "distributed"
+    ENTRYPOINT = "entrypoint"
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ TAGS: tuple[TagRule, ...] = (
     TagRule("training", Role.TRAINING, help="training code (untagged code cells are too)"),
     TagRule("skip", Role.SKIP, help="left out of the job"),
     TagRule("distributed", Role.DISTRIBUTED, help="the cell that defines the DistributedConfig"),
+    TagRule(
+        "entrypoint", Role.ENTRYPOINT, help="the function that is the job (Kubeflow SDK style)"
+    ),
     TagRule(f"step:{_STEP}", Role.TRAINING, help="Kale step: part of the training body"),
     TagRule(f"block:{_STEP}", Role.TRAINING, help="Kale 0.x step: part of the training body"),
     TagRule("pipeline-metrics", Role.TRAINING, help="Kale metrics cell: runs in the body"),
