@@ -32,7 +32,9 @@ def notebook(*cells, nbformat: int = 4) -> dict:
     return {
         "nbformat": nbformat,
         "nbformat_minor": 5,
-        "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
         "cells": out,
     }
 

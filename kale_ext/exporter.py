@@ -1,0 +1,41 @@
+"""`jupyter nbconvert --to trainjob NOTEBOOK`: the compiled module (and, with
+`--TrainJobExporter.trainjob=True`, the TrainJob YAML beside it). JupyterLab's "Save and Export
+Notebook As" menu lists it too, since it is registered as an nbconvert exporter."""
+
+from __future__ import annotations
+
+from nbconvert.exporters import Exporter
+from traitlets import Bool
+
+
+class TrainJobExporter(Exporter):
+    export_from_notebook = "TrainJob (kale_ext)"
+    output_mimetype = "text/x-python"
+
+    trainjob = Bool(False, help="Also write the TrainJob as <name>.trainjob.yaml.").tag(config=True)
+
+    def _file_extension_default(self) -> str:
+        return ".py"
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        from .compiler import compile_notebook
+        from .errors import KaleExtError
+        from .notebook import parse_notebook
+
+        nb_copy, resources = super().from_notebook_node(nb, resources, **kw)
+        name = (resources.get("metadata") or {}).get("name") or "notebook"
+        try:
+            job = compile_notebook(parse_notebook(dict(nb_copy), f"{name}.ipynb"))
+            if self.trainjob:
+                from .jobspec import build_job_spec
+                from .trainjob import to_yaml, trainjob_dict
+
+                yaml_text = to_yaml(trainjob_dict(build_job_spec(job), f"{name}.ipynb"))
+                # "./": nbconvert cannot make the directory "" for a notebook given by a bare name
+                outputs = resources.setdefault("outputs", {})
+                outputs[f"./{name}.trainjob.yaml"] = yaml_text.encode()
+        except KaleExtError as e:
+            raise ValueError(f"kale_ext cannot compile {name}.ipynb:\n{e}") from None
+        for w in job.warnings:
+            self.log.warning("%s", w)
+        return job.source, resources
