@@ -8,7 +8,14 @@ try:
 except ImportError:  # a source checkout that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__", "compile_notebook"]
+__all__ = ["__version__", "compile_notebook", "report"]
+
+
+def report(step=None, **metrics):
+    """Report training metrics from a job: one structured log line (see kale_ext.metrics)."""
+    from .metrics import report as _report
+
+    _report(step, **metrics)
 
 
 def compile_notebook(*args, **kwargs):

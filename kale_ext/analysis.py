@@ -44,8 +44,8 @@ NOTEBOOK_ONLY = frozenset(
 )
 _COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
 # What symtable does not tell, only worth an AST walk when the text could hold it.
-_NEEDS_AST = re.compile(r"\b(global|del|return|yield|await)\b|\bimport\s+\*|__future__")
-_REWRITE = re.compile(r"\bglobal\b|\bimport\s+\*|__future__")
+_NEEDS_AST = re.compile(r"\b(global|del|return|yield|await|kale_ext)\b|\bimport\s+\*|__future__")
+_REWRITE = re.compile(r"\bglobal\b|\bimport\s+\*|__future__|\bkale_ext\b")
 _NOT_IN_A_FUNCTION = {
     ast.Return: "`return` outside a function",
     ast.Yield: "`yield` outside a function",
@@ -64,6 +64,7 @@ class CellNames:
     top_globals: set[str] = field(default_factory=set)  # `global x` at the cell's top level
     star_import: bool = False
     future: set[str] = field(default_factory=set)  # `from __future__ import x` features
+    uses_report: bool = False  # `from kale_ext import report`: replaced by a shim
     invalid: list[tuple[int, str]] = field(default_factory=list)  # (line, what) at top level
 
 
@@ -127,6 +128,20 @@ def _top_level(stmts: list[ast.stmt], names: CellNames) -> None:
             names.top_globals.update(node.names)
         elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
             names.future.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module == "kale_ext":
+            if [(a.name, a.asname) for a in node.names] == [("report", None)]:
+                names.uses_report = True
+                names.binds.discard("report")
+            else:
+                names.invalid.append(
+                    (node.lineno, "a job can import only `from kale_ext import report`")
+                )
+        elif isinstance(node, ast.Import) and any(
+            a.name.startswith("kale_ext") for a in node.names
+        ):
+            names.invalid.append(
+                (node.lineno, "write `from kale_ext import report`: a job has no kale_ext package")
+            )
         elif type(node) in _NOT_IN_A_FUNCTION:
             names.invalid.append((node.lineno, _NOT_IN_A_FUNCTION[type(node)]))
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -276,7 +291,7 @@ def rewrite_for_function(
     tree = ast.parse(source)
     edits: dict[tuple[int, int], tuple[int, str]] = {}  # (line, col) -> (end col, new text)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        if isinstance(node, ast.ImportFrom) and node.module in ("__future__", "kale_ext"):
             edits[(node.lineno, node.col_offset)] = (node.end_col_offset, "pass")
         elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             names = sorted(star_names)

@@ -20,6 +20,12 @@ from . import __version__
 INDENT = "    "
 
 _SHIM_SOURCE = {
+    "report": (
+        "def report(step=None, **metrics):  # kale_ext shim: kale_ext.report, stdlib only\n"
+        "    import json as _json, os as _os\n"
+        "    record = {'step': step, 'rank': int(_os.environ.get('RANK', 0)), **metrics}\n"
+        "    print('KALE_METRIC ' + _json.dumps(record, default=float), flush=True)\n"
+    ),
     "display": (
         "def display(*objs, **kwargs):  # kale_ext shim: a notebook's display() prints reprs\n"
         "    for obj in objs:\n"

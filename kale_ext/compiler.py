@@ -205,7 +205,9 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
                 code="no-training",
             )
         )
-    problems, shims, star_names = check_self_contained(analysed, set(params), left_out)
+    shimmed = {"report"} if any(bc.names.uses_report for bc in analysed) else set()
+    problems, shims, star_names = check_self_contained(analysed, set(params) | shimmed, left_out)
+    shims |= shimmed
     diags += problems
     imports = [
         Import(module, bc.cell, bc.cell_line(line))

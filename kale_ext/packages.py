@@ -21,6 +21,7 @@ from .errors import Diagnostic
 from .notebook import Cell
 
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
+NOT_PACKAGES = STDLIB | {"kale_ext"}  # kale_ext.report travels as a shim
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def resolve(
     pins: dict[str, str] = {}
     seen: set[str] = set()
     for imp in imports:
-        if imp.module in STDLIB or imp.module in seen:
+        if imp.module in NOT_PACKAGES or imp.module in seen:
             continue
         seen.add(imp.module)
         found = distribution_of(imp.module)
