@@ -80,7 +80,9 @@ def test_bad_entrypoint_cells(cell, message):
 
 
 def test_one_entrypoint_only(tmp_path):
-    nb = notebook(("def a():\n    print(1)\n", ["entrypoint"]), ("def b():\n    pass\n", ["entrypoint"]))
+    nb = notebook(
+        ("def a():\n    print(1)\n", ["entrypoint"]), ("def b():\n    pass\n", ["entrypoint"])
+    )
     with pytest.raises(CompileError, match="only one cell may be tagged `entrypoint`"):
         compile_notebook(nb)
     write_module(compile_notebook(notebook(("def a():\n    print(1)\n", ["entrypoint"]))), tmp_path)
@@ -94,4 +96,6 @@ def test_cli_compiles_an_sdk_style_notebook(write_nb, tmp_path):
     assert out.returncode == 0, out.stderr
     assert "function   train_fn(lr=0.01, epochs=2)" in out.stdout
     assert "2 node(s)" in out.stdout and "drives TrainerClient" in out.stdout
-    assert (tmp_path / "out" / "train_fn.py").exists() and (tmp_path / "out" / "trainjob.yaml").exists()
+    assert (tmp_path / "out" / "train_fn.py").exists() and (
+        tmp_path / "out" / "trainjob.yaml"
+    ).exists()
