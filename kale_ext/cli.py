@@ -119,7 +119,12 @@ def _parser() -> argparse.ArgumentParser:
 
     j = sub.add_parser("jobs", help="list jobs with their status")
     _add_backend(j)
-    j.add_argument("--json", action="store_true", help="print JSON")
+    _add_output(j)
+
+    ev = sub.add_parser("events", help="a job's events (scheduling, pulls, failures)")
+    ev.add_argument("name")
+    _add_backend(ev)
+    _add_output(ev)
 
     lg = sub.add_parser("logs", help="print a job's logs (all nodes, rank-prefixed)")
     lg.add_argument("name")
@@ -134,8 +139,26 @@ def _parser() -> argparse.ArgumentParser:
 
     rt = sub.add_parser("runtimes", help="list the training runtimes")
     _add_backend(rt)
-    rt.add_argument("--json", action="store_true", help="print JSON")
+    _add_output(rt)
     return parser
+
+
+def _add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-o", "--output", choices=("table", "json", "yaml"), default="table", help="output format"
+    )
+
+
+def _emit(args, rows: list[dict], table) -> None:
+    """Print listing ``rows`` as JSON, YAML, or with the ``table`` printer."""
+    if args.output == "json":
+        print(json.dumps(rows, indent=2))
+    elif args.output == "yaml":
+        import yaml
+
+        print(yaml.safe_dump(rows, sort_keys=False, allow_unicode=True), end="")
+    else:
+        table(rows)
 
 
 def _add_backend(p: argparse.ArgumentParser) -> None:
@@ -256,35 +279,66 @@ def _run(args) -> int:
 
 
 def _follow(backend, name: str) -> int:
-    """Stream the logs with rank prefixes, report status changes, exit with the job's status."""
+    """Stream the logs with rank prefixes, report status changes (a live spinner with the status
+    and elapsed time on a terminal), and exit with the job's status."""
     import threading
+    import time
+
+    from rich.console import Console
+
+    console = Console(stderr=True, highlight=False)
+    started = time.monotonic()
+    spinner = console.status(f"{name}: submitted") if console.is_terminal else None
 
     def report(info):
         reason = f": {info.reason}" if info.reason else ""
-        print(f"[{name}] {info.status.value}{reason}", file=sys.stderr, flush=True)
+        console.print(f"[{name}] {info.status.value}{reason}", markup=False)
+        if spinner is not None:
+            spinner.update(
+                f"{name}: {info.status.value}{reason} ({time.monotonic() - started:.0f} s)"
+            )
 
     watch = {"interval": 0.5, "on_change": report}
     watcher = threading.Thread(target=backend.wait, args=(name,), kwargs=watch, daemon=True)
-    watcher.start()
-    for line in backend.logs(name, follow=True):
-        print(f"{line.prefix} {line.text}", flush=True)
-    watcher.join(timeout=5)
+    if spinner is not None:
+        spinner.start()
+    try:
+        watcher.start()
+        for line in backend.logs(name, follow=True):
+            if spinner is not None:
+                console.print(f"{line.prefix} {line.text}", markup=False, highlight=False)
+            else:
+                print(f"{line.prefix} {line.text}", flush=True)
+        watcher.join(timeout=5)
+    finally:
+        if spinner is not None:
+            spinner.stop()
     info = backend.get_job(name)
     return 0 if info.status.value == "Complete" else 1
 
 
 def _jobs(args) -> int:
-    jobs = _backend(args).list_jobs()
-    if args.json:
-        print(json.dumps([j.to_dict() for j in jobs], indent=2))
-        return 0
-    if not jobs:
-        print("no jobs")
-        return 0
-    print(f"{'NAME':<34} {'STATUS':<9} {'NODES':>5}  {'CREATED':<20}  REASON")
-    for j in jobs:
-        created = j.created or ""
-        print(f"{j.name:<34} {j.status.value:<9} {j.num_nodes:>5}  {created:<20}  {j.reason or ''}")
+    def table(rows):
+        if not rows:
+            print("no jobs")
+            return
+        print(f"{'NAME':<34} {'STATUS':<9} {'NODES':>5}  {'CREATED':<20}  REASON")
+        for j in rows:
+            created, reason = j["created"] or "", j["reason"] or ""
+            print(f"{j['name']:<34} {j['status']:<9} {j['num_nodes']:>5}  {created:<20}  {reason}")
+
+    _emit(args, [j.to_dict() for j in _backend(args).list_jobs()], table)
+    return 0
+
+
+def _events(args) -> int:
+    def table(rows):
+        for e in rows:
+            print(f"{e['time'] or '':<20}  {e['type']:<7}  {e['reason']:<24}  {e['message']}")
+
+    from dataclasses import asdict
+
+    _emit(args, [asdict(e) for e in _backend(args).events(args.name)], table)
     return 0
 
 
@@ -301,13 +355,13 @@ def _delete(args) -> int:
 
 
 def _runtimes(args) -> int:
-    runtimes = _backend(args).list_runtimes()
-    if args.json:
-        print(json.dumps([r.to_dict() for r in runtimes], indent=2))
-        return 0
-    for r in runtimes:
-        accel = ", ".join(f"{v} {k}" for k, v in r.accelerators.items()) or "no accelerators"
-        print(f"{r.name:<32} {r.framework:<10} {r.num_nodes} node(s)  {accel}  {r.image}")
+    def table(rows):
+        for r in rows:
+            accel = ", ".join(f"{v} {k}" for k, v in r["accelerators"].items()) or "no accelerators"
+            shape = f"{r['num_nodes']} node(s)"
+            print(f"{r['name']:<32} {r['framework']:<10} {shape}  {accel}  {r['image']}")
+
+    _emit(args, [r.to_dict() for r in _backend(args).list_runtimes()], table)
     return 0
 
 
@@ -317,6 +371,7 @@ COMMANDS = {
     "jobs": _jobs,
     "logs": _logs,
     "delete": _delete,
+    "events": _events,
     "runtimes": _runtimes,
 }
 

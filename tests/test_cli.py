@@ -163,3 +163,21 @@ def test_runtimes_and_bad_backend(jobs_env):
     assert out.returncode == 0 and out.stdout.startswith("torch-distributed")
     bad = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--gpu", "1")
     assert bad.returncode == 1 and "this machine has no GPU" in bad.stderr
+
+
+@pytest.mark.parametrize("command", ["jobs", "runtimes"])
+def test_listings_as_json_and_yaml(jobs_env, command):
+    import yaml
+
+    as_json = json.loads(cli(command, "--backend", "local", "-o", "json").stdout)
+    as_yaml = yaml.safe_load(cli(command, "--backend", "local", "-o", "yaml").stdout)
+    assert as_json == (as_yaml or [])
+    if command == "runtimes":
+        assert as_json[0]["name"] == "torch-distributed"
+
+
+def test_events_of_a_job(jobs_env, write_nb):
+    out = cli("run", write_nb(notebook("print(1)")), "--backend", "local", "--follow")
+    [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
+    events = json.loads(cli("events", name, "--backend", "local", "-o", "json").stdout)
+    assert [e["reason"] for e in events] == ["Created", "Started", "Complete"]
