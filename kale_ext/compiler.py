@@ -44,6 +44,7 @@ class CompiledJob:
     source_map: list[dict]
     distributed_cell: Cell | None = None
     config: object = None  # the DistributedConfig of the `distributed` cell, if any
+    imported_modules: list[str] = field(default_factory=list)  # top-level modules the body imports
     notebook_metadata: dict = field(default_factory=dict)
 
     @property
@@ -255,6 +256,7 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
         source_map=source_map,
         distributed_cell=distributed[0] if distributed else None,
         config=config,
+        imported_modules=sorted({imp.module for imp in imports}),
         notebook_metadata=nb.metadata.get("kale_ext", {}),
     )
 

@@ -47,6 +47,29 @@ def choose_backend(name: str | None = None, **settings) -> tuple[Backend, str]:
     return KubernetesBackend(**settings), why
 
 
+def missing_packages(backend: Backend, spec) -> list[str]:
+    """Warnings for modules the job imports that neither the runtime's image has nor the job
+    installs (for example after the detected pins were edited away)."""
+    from packaging.utils import canonicalize_name
+
+    from .packages import NOT_PACKAGES, distribution_of, requirement_name
+
+    installed = backend.runtime_packages(spec.runtime.name)
+    if installed is None:
+        return []
+    to_install = {canonicalize_name(requirement_name(p)) for p in spec.packages}
+    warnings = []
+    for module in sorted(set(spec.job.imported_modules) - NOT_PACKAGES):
+        found = distribution_of(module)
+        dist = canonicalize_name(found[0]) if found else canonicalize_name(module)
+        if dist not in installed and dist not in to_install:
+            warnings.append(
+                f"`{module}` is imported, but runtime {spec.runtime.name} does not have {dist} and "
+                "the job does not install it: add it to the packages"
+            )
+    return warnings
+
+
 def submit_notebook(backend: Backend, notebook, options=None, notebook_path: str | None = None):
     """Compile, resolve the options against the backend's runtime, submit. Returns (name, spec)."""
     from .compiler import compile_notebook
@@ -58,6 +81,7 @@ def submit_notebook(backend: Backend, notebook, options=None, notebook_path: str
     stored = (job.notebook_metadata or {}).get("options") or {}
     runtime = backend.get_runtime(opts.runtime or stored.get("runtime") or DEFAULT_RUNTIME)
     spec = build_job_spec(job, opts, runtime)
+    spec.warnings += missing_packages(backend, spec)
     if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
         notebook_path = str(notebook)
     return backend.submit(spec, notebook_path), spec

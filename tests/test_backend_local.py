@@ -237,3 +237,23 @@ def test_delete_stops_a_running_job(backend):
     time.sleep(0.2)
     with pytest.raises(ProcessLookupError):
         os.kill(record_pid, 0)
+
+
+def test_runtime_packages_are_this_environment(backend):
+    import importlib.metadata
+
+    packages = backend.runtime_packages("torch-distributed")
+    assert packages["torch"].startswith(importlib.metadata.version("torch").split("+")[0])
+
+
+def test_warns_when_an_import_is_neither_in_the_runtime_nor_installed(backend, monkeypatch):
+    monkeypatch.setattr(backend, "runtime_packages", lambda name: {"numpy": "2"})
+    nb = notebook(("import numpy\nimport sklearn", ["imports"]), "print(numpy.pi, sklearn)")
+    _, spec = submit_notebook(backend, nb, {"packages": []})
+    assert spec.warnings == []  # sklearn is pinned from this environment: it will be installed
+    spec.packages = []
+    from kale_ext.submit import missing_packages
+
+    [warning] = missing_packages(backend, spec)
+    assert "`sklearn` is imported" in warning and "scikit-learn" in warning
+    backend.wait(spec.name, timeout=60, interval=0.1)

@@ -112,6 +112,11 @@ class Backend(abc.ABC):
         known = ", ".join(r.name for r in self.list_runtimes()) or "none"
         raise NotFound(f"runtime {name!r} not found (available: {known})")
 
+    def runtime_packages(self, name: str) -> dict[str, str] | None:
+        """Python distributions (canonical name → version) a runtime's image has, or None when
+        the backend cannot tell."""
+        return None
+
     @abc.abstractmethod
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> str:
         """Start the job; return its name."""

@@ -99,6 +99,19 @@ class LocalBackend(Backend):
     def list_runtimes(self) -> list[Runtime]:
         return [TORCH_DISTRIBUTED]
 
+    def runtime_packages(self, name: str) -> dict[str, str]:
+        """The local runtime is this Python environment."""
+        from importlib.metadata import distributions
+
+        from packaging.utils import canonicalize_name
+
+        self.get_runtime(name)
+        return {
+            canonicalize_name(d.metadata["Name"]): d.version
+            for d in distributions()
+            if d.metadata["Name"]
+        }
+
     # -- submit --
 
     def _env(self, spec: JobSpec) -> dict[str, str]:
