@@ -84,4 +84,6 @@ def submit_notebook(backend: Backend, notebook, options=None, notebook_path: str
     spec.warnings += missing_packages(backend, spec)
     if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
         notebook_path = str(notebook)
-    return backend.submit(spec, notebook_path), spec
+    name = backend.submit(spec, notebook_path)
+    spec.warnings += list(getattr(backend, "last_warnings", ()))  # e.g. nodes not listable
+    return name, spec

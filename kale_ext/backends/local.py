@@ -268,10 +268,10 @@ class LocalBackend(Backend):
 
     def get_job(self, name: str) -> JobInfo:
         record = self._record(name)
-        if self._expired(record):
+        info = self._info(record)
+        if self._expired(record):  # report the final state once, then delete (as on a cluster)
             self.delete(name)
-            raise NotFound(f"job {name} finished and was deleted after its TTL")
-        return self._info(record)
+        return info
 
     def list_jobs(self) -> list[JobInfo]:
         if not self.jobs_dir.is_dir():
