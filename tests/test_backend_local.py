@@ -257,3 +257,10 @@ def test_warns_when_an_import_is_neither_in_the_runtime_nor_installed(backend, m
     [warning] = missing_packages(backend, spec)
     assert "`sklearn` is imported" in warning and "scikit-learn" in warning
     backend.wait(spec.name, timeout=60, interval=0.1)
+
+
+def test_ttl_after_finished_reports_once_then_deletes(backend):
+    options = {"config": {"run_policy": {"ttl_seconds_after_finished": 0}}}
+    name, info = run(backend, notebook(*RANKS), options)
+    assert info.status is Status.COMPLETE  # the final state is seen once...
+    assert backend.list_jobs() == []  # ...then the job is gone
