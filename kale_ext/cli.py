@@ -140,6 +140,11 @@ def _parser() -> argparse.ArgumentParser:
     rt = sub.add_parser("runtimes", help="list the training runtimes")
     _add_backend(rt)
     _add_output(rt)
+    rt.add_argument(
+        "--packages",
+        metavar="RUNTIME",
+        help="list the Python packages of RUNTIME's image (runs a short job once, then cached)",
+    )
     return parser
 
 
@@ -355,6 +360,9 @@ def _delete(args) -> int:
 
 
 def _runtimes(args) -> int:
+    if args.packages:
+        return _runtime_packages(args)
+
     def table(rows):
         for r in rows:
             accel = ", ".join(f"{v} {k}" for k, v in r["accelerators"].items()) or "no accelerators"
@@ -362,6 +370,20 @@ def _runtimes(args) -> int:
             print(f"{r['name']:<32} {r['framework']:<10} {shape}  {accel}  {r['image']}")
 
     _emit(args, [r.to_dict() for r in _backend(args).list_runtimes()], table)
+    return 0
+
+
+def _runtime_packages(args) -> int:
+    from .runtime_packages import probe
+
+    backend = _backend(args)
+    packages = backend.runtime_packages(args.packages) or probe(backend, args.packages)
+
+    def table(rows):
+        for row in rows:
+            print(f"{row['name']:<40} {row['version']}")
+
+    _emit(args, [{"name": k, "version": v} for k, v in sorted(packages.items())], table)
     return 0
 
 

@@ -539,6 +539,12 @@ class KubernetesBackend(Backend):
 
     # -- runtimes --
 
+    def runtime_packages(self, name: str) -> dict[str, str] | None:
+        """The packages of a runtime's image, once probed (`kale-ext runtimes --packages`)."""
+        from ..runtime_packages import cached
+
+        return cached(self, name)
+
     def list_runtimes(self) -> list[Runtime]:
         """ClusterTrainingRuntimes and the namespace's TrainingRuntimes (which win on a clash);
         runtimes without the framework label are skipped, as the Kubeflow SDK does."""
