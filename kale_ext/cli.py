@@ -262,13 +262,10 @@ def _run(args) -> int:
     options = _job_options(args)
     if args.dry_run:
         from .compiler import compile_notebook
-        from .jobspec import build_job_spec
+        from .submit import resolve_spec
         from .trainjob import to_yaml, trainjob_dict
 
-        job = compile_notebook(Path(args.notebook))
-        spec = build_job_spec(
-            job, options, backend.get_runtime(options.get("runtime", "torch-distributed"))
-        )
+        spec = resolve_spec(backend, compile_notebook(Path(args.notebook)), options)
         _print_spec(spec)
         print(to_yaml(trainjob_dict(spec, args.notebook, lambda kind, name: [])))
         return 0

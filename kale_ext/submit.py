@@ -70,20 +70,31 @@ def missing_packages(backend: Backend, spec) -> list[str]:
     return warnings
 
 
-def submit_notebook(backend: Backend, notebook, options=None, notebook_path: str | None = None):
-    """Compile, resolve the options against the backend's runtime, submit. Returns (name, spec)."""
-    from .compiler import compile_notebook
+def resolve_spec(backend: Backend, job, options=None):
+    """A compiled notebook and submit options, resolved against the backend's runtime."""
     from .jobspec import JobOptions, build_job_spec
     from .runtimes import DEFAULT_RUNTIME
 
-    job = compile_notebook(notebook)
     opts = JobOptions.from_dict(options)
     stored = (job.notebook_metadata or {}).get("options") or {}
     runtime = backend.get_runtime(opts.runtime or stored.get("runtime") or DEFAULT_RUNTIME)
     spec = build_job_spec(job, opts, runtime)
     spec.warnings += missing_packages(backend, spec)
-    if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
-        notebook_path = str(notebook)
+    return spec
+
+
+def submit_job(backend: Backend, spec, notebook_path: str | None = None) -> str:
+    """Submit a resolved spec; the backend's own warnings join the spec's."""
     name = backend.submit(spec, notebook_path)
     spec.warnings += list(getattr(backend, "last_warnings", ()))  # e.g. nodes not listable
-    return name, spec
+    return name
+
+
+def submit_notebook(backend: Backend, notebook, options=None, notebook_path: str | None = None):
+    """Compile, resolve the options against the backend's runtime, submit. Returns (name, spec)."""
+    from .compiler import compile_notebook
+
+    spec = resolve_spec(backend, compile_notebook(notebook), options)
+    if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
+        notebook_path = str(notebook)
+    return submit_job(backend, spec, notebook_path), spec

@@ -24,7 +24,8 @@ DISPLAY_ONLY = frozenset(
     """matplotlib config load_ext unload_ext reload_ext autoreload aimport pinfo pinfo2 pdoc
     pdef psource pfile who whos who_ls lsmagic magic quickref history precision pprint colors
     xmode autocall automagic doctest_mode page alias_magic notebook killbgscripts
-    html javascript js markdown latex svg""".split()
+    html javascript js markdown latex svg
+    kale_submit kale_jobs kale_logs kale_delete trainjob""".split()  # kale_ext's own: not job code
 )
 KEEP_CODE = frozenset({"time", "timeit", "capture", "prun"})
 _PIP_COMMAND = re.compile(

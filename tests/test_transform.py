@@ -113,3 +113,12 @@ def test_line_map_follows_removed_and_joined_lines():
     code = transform_cell(Cell(0, "code", "%%time\n!pip install a \\\n  b\nx = 1\ny = 2\n"), [])
     assert code.source == "x = 1\ny = 2\n"
     assert [code.cell_line(1), code.cell_line(2)] == [4, 5]
+
+
+def test_kale_ext_magics_are_not_job_code():
+    code = transform_cell(
+        Cell(0, "code", "%load_ext kale_ext\n%kale_jobs\nx = 1\n%kale_logs job-a -f\n"), []
+    )
+    assert code.source == "x = 1\n"
+    trainjob = transform_cell(Cell(1, "code", "%%trainjob --nodes 2\nprint('its own job')\n"), [])
+    assert trainjob.source == ""
