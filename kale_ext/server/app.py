@@ -1,0 +1,246 @@
+"""KaleExtApp: the jupyter_server extension application.
+
+Loading it costs next to nothing: the compiler, the backends, the Kubeflow SDK and kubernetes are
+imported by the handlers on first use (in a worker thread), never at server start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import inspect
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Bool, CaselessStrEnum, Float, Int, TraitError, Type, Unicode, validate
+
+from .handlers import handlers
+
+
+class KaleExtApp(ExtensionApp):
+    """Serves the kale_ext REST API under `<base_url>/kale-ext/` (see docs/rest-api.md)."""
+
+    name = "kale_ext"
+    description = "From a tagged notebook to a distributed training job: REST API and log streams."
+    load_other_extensions = True
+
+    backend = CaselessStrEnum(
+        ["auto", "local", "kubernetes"],
+        default_value="auto",
+        help="Where jobs run: `local` (processes on this machine), `kubernetes` (Kubeflow "
+        "Trainer), or `auto`: KALE_EXT_BACKEND, else kubernetes when a cluster is configured, "
+        "else local.",
+    ).tag(config=True)
+
+    backend_class = Type(
+        default_value=None,
+        allow_none=True,
+        help="A Backend subclass to use instead of `backend` (tests swap in fakes this way). "
+        "It is constructed with whichever of jobs_dir, namespace and poll_interval it accepts.",
+    ).tag(config=True)
+
+    namespace = Unicode(
+        None, allow_none=True, help="Kubernetes namespace of the jobs (default: the kubeconfig's)."
+    ).tag(config=True)
+
+    poll_interval = Float(
+        1.0, help="Seconds between status polls of backends that poll (kubernetes)."
+    ).tag(config=True)
+
+    jobs_dir = Unicode(
+        None,
+        allow_none=True,
+        help="Directory of the local backend's jobs (default: KALE_EXT_JOBS_DIR, else "
+        "<jupyter data dir>/kale_ext/jobs).",
+    ).tag(config=True)
+
+    max_body_bytes = Int(
+        8 * 1024 * 1024,
+        help="Largest request body accepted (413 beyond it). Send a notebook's path instead of "
+        "its content when it is larger.",
+    ).tag(config=True)
+
+    worker_threads = Int(
+        4, help="Threads for compiling and for backend calls (log streams have their own)."
+    ).tag(config=True)
+
+    compile_processes = Int(
+        0,
+        help="Processes that compile for POST compile (started on first use, from a fork "
+        "server). 0 compiles in the worker threads, where 20 concurrent compiles share one "
+        "core under the GIL; N > 0 spreads them over N cores, for about 60 MB each.",
+    ).tag(config=True)
+
+    warm_up = Bool(
+        True,
+        help="On the first request to the extension (the panel asks for the backend and the "
+        "runtimes when it opens), import the compiler and the TrainJob models in a background "
+        "thread, so the first compile does not pay for them.",
+    ).tag(config=True)
+
+    debug_loop_lag = Bool(
+        False,
+        help="Debug only: measure the event loop's lag every 10 ms and serve the figures at "
+        "GET kale-ext/debug/loop-lag (used by benchmarks/server.py).",
+    ).tag(config=True)
+
+    @validate("backend_class")
+    def _check_backend_class(self, proposal):
+        cls = proposal["value"]
+        if cls is not None:
+            from ..backends.base import Backend
+
+            if not issubclass(cls, Backend):
+                raise TraitError(f"backend_class must be a Backend subclass, not {cls!r}")
+        return cls
+
+    @validate("max_body_bytes", "worker_threads", "compile_processes")
+    def _check_count(self, proposal):
+        least = 0 if proposal["trait"].name == "compile_processes" else 1
+        if proposal["value"] < least:
+            raise TraitError(f"{proposal['trait'].name} must be at least {least}")
+        return proposal["value"]
+
+    # -- set-up and tear-down --
+
+    def initialize_settings(self):
+        self._executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="kale_ext")
+        self._processes = None  # the compile processes, started on first use
+        self._processes_lock = threading.Lock()
+        self._backend_lock = threading.Lock()
+        self._backend = None
+        self._backend_reason = ""
+        self._streams: set = set()
+        self._lag = None
+        self._warmed = not self.warm_up
+
+    def initialize_handlers(self):
+        self.handlers.extend(handlers(debug=self.debug_loop_lag))
+
+    async def _start_jupyter_server_extension(self, serverapp):
+        if self.debug_loop_lag:
+            self.loop_lag()
+
+    def loop_lag(self):
+        """The event-loop lag probe (debug_loop_lag), started on the running loop."""
+        if self._lag is None:
+            from .debug import LoopLag
+
+            self._lag = LoopLag()
+            self._lag.start()
+        return self._lag
+
+    async def stop_extension(self):
+        for stream in list(self._streams):
+            stream.stop()
+        if self._lag is not None:
+            self._lag.stop()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._processes is not None:
+            self._processes.shutdown(wait=False, cancel_futures=True)
+
+    # -- used by the handlers --
+
+    def warm(self) -> None:
+        """Called by every request: the first one starts the warm-up."""
+        if not self._warmed:
+            self._warmed = True
+            self._executor.submit(_warm_up)
+            if self.compile_processes:
+                self._executor.submit(self._warm_processes)
+
+    def _warm_processes(self) -> None:
+        pool = self._process_pool()
+        for future in [pool.submit(_warm_up) for _ in range(self.compile_processes)]:
+            future.result()
+
+    async def run(self, fn, *args, **kwargs):
+        """Run blocking work in the extension's thread pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def compute(self, fn, *args):
+        """CPU-bound work (compiling): in the compile processes when there are any, else in a
+        thread. ``fn`` and its arguments must pickle."""
+        if not self.compile_processes:
+            return await self.run(fn, *args)
+        from concurrent.futures.process import BrokenProcessPool
+
+        loop = asyncio.get_running_loop()
+        try:
+            pool = await self.run(self._process_pool)
+            return await loop.run_in_executor(pool, functools.partial(fn, *args))
+        except BrokenProcessPool:  # a worker died: start afresh next time; this one runs here
+            self.log.warning("kale_ext: a compile process died; restarting them")
+            with self._processes_lock:
+                broken, self._processes = self._processes, None
+            if broken is not None:
+                broken.shutdown(wait=False, cancel_futures=True)
+            return await self.run(fn, *args)
+
+    def _process_pool(self):
+        with self._processes_lock:
+            if self._processes is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                self._processes = ProcessPoolExecutor(
+                    self.compile_processes, mp_context=multiprocessing.get_context("forkserver")
+                )
+            return self._processes
+
+    def get_backend(self):
+        """The backend and why it was chosen, created on first use (blocking: call in a thread)."""
+        with self._backend_lock:
+            if self._backend is None:
+                self._backend, self._backend_reason = self._make_backend()
+            return self._backend, self._backend_reason
+
+    def _make_backend(self):
+        if self.backend_class is not None:
+            cls = self.backend_class
+            return cls(**self._settings_for(cls)), f"configured: {cls.__name__}"
+        from ..submit import choose_backend, kubernetes_configured
+
+        name = None if self.backend == "auto" else self.backend.lower()
+        # choose_backend passes its settings to the backend it picks; pick the same one here
+        # first, to pass each backend only the settings it takes
+        guess = name or os.environ.get("KALE_EXT_BACKEND")
+        if guess is None:
+            guess = "kubernetes" if kubernetes_configured()[0] else "local"
+        settings = {}
+        if guess == "local":
+            from ..backends.local import LocalBackend
+
+            settings = self._settings_for(LocalBackend)
+        elif guess == "kubernetes":
+            from ..backends.kubernetes import KubernetesBackend
+
+            settings = self._settings_for(KubernetesBackend)
+        return choose_backend(name, **settings)
+
+    def _settings_for(self, cls) -> dict:
+        offered = {
+            "jobs_dir": self.jobs_dir,
+            "namespace": self.namespace,
+            "poll_interval": self.poll_interval,
+        }
+        params = inspect.signature(cls).parameters
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        return {k: v for k, v in offered.items() if v is not None and (takes_any or k in params)}
+
+
+def _warm_up() -> None:
+    try:
+        import kubeflow_trainer_api.models  # noqa: F401
+
+        from .. import compiler, jobspec, trainjob  # noqa: F401
+    except Exception:  # a warm-up only: the first real use reports any problem
+        return
+    # The imports leave ~100,000 new long-lived objects, which make CPython's next allocation
+    # burst (a log stream, say) pay for a full collection that stops every thread for 50-150 ms.
+    # Pay it now, once, while the panel opens.
+    gc.collect()

@@ -1,0 +1,252 @@
+"""What the handlers do, as plain blocking functions (run in the extension's worker threads,
+or for `preview` its worker processes).
+
+No HTTP here: the handlers turn these results and the KaleExtError family into responses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import threading
+from collections import OrderedDict
+from dataclasses import asdict
+
+from ..errors import ConfigError, Diagnostic, NotebookError
+
+
+def load(data: bytes | dict, name: str):
+    """A Notebook from file bytes or nbformat JSON (NotebookError when it is not one)."""
+    from ..notebook import parse_notebook
+
+    return parse_notebook(data, name)
+
+
+#: Recent compile results by notebook content: the panel previews the same notebook again each
+#: time an option changes. Bounded; a change to the installed packages (which pins depend on)
+#: empties it.
+_COMPILED: OrderedDict = OrderedDict()
+_COMPILED_SIZE = 16
+_COMPILED_LOCK = threading.Lock()
+
+
+def _environment_stamp() -> tuple:
+    """Changes when packages are installed or removed (their directories' mtimes)."""
+    stamp = []
+    for entry in sys.path:
+        try:
+            stamp.append(os.stat(entry or ".").st_mtime_ns)
+        except OSError:
+            stamp.append(None)
+    return tuple(stamp)
+
+
+def compile_cached(data: bytes | dict, name: str):
+    """compile_notebook(load(data, name)), reusing the result for the same content. Raises as
+    compile_notebook does (errors are not kept)."""
+    from ..compiler import compile_notebook
+
+    raw = data if isinstance(data, bytes) else json.dumps(data, sort_keys=True).encode()
+    key = (hashlib.sha256(raw).hexdigest(), name, _environment_stamp())
+    with _COMPILED_LOCK:
+        job = _COMPILED.get(key)
+        if job is not None:
+            _COMPILED.move_to_end(key)
+            return job
+    job = compile_notebook(load(data, name))
+    with _COMPILED_LOCK:
+        _COMPILED[key] = job
+        while len(_COMPILED) > _COMPILED_SIZE:
+            _COMPILED.popitem(last=False)
+    return job
+
+
+def config_diagnostic(e: ConfigError) -> dict:
+    return {**Diagnostic("error", str(e), code="config").to_dict(), "field": e.field}
+
+
+def _metadata(data: bytes | dict) -> dict:
+    """The notebook's metadata, read without compiling (empty when it cannot be read: the
+    compiler then reports why)."""
+    if not isinstance(data, dict):
+        try:
+            data = json.loads(data)
+        except (ValueError, RecursionError):
+            return {}
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def runtime_name(options, metadata: dict):
+    """The runtime a job asks for: options > the notebook's metadata > the default (the
+    precedence of jobspec.build_job_spec)."""
+    from ..runtimes import DEFAULT_RUNTIME
+
+    chosen = options.get("runtime") if isinstance(options, dict) else None
+    stored = (metadata.get("kale_ext") or {}) if isinstance(metadata, dict) else {}
+    stored = stored.get("options") if isinstance(stored, dict) else None
+    stored = stored.get("runtime") if isinstance(stored, dict) else None
+    return chosen or stored or DEFAULT_RUNTIME
+
+
+def lookup_runtime(backend, data: bytes | dict, options):
+    """The backend's Runtime for this notebook and options, or the ConfigError (on `runtime`)
+    that says why there is none. Other backend failures raise."""
+    from ..backends.base import NotFound
+
+    name = runtime_name(options, _metadata(data))
+    if not isinstance(name, str):
+        return ConfigError("runtime", f"must be a runtime name, not {name!r}")
+    try:
+        return backend.get_runtime(name)
+    except NotFound as e:
+        return ConfigError("runtime", str(e))
+
+
+def compile_preview(backend, data: bytes | dict, name: str, path: str | None, options) -> dict:
+    """POST compile in one thread: the runtime from the backend, then `preview`."""
+    return preview(data, name, path, options, lookup_runtime(backend, data, options))
+
+
+def preview(data: bytes | dict, name: str, path: str | None, options, runtime) -> dict:
+    """POST compile without the backend (so it can run in another process): compile and config
+    errors are results (`ok: false`), not exceptions. ``runtime``: a Runtime or a ConfigError."""
+    from ..errors import CompileError
+
+    result: dict = {
+        "ok": False,
+        "errors": [],
+        "warnings": [],
+        "function_name": None,
+        "source": None,
+        "parameters": {},
+        "packages": [],
+        "config": None,
+        "runtime": None,
+        "nodes": None,
+        "procs_per_node": None,
+        "job_name": None,
+        "trainjob_yaml": None,
+    }
+    try:
+        job = compile_cached(data, name)
+    except CompileError as e:
+        result["errors"] = [d.to_dict() for d in e.diagnostics if d.severity == "error"]
+        result["warnings"] = [d.to_dict() for d in e.diagnostics if d.severity != "error"]
+        return result
+    except NotebookError as e:
+        result["errors"] = [Diagnostic("error", str(e), code="notebook").to_dict()]
+        return result
+    result.update(
+        function_name=job.function_name,
+        source=job.source,
+        parameters=job.parameters,
+        packages=job.packages,
+        warnings=[w.to_dict() for w in job.warnings],
+    )
+    try:
+        if isinstance(runtime, ConfigError):
+            raise runtime
+        from ..jobspec import JobOptions, build_job_spec
+        from ..trainjob import to_yaml, trainjob_dict
+
+        spec = build_job_spec(job, JobOptions.from_dict(options), runtime)
+        # Secret and ConfigMap keys (env_from) are read when the job is submitted
+        trainjob = trainjob_dict(spec, path or job.notebook, lambda kind, ref: [])
+    except ConfigError as e:
+        result["errors"] = [config_diagnostic(e)]
+        return result
+    result["warnings"] += [
+        Diagnostic("warning", text, code="config").to_dict() for text in spec.warnings
+    ]
+    if spec.config.env_from:
+        result["warnings"].append(
+            Diagnostic(
+                "warning",
+                "env_from: the keys of the Secrets and ConfigMaps become env entries when the job "
+                "is submitted; the TrainJob shown here does not list them",
+                code="config",
+            ).to_dict()
+        )
+    result.update(
+        ok=True,
+        config=spec.config.to_dict(),
+        runtime=spec.runtime.name,
+        nodes=spec.nodes,
+        procs_per_node=spec.procs_per_node,
+        job_name=spec.name,
+        trainjob_yaml=to_yaml(trainjob),
+    )
+    return result
+
+
+def submit(backend, data: bytes | dict, name: str, path: str | None, options) -> dict:
+    """POST jobs: the steps of submit.submit_notebook (compile, resolve the options against the
+    backend's runtime, submit), with a runtime the backend lacks reported as a config error on
+    `runtime`. Raises the KaleExtError family."""
+    from ..compiler import compile_notebook
+    from ..jobspec import JobOptions, build_job_spec
+
+    runtime = lookup_runtime(backend, data, options)
+    job = compile_notebook(load(data, name))
+    if isinstance(runtime, ConfigError):
+        raise runtime
+    spec = build_job_spec(job, JobOptions.from_dict(options), runtime)
+    job_name = backend.submit(spec, path)
+    return {
+        "name": job_name,
+        "backend": backend.name,
+        "warnings": [str(w) for w in job.warnings] + list(spec.warnings),
+    }
+
+
+def job_list(backend) -> list[dict]:
+    jobs = backend.list_jobs()
+    jobs.sort(key=lambda j: j.created or "", reverse=True)
+    return [j.to_dict() for j in jobs]
+
+
+def events(backend, name: str) -> list[dict]:
+    return [asdict(e) for e in backend.events(name)]
+
+
+# -- the tag grammar, for the tag editor --
+
+_SETTING_HELP = {
+    "limits": "a resource limit per node (Kale), e.g. limit:nvidia.com/gpu:1",
+    "annotations": "an annotation on the TrainJob and its pods (Kale)",
+    "labels": "a label on the TrainJob and its pods (Kale)",
+    "image": "the training container's image (Kale)",
+}
+_DISPLAY = (
+    (re.compile(r"\(\?P<(\w+)>[^)]*\)"), r"<\1>"),
+    (re.compile(r"\[_a-z\]\[_a-z0-9\]\*"), "<name>"),
+    (re.compile(r"\((\w+(?:\|\w+)+)\)"), r"<\1>"),
+    (re.compile(r"\.\*"), "<...>"),
+)
+
+
+def _display(pattern: str) -> str:
+    for regex, repl in _DISPLAY:
+        pattern = regex.sub(repl, pattern)
+    return pattern
+
+
+def tags() -> list[dict]:
+    """Every row of the tag grammar: how it is written, the role it gives and what it does."""
+    from ..notebook import TAGS
+
+    return [
+        {
+            "tag": _display(rule.pattern),
+            "role": rule.role.value if rule.role else None,
+            "help": rule.help or rule.note or _SETTING_HELP.get(rule.setting or "", ""),
+            "pattern": rule.pattern,
+            "setting": rule.setting,
+            "effect": "ignored" if rule.note else ("setting" if rule.setting else "role"),
+        }
+        for rule in TAGS
+    ]
