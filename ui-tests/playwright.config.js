@@ -4,6 +4,9 @@
  * Set CHROMIUM_PATH to run on a system Chromium (e.g. Debian's
  * /usr/bin/chromium) instead of a browser downloaded by Playwright.
  */
+const os = require('os');
+const path = require('path');
+
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const executablePath = process.env.CHROMIUM_PATH || undefined;
@@ -24,6 +27,16 @@ module.exports = {
     command: 'jlpm start',
     url: 'http://localhost:8888/lab',
     timeout: 120 * 1000,
-    reuseExistingServer: !process.env.CI
+    reuseExistingServer: !process.env.CI,
+    env: {
+      ...process.env,
+      // Jobs run here, on the local backend, in a directory of their own
+      // (not the user's jobs).
+      KALE_EXT_BACKEND: 'local',
+      KALE_EXT_JOBS_DIR: path.join(
+        os.tmpdir(),
+        `kale-ext-ui-tests-${process.pid}`
+      )
+    }
   }
 };

@@ -2,49 +2,102 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { LabIcon } from '@jupyterlab/ui-components';
-import { Widget } from '@lumino/widgets';
+import {
+  Dialog,
+  ICommandPalette,
+  MainAreaWidget,
+  WidgetTracker,
+  showDialog
+} from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
+
+import { KaleService } from './api';
+import { kaleIcon } from './icon';
+import { LogsView } from './logs/widget';
+import { PanelState } from './panel/state';
+import { KalePanel, PANEL_ID } from './panel/widget';
+import { CellTagBadges } from './tags/badges';
+
+export { kaleIcon, PANEL_ID };
 
 /**
- * The id of the left-sidebar panel.
+ * The extension's commands.
  */
-export const PANEL_ID = 'kale-ext-panel';
-
-/**
- * A kale leaf; `jp-icon3` makes it follow the theme.
- */
-export const kaleIcon = new LabIcon({
-  name: 'kale-ext:kale',
-  svgstr:
-    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">' +
-    '<path class="jp-icon3" fill="#616161" d="M12 2C6.5 6.5 4 10.5 4 14.5 4 19 7.6 22 12 22s8-3 8-7.5C20 10.5 17.5 6.5 12 2zm1 17.9V11h-2v8.9a5.6 5.6 0 0 1-5-5.4c0-2.8 1.8-5.9 6-9.8 4.2 3.9 6 7 6 9.8a5.6 5.6 0 0 1-5 5.4z"/>' +
-    '</svg>'
-});
-
-/**
- * A placeholder for the distributed-training panel.
- */
-function createPanel(): Widget {
-  const panel = new Widget();
-  panel.id = PANEL_ID;
-  panel.addClass('kale-ext-Panel');
-  panel.title.icon = kaleIcon;
-  panel.title.caption = 'kale_ext: distributed training';
-
-  const heading = document.createElement('h2');
-  heading.textContent = 'kale_ext';
-  const note = document.createElement('p');
-  note.textContent = 'The distributed training panel is coming soon.';
-  panel.node.append(heading, note);
-  return panel;
+export namespace CommandIDs {
+  export const openPanel = 'kale-ext:open-panel';
+  export const openLogs = 'kale-ext:open-logs';
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'kale-ext:plugin',
   description: 'Run a tagged notebook as a distributed Kubeflow Trainer job.',
   autoStart: true,
-  activate: (app: JupyterFrontEnd) => {
-    app.shell.add(createPanel(), 'left', { rank: 1000 });
+  requires: [INotebookTracker],
+  optional: [ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker,
+    palette: ICommandPalette | null
+  ) => {
+    const service = new KaleService(app.serviceManager.serverSettings);
+    const logs = new WidgetTracker<MainAreaWidget<LogsView>>({
+      namespace: 'kale-ext-logs'
+    });
+
+    const state = new PanelState({
+      service,
+      tracker: notebooks,
+      openLogs: name =>
+        void app.commands.execute(CommandIDs.openLogs, { name }),
+      activate: notebook => app.shell.activateById(notebook.id),
+      confirm: async name =>
+        (
+          await showDialog({
+            title: 'Delete job',
+            body: `Delete ${name}? Its pods and logs are removed.`,
+            buttons: [
+              Dialog.cancelButton(),
+              Dialog.warnButton({ label: 'Delete' })
+            ]
+          })
+        ).button.accept
+    });
+    const panel = new KalePanel(state);
+    panel.title.icon = kaleIcon;
+    app.shell.add(panel, 'left', { rank: 1000 });
+
+    const badges = new CellTagBadges(notebooks);
+    void state.load().then(() => badges.setTags(state.tags));
+
+    app.commands.addCommand(CommandIDs.openPanel, {
+      label: 'Open the distributed training panel',
+      caption: 'kale_ext: distributed training',
+      execute: () => app.shell.activateById(PANEL_ID)
+    });
+    app.commands.addCommand(CommandIDs.openLogs, {
+      label: args => (args.name ? `Logs of ${args.name}` : 'Job logs'),
+      execute: args => {
+        const name = String(args.name ?? '');
+        if (!name) {
+          return;
+        }
+        const open = logs.find(w => w.content.jobName === name);
+        if (open) {
+          app.shell.activateById(open.id);
+          return open;
+        }
+        const content = new LogsView({ service, name });
+        const widget = new MainAreaWidget({ content });
+        widget.id = `kale-ext-logs-${name}`;
+        widget.title.icon = kaleIcon;
+        void logs.add(widget);
+        app.shell.add(widget, 'main');
+        app.shell.activateById(widget.id);
+        return widget;
+      }
+    });
+    palette?.addItem({ command: CommandIDs.openPanel, category: 'kale_ext' });
+
     console.log('kale_ext is activated');
   }
 };

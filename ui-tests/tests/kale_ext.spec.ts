@@ -1,10 +1,4 @@
-import { expect, test } from '@jupyterlab/galata';
-
-/**
- * Don't load JupyterLab before the test starts, so that every console
- * message of the page load is captured.
- */
-test.use({ autoGoto: false });
+import { expect, panel, panelTab, screenshot, test } from './helpers';
 
 test('kale_ext activates and shows its sidebar panel', async ({
   page
@@ -13,23 +7,24 @@ test('kale_ext activates and shows its sidebar panel', async ({
   page.on('console', message => {
     logs.push(message.text());
   });
-
-  await page.goto();
+  await page.reload();
+  await page.waitForSelector('#jupyterlab-splash', { state: 'detached' });
 
   expect(logs.filter(s => s === 'kale_ext is activated')).toHaveLength(1);
 
-  const tab = page.locator(
-    '.jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id="kale-ext-panel"]'
-  );
+  const tab = panelTab(page);
   await expect(tab).toHaveCount(1);
   await expect(tab).toHaveAttribute('title', 'kale_ext: distributed training');
 
-  const panel = page.locator('#kale-ext-panel');
-  await expect(panel).toBeHidden();
+  const p = panel(page);
+  await expect(p).toBeHidden();
   await tab.click();
-  await expect(panel).toBeVisible();
-  await expect(panel.locator('h2')).toHaveText('kale_ext');
-  await expect(panel).toContainText('coming soon');
+  await expect(p).toBeVisible();
+  await expect(p.locator('h2')).toHaveText('Distributed training');
+  await expect(p).toContainText('Open a notebook');
+  await expect(p.locator('.kale-ext-Backend')).toContainText('Local');
+  await expect(p.locator('[data-section="jobs"]')).toBeVisible();
+  await expect(p.locator('.kale-ext-Jobs')).not.toContainText('Loading');
 
-  await page.screenshot({ path: testInfo.outputPath('kale-ext-panel.png') });
+  await screenshot(p, testInfo, 'panel-empty.png');
 });

@@ -1,0 +1,98 @@
+import { LogBuffer } from '../logs/buffer';
+import type { Kale } from '../types';
+
+function line(
+  node: number,
+  text: string,
+  rank: number | null = node
+): Kale.ILogLine {
+  return { node, rank, text, offset: 0 };
+}
+
+function manual(): { buffer: LogBuffer; frames: (() => void)[] } {
+  const frames: (() => void)[] = [];
+  const buffer = new LogBuffer({ schedule: f => frames.push(f) });
+  return { buffer, frames };
+}
+
+describe('LogBuffer', () => {
+  it('batches appends: one change per frame', () => {
+    const { buffer, frames } = manual();
+    const changed = jest.fn();
+    buffer.changed.connect(changed);
+    buffer.push([line(0, 'a')]);
+    buffer.push([line(1, 'b'), line(0, 'c')]);
+    expect(buffer.size).toBe(0);
+    expect(frames).toHaveLength(1);
+    frames[0]();
+    expect(changed).toHaveBeenCalledTimes(1);
+    expect(buffer.size).toBe(3);
+    expect([0, 1, 2].map(i => buffer.line(i).text)).toEqual(['a', 'b', 'c']);
+    expect(buffer.nodes).toEqual([0, 1]);
+  });
+
+  it('filters by node, rank and text, and keeps the filter up to date', () => {
+    const { buffer, frames } = manual();
+    buffer.push([line(0, 'Loss 1'), line(1, 'loss 2', 3), line(1, 'other', 2)]);
+    frames.shift()!();
+    buffer.setFilter({ node: 1 });
+    expect(buffer.size).toBe(2);
+    buffer.setFilter({ query: 'LOSS' });
+    expect(buffer.size).toBe(1);
+    expect(buffer.line(0).text).toBe('loss 2');
+    buffer.push([line(1, 'more loss'), line(0, 'loss on 0')]);
+    frames.shift()!();
+    expect(buffer.size).toBe(2);
+    expect(buffer.line(1).text).toBe('more loss');
+    buffer.setFilter({ node: null, query: '', rank: 2 });
+    expect(buffer.size).toBe(1);
+    expect(buffer.line(0).text).toBe('other');
+    expect(buffer.ranks).toEqual([0, 1, 2, 3]);
+    buffer.setFilter({ rank: null });
+    expect(buffer.size).toBe(buffer.total);
+  });
+
+  it('downloads what the filter shows', () => {
+    const { buffer, frames } = manual();
+    buffer.push([line(0, 'a'), line(1, 'b')]);
+    frames.shift()!();
+    expect(buffer.text()).toBe('a\nb\n');
+    buffer.setFilter({ node: 1 });
+    expect(buffer.text()).toBe('b\n');
+  });
+
+  it('keeps at most maxLines, dropping the oldest', () => {
+    const frames: (() => void)[] = [];
+    const buffer = new LogBuffer({
+      schedule: f => frames.push(f),
+      maxLines: 3
+    });
+    buffer.push([0, 1, 2, 3, 4].map(i => line(i % 2, `l${i}`)));
+    frames.shift()!();
+    expect(buffer.total).toBe(3);
+    expect(buffer.line(0).text).toBe('l2');
+    buffer.setFilter({ node: 0 });
+    expect(buffer.text()).toBe('l2\nl4\n');
+  });
+
+  it('holds 50,000 lines and filters them quickly', () => {
+    const { buffer, frames } = manual();
+    buffer.push(
+      Array.from({ length: 50000 }, (_, i) => line(i % 2, `step ${i}`))
+    );
+    frames.shift()!();
+    const start = Date.now();
+    buffer.setFilter({ query: 'step 4999' });
+    expect(buffer.size).toBe(11); // 4999 and 49990..49999
+    expect(Date.now() - start).toBeLessThan(2000);
+  });
+
+  it('clears', () => {
+    const { buffer, frames } = manual();
+    buffer.push([line(0, 'a')]);
+    frames.shift()!();
+    buffer.clear();
+    expect(buffer.total).toBe(0);
+    expect(buffer.nodes).toEqual([]);
+  });
+});

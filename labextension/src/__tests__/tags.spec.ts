@@ -1,0 +1,79 @@
+import {
+  cellTags,
+  editorTags,
+  offeredOn,
+  roleTags,
+  tagClass,
+  toggleTag
+} from '../tags/tags';
+import type { Kale } from '../types';
+
+const GRAMMAR: Kale.ITag[] = [
+  { tag: 'imports', role: 'imports', help: '' },
+  { tag: 'functions', role: 'functions', help: '' },
+  { tag: 'parameters', role: 'parameters', help: '' },
+  { tag: 'pipeline-parameters', role: 'parameters', help: "Kale's name" },
+  { tag: 'training', role: 'training', help: '' },
+  { tag: 'skip', role: 'skip', help: '' },
+  { tag: 'distributed', role: 'distributed', help: '' },
+  { tag: 'step:<name>', role: 'training', help: 'Kale step' },
+  { tag: 'limit:<key>:<value>', role: null, help: 'a limit' },
+  { tag: 'prev:<name>', role: null, help: 'ignored' }
+];
+const ROLE = roleTags(GRAMMAR).map(t => t.tag);
+
+describe('the tags the editor offers', () => {
+  it('offers one tag per role, named as the role', () => {
+    expect(editorTags(GRAMMAR).map(t => t.tag)).toEqual([
+      'imports',
+      'functions',
+      'parameters',
+      'training',
+      'skip',
+      'distributed'
+    ]);
+  });
+
+  it('treats Kale aliases as role tags, but not patterns', () => {
+    expect(ROLE).toContain('pipeline-parameters');
+    expect(ROLE).not.toContain('step:<name>');
+    expect(ROLE).not.toContain('limit:<key>:<value>');
+  });
+});
+
+describe('toggleTag', () => {
+  it.each([
+    [[], 'imports', ['imports']],
+    [['imports'], 'imports', []],
+    [['imports'], 'skip', ['skip']],
+    [['pipeline-parameters'], 'parameters', ['parameters']],
+    [
+      ['hide-input', 'step:load', 'functions'],
+      'training',
+      ['hide-input', 'step:load', 'training']
+    ],
+    [['hide-input', 'skip'], 'skip', ['hide-input']]
+  ])('%j + %s → %j', (tags, tag, expected) => {
+    expect(toggleTag(tags, tag, ROLE)).toEqual(expected);
+  });
+});
+
+describe('cellTags and classes', () => {
+  it('reads the tags metadata', () => {
+    expect(cellTags(['a', 2, 'b'])).toEqual(['a', 'b']);
+    expect(cellTags(undefined)).toEqual([]);
+    expect(cellTags('skip')).toEqual([]);
+  });
+
+  it('keeps only the role tags, in order', () => {
+    expect(offeredOn(['x', 'skip', 'step:a'], ROLE)).toEqual(['skip']);
+  });
+
+  it('makes a class of any tag', () => {
+    expect(tagClass('skip')).toBe('kale-ext-tag-skip');
+    expect(tagClass('pipeline-parameters')).toBe(
+      'kale-ext-tag-pipeline-parameters'
+    );
+    expect(tagClass('step:a b')).toBe('kale-ext-tag-step-a-b');
+  });
+});

@@ -1,0 +1,184 @@
+import { IJobForm, emptyEnvRow, emptyForm } from '../model';
+import type { Kale } from '../types';
+import { nameLimit, quantityValue, validateForm } from '../validation';
+
+function errors(change: Partial<IJobForm>, context = {}): [string, string][] {
+  return validateForm({ ...emptyForm(), ...change }, context).map(e => [
+    e.field,
+    e.message
+  ]);
+}
+
+const runtime: Kale.IRuntime = {
+  name: 'torch-distributed',
+  framework: 'torch',
+  kind: 'ClusterTrainingRuntime',
+  image: 'local',
+  num_nodes: 1,
+  accelerators: {},
+  initializers: []
+};
+
+describe('validateForm', () => {
+  it('accepts an empty form (everything defaults)', () => {
+    expect(errors({})).toEqual([]);
+  });
+
+  type Case = [string, Partial<IJobForm>, string, RegExp];
+  const cases: Case[] = [
+    ['a name with capitals', { name: 'Train' }, 'name', /lowercase/],
+    ['a name ending in -', { name: 'train-' }, 'name', /ending with/],
+    ['a name too long', { name: 'a'.repeat(49) }, 'name', /at most 48/],
+    ['0 nodes', { nodes: '0' }, 'nodes', /at least 1/],
+    ['a fraction of a node', { nodes: '1.5' }, 'nodes', /whole number/],
+    ['0 processes', { procsPerNode: '0' }, 'procsPerNode', /at least 1/],
+    ['no GPU count', { gpuMode: 'count' }, 'gpuCount', /number of GPUs/],
+    [
+      'a bad GPU count',
+      { gpuMode: 'count', gpuCount: 'two' },
+      'gpuCount',
+      /whole/
+    ],
+    [
+      'a bad MIG profile',
+      { gpuMode: 'mig', migProfile: '1g.5gb' },
+      'migProfile',
+      /mig-1g/
+    ],
+    ['a bad CPU', { cpuRequest: '1 core' }, 'cpuRequest', /not a quantity/],
+    ['a bad memory', { memoryLimit: '4GB' }, 'memoryLimit', /not a quantity/],
+    [
+      'a request above its limit',
+      { cpuRequest: '2', cpuLimit: '500m' },
+      'cpuRequest',
+      /more than its limit 500m/
+    ],
+    [
+      'memory above its limit',
+      { memoryRequest: '2Gi', memoryLimit: '1G' },
+      'memoryRequest',
+      /more than/
+    ],
+    [
+      'an env name with a dash',
+      { env: [{ ...emptyEnvRow(), name: 'MY-VAR' }] },
+      'env.0.name',
+      /not a variable name/
+    ],
+    [
+      'an empty env name',
+      { env: [{ ...emptyEnvRow(), value: 'x' }] },
+      'env.0.name',
+      /enter a name/
+    ],
+    [
+      'a Trainer variable',
+      { env: [{ ...emptyEnvRow(), name: 'PET_NNODES' }] },
+      'env.0.name',
+      /set by the Trainer/
+    ],
+    [
+      'a variable set twice',
+      {
+        env: [
+          { ...emptyEnvRow(), name: 'A' },
+          { ...emptyEnvRow(), name: 'A' }
+        ]
+      },
+      'env.1.name',
+      /set twice/
+    ],
+    [
+      'a Secret without a name',
+      { env: [{ ...emptyEnvRow(), name: 'T', source: 'secret', key: 'k' }] },
+      'env.0.secret',
+      /name of a Secret/
+    ],
+    [
+      'a Secret without a key',
+      { env: [{ ...emptyEnvRow(), name: 'T', source: 'secret', secret: 's' }] },
+      'env.0.key',
+      /key of the Secret/
+    ],
+    [
+      'a bad package',
+      { packages: ['numpy', '==1.0'] },
+      'packages.1',
+      /not a requirement/
+    ]
+  ];
+  it.each(cases)('reports %s', (_, change, field, message) => {
+    const found = errors(change, { runtime });
+    expect(found.map(([f]) => f)).toContain(field);
+    expect(found.find(([f]) => f === field)![1]).toMatch(message);
+  });
+
+  it.each([
+    { name: 'digits-ddp-2' },
+    { nodes: '16', procsPerNode: '8' },
+    { gpuMode: 'count', gpuCount: '0' },
+    { gpuMode: 'mig', migProfile: 'mig-3g.20gb' },
+    {
+      cpuRequest: '500m',
+      cpuLimit: '0.5',
+      memoryRequest: '512Mi',
+      memoryLimit: '1e9'
+    },
+    { packages: ['torch==2.13.0', 'scikit-learn>=1.5', 'pkg[extra]~=1.0', ''] },
+    {
+      env: [
+        {
+          ...emptyEnvRow(),
+          name: 'HF_TOKEN',
+          source: 'secret',
+          secret: 'hf.tokens',
+          key: 'token'
+        }
+      ]
+    }
+  ] as Partial<IJobForm>[])('accepts %j', change => {
+    expect(errors(change, { runtime })).toEqual([]);
+  });
+
+  it('checks parameters against the notebook', () => {
+    const context = { parameters: { epochs: 6, name: 'x' } };
+    expect(errors({ parameters: { epochs: '1', name: 'y' } }, context)).toEqual(
+      []
+    );
+    expect(errors({ parameters: { epochs: 'many' } }, context)).toEqual([
+      ['parameters.epochs', expect.stringContaining('is not a value')]
+    ]);
+    expect(errors({ parameters: { gone: '1' } }, context)).toEqual([
+      ['parameters.gone', 'the notebook has no such parameter']
+    ]);
+    // Before the first compile the defaults are unknown: no verdict yet.
+    expect(errors({ parameters: { gone: '1' } })).toEqual([]);
+  });
+});
+
+describe('nameLimit', () => {
+  it('leaves room for the pod names', () => {
+    expect(nameLimit(runtime, 1)).toBe(48);
+    expect(nameLimit(runtime, 11)).toBe(47);
+    expect(
+      nameLimit({ ...runtime, initializers: ['dataset-initializer'] }, 1)
+    ).toBe(33);
+    expect(nameLimit(undefined)).toBe(48);
+  });
+});
+
+describe('quantityValue', () => {
+  it.each([
+    ['500m', 0.5],
+    ['2', 2],
+    ['1Gi', 2 ** 30],
+    ['1G', 1e9],
+    ['1e3', 1000],
+    ['.5', 0.5],
+    ['4GB', null],
+    ['', null],
+    ['-1', null]
+  ])('%j → %j', (text, value) => {
+    expect(quantityValue(text)).toBe(value);
+  });
+});

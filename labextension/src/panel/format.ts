@@ -1,0 +1,35 @@
+/**
+ * How long ago an ISO 8601 time was, briefly: "12s", "5m", "3h", "2d".
+ */
+export function formatAge(iso: string | null | undefined, now: number): string {
+  if (!iso) {
+    return '';
+  }
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) {
+    return '';
+  }
+  const seconds = Math.max(0, Math.floor((now - then) / 1000));
+  if (seconds < 60) {
+    return `${seconds}s`;
+  }
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) {
+    return `${minutes}m`;
+  }
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) {
+    return `${hours}h`;
+  }
+  return `${Math.floor(hours / 24)}d`;
+}
+
+/**
+ * Where a diagnostic is: "cell 3, line 2" (cells counted from 1).
+ */
+export function formatPlace(cell: number | null, line?: number | null): string {
+  if (cell === null || cell === undefined) {
+    return '';
+  }
+  return line ? `cell ${cell + 1}, line ${line}` : `cell ${cell + 1}`;
+}

@@ -1,0 +1,156 @@
+import type { IDisposable } from '@lumino/disposable';
+import { Poll } from '@lumino/polling';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import type { KaleService } from '../api';
+import type { Kale } from '../types';
+
+/**
+ * Jobs submitted here whose request is kept for a rerun.
+ */
+const MAX_RERUNS = 50;
+
+/**
+ * The jobs list: polled while the panel is visible (backing off when the
+ * server fails, in standby while the page is hidden), and the requests of
+ * the jobs submitted here, to run them again.
+ */
+export class JobsModel implements IDisposable {
+  constructor(options: JobsModel.IOptions) {
+    this._service = options.service;
+    this._poll = new Poll({
+      factory: () => this._refresh(),
+      frequency: {
+        interval: options.pollInterval ?? 2000,
+        backoff: true,
+        max: 30000
+      },
+      standby: () => (this._visible ? 'when-hidden' : true),
+      name: 'kale-ext:jobs'
+    });
+  }
+
+  /** The jobs, newest first; null until the first answer. */
+  jobs: Kale.IJobInfo[] | null = null;
+  /** Why the last poll failed, or ''. */
+  error = '';
+  /** Jobs being deleted (their row shows it). */
+  readonly deleting = new Set<string>();
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get isDisposed(): boolean {
+    return this._poll.isDisposed;
+  }
+
+  /**
+   * Poll only while the panel is visible; catch up as it shows.
+   */
+  setVisible(visible: boolean): void {
+    this._visible = visible;
+    if (visible) {
+      this.refresh();
+    }
+  }
+
+  refresh(): void {
+    void this._poll.refresh();
+  }
+
+  /**
+   * Keep the request of a job submitted here.
+   */
+  remember(name: string, body: Kale.JobRequest): void {
+    this._submitted.set(name, body);
+    if (this._submitted.size > MAX_RERUNS) {
+      this._submitted.delete(this._submitted.keys().next().value!);
+    }
+  }
+
+  /**
+   * The request that runs a job again (the same notebook and options, a new
+   * name), or null when it is not known here.
+   */
+  rerunRequest(job: Kale.IJobInfo): Kale.JobRequest | null {
+    let body = this._submitted.get(job.name);
+    if (!body) {
+      // Jobs submitted elsewhere: when the server records the notebook's
+      // path and the options in the job's provenance.
+      const p = job.provenance ?? {};
+      const path = p['kale-ext.io/notebook'];
+      let options: unknown = p['kale-ext.io/options'];
+      if (typeof options === 'string') {
+        try {
+          options = JSON.parse(options);
+        } catch {
+          options = undefined;
+        }
+      }
+      if (
+        typeof path !== 'string' ||
+        !path.endsWith('.ipynb') ||
+        typeof options !== 'object' ||
+        options === null
+      ) {
+        return null;
+      }
+      body = { path, options: options as Kale.IJobOptions };
+    }
+    const copy = JSON.parse(JSON.stringify(body)) as Kale.JobRequest;
+    if (copy.options) {
+      delete copy.options.name; // a new job needs a new name
+    }
+    return copy;
+  }
+
+  /**
+   * Delete a job (throws the server's error).
+   */
+  async delete(name: string): Promise<void> {
+    this.deleting.add(name);
+    this._changed.emit();
+    try {
+      await this._service.deleteJob(name);
+      this.jobs = (this.jobs ?? []).filter(j => j.name !== name);
+    } finally {
+      this.deleting.delete(name);
+      this._changed.emit();
+      this.refresh();
+    }
+  }
+
+  dispose(): void {
+    if (!this.isDisposed) {
+      this._poll.dispose();
+      Signal.clearData(this);
+    }
+  }
+
+  private async _refresh(): Promise<void> {
+    try {
+      this.jobs = await this._service.listJobs();
+      this.error = '';
+    } catch (reason) {
+      this.error = reason instanceof Error ? reason.message : String(reason);
+      throw reason; // the poll backs off
+    } finally {
+      this._changed.emit();
+    }
+  }
+
+  private _service: KaleService;
+  private _poll: Poll;
+  private _visible = false;
+  private _submitted = new Map<string, Kale.JobRequest>();
+  private _changed = new Signal<this, void>(this);
+}
+
+export namespace JobsModel {
+  export interface IOptions {
+    service: KaleService;
+    /** Milliseconds between polls (default 2 s). */
+    pollInterval?: number;
+  }
+}

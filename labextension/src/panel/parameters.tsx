@@ -1,0 +1,75 @@
+import type { JSONValue } from '@lumino/coreutils';
+import * as React from 'react';
+
+import { formatParameter } from '../model';
+import { Button, TextField, errorOf } from './fields';
+import type { IFormProps } from './job-form';
+
+/**
+ * The notebook's parameters (its `parameters` cells), with their defaults;
+ * a changed value is sent as `options.parameters`.
+ */
+export function ParametersEditor(
+  props: IFormProps & { defaults: { [name: string]: JSONValue } | undefined }
+): JSX.Element {
+  const { form, errors, onChange } = props;
+  const defaults = props.defaults ?? {};
+  const names = [
+    ...Object.keys(defaults),
+    ...Object.keys(form.parameters).filter(k => !(k in defaults))
+  ];
+  const set = (name: string, text: string | null) => {
+    const parameters = { ...form.parameters };
+    if (
+      text === null ||
+      (name in defaults && text === formatParameter(defaults[name]))
+    ) {
+      delete parameters[name];
+    } else {
+      parameters[name] = text;
+    }
+    onChange({ parameters });
+  };
+  if (names.length === 0) {
+    return (
+      <p className="kale-ext-Muted">
+        No parameters: tag a cell of literal assignments <code>parameters</code>
+        .
+      </p>
+    );
+  }
+  return (
+    <div className="kale-ext-List">
+      {names.map(name => {
+        const known = name in defaults;
+        const value = form.parameters[name] ?? formatParameter(defaults[name]);
+        return (
+          <div key={name} className="kale-ext-ParamRow">
+            <TextField
+              label={name}
+              name={`parameters.${name}`}
+              ariaLabel={`Parameter ${name}`}
+              value={value}
+              hint={
+                known
+                  ? `default ${JSON.stringify(defaults[name])}`
+                  : 'not in the notebook'
+              }
+              error={errorOf(errors, `parameters.${name}`)}
+              onChange={text => set(name, text)}
+            />
+            {(name in form.parameters || !known) && (
+              <Button
+                kind="link"
+                aria-label={known ? `Reset ${name}` : `Remove ${name}`}
+                onClick={() => set(name, null)}
+              >
+                {known ? 'Reset' : 'Remove'}
+              </Button>
+            )}
+          </div>
+        );
+      })}
+    </div>
+  );
+}

@@ -1,0 +1,164 @@
+import * as React from 'react';
+
+import { TagEditor } from '../tags/editor';
+import { editorTags } from '../tags/tags';
+import { BackendInfo } from './backend';
+import { DiagnosticList, Validation } from './diagnostics';
+import { EnvEditor } from './env';
+import { Button, Section } from './fields';
+import { JobsList } from './jobs';
+import { ResourceFields, RuntimePicker, ShapeFields } from './job-form';
+import { PackagesEditor } from './packages';
+import { ParametersEditor } from './parameters';
+import type { PanelState } from './state';
+
+/**
+ * The whole panel: backend, cell tags, the job form, checks, preview,
+ * Submit and the jobs list.
+ */
+export function PanelView(props: { state: PanelState }): JSX.Element {
+  const { state } = props;
+  const notebook = state.notebook;
+  const jobs = state.jobList;
+  return (
+    <div className="kale-ext-PanelView">
+      <header className="kale-ext-Header">
+        <h2>Distributed training</h2>
+        <BackendInfo backend={state.backend} error={state.loadError} />
+      </header>
+      {notebook ? (
+        <JobSetup state={state} />
+      ) : (
+        <p className="kale-ext-Empty">
+          Open a notebook to set up a training job from it.
+        </p>
+      )}
+      <Section
+        id="jobs"
+        title="Jobs"
+        badge={
+          jobs.jobs && (
+            <span
+              className="kale-ext-Count"
+              aria-label={`${jobs.jobs.length} jobs`}
+            >
+              {jobs.jobs.length}
+            </span>
+          )
+        }
+      >
+        <JobsList
+          jobs={jobs.jobs}
+          error={jobs.error}
+          deleting={jobs.deleting}
+          now={Date.now()}
+          canRerun={job => state.canRerun(job)}
+          onLogs={name => state.openLogs(name)}
+          onRerun={job => void state.rerun(job)}
+          onDelete={name => void state.deleteJob(name)}
+        />
+      </Section>
+    </div>
+  );
+}
+
+function JobSetup(props: { state: PanelState }): JSX.Element {
+  const { state } = props;
+  const { form, fieldErrors: errors, compile } = state;
+  const onChange = (change: Parameters<PanelState['updateForm']>[0]) =>
+    state.updateForm(change);
+  const common = { form, errors, onChange };
+  const blocker = state.submitBlocker;
+  const notice = state.notice;
+  return (
+    <>
+      <div className="kale-ext-Notebook" title={state.notebook?.context.path}>
+        Notebook{' '}
+        <strong>{state.notebook?.context.localPath.split('/').pop()}</strong>
+      </div>
+      <Section id="tags" title="Cell tags">
+        <TagEditor
+          cell={state.activeCell}
+          tags={editorTags(state.tags)}
+          onToggle={tag => state.toggleTag(tag)}
+        />
+      </Section>
+      <Section id="job" title="Job">
+        <RuntimePicker
+          {...common}
+          runtimes={state.runtimes}
+          runtime={state.runtime}
+          resolved={compile?.runtime}
+        />
+        <ShapeFields {...common} runtime={state.runtime} compile={compile} />
+      </Section>
+      <Section id="resources" title="Resources per node">
+        <ResourceFields {...common} />
+      </Section>
+      <Section id="parameters" title="Parameters">
+        <ParametersEditor {...common} defaults={compile?.parameters} />
+      </Section>
+      <Section id="env" title="Environment variables">
+        <EnvEditor {...common} />
+      </Section>
+      <Section id="packages" title="Packages" open={false}>
+        <PackagesEditor {...common} detected={compile?.packages ?? []} />
+      </Section>
+      <Section id="checks" title="Checks">
+        <Validation
+          compile={compile}
+          compiling={state.compiling}
+          error={state.compileError}
+          onSelect={d => void state.selectCell(d)}
+        />
+      </Section>
+      <div className="kale-ext-Submit">
+        <Button
+          kind="accept"
+          disabled={blocker !== ''}
+          aria-describedby="kale-ext-submit-why"
+          onClick={() => void state.submit()}
+        >
+          {state.submitting ? 'Submitting…' : 'Submit'}
+        </Button>
+        <span id="kale-ext-submit-why" className="kale-ext-Muted">
+          {blocker}
+        </span>
+      </div>
+      {notice && (
+        <div
+          className={`kale-ext-Notice kale-ext-mod-${notice.kind}`}
+          role={notice.kind === 'error' ? 'alert' : 'status'}
+        >
+          <div>{notice.text}</div>
+          {notice.details?.map((d, i) => (
+            <div key={i}>{d}</div>
+          ))}
+          {notice.diagnostics && (
+            <DiagnosticList
+              diagnostics={notice.diagnostics}
+              onSelect={d => void state.selectCell(d)}
+            />
+          )}
+        </div>
+      )}
+      <Section id="preview" title="TrainJob preview" open={false}>
+        {compile?.trainjob_yaml ? (
+          <pre
+            className="kale-ext-Yaml"
+            tabIndex={0}
+            aria-label="TrainJob YAML"
+          >
+            {compile.trainjob_yaml}
+          </pre>
+        ) : (
+          <p className="kale-ext-Muted">
+            {compile && !compile.ok
+              ? 'Fix the errors to see the TrainJob.'
+              : 'No preview yet.'}
+          </p>
+        )}
+      </Section>
+    </>
+  );
+}

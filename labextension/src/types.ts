@@ -1,0 +1,173 @@
+import type { INotebookContent } from '@jupyterlab/nbformat';
+import type { JSONObject, JSONValue } from '@lumino/coreutils';
+
+/**
+ * The kale_ext REST API's types, mirroring `docs/rest-api.md`.
+ */
+export namespace Kale {
+  /**
+   * A compile error or warning; `cell` is the 0-based index among all cells.
+   */
+  export interface IDiagnostic {
+    severity: 'error' | 'warning';
+    message: string;
+    cell: number | null;
+    cell_id?: string | null;
+    line?: number | null;
+    code?: string;
+    /** A config error names the option it is about. */
+    field?: string;
+  }
+
+  /**
+   * An environment variable in Kubernetes JSON form.
+   */
+  export interface IEnvVar {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string } } & JSONObject;
+  }
+
+  /**
+   * A DistributedConfig dict: the fields the panel edits, and any other.
+   */
+  export interface IDistributedConfig {
+    env?: IEnvVar[];
+    requests?: Record<string, string>;
+    limits?: Record<string, string>;
+    [key: string]: JSONValue | IEnvVar[] | undefined;
+  }
+
+  /**
+   * Submit-time choices (all optional).
+   */
+  export interface IJobOptions {
+    name?: string;
+    runtime?: string;
+    nodes?: number;
+    procs_per_node?: number;
+    gpu?: number | string;
+    cpu?: string;
+    memory?: string;
+    image?: string;
+    parameters?: { [name: string]: JSONValue };
+    packages?: string[];
+    pip_index_urls?: string[];
+    env?: Record<string, string>;
+    config?: IDistributedConfig;
+    dataset_uri?: string;
+    model_uri?: string;
+    [key: string]: JSONValue | IDistributedConfig | undefined;
+  }
+
+  /**
+   * What the panel stores in `metadata.kale_ext`.
+   */
+  export interface INotebookMetadata {
+    options: IJobOptions;
+    config: IDistributedConfig;
+  }
+
+  /**
+   * The notebook to compile or submit: a path below the server root, or its JSON.
+   */
+  export type NotebookSource =
+    | { path: string; notebook?: undefined }
+    | { notebook: INotebookContent; path?: undefined };
+
+  /**
+   * The body of `POST compile` and `POST jobs`.
+   */
+  export type JobRequest = NotebookSource & { options?: IJobOptions };
+
+  export interface ICompileResult {
+    ok: boolean;
+    errors: IDiagnostic[];
+    warnings: IDiagnostic[];
+    function_name?: string;
+    source?: string;
+    parameters?: { [name: string]: JSONValue };
+    packages?: string[];
+    config?: IDistributedConfig;
+    runtime?: string;
+    nodes?: number;
+    procs_per_node?: number;
+    job_name?: string;
+    trainjob_yaml?: string;
+  }
+
+  export interface IRuntime {
+    name: string;
+    framework: string;
+    kind: string;
+    image: string;
+    num_nodes: number;
+    accelerators: Record<string, string>;
+    initializers: string[];
+  }
+
+  export interface ISubmitResult {
+    name: string;
+    backend: string;
+    warnings: string[];
+  }
+
+  export type JobStatus =
+    'Created' | 'Queued' | 'Running' | 'Complete' | 'Failed';
+
+  export interface INodeState {
+    index: number;
+    state: string;
+    reason?: string | null;
+    exit_code?: number | null;
+  }
+
+  export interface IJobInfo {
+    name: string;
+    status: JobStatus;
+    reason?: string | null;
+    backend: string;
+    runtime: string;
+    num_nodes: number;
+    procs_per_node: number;
+    nodes: INodeState[];
+    created?: string | null;
+    finished?: string | null;
+    provenance?: { [key: string]: JSONValue };
+  }
+
+  export interface ILogLine {
+    node: number;
+    rank: number | null;
+    text: string;
+    offset: number;
+  }
+
+  export interface IJobEvent {
+    time: string | null;
+    type: string;
+    reason: string;
+    message: string;
+    object: string;
+  }
+
+  export interface IBackend {
+    name: 'local' | 'kubernetes' | string;
+    reason: string;
+    namespace: string | null;
+  }
+
+  /**
+   * A row of the tag grammar. `tag` is how it is written (`imports`,
+   * `step:<name>`); `role` is the role it gives a cell, or null (a setting,
+   * or a tag that is reported and ignored).
+   */
+  export interface ITag {
+    tag: string;
+    role: string | null;
+    help: string;
+    pattern?: string;
+    setting?: string | null;
+    effect?: string;
+  }
+}

@@ -1,0 +1,389 @@
+import * as path from 'path';
+
+import {
+  EXAMPLES,
+  expect,
+  openNotebook,
+  openPanel,
+  panelScreenshot,
+  screenshot,
+  TALL,
+  test,
+  unnamedControls,
+  uploadAndOpen
+} from './helpers';
+
+/**
+ * Jobs really run here (the local backend): give them time.
+ */
+const JOB_TIMEOUT = 180_000;
+
+test.describe('the kale_ext panel with a notebook', () => {
+  test.use({ viewport: TALL });
+
+  test('tags a cell, submits the example on 2 nodes, streams both ranks and deletes the job', async ({
+    page,
+    tmpPath
+  }, testInfo) => {
+    test.setTimeout(JOB_TIMEOUT + 60_000);
+    await uploadAndOpen(
+      page,
+      path.join(EXAMPLES, 'digits_ddp.ipynb'),
+      `${tmpPath}/digits_ddp.ipynb`
+    );
+    const panel = await openPanel(page);
+
+    // The backend the jobs go to, and why.
+    await expect(panel.locator('.kale-ext-Backend')).toContainText('Local');
+
+    // Tag the evaluation cell (index 9, untagged) `training` with the editor.
+    const evaluation = page.locator('.jp-Notebook .jp-Cell').nth(9);
+    await evaluation.locator('.jp-InputPrompt').click();
+    const tags = panel.getByRole('group', { name: 'Tags of cell 10' });
+    await expect(tags).toBeVisible();
+    await tags.getByRole('button', { name: 'training' }).click();
+    await expect(
+      tags.getByRole('button', { name: 'training' })
+    ).toHaveAttribute('aria-pressed', 'true');
+    await expect(evaluation).toHaveClass(/kale-ext-tag-training/);
+    await expect(evaluation).toHaveAttribute('data-kale-ext-tags', 'training');
+    // The badge follows the tags metadata whoever writes it: the example's
+    // own tags are shown too.
+    await expect(page.locator('.jp-Notebook .jp-Cell').nth(1)).toHaveClass(
+      /kale-ext-tag-imports/
+    );
+    expect(await cellTags(page, 9)).toEqual(['training']);
+
+    // Runtime, 2 nodes, epochs=1.
+    await panel
+      .getByLabel('Runtime', { exact: true })
+      .selectOption('torch-distributed');
+    await expect(panel.locator('.kale-ext-Facts')).toContainText('torch');
+    await panel.getByLabel('Nodes', { exact: true }).fill('2');
+    await panel.getByLabel('Parameter epochs').fill('1');
+    await panel.getByLabel('CPU request per node').fill('500m');
+    await panel.getByLabel('CPU limit per node').fill('2');
+    await panel.getByRole('button', { name: 'Add variable' }).click();
+    await panel
+      .getByLabel('Name of environment variable 1')
+      .fill('OMP_NUM_THREADS');
+    await panel.getByLabel('Value of OMP_NUM_THREADS').fill('1');
+    await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
+      /Compiles: /
+    );
+    const submit = panel.getByRole('button', { name: 'Submit' });
+    await expect(submit).toBeEnabled();
+
+    // The choices are in the notebook's metadata, written through its model.
+    await expect
+      .poll(() => notebookMetadata(page))
+      .toEqual({
+        options: {
+          runtime: 'torch-distributed',
+          nodes: 2,
+          parameters: { epochs: 1 }
+        },
+        config: {
+          requests: { cpu: '500m' },
+          limits: { cpu: '2' },
+          env: [{ name: 'OMP_NUM_THREADS', value: '1' }]
+        }
+      });
+
+    // The TrainJob preview shows the 2 nodes.
+    await panel.locator('[data-section="preview"] summary').click();
+    await expect(panel.getByLabel('TrainJob YAML')).toContainText(
+      'numNodes: 2'
+    );
+    await panel.locator('[data-section="preview"] summary').click();
+    await panelScreenshot(page, testInfo, 'panel-form.png');
+
+    await submit.click();
+    const notice = panel.locator('.kale-ext-Notice');
+    await expect(notice).toContainText('Submitted');
+    const name = /Submitted (\S+)/.exec((await notice.textContent()) ?? '')![1];
+    const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+    await expect(row).toBeVisible();
+    await expect(row).toContainText('torch-distributed');
+    await expect(row).toContainText('2 nodes');
+
+    // Logs: both ranks stream in.
+    await row.getByRole('button', { name: `Logs of ${name}` }).click();
+    const logs = page.locator(`#kale-ext-logs-${name}`);
+    await expect(logs).toBeVisible();
+    const lines = logs.getByRole('log');
+    await expect(lines).toContainText('[rank 0]', { timeout: JOB_TIMEOUT });
+    await expect(lines).toContainText('[rank 1]', { timeout: JOB_TIMEOUT });
+    await screenshot(page, testInfo, 'panel-running-logs.png');
+
+    // Per-node tabs.
+    await logs.getByRole('tab', { name: 'Node 1' }).click();
+    await expect(lines).toContainText('[rank 1]');
+    await expect(lines).not.toContainText('[rank 0]');
+    await logs.getByRole('tab', { name: 'Node 0' }).click();
+    await expect(lines).toContainText('[rank 0]');
+    await expect(lines).not.toContainText('[rank 1]');
+    await logs.getByRole('tab', { name: 'All nodes' }).click();
+
+    // The job completes; the stream ends with it.
+    await expect(row).toHaveAttribute('data-status', 'Complete', {
+      timeout: JOB_TIMEOUT
+    });
+    await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(
+      'Ended: Complete'
+    );
+    await expect(lines).toContainText('test accuracy');
+
+    // Delete it.
+    await row.getByRole('button', { name: `Delete ${name}` }).click();
+    const dialog = page.locator('.jp-Dialog');
+    await expect(dialog).toContainText(name);
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await expect(row).toHaveCount(0);
+    await expect(notice).toContainText(`Deleted ${name}`);
+  });
+
+  test('a compile error links to its cell', async ({
+    page,
+    tmpPath
+  }, testInfo) => {
+    await openNotebook(page, testInfo, tmpPath, 'broken.ipynb', [
+      { source: 'import os', tags: ['imports'] },
+      { source: '# A notebook with a mistake', type: 'markdown' },
+      { source: 'rows = 3' },
+      { source: 'print(rows)\nprint(undefined_frame.head())' }
+    ]);
+    const panel = await openPanel(page);
+    const status = panel.locator('.kale-ext-Validation-status');
+    await expect(status).toHaveText(/\d+ errors?/);
+    const error = panel
+      .locator('.kale-ext-Diagnostic.kale-ext-mod-error')
+      .first();
+    await expect(error).toContainText('undefined_frame');
+    await expect(panel.getByRole('button', { name: 'Submit' })).toBeDisabled();
+
+    // The link selects the cell (index 3, "cell 4").
+    await page.notebook.selectCells(0);
+    await error.getByRole('button', { name: /Go to cell 4/ }).click();
+    await expect(page.locator('.jp-Notebook .jp-Cell').nth(3)).toHaveClass(
+      /jp-mod-active/
+    );
+    await panelScreenshot(page, testInfo, 'panel-compile-error.png');
+
+    // Fixing the cell (an unsaved change) clears the error.
+    await page.notebook.setCell(3, 'code', 'print(rows)');
+    await expect(status).toHaveText(/Compiles/);
+    await expect(panel.getByRole('button', { name: 'Submit' })).toBeEnabled();
+  });
+
+  test('a failed job shows its reason (light and dark themes)', async ({
+    page,
+    tmpPath
+  }, testInfo) => {
+    test.setTimeout(JOB_TIMEOUT);
+    await openNotebook(page, testInfo, tmpPath, 'failing.ipynb', [
+      { source: 'threshold = 0.5', tags: ['parameters'] },
+      {
+        source:
+          'print("loading the data")\nraise RuntimeError(f"no data above {threshold}")'
+      }
+    ]);
+    const panel = await openPanel(page);
+    await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
+      /Compiles/
+    );
+    await panel.getByRole('button', { name: 'Submit' }).click();
+    const notice = panel.locator('.kale-ext-Notice');
+    await expect(notice).toContainText('Submitted');
+    const name = /Submitted (\S+)/.exec((await notice.textContent()) ?? '')![1];
+    const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+    await expect(row).toHaveAttribute('data-status', 'Failed', {
+      timeout: JOB_TIMEOUT
+    });
+    await expect(row.locator('.kale-ext-JobRow-reason')).not.toBeEmpty();
+    await panelScreenshot(page, testInfo, 'panel-failed.png');
+
+    // The logs tell why.
+    await row.getByRole('button', { name: `Logs of ${name}` }).click();
+    const logs = page.locator(`#kale-ext-logs-${name}`);
+    await expect(logs.getByRole('log')).toContainText('no data above 0.5');
+    await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(
+      'Ended: Failed'
+    );
+
+    // The dark theme: the panel, the notebook's tag badges.
+    await page.theme.setDarkTheme();
+    await page.notebook.activate('failing.ipynb');
+    await row.scrollIntoViewIfNeeded();
+    await screenshot(page, testInfo, 'panel-dark.png');
+    await page.theme.setLightTheme();
+  });
+});
+
+async function cellTags(
+  page: import('@jupyterlab/galata').IJupyterLabPageFixture,
+  index: number
+) {
+  return page.evaluate(i => {
+    const app = window.jupyterapp;
+    const panel = app.shell.currentWidget as any;
+    return panel.content.widgets[i].model.getMetadata('tags');
+  }, index);
+}
+
+async function notebookMetadata(
+  page: import('@jupyterlab/galata').IJupyterLabPageFixture
+) {
+  return page.evaluate(() => {
+    const app = window.jupyterapp;
+    const panel = app.shell.currentWidget as any;
+    return panel.context.model.getMetadata('kale_ext');
+  });
+}
+
+test('the choices live in the notebook metadata, and Undo reverts them', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  // A notebook that already has choices (written by the panel, or by hand).
+  const stored = {
+    options: { nodes: 2, gpu: 'mig-1g.5gb', parameters: { lr: 0.5 } },
+    config: {
+      requests: { cpu: '500m' },
+      env: [
+        { name: 'MODE', value: 'fast' },
+        {
+          name: 'TOKEN',
+          valueFrom: { secretKeyRef: { name: 'hf', key: 'token' } }
+        }
+      ],
+      labels: { team: 'ml' }
+    }
+  };
+  await openNotebook(
+    page,
+    testInfo,
+    tmpPath,
+    'stored.ipynb',
+    [{ source: 'lr = 0.1', tags: ['parameters'] }, { source: 'print(lr)' }],
+    { kale_ext: stored }
+  );
+  const panel = await openPanel(page);
+  const nodes = panel.getByLabel('Nodes', { exact: true });
+  await expect(nodes).toHaveValue('2');
+  await expect(panel.getByLabel('GPUs per node')).toHaveValue('mig');
+  await expect(panel.getByLabel('MIG profile')).toHaveValue('mig-1g.5gb');
+  await expect(panel.getByLabel('CPU request per node')).toHaveValue('500m');
+  await expect(panel.getByLabel('Parameter lr')).toHaveValue('0.5');
+  await expect(panel.getByLabel('Value of MODE')).toHaveValue('fast');
+  await expect(
+    panel.getByLabel('Secret of TOKEN', { exact: true })
+  ).toHaveValue('hf');
+  await expect(panel.getByLabel('Key in the secret of TOKEN')).toHaveValue(
+    'token'
+  );
+  // Reading writes nothing.
+  expect(await notebookMetadata(page)).toEqual(stored);
+
+  // A change goes into the model (the notebook is now unsaved) ...
+  await nodes.fill('4');
+  await expect
+    .poll(() => notebookMetadata(page))
+    .toEqual({
+      options: { nodes: 4, gpu: 'mig-1g.5gb', parameters: { lr: 0.5 } },
+      config: {
+        labels: { team: 'ml' },
+        requests: { cpu: '500m' },
+        env: [
+          { name: 'MODE', value: 'fast' },
+          {
+            name: 'TOKEN',
+            valueFrom: { secretKeyRef: { name: 'hf', key: 'token' } }
+          }
+        ]
+      }
+    });
+
+  // ... and Undo in the notebook takes it back, in the panel too.
+  await page.notebook.selectCells(1);
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('z');
+  await expect(nodes).toHaveValue('2');
+  await page.keyboard.press('Shift+z');
+  await expect(nodes).toHaveValue('4');
+});
+
+test('every control of the panel is labelled and reachable by keyboard', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  await openNotebook(page, testInfo, tmpPath, 'keyboard.ipynb', [
+    { source: 'lr = 0.1', tags: ['parameters'] },
+    { source: 'print(lr)' }
+  ]);
+  const panel = await openPanel(page);
+  await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
+    /Compiles/
+  );
+  // Open every section and add an environment variable of each kind.
+  for (const section of ['packages', 'preview']) {
+    await panel.locator(`[data-section="${section}"] > summary`).click();
+    await expect(panel.locator(`[data-section="${section}"]`)).toHaveAttribute(
+      'open',
+      ''
+    );
+  }
+  await panel.getByRole('button', { name: 'Add variable' }).click();
+  await panel.getByRole('button', { name: 'Add variable' }).click();
+  await panel.getByLabel('Source of variable 2').selectOption('secret');
+  await panel.getByLabel('GPUs per node').selectOption('mig');
+
+  // Every control has a name.
+  const unnamed = await unnamedControls(panel);
+  expect(unnamed).toEqual([]);
+
+  // Tab visits every enabled control, in order.
+  const expected = await panel.evaluate(root => {
+    const all = root.querySelectorAll<HTMLElement>(
+      'input, select, textarea, button:not([disabled]), summary, [tabindex="0"]'
+    );
+    all.forEach((el, i) => (el.dataset.kaleExtFocusId = String(i)));
+    return all.length;
+  });
+  await panel.locator('summary').first().focus();
+  const visited = new Set<string>();
+  for (let i = 0; i < expected + 5; i++) {
+    const id = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      return el?.closest('#kale-ext-panel')
+        ? (el.dataset.kaleExtFocusId ?? '?')
+        : null;
+    });
+    if (id === null) {
+      break;
+    }
+    visited.add(id);
+    await page.keyboard.press('Tab');
+  }
+  expect(visited.size).toBe(expected);
+
+  // The keyboard drives the form: type into Nodes, toggle a tag with Space.
+  const nodes = panel.getByLabel('Nodes', { exact: true });
+  await nodes.focus();
+  await page.keyboard.type('3');
+  await expect(nodes).toHaveValue('3');
+  await page
+    .locator('.jp-Notebook .jp-Cell')
+    .nth(1)
+    .locator('.jp-InputPrompt')
+    .click();
+  const skip = panel
+    .getByRole('group', { name: 'Tags of cell 2' })
+    .getByRole('button', { name: 'skip' });
+  await skip.focus();
+  await page.keyboard.press('Space');
+  await expect(skip).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.locator('.jp-Notebook .jp-Cell').nth(1)).toHaveClass(
+    /kale-ext-tag-skip/
+  );
+});
