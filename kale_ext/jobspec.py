@@ -87,6 +87,7 @@ class JobSpec:
     dataset_uri: str | None = None
     model_uri: str | None = None
     warnings: list[str] = field(default_factory=list)
+    options: dict = field(default_factory=dict)  # the explicit submit options, for a rerun
 
 
 def _positive(value: Any, where: str, minimum: int = 1) -> int:
@@ -269,7 +270,12 @@ def build_job_spec(
                 "run_policy.scheduling_policy: min_available, min_resources and "
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
+    chosen = {f.name: getattr(explicit, f.name) for f in fields(explicit)}
+    chosen = {k: v for k, v in chosen.items() if v is not None and k != "name"}
+    if "config" in chosen:
+        chosen["config"] = DistributedConfig.from_dict(chosen["config"]).to_dict()
     return JobSpec(
+        options=chosen,
         name=name,
         runtime=runtime,
         nodes=nodes,

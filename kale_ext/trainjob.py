@@ -110,6 +110,7 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         ANNOTATION + "source-sha256": job.source_sha256,
         ANNOTATION + "version": __version__,
         ANNOTATION + "function": job.function_name,
+        ANNOTATION + "options": json.dumps(spec.options, sort_keys=True),  # what a rerun reuses
     }
     policy = spec.config.run_policy
     if policy is not None:

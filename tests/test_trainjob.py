@@ -225,3 +225,11 @@ def test_mpi_runtimes_are_refused_clearly():
     assert deepspeed.mpi and deepspeed.framework == "deepspeed"
     with pytest.raises(ConfigError, match="MPI"):
         build_job_spec(compile_notebook(NB), {}, deepspeed)
+
+
+def test_submit_options_are_recorded_for_a_rerun():
+    import json
+
+    obj = make({"nodes": 2, "parameters": {"epochs": 5}, "config": {"labels": {"a": "b"}}})
+    recorded = json.loads(obj["metadata"]["annotations"]["kale-ext.io/options"])
+    assert recorded == {"nodes": 2, "parameters": {"epochs": 5}, "config": {"labels": {"a": "b"}}}
