@@ -161,6 +161,7 @@ async def test_digits_ddp_on_two_nodes(api):
         ("jobs/some-job/logs", {"node": "x"}, None, 400, "'node' must be a whole number"),
         ("jobs/some-job/logs", {"node": "-1"}, None, 400, "'node' must be a whole number"),
         ("jobs/some-job/logs", {"tail": "1.5"}, None, 400, "'tail' must be a whole number"),
+        ("jobs/some-job/logs", {"tail": "9" * 5000}, None, 400, "'tail' must be a whole number"),
         ("jobs/some-job/logs", {"follow": "yes"}, None, 400, "'follow' must be 0 or 1"),
         ("jobs/some-job/logs", {"offsets": "0=1"}, None, 400, "offsets: '0=1' is not"),
         ("jobs/some-job/logs", {"offsets": "0:1,0:2"}, None, 400, "node 0 is given twice"),

@@ -272,7 +272,12 @@ def test_loading_the_extension_imports_nothing_heavy(tmp_path):
 class TestDebugLoopLag:
     @pytest.fixture
     def kale_config(self, tmp_path):
-        return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "debug_loop_lag": True}
+        return {
+            "backend": "local",
+            "jobs_dir": str(tmp_path / "jobs"),
+            "debug_loop_lag": True,
+            "warm_up": False,
+        }
 
     async def test_registered_only_when_asked_for_and_authenticated(self, api, jp_serverapp):
         routes = kale_routes(jp_serverapp.web_app)

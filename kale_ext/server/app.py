@@ -81,6 +81,15 @@ class KaleExtApp(ExtensionApp):
         "thread, so the first compile does not pay for them.",
     ).tag(config=True)
 
+    gc_freeze = Bool(
+        True,
+        help="After the warm-up's full garbage collection, move every surviving object (the "
+        "modules, classes and settings of the server and its extensions) to CPython's permanent "
+        "generation (gc.freeze), so the full collections that come later, which stop every "
+        "thread and the event loop, scan only newer objects: a few ms instead of 50-250 ms. "
+        "Reference counting still frees those objects; only cycles among them stay.",
+    ).tag(config=True)
+
     debug_loop_lag = Bool(
         False,
         help="Debug only: measure the event loop's lag every 10 ms and serve the figures at "
@@ -148,13 +157,13 @@ class KaleExtApp(ExtensionApp):
         """Called by every request: the first one starts the warm-up."""
         if not self._warmed:
             self._warmed = True
-            self._executor.submit(_warm_up)
+            self._executor.submit(_warm_up, self.gc_freeze)
             if self.compile_processes:
                 self._executor.submit(self._warm_processes)
 
     def _warm_processes(self) -> None:
         pool = self._process_pool()
-        for future in [pool.submit(_warm_up) for _ in range(self.compile_processes)]:
+        for future in [pool.submit(_warm_up, True) for _ in range(self.compile_processes)]:
             future.result()
 
     async def run(self, fn, *args, **kwargs):
@@ -233,7 +242,7 @@ class KaleExtApp(ExtensionApp):
         return {k: v for k, v in offered.items() if v is not None and (takes_any or k in params)}
 
 
-def _warm_up() -> None:
+def _warm_up(freeze: bool) -> None:
     try:
         import kubeflow_trainer_api.models  # noqa: F401
 
@@ -241,6 +250,8 @@ def _warm_up() -> None:
     except Exception:  # a warm-up only: the first real use reports any problem
         return
     # The imports leave ~100,000 new long-lived objects, which make CPython's next allocation
-    # burst (a log stream, say) pay for a full collection that stops every thread for 50-150 ms.
-    # Pay it now, once, while the panel opens.
+    # burst (a log stream, say) pay for a full collection that stops every thread for 50-250 ms.
+    # Pay it now, once, while the panel opens; then keep later ones small (see gc_freeze).
     gc.collect()
+    if freeze:
+        gc.freeze()

@@ -154,7 +154,7 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         text = self.query_arg(name)
         if text is None:
             return None
-        if not text.isdigit() or not text.isascii():
+        if not text.isdigit() or not text.isascii() or len(text) > 18:
             raise ApiError(
                 400,
                 f"query parameter {name!r} must be a whole number ≥ 0, not {text!r}",
