@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from .backends.base import Backend
-from .errors import ConfigError
+from .errors import ConfigError, NotFound
 
 BACKENDS = ("local", "kubernetes")
 
@@ -77,7 +77,10 @@ def resolve_spec(backend: Backend, job, options=None):
 
     opts = JobOptions.from_dict(options)
     stored = (job.notebook_metadata or {}).get("options") or {}
-    runtime = backend.get_runtime(opts.runtime or stored.get("runtime") or DEFAULT_RUNTIME)
+    try:
+        runtime = backend.get_runtime(opts.runtime or stored.get("runtime") or DEFAULT_RUNTIME)
+    except NotFound as e:
+        raise ConfigError("runtime", str(e)) from None
     spec = build_job_spec(job, opts, runtime)
     spec.warnings += missing_packages(backend, spec)
     return spec

@@ -260,7 +260,7 @@ def trainjob_dict(spec: JobSpec, notebook_path: str | None = None, env_from_keys
 def to_yaml(obj: dict) -> str:
     import yaml
 
-    class _Dumper(yaml.SafeDumper):
+    class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # the C one is 17× faster
         pass
 
     def _str(dumper, text):  # multi-line strings (the bootstrap) as readable blocks

@@ -20,7 +20,7 @@ RANKS = (
     "print(f'pid {os.getpid()} rank {rank} of {world}', flush=True)\n"
     "for step in range(steps):\n    time.sleep(pause)\n    print(f'step {step}', flush=True)\n"
     "t = __import__('torch').tensor([rank + 1.0])\ndist.all_reduce(t)\nprint(f'sum {t.item():.0f}')\n"
-    "dist.destroy_process_group()",
+    "dist.barrier()\ndist.destroy_process_group()",
 )
 
 
@@ -199,7 +199,7 @@ def test_gpu_request_runs_on_cpu_when_allowed(tmp_path):
 
 
 def test_unknown_runtime_and_job(backend):
-    with pytest.raises(NotFound, match="runtime 'deepspeed-distributed' not found"):
+    with pytest.raises(ConfigError, match="runtime: runtime 'deepspeed-distributed' not found"):
         submit_notebook(backend, notebook(*RANKS), {"runtime": "deepspeed-distributed"})
     with pytest.raises(NotFound):
         backend.get_job("nope")

@@ -64,6 +64,20 @@ async def test_compile_by_json_with_options(api, root):
     assert str(root) not in data["trainjob_yaml"]
 
 
+async def test_unsaved_content_with_its_path_names_the_job(api, root):
+    r = await api.post("compile", {"notebook": simple_nb(), "path": "work/my_run.ipynb"})
+    data = r.json
+    assert r.status == 200 and data["ok"], data["errors"]
+    assert data["function_name"] == "my_run" and data["job_name"].startswith("my-run-")
+    notes = yaml.safe_load(data["trainjob_yaml"])["metadata"]["annotations"]
+    assert notes["kale-ext.io/notebook"] == "work/my_run.ipynb"
+
+
+async def test_jupyterlab_cache_buster_query_is_accepted(api):
+    r = await api.get("runtimes", params={"1700000000000": ""})
+    assert r.status == 200, r.text
+
+
 async def test_compile_in_a_subdirectory_uses_the_relative_path(api, root):
     (root / "sub dir").mkdir()
     (root / "sub dir" / "nb.ipynb").write_text(json.dumps(simple_nb()))
@@ -200,7 +214,7 @@ BIG = 50 * 1024 * 1024
         ("[" * 100_000, 400, "not valid JSON"),
         ({"path": "plain_python.ipynb", "extra": 1}, 400, "unknown field 'extra'"),
         ({}, 400, "give either path"),
-        ({"path": "plain_python.ipynb", "notebook": {}}, 400, "not both"),
+        ({"path": "../x.ipynb", "notebook": {}}, 403, "outside the server root"),
         ({"notebook": "text"}, 400, "notebook must be the notebook's JSON object"),
         ({"path": 3}, 400, "path must be a non-empty string"),
         ({"path": ""}, 400, "path must be a non-empty string"),

@@ -134,6 +134,7 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         method = self.request.method or "GET"
         allowed = self.params.get(method, frozenset())
         unknown = sorted(set(self.request.query_arguments) - allowed - JUPYTER_PARAMS)
+        unknown = [k for k in unknown if not k.isdigit()]  # JupyterLab's `?<timestamp>` buster
         if unknown:
             takes = ", ".join(sorted(allowed)) or "none"
             raise ApiError(
@@ -310,19 +311,31 @@ def read_notebook_bytes(root: str, path, allow_hidden: bool) -> bytes:
         raise ApiError(403, f"cannot read {path}: {e.strerror}", field="path") from None
 
 
+def _relative_path(path) -> str:
+    """A path under the server root, checked as text (the notebook's content came as JSON)."""
+    if not isinstance(path, str) or not path.strip():
+        raise ApiError(400, "path must be a non-empty string", field="path")
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or path.startswith("\\"):
+        raise ApiError(400, f"path must be relative to the server root, not {path!r}", field="path")
+    if ".." in pure.parts:
+        raise ApiError(403, f"path {path!r} leads outside the server root", field="path")
+    return path
+
+
 class NotebookHandler(KaleExtHandler):
     """Base of POST compile and POST jobs: the same body."""
 
     fields = ("path", "notebook", "options")
 
     async def notebook_of(self, body: dict):
-        """(data, name, path) of the body's notebook: file bytes or nbformat JSON."""
+        """(data, name, path) of the body's notebook: file bytes or nbformat JSON. With both, the
+        JSON is the content (unsaved changes count) and the path names the job and its origin."""
         has_path, has_nb = body.get("path") is not None, body.get("notebook") is not None
-        if has_path == has_nb:
+        if not (has_path or has_nb):
             raise ApiError(
                 400,
-                "give either path (a notebook under the server root) or notebook (its JSON)"
-                + (", not both" if has_path else ""),
+                "give either path (a notebook under the server root) or notebook (its JSON)",
                 field="path",
             )
         options = body.get("options")
@@ -338,7 +351,10 @@ class NotebookHandler(KaleExtHandler):
                     f"notebook must be the notebook's JSON object, not {kind}",
                     field="notebook",
                 )
-            return body["notebook"], "notebook.ipynb", None
+            if not has_path:
+                return body["notebook"], "notebook.ipynb", None
+            path = _relative_path(body["path"])
+            return body["notebook"], PurePosixPath(path).name, path
         path = body["path"]
         cm = self.contents_manager
         root = getattr(cm, "root_dir", None) or self.serverapp.root_dir

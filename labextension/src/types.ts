@@ -73,7 +73,7 @@ export namespace Kale {
    */
   export type NotebookSource =
     | { path: string; notebook?: undefined }
-    | { notebook: INotebookContent; path?: undefined };
+    | { notebook: INotebookContent; path?: string };
 
   /**
    * The body of `POST compile` and `POST jobs`.

@@ -498,7 +498,11 @@ export class PanelState extends VDomModel {
     if (preferPath && !model.dirty) {
       return { path: panel.context.localPath };
     }
-    return { notebook: model.toJSON() as INotebookContent };
+    // the content as it is now (unsaved edits count); the path names the job
+    return {
+      notebook: model.toJSON() as INotebookContent,
+      path: panel.context.localPath
+    };
   }
 
   private _validate(): void {
