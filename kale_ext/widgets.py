@@ -1,21 +1,27 @@
-"""The job monitor: a live status badge, per-node logs (rank-prefixed), elapsed time, cancel.
+"""The job monitor: a live status badge, per-node logs (rank-prefixed), elapsed time, cancel,
+and plots of the metrics the job reports (``kale_ext.report``).
 
 Three layers, each small:
 
 - :class:`MonitorModel`: the monitor's logic in plain Python (status changes, log lines kept
-  per node up to a cap, elapsed time, the cancel state). No threads, no I/O, no widgets.
+  per node up to a cap, metrics per name and rank, elapsed time, the cancel state). No
+  threads, no I/O, no widgets.
 - :class:`JobMonitor`: polls a backend from a background thread, so the kernel stays free, and
   feeds the model to a view.
-- Views: :class:`WidgetView` (ipywidgets, updated from the thread) where a front end can
-  render widgets, else :class:`TextView`, which prints status changes and log lines.
+- Views: :class:`WidgetView` (ipywidgets, updated from the thread, a small SVG chart per
+  metric) where a front end can render widgets, else :class:`TextView`, which prints status
+  changes, log lines and, now and then, the latest metrics.
 """
 
 from __future__ import annotations
 
+import bisect
 import html
+import math
 import os
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +29,7 @@ from datetime import datetime, timezone
 
 from .backends.base import JobInfo, LogLine, NotFound, Status
 from .errors import KaleExtError
+from .metrics import PREFIX, parse_metric
 
 #: The statuses a monitor shows beyond a backend's own.
 CANCELLING = "Cancelling"
@@ -41,6 +48,21 @@ COLORS = {
 }
 #: Consecutive backend errors after which a monitor stops polling.
 MAX_ERRORS = 5
+#: Series colours, by rank modulo their number: the JupyterLab theme's, with fallbacks for
+#: front ends without its CSS variables (the same as the panel's logs view).
+SERIES_COLORS = (
+    "var(--jp-brand-color1, #1976d2)",
+    "var(--jp-warn-color1, #f57c00)",
+    "var(--jp-success-color1, #388e3c)",
+    "var(--jp-info-color1, #0097a7)",
+    "var(--jp-accent-color0, #00796b)",
+    "var(--jp-error-color1, #d32f2f)",
+    "var(--jp-brand-color0, #0d47a1)",
+    "var(--jp-warn-color0, #e65100)",
+)
+
+#: A point of a metric's series: (step, value).
+Point = tuple[float, float]
 
 
 def format_elapsed(seconds: float) -> str:
@@ -64,6 +86,174 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def format_value(value: float) -> str:
+    """A number for people: 4 significant digits, exponent form when very large or small."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == int(value) and abs(value) < 1e6:
+        return str(int(value))
+    if abs(value) >= 1e6 or abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.2e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent):+d}"
+    return f"{value:.4g}"
+
+
+def downsample(points: list[Point], buckets: int) -> list[Point]:
+    """At most about ``2 * buckets`` points that look like ``points`` when drawn.
+
+    The steps are cut into ``buckets`` equal ranges; each keeps its lowest and highest value
+    (in step order), so spikes survive; the first and last points stay. ``points`` are sorted
+    by step."""
+    n = len(points)
+    buckets = max(1, int(buckets))
+    if n <= 2 * buckets + 2:
+        return points
+    first, span = points[0][0], points[-1][0] - points[0][0]
+
+    def bucket_of(i: int) -> int:
+        if span > 0:
+            return min(buckets - 1, int((points[i][0] - first) / span * buckets))
+        return i * buckets // n
+
+    out = [points[0]]
+    i = 1
+    while i < n - 1:
+        bucket = bucket_of(i)
+        lo = hi = j = i
+        while j < n - 1 and bucket_of(j) == bucket:
+            if points[j][1] < points[lo][1]:
+                lo = j
+            if points[j][1] > points[hi][1]:
+                hi = j
+            j += 1
+        out.extend(points[k] for k in sorted({lo, hi}))
+        i = j
+    out.append(points[-1])
+    return out
+
+
+def _ticks(low: float, high: float, count: int, integers: bool = False) -> list[float]:
+    """Round tick values (1, 2 or 5 times a power of ten apart) within [low, high]."""
+    span = high - low
+    if not span > 0 or not math.isfinite(span):
+        return [low]
+    raw = span / max(1, count)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next((m * power for m in (1, 2, 5, 10) if m * power >= raw), 10 * power)
+    if integers:
+        step = max(1, round(step))
+    ticks, t = [], math.ceil(low / step - 1e-9) * step
+    while t <= high + step * 1e-9 and len(ticks) < 50:
+        ticks.append(round(t, 12))
+        t += step
+    return ticks
+
+
+def describe_metric(name: str, latest: dict[int, Point]) -> str:
+    """The latest values in words: "loss, latest: rank 0 0.31 at step 2, rank 1 0.3 at step 2"."""
+    parts = [
+        f"rank {rank} {format_value(v)} at step {format_value(s)}"
+        for rank, (s, v) in sorted(latest.items())
+    ]
+    return f"{name}, latest: {', '.join(parts)}" if parts else f"{name}: no values yet"
+
+
+def metric_svg(
+    name: str,
+    series: dict[int, list[Point]],
+    latest: dict[int, Point],
+    *,
+    width: int = 280,
+    height: int = 120,
+) -> str:
+    """A small line chart of one metric as HTML: its name, an SVG (x = step, a line per rank
+    in the theme's colours, a dot at each rank's last point) and the latest values."""
+    left, right, top, bottom = 44, 8, 6, 18
+    plot_w, plot_h = width - left - right, height - top - bottom
+    shown = {rank: downsample(points, math.ceil(plot_w / 2)) for rank, points in series.items()}
+    drawn = [p for points in shown.values() for p in points]
+    x_min = min((p[0] for p in drawn), default=0.0)
+    x_max = max((p[0] for p in drawn), default=1.0)
+    y_min = min((p[1] for p in drawn), default=0.0)
+    y_max = max((p[1] for p in drawn), default=1.0)
+    if x_min == x_max:
+        x_min, x_max = x_min - 1, x_max + 1
+    if y_min == y_max:
+        pad = abs(y_min) * 0.1 or 1.0
+        y_min, y_max = y_min - pad, y_max + pad
+    pad = (y_max - y_min) * 0.05
+    y_min, y_max = y_min - pad, y_max + pad
+
+    def sx(step: float) -> float:
+        return round(left + (step - x_min) / (x_max - x_min) * plot_w, 1)
+
+    def sy(value: float) -> float:
+        return round(top + (1 - (value - y_min) / (y_max - y_min)) * plot_h, 1)
+
+    label = describe_metric(name, latest)
+    text = 'font-size="9" style="fill:var(--jp-ui-font-color2, #616161)"'
+    grid = 'stroke-width="1" style="stroke:var(--jp-border-color2, #e0e0e0)"'
+    parts = [
+        f'<svg role="img" aria-label="{html.escape(label)}" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" '
+        'style="display:block;font-family:var(--jp-ui-font-family, sans-serif)">',
+        f"<title>{html.escape(label)}</title>",
+    ]
+    for t in _ticks(y_min, y_max, 3):
+        y = sy(t)
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y}" y2="{y}" {grid}/>')
+        parts.append(
+            f'<text x="{left - 4}" y="{y}" dy="0.32em" text-anchor="end" {text}>'
+            f"{format_value(t)}</text>"
+        )
+    for t in _ticks(x_min, x_max, 4, integers=True):
+        parts.append(
+            f'<text x="{sx(t)}" y="{height - bottom + 12}" text-anchor="middle" {text}>'
+            f"{format_value(t)}</text>"
+        )
+    parts.append(
+        f'<line x1="{left}" x2="{width - right}" y1="{height - bottom}" y2="{height - bottom}" '
+        'stroke-width="1" style="stroke:var(--jp-border-color1, #bdbdbd)"/>'
+    )
+    for rank, points in sorted(shown.items()):
+        color = SERIES_COLORS[rank % len(SERIES_COLORS)]
+        parts.append(f'<g class="kale-ext-metric-series" data-rank="{rank}">')
+        if len(points) > 1:
+            d = " ".join(f"{'L' if i else 'M'}{sx(s)} {sy(v)}" for i, (s, v) in enumerate(points))
+            parts.append(
+                f'<path d="{d}" fill="none" stroke-width="1.5" stroke-linejoin="round" '
+                f'style="stroke:{color}"/>'
+            )
+        if points:
+            s, v = points[-1]
+            parts.append(f'<circle cx="{sx(s)}" cy="{sy(v)}" r="2.5" style="fill:{color}"/>')
+        parts.append("</g>")
+    parts.append("</svg>")
+    legend = "".join(
+        f'<span data-rank="{rank}" style="margin-right:10px;white-space:nowrap">'
+        f'<span style="display:inline-block;width:10px;height:3px;vertical-align:middle;'
+        f'margin-right:4px;background:{SERIES_COLORS[rank % len(SERIES_COLORS)]}"></span>'
+        f"rank {rank} <b>{format_value(v)}</b> step {format_value(s)}</span>"
+        for rank, (s, v) in sorted(latest.items())
+    )
+    return (
+        f'<div class="kale-ext-metric" data-metric="{html.escape(name)}" '
+        'style="padding:4px 6px;border:1px solid var(--jp-border-color2, #e0e0e0);'
+        'border-radius:2px;line-height:1.5">'
+        f'<div style="font-weight:600;font-family:var(--jp-code-font-family, monospace)">'
+        f"{html.escape(name)}</div>{''.join(parts)}"
+        f'<div style="font-size:12px;line-height:1.5;max-width:{width}px">{legend}</div></div>'
+    )
+
+
 @dataclass(frozen=True)
 class Change:
     """A status change: what the monitor shows and the text view prints."""
@@ -83,10 +273,14 @@ class MonitorModel:
         nodes: int = 1,
         procs_per_node: int = 1,
         max_lines: int = 1000,
+        max_points: int = 2000,
+        show_metric_lines: bool = False,
         now: datetime | None = None,
     ):
         if max_lines < 1:
             raise ValueError("max_lines must be at least 1")
+        if max_points < 16:
+            raise ValueError("max_points must be at least 16")
         self.name = name
         self.backend = backend
         self.nodes = nodes
@@ -102,6 +296,14 @@ class MonitorModel:
         self.all_lines: deque[str] = deque(maxlen=max_lines)
         self.all_dropped = 0
         self.offsets: dict[int, int] = {}
+        # metrics: name -> rank -> points sorted by step; the latest value (NaN too) apart
+        self.max_points = max_points
+        self.show_metric_lines = show_metric_lines
+        self.metrics: dict[str, dict[int, list[Point]]] = {}
+        self.latest: dict[str, dict[int, Point]] = {}
+        self.metric_lines = 0
+        self.metrics_version = 0
+        self.metric_versions: dict[str, int] = {}
         self.cancel_state: str | None = None  # None, "requested", "done", "failed"
         self._before_cancel: tuple[str, str | None] = (self.status, None)
         self.error: str | None = None
@@ -159,9 +361,20 @@ class MonitorModel:
     # -- logs --
 
     def on_lines(self, lines: Iterable[LogLine]) -> list[str]:
-        """Buffer new log lines (the newest ``max_lines`` per node); returns them as shown."""
+        """Buffer new log lines (the newest ``max_lines`` per node); returns them as shown.
+
+        The lines ``report()`` printed go to the metrics instead (and are shown too with
+        ``show_metric_lines``)."""
         shown = []
         for line in lines:
+            if line.text.startswith(PREFIX):
+                self.metric_lines += 1
+                self.offsets[line.node] = max(self.offsets.get(line.node, 0), line.offset)
+                record = parse_metric(line.text)
+                if record is not None:
+                    self.on_metric(record, line.rank if line.rank is not None else line.node)
+                if not self.show_metric_lines:
+                    continue
             text = f"{line.prefix} {line.text}"
             buf = self.lines.setdefault(line.node, deque(maxlen=self.max_lines))
             if len(buf) == self.max_lines:
@@ -173,6 +386,53 @@ class MonitorModel:
             self.offsets[line.node] = max(self.offsets.get(line.node, 0), line.offset)
             shown.append(text)
         return shown
+
+    # -- metrics --
+
+    def on_metric(self, record: dict, rank: int = 0) -> list[str]:
+        """Add one ``report()`` record; its own ``rank`` wins over the line's. Values that are
+        not numbers are ignored; a missing step is the one after the series' last. Returns
+        the names of the metrics it added to."""
+        own = record.get("rank")
+        if isinstance(own, int) and not isinstance(own, bool) and own >= 0:
+            rank = own
+        step = _number(record.get("step"))
+        if step is not None and not math.isfinite(step):
+            step = None
+        names = []
+        for name, raw in record.items():
+            value = _number(raw)
+            if name in ("step", "rank") or value is None:
+                continue
+            series = self.metrics.setdefault(name, {}).setdefault(rank, [])
+            at = step if step is not None else (series[-1][0] + 1 if series else 0)
+            self.latest.setdefault(name, {})[rank] = (at, value)
+            self.metric_versions[name] = self.metric_versions.get(name, 0) + 1
+            names.append(name)
+            if not math.isfinite(value):
+                continue  # the latest value, not a point of the chart
+            if series and series[-1][0] == at:
+                series[-1] = (at, value)
+            elif not series or series[-1][0] < at:
+                series.append((at, value))
+            else:
+                bisect.insort(series, (at, value), key=lambda p: p[0])
+            if len(series) > self.max_points:
+                series[:] = downsample(series, self.max_points // 4)
+        if names:
+            self.metrics_version += 1
+        return names
+
+    def metrics_text(self) -> str:
+        """The latest value of every metric and rank, on one line ('' without metrics)."""
+        parts = []
+        for name, ranks in self.latest.items():
+            values = ", ".join(
+                f"rank {rank} {format_value(v)} (step {format_value(s)})"
+                for rank, (s, v) in sorted(ranks.items())
+            )
+            parts.append(f"{name}: {values}")
+        return " · ".join(parts)
 
     def node_text(self, node: int | None = None) -> str:
         """One node's buffered log (all nodes with None), with a note of dropped lines."""
@@ -235,10 +495,16 @@ class MonitorModel:
 
 
 class TextView:
-    """Prints status changes and log lines (a terminal, or a front end without widgets)."""
+    """Prints status changes and log lines (a terminal, or a front end without widgets), and
+    the latest metrics when they changed: at most every ``metrics_every`` seconds, and at the
+    end."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, *, metrics_every: float = 10.0, clock=time.monotonic):
         self._stream = stream
+        self.metrics_every = metrics_every
+        self._clock = clock
+        self._metrics_printed = 0
+        self._metrics_at: float | None = None
 
     @property
     def stream(self):
@@ -255,13 +521,27 @@ class TextView:
             self._print(model.summary())
         for text in lines:
             self._print(text)
+        self._print_metrics(model, final=model.finished)
         if change is not None and change.status in FINAL:
             self._print(model.summary())
         if model.error and change is None and not lines:
             self._print(f"[{model.name}] {model.error}")
 
     def tick(self, model: MonitorModel) -> None:
-        pass
+        self._print_metrics(model)
+
+    def _print_metrics(self, model: MonitorModel, final: bool = False) -> None:
+        if model.metrics_version == self._metrics_printed:
+            return
+        now = self._clock()
+        if (
+            not final
+            and self._metrics_at is not None
+            and now - self._metrics_at < self.metrics_every
+        ):
+            return
+        self._metrics_printed, self._metrics_at = model.metrics_version, now
+        self._print(f"[{model.name}] metrics: {model.metrics_text()}")
 
     def _print(self, text: str) -> None:
         try:
@@ -296,11 +576,17 @@ class WidgetView:
         self.button.on_click(lambda _: on_cancel())
         self.reason = w.HTML()
         self.reason.add_class("kale-ext-reason")
+        self.charts: dict[str, object] = {}
+        self._chart_versions: dict[str, int] = {}
+        self.metrics = w.HBox(
+            layout=w.Layout(flex_flow="row wrap", grid_gap="8px 16px", display="none")
+        )
+        self.metrics.add_class("kale-ext-metrics")
         self.logs: dict[int | None, object] = {}
         self._texts: dict[int | None, str] = {}
         self.tabs = None
         self.widget = w.VBox(
-            [w.HBox([self.badge, self.title, self.clock, self.button]), self.reason],
+            [w.HBox([self.badge, self.title, self.clock, self.button]), self.reason, self.metrics],
         )
         self.widget.add_class("kale-ext-monitor")
         self._build_logs(model)
@@ -337,6 +623,7 @@ class WidgetView:
         self.button.disabled = model.finished or model.cancel_state in ("requested", "done")
         if model.cancel_state == "requested":
             self.button.description = "Cancelling…"
+        self._update_charts(model)
         for key, log in self.logs.items():
             text = model.node_text(key)
             if text != self._texts.get(key):
@@ -345,6 +632,23 @@ class WidgetView:
                     '<pre style="max-height:24em;overflow:auto;margin:0;font-size:12px">'
                     f"{html.escape(text)}</pre>"
                 )
+
+    def _update_charts(self, model: MonitorModel) -> None:
+        """A chart per metric, redrawn when its metric changed."""
+        added = False
+        for name, version in model.metric_versions.items():
+            if self._chart_versions.get(name) == version:
+                continue
+            chart = self.charts.get(name)
+            if chart is None:
+                chart = self.charts[name] = self._w.HTML()
+                chart.add_class("kale-ext-metric-chart")
+                added = True
+            self._chart_versions[name] = version
+            chart.value = metric_svg(name, model.metrics.get(name, {}), model.latest.get(name, {}))
+        if added:
+            self.metrics.children = tuple(self.charts.values())
+            self.metrics.layout.display = "flex"
 
     def tick(self, model: MonitorModel) -> None:
         value = f"<span>{model.elapsed()}</span>"
@@ -413,6 +717,7 @@ class JobMonitor:
         view: str | None = None,
         interval: float = 0.5,
         max_lines: int = 1000,
+        show_metric_lines: bool = False,
         start: bool = True,
         shell=None,
     ):
@@ -425,6 +730,7 @@ class JobMonitor:
             nodes=nodes,
             procs_per_node=procs_per_node,
             max_lines=max_lines,
+            show_metric_lines=show_metric_lines,
         )
         if view is None:
             view = "widget" if widgets_can_render(shell) else "text"
@@ -462,8 +768,9 @@ class JobMonitor:
         self._errors = 0
         with self._lock:
             change = self.model.on_info(info)
+            version = self.model.metrics_version
             shown = self.model.on_lines(lines)
-            if change is not None or shown:
+            if change is not None or shown or self.model.metrics_version != version:
                 self.view.update(self.model, change, shown)
             else:
                 self.view.tick(self.model)

@@ -4,6 +4,8 @@ background polling against a scripted backend."""
 from __future__ import annotations
 
 import io
+import json
+import math
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -19,7 +21,11 @@ from kale_ext.widgets import (
     JobMonitor,
     MonitorModel,
     TextView,
+    describe_metric,
+    downsample,
     format_elapsed,
+    format_value,
+    metric_svg,
     widgets_can_render,
 )
 
@@ -155,6 +161,164 @@ def test_backend_errors_are_shown_and_cleared():
     assert m.error == "connection refused"
     m.on_info(info(Status.RUNNING), at(1))
     assert m.error is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics (`report()` lines)
+
+
+def metric(node: int, offset: int, line_rank: int | None = None, **record) -> LogLine:
+    """A line `report()` printed; ``line_rank`` is the rank the log line carries."""
+    return line(node, "KALE_METRIC " + json.dumps(record), offset, line_rank)
+
+
+def test_metric_lines_become_series_per_metric_and_rank():
+    m = MonitorModel("job", nodes=2, now=T0)
+    shown = m.on_lines(
+        [
+            line(0, "epoch 1 loss 0.900", 10),
+            metric(0, 20, step=1, rank=0, loss=0.9),
+            metric(1, 15, step=1, rank=1, loss=0.95),
+            metric(1, 30, step=2, rank=1, loss=0.5),
+            metric(0, 40, step=2, rank=0, loss=0.4, accuracy=0.97),
+            line(0, "KALE_METRIC {broken", 50),
+        ]
+    )
+    assert shown == ["[rank 0] epoch 1 loss 0.900"]  # the metrics lines are plotted, not shown
+    assert m.node_text(None) == "[rank 0] epoch 1 loss 0.900"
+    assert m.offsets == {0: 50, 1: 30}  # read once, shown or not
+    assert m.metric_lines == 5
+    assert list(m.metrics) == ["loss", "accuracy"]
+    assert m.metrics["loss"] == {0: [(1, 0.9), (2, 0.4)], 1: [(1, 0.95), (2, 0.5)]}
+    assert m.metrics["accuracy"] == {0: [(2, 0.97)]}
+    assert m.latest["loss"] == {0: (2, 0.4), 1: (2, 0.5)}
+    assert m.metrics_text() == (
+        "loss: rank 0 0.4 (step 2), rank 1 0.5 (step 2) · accuracy: rank 0 0.97 (step 2)"
+    )
+    assert m.metrics_version == 4 and m.metric_versions == {"loss": 4, "accuracy": 1}
+
+
+def test_metric_lines_can_be_shown_too():
+    m = MonitorModel("job", show_metric_lines=True, now=T0)
+    shown = m.on_lines([metric(0, 5, step=1, loss=1.0)])
+    assert shown == ['[rank 0] KALE_METRIC {"step": 1, "loss": 1.0}']
+    assert m.metrics["loss"] == {0: [(1, 1.0)]}
+
+
+def test_metric_records_rank_step_and_bad_values():
+    m = MonitorModel("job", nodes=3, now=T0)
+    m.on_lines(
+        [
+            metric(1, 1, line_rank=3, loss=1),  # the line's rank (a procs_per_node prefix)
+            LogLine(2, 'KALE_METRIC {"loss": 2}', None, 1),  # no rank at all: the node
+            metric(0, 1, line_rank=0, rank=5, loss=3),  # the record's own rank wins
+            metric(0, 2, step="one", rank=-1, loss=4, note="text", ok=True, nested={"a": 1}),
+        ]
+    )
+    assert sorted(m.metrics["loss"]) == [0, 2, 3, 5]
+    assert list(m.metrics) == ["loss"]  # strings, booleans and objects are not metrics
+    # no step: the one after the series' last
+    m.on_metric({"loss": 7}, rank=0)
+    assert [s for s, _ in m.metrics["loss"][0]] == [0, 1]
+    assert m.on_metric({"step": 1}, rank=0) == []
+
+
+def test_metric_steps_are_sorted_and_a_repeated_step_replaced():
+    m = MonitorModel("job", now=T0)
+    for step, value in [(1, 1.0), (3, 3.0), (2, 2.0), (3, 2.5)]:
+        m.on_metric({"step": step, "loss": value})
+    assert m.metrics["loss"][0] == [(1, 1.0), (2, 2.0), (3, 2.5)]
+    assert m.latest["loss"][0] == (3, 2.5)
+
+
+def test_a_non_finite_value_is_the_latest_but_not_plotted():
+    m = MonitorModel("job", now=T0)
+    m.on_lines([metric(0, 1, step=1, loss=1.0), line(0, 'KALE_METRIC {"step": 2, "loss": NaN}', 2)])
+    assert m.metrics["loss"][0] == [(1, 1.0)]
+    s, v = m.latest["loss"][0]
+    assert s == 2 and math.isnan(v)
+    assert m.metrics_text() == "loss: rank 0 nan (step 2)"
+
+
+def test_metrics_stay_bounded_and_keep_their_spikes():
+    m = MonitorModel("job", max_points=100, now=T0)
+    for step in range(5000):
+        m.on_metric({"step": step, "loss": 99.0 if step == 3333 else 1.0})
+    points = m.metrics["loss"][0]
+    assert len(points) <= 100
+    assert points[0] == (0, 1.0) and points[-1] == (4999, 1.0)
+    assert (3333, 99.0) in points
+    with pytest.raises(ValueError):
+        MonitorModel("job", max_points=2)
+
+
+def test_downsample_keeps_the_ends_and_each_buckets_extremes():
+    points = [(i, math.sin(i / 50)) for i in range(5000)]
+    out = downsample(points, 100)
+    assert len(out) <= 202 and out[0] == points[0] and out[-1] == points[-1]
+    assert [p[0] for p in out] == sorted({p[0] for p in out})
+    assert min(v for _, v in out) == min(v for _, v in points)
+    assert max(v for _, v in out) == max(v for _, v in points)
+    assert downsample(points[:10], 10) == points[:10]
+    assert len(downsample([(4, float(i)) for i in range(100)], 5)) <= 12  # all at one step
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.312345, "0.3123"), (2.0, "2"), (1234.5678, "1235"), (0, "0"), (0.00012, "1.2e-4"),
+     (3e7, "3e+7"), (float("nan"), "nan"), (float("-inf"), "-inf")],
+)  # fmt: skip
+def test_format_value(value, text):
+    assert format_value(value) == text
+
+
+def test_metric_svg_draws_a_line_per_rank():
+    series = {0: [(1, 1.2), (2, 0.4)], 1: [(1, 1.1), (2, 0.5)]}
+    latest = {0: (2, 0.4), 1: (2, 0.5)}
+    svg = metric_svg("loss", series, latest)
+    label = "loss, latest: rank 0 0.4 at step 2, rank 1 0.5 at step 2"
+    assert describe_metric("loss", latest) == label
+    assert f'role="img" aria-label="{label}"' in svg
+    assert svg.count("<path ") == 2 and svg.count("<circle ") == 2
+    assert 'data-rank="0"' in svg and 'data-rank="1"' in svg
+    assert "var(--jp-brand-color1, #1976d2)" in svg and "var(--jp-warn-color1" in svg
+    assert "rank 1 <b>0.5</b> step 2" in svg
+    # a single value: a dot, no line
+    one = metric_svg("accuracy", {0: [(2, 0.97)]}, {0: (2, 0.97)})
+    assert "<path " not in one and one.count("<circle ") == 1
+    # names are escaped
+    assert "&lt;b&gt;" in metric_svg("<b>", {}, {})
+
+
+def test_metric_svg_of_thousands_of_points_stays_small():
+    series = {r: [(i, 1 / (i + 1 + r)) for i in range(20_000)] for r in range(2)}
+    svg = metric_svg("loss", series, {r: series[r][-1] for r in series})
+    assert len(svg) < 20_000
+    for path in svg.split("<path ")[1:]:
+        assert path.count("L") <= 2 * 114 + 2
+
+
+def test_text_view_prints_the_latest_metrics_now_and_then():
+    stream, clock = io.StringIO(), [0.0]
+    view = TextView(stream, metrics_every=10, clock=lambda: clock[0])
+    m = MonitorModel("job", now=T0)
+    m.on_info(info(Status.RUNNING), at(1))
+    view.update(m, None, m.on_lines([metric(0, 1, step=1, loss=0.9)]))
+    clock[0] = 5
+    view.update(m, None, m.on_lines([metric(0, 2, step=2, loss=0.5)]))  # too soon
+    view.tick(m)
+    clock[0] = 11
+    view.tick(m)  # due: printed by the tick
+    view.tick(m)  # nothing new
+    clock[0] = 12
+    m.on_lines([metric(0, 3, step=3, loss=0.25)])
+    view.update(m, m.on_info(info(Status.COMPLETE), at(12)), [])  # the end: printed at once
+    assert stream.getvalue().splitlines() == [
+        "[job] metrics: loss: rank 0 0.9 (step 1)",
+        "[job] metrics: loss: rank 0 0.5 (step 2)",
+        "[job] metrics: loss: rank 0 0.25 (step 3)",
+        "[job] Complete (0:12)",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,6 +481,58 @@ def test_widget_display_has_a_plain_text_stand_in():
     )
     assert data["text/plain"].startswith("[job] Created (0:")
     assert "`%kale_logs job` prints the logs" in data["text/plain"]
+
+
+METRICS_SCRIPT = [
+    Step(Status.RUNNING, ((0, "epoch 1"),)),
+    Step(
+        Status.RUNNING,
+        (
+            (0, 'KALE_METRIC {"step": 1, "rank": 0, "loss": 0.9}'),
+            (1, 'KALE_METRIC {"step": 1, "rank": 1, "loss": 0.95}'),
+        ),
+    ),
+    Step(
+        Status.COMPLETE,
+        (
+            (0, 'KALE_METRIC {"step": 2, "rank": 0, "loss": 0.4}'),
+            (1, 'KALE_METRIC {"step": 2, "rank": 1, "loss": 0.5}'),
+            (0, 'KALE_METRIC {"step": 2, "rank": 0, "accuracy": 0.97}'),
+        ),
+    ),
+]
+
+
+def test_widget_plots_the_metrics_live():
+    backend = ScriptedBackend(METRICS_SCRIPT, nodes=2)
+    monitor = JobMonitor(backend, "job", nodes=2, view="widget", start=False)
+    view = monitor.view
+    assert view.metrics in view.widget.children and view.metrics.layout.display == "none"
+    monitor.poll()
+    assert view.charts == {}
+    monitor.poll()
+    loss = view.charts["loss"]
+    assert view.metrics.children == (loss,) and view.metrics.layout.display == "flex"
+    assert 'aria-label="loss, latest: rank 0 0.9 at step 1, rank 1 0.95 at step 1"' in loss.value
+    assert "<path " not in loss.value  # one step so far: dots
+    while monitor.poll():
+        pass
+    assert view.metrics.children == (loss, view.charts["accuracy"])
+    assert loss.value.count("<path ") == 2
+    assert "rank 0 <b>0.97</b> step 2" in view.charts["accuracy"].value
+    assert "KALE_METRIC" not in view.logs[None].value and "epoch 1" in view.logs[None].value
+
+
+def test_text_monitor_prints_the_metrics(capsys):
+    backend = ScriptedBackend(METRICS_SCRIPT, nodes=2)
+    monitor = JobMonitor(backend, "job", nodes=2, view="text", interval=0.01)
+    assert monitor.wait(10) == "Complete"
+    out = capsys.readouterr().out
+    assert "KALE_METRIC" not in out
+    assert out.splitlines()[-2] == (
+        "[job] metrics: loss: rank 0 0.4 (step 2), rank 1 0.5 (step 2) · "
+        "accuracy: rank 0 0.97 (step 2)"
+    )
 
 
 def test_widget_cancel_button():

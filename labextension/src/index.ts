@@ -86,7 +86,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
           app.shell.activateById(open.id);
           return open;
         }
-        const content = new LogsView({ service, name });
+        const content = new LogsView({
+          service,
+          name,
+          timelines: state.jobList.timelines
+        });
         const widget = new MainAreaWidget({ content });
         widget.id = `kale-ext-logs-${name}`;
         widget.title.icon = kaleIcon;

@@ -183,7 +183,7 @@ describe('PanelState', () => {
     expect(service.compile).toHaveBeenCalledTimes(1);
     const [body] = service.compile.mock.calls[0];
     expect(body.notebook).toEqual(model.toJSON());
-    expect(body.path).toBeUndefined();
+    expect(body.path).toBe('dir/nb.ipynb'); // names the job; the JSON is the content
     expect(body.options).toEqual({ nodes: 2, parameters: { epochs: 1 } });
     expect(state.compile?.ok).toBe(true);
     expect(state.submitBlocker).toBe('');
@@ -266,6 +266,7 @@ describe('PanelState', () => {
     await state.rerun({ name: 'mine' } as Kale.IJobInfo);
     expect(service.submit.mock.calls[3][0]).toEqual({
       notebook: model.toJSON(),
+      path: 'dir/nb.ipynb',
       options: { nodes: 2 }
     });
     expect(state.canRerun({ ...job, name: 'unknown' })).toBe(false);

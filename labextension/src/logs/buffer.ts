@@ -1,5 +1,6 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { isMetricLine } from '../metrics';
 import type { Kale } from '../types';
 
 /**
@@ -12,6 +13,11 @@ export interface ILogFilter {
   rank: number | null;
   /** Lines containing this text (case-insensitive), or all (''). */
   query: string;
+  /**
+   * Whether the lines `report()` printed (`KALE_METRIC {...}`) are shown;
+   * the metrics view plots them, so by default they are not.
+   */
+  metrics: boolean;
 }
 
 /**
@@ -55,6 +61,11 @@ export class LogBuffer {
     return this._view ? this._view.length : this._lines.length;
   }
 
+  /** The metrics lines held (shown or not). */
+  get metricLines(): number {
+    return this._metricLines;
+  }
+
   /** The nodes and ranks seen so far, sorted. */
   get nodes(): number[] {
     return [...this._nodes].sort((a, b) => a - b);
@@ -95,14 +106,21 @@ export class LogBuffer {
     const pending = this._pending;
     this._pending = [];
     const start = this._lines.length;
+    const hadMetrics = this._metricLines > 0;
     for (const line of pending) {
       this._lines.push(line);
       this._nodes.add(line.node);
       if (line.rank !== null) {
         this._ranks.add(line.rank);
       }
+      if (isMetricLine(line.text)) {
+        this._metricLines++;
+      }
     }
-    if (this._view) {
+    if (!this._view && !hadMetrics && this._metricLines > 0) {
+      // The first metrics line: from now on the view is an index.
+      this._reindex();
+    } else if (this._view) {
       for (let i = start; i < this._lines.length; i++) {
         if (this._matches(this._lines[i])) {
           this._view.push(i);
@@ -110,7 +128,15 @@ export class LogBuffer {
       }
     }
     if (this._lines.length > this._maxLines) {
-      this._lines.splice(0, this._lines.length - this._maxLines);
+      const removed = this._lines.splice(
+        0,
+        this._lines.length - this._maxLines
+      );
+      for (const line of removed) {
+        if (isMetricLine(line.text)) {
+          this._metricLines--;
+        }
+      }
       this._reindex();
     }
     this._changed.emit();
@@ -139,13 +165,19 @@ export class LogBuffer {
     this._pending = [];
     this._nodes.clear();
     this._ranks.clear();
+    this._metricLines = 0;
     this._reindex();
     this._changed.emit();
   }
 
   private _reindex(): void {
-    const { node, rank, query } = this._filter;
-    if (node === null && rank === null && !query) {
+    const { node, rank, query, metrics } = this._filter;
+    if (
+      node === null &&
+      rank === null &&
+      !query &&
+      (metrics || this._metricLines === 0)
+    ) {
       this._view = null;
       return;
     }
@@ -159,10 +191,11 @@ export class LogBuffer {
   }
 
   private _matches(line: Kale.ILogLine): boolean {
-    const { node, rank } = this._filter;
+    const { node, rank, metrics } = this._filter;
     return (
       (node === null || line.node === node) &&
       (rank === null || line.rank === rank) &&
+      (metrics || !isMetricLine(line.text)) &&
       (!this._query || line.text.toLowerCase().includes(this._query))
     );
   }
@@ -170,7 +203,13 @@ export class LogBuffer {
   private _lines: Kale.ILogLine[] = [];
   private _pending: Kale.ILogLine[] = [];
   private _view: number[] | null = null;
-  private _filter: ILogFilter = { node: null, rank: null, query: '' };
+  private _filter: ILogFilter = {
+    node: null,
+    rank: null,
+    query: '',
+    metrics: false
+  };
+  private _metricLines = 0;
   private _query = '';
   private _nodes = new Set<number>();
   private _ranks = new Set<number>();

@@ -1,13 +1,22 @@
 import { ReactWidget } from '@jupyterlab/ui-components';
 import type { Message } from '@lumino/messaging';
-import { Debouncer } from '@lumino/polling';
+import { Debouncer, Poll } from '@lumino/polling';
 import { Signal } from '@lumino/signaling';
 import * as React from 'react';
 
-import type { KaleService } from '../api';
+import { KaleAPIError, type KaleService } from '../api';
 import { useSignal } from '../hooks';
+import { MetricsStore } from '../metrics';
+import { JobTimelines } from '../timeline';
 import { LogBuffer } from './buffer';
 import { LogList } from './list';
+import { MetricsPane } from './metrics';
+import { TimelinePane } from './timeline';
+
+/**
+ * Milliseconds between two polls of the job's status (for its timeline).
+ */
+const STATUS_INTERVAL = 1000;
 
 /**
  * The stream's state, as the status line shows it.
@@ -27,6 +36,9 @@ export class LogsView extends ReactWidget {
     this.service = options.service;
     this.jobName = options.name;
     this.buffer = options.buffer ?? new LogBuffer();
+    this.timelines = options.timelines ?? new JobTimelines();
+    this.timelines.changed.connect(this._onTimelines, this);
+    this._statusInterval = options.statusInterval ?? STATUS_INTERVAL;
     this.addClass('kale-ext-Logs');
     this.id = `kale-ext-logs-view-${options.name}`;
     this.title.label = `Logs: ${options.name}`;
@@ -37,7 +49,38 @@ export class LogsView extends ReactWidget {
   readonly service: KaleService;
   readonly jobName: string;
   readonly buffer: LogBuffer;
+  /** The metrics the job reported (`KALE_METRIC` lines). */
+  readonly metrics = new MetricsStore();
+  /** The observed phases of the jobs (shared with the jobs list). */
+  readonly timelines: JobTimelines;
   readonly changed = new Signal<this, void>(this);
+
+  /** Which parts of the view are open. */
+  readonly sections = { metrics: true, timeline: true };
+
+  /** Why the job's status is not polled any more ('' while it is). */
+  get statusNote(): string {
+    return this._statusNote;
+  }
+
+  /** Whether the log shows the metrics lines (hidden by default). */
+  get showMetricLines(): boolean {
+    return this.buffer.filter.metrics;
+  }
+
+  set showMetricLines(show: boolean) {
+    if (show !== this.buffer.filter.metrics) {
+      this.buffer.setFilter({ metrics: show });
+      this.changed.emit();
+    }
+  }
+
+  toggleSection(section: keyof LogsView['sections'], open: boolean): void {
+    if (this.sections[section] !== open) {
+      this.sections[section] = open;
+      this.changed.emit();
+    }
+  }
 
   get stream(): IStreamState {
     return this._stream;
@@ -93,16 +136,21 @@ export class LogsView extends ReactWidget {
     this._abort?.abort();
     const abort = (this._abort = new AbortController());
     this.buffer.clear();
+    this.metrics.clear();
     this._setStream({ phase: 'connecting' });
     this.service
       .streamLogs(this.jobName, {
         signal: abort.signal,
-        onLines: lines => this.buffer.push(lines),
+        onLines: lines => {
+          this.buffer.push(lines);
+          this.metrics.push(lines);
+        },
         onState: phase => this._setStream({ phase })
       })
       .then(end => {
         if (end !== null) {
           this.buffer.flush();
+          void this._status?.refresh(); // the final state, for the timeline
           const detail = [end.status, end.reason].filter(Boolean).join(': ');
           this._setStream({ phase: 'ended', detail });
         }
@@ -118,8 +166,13 @@ export class LogsView extends ReactWidget {
   }
 
   dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
     this._abort?.abort();
     this._search.dispose();
+    this._status?.dispose();
+    this.timelines.changed.disconnect(this._onTimelines, this);
     super.dispose();
   }
 
@@ -128,6 +181,47 @@ export class LogsView extends ReactWidget {
     if (!this._started) {
       this._started = true;
       this.start();
+      this._pollStatus();
+    }
+  }
+
+  /**
+   * Poll the job's status (`GET jobs/{name}`) for its timeline while the
+   * view is visible, until the job ends (or is gone).
+   */
+  private _pollStatus(): void {
+    this._status = new Poll({
+      factory: async () => {
+        try {
+          this.timelines.observe(await this.service.getJob(this.jobName));
+        } catch (reason) {
+          if (
+            reason instanceof KaleAPIError &&
+            reason.response.status === 404
+          ) {
+            this._statusNote = 'the job is gone';
+            this.changed.emit();
+            return;
+          }
+          throw reason; // backs off
+        }
+      },
+      frequency: {
+        interval: this._statusInterval,
+        backoff: true,
+        max: 30000
+      },
+      standby: () =>
+        this._statusNote !== '' ||
+        this.timelines.get(this.jobName)?.final === true ||
+        'when-hidden',
+      name: `kale-ext:status:${this.jobName}`
+    });
+  }
+
+  private _onTimelines(_: JobTimelines, names: string[]): void {
+    if (names.includes(this.jobName)) {
+      this.changed.emit();
     }
   }
 
@@ -141,6 +235,9 @@ export class LogsView extends ReactWidget {
   }
 
   private _abort: AbortController | null = null;
+  private _status: Poll | null = null;
+  private _statusNote = '';
+  private _statusInterval: number;
   private _started = false;
   private _follow = true;
   private _query = '';
@@ -156,6 +253,10 @@ export namespace LogsView {
     service: KaleService;
     name: string;
     buffer?: LogBuffer;
+    /** The timelines to add the job's polled status to (shared). */
+    timelines?: JobTimelines;
+    /** Milliseconds between polls of the job's status (default 1 s). */
+    statusInterval?: number;
   }
 }
 
@@ -166,6 +267,26 @@ function LogsRoot(props: { view: LogsView }): JSX.Element {
   return (
     <div className="kale-ext-LogsView">
       <LogsToolbar view={view} />
+      <div className="kale-ext-Insights">
+        <InsightSection
+          view={view}
+          section="metrics"
+          title="Metrics"
+          badge={
+            view.metrics.metrics.length > 0
+              ? String(view.metrics.metrics.length)
+              : ''
+          }
+        >
+          <MetricsPane store={view.metrics} version={view.metrics.version} />
+        </InsightSection>
+        <InsightSection view={view} section="timeline" title="Timeline">
+          <TimelinePane
+            timeline={view.timelines.get(view.jobName)}
+            note={view.statusNote}
+          />
+        </InsightSection>
+      </div>
       <LogList
         buffer={view.buffer}
         follow={view.follow}
@@ -173,6 +294,41 @@ function LogsRoot(props: { view: LogsView }): JSX.Element {
         label={`Log lines of ${view.jobName}`}
       />
     </div>
+  );
+}
+
+/**
+ * A collapsible part of the view (a native `<details>`).
+ */
+function InsightSection(props: {
+  view: LogsView;
+  section: keyof LogsView['sections'];
+  title: string;
+  badge?: string;
+  children: React.ReactNode;
+}): JSX.Element {
+  const { view, section } = props;
+  return (
+    <details
+      className="kale-ext-Insight"
+      data-section={section}
+      open={view.sections[section]}
+      onToggle={e =>
+        view.toggleSection(section, (e.target as HTMLDetailsElement).open)
+      }
+    >
+      <summary className="kale-ext-Insight-title">
+        {props.title}
+        {props.badge && (
+          <span className="kale-ext-Count" aria-hidden="true">
+            {props.badge}
+          </span>
+        )}
+      </summary>
+      {view.sections[section] && (
+        <div className="kale-ext-Insight-body">{props.children}</div>
+      )}
+    </details>
   );
 }
 
@@ -191,10 +347,14 @@ function LogsToolbar(props: { view: LogsView }): JSX.Element {
     ended: `Ended${stream.detail ? `: ${stream.detail}` : ''}`,
     failed: `Failed: ${stream.detail ?? ''}`
   }[stream.phase];
+  // Hidden metrics lines are not counted (the toggle tells how many).
+  const total = view.showMetricLines
+    ? buffer.total
+    : buffer.total - buffer.metricLines;
   const count =
-    buffer.size === buffer.total
-      ? `${buffer.total.toLocaleString('en-US')} lines`
-      : `${buffer.size.toLocaleString('en-US')} of ${buffer.total.toLocaleString('en-US')} lines`;
+    buffer.size === total
+      ? `${total.toLocaleString('en-US')} lines`
+      : `${buffer.size.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} lines`;
   return (
     <div className="kale-ext-LogsToolbar">
       <div role="tablist" aria-label="Nodes" className="kale-ext-NodeTabs">
@@ -257,6 +417,21 @@ function LogsToolbar(props: { view: LogsView }): JSX.Element {
       >
         Auto-scroll
       </button>
+      {buffer.metricLines > 0 && (
+        <button
+          type="button"
+          className={`kale-ext-Button kale-ext-Button-plain${view.showMetricLines ? ' kale-ext-mod-on' : ''}`}
+          aria-pressed={view.showMetricLines}
+          title={
+            view.showMetricLines
+              ? 'Hide the KALE_METRIC lines (the Metrics section plots them)'
+              : `Show the ${buffer.metricLines.toLocaleString('en-US')} KALE_METRIC lines in the log`
+          }
+          onClick={() => (view.showMetricLines = !view.showMetricLines)}
+        >
+          Metric lines ({buffer.metricLines.toLocaleString('en-US')})
+        </button>
+      )}
       <button
         type="button"
         className="kale-ext-Button kale-ext-Button-plain"

@@ -3,6 +3,7 @@ import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { KaleService } from '../api';
+import { JobTimelines } from '../timeline';
 import type { Kale } from '../types';
 
 /**
@@ -18,6 +19,7 @@ const MAX_RERUNS = 50;
 export class JobsModel implements IDisposable {
   constructor(options: JobsModel.IOptions) {
     this._service = options.service;
+    this.timelines = options.timelines ?? new JobTimelines();
     this._poll = new Poll({
       factory: () => this._refresh(),
       frequency: {
@@ -34,6 +36,8 @@ export class JobsModel implements IDisposable {
   jobs: Kale.IJobInfo[] | null = null;
   /** Why the last poll failed, or ''. */
   error = '';
+  /** The phases of the jobs, as the polls saw them. */
+  readonly timelines: JobTimelines;
   /** Jobs being deleted (their row shows it). */
   readonly deleting = new Set<string>();
 
@@ -132,6 +136,7 @@ export class JobsModel implements IDisposable {
     try {
       this.jobs = await this._service.listJobs();
       this.error = '';
+      this.timelines.observe(this.jobs);
     } catch (reason) {
       this.error = reason instanceof Error ? reason.message : String(reason);
       throw reason; // the poll backs off
@@ -152,5 +157,7 @@ export namespace JobsModel {
     service: KaleService;
     /** Milliseconds between polls (default 2 s). */
     pollInterval?: number;
+    /** Where the polled statuses go (a new store by default). */
+    timelines?: JobTimelines;
   }
 }

@@ -1,0 +1,187 @@
+import * as path from 'path';
+
+import {
+  EXAMPLES,
+  expect,
+  openNotebook,
+  openPanel,
+  screenshot,
+  test,
+  unnamedControls,
+  uploadAndOpen
+} from './helpers';
+
+/**
+ * Jobs really run here (the local backend): give them time.
+ */
+const JOB_TIMEOUT = 180_000;
+
+test.use({ viewport: { width: 1280, height: 900 } });
+
+test('the logs view plots the metrics a 2-node job reports, and its timeline', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(JOB_TIMEOUT + 60_000);
+  await uploadAndOpen(
+    page,
+    path.join(EXAMPLES, 'digits_ddp.ipynb'),
+    `${tmpPath}/digits_ddp.ipynb`
+  );
+  const panel = await openPanel(page);
+
+  // The example on 2 nodes, 2 epochs: it reports the loss every epoch and
+  // the test accuracy at the end, on each rank.
+  await panel
+    .getByLabel('Runtime', { exact: true })
+    .selectOption('torch-distributed');
+  await panel.getByLabel('Nodes', { exact: true }).fill('2');
+  await panel.getByLabel('Parameter epochs').fill('2');
+  await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
+    /Compiles/
+  );
+  const submit = panel.getByRole('button', { name: 'Submit' });
+  await expect(submit).toBeEnabled();
+  await submit.click();
+  const notice = panel.locator('.kale-ext-Notice');
+  await expect(notice).toContainText('Submitted');
+  const name = /Submitted (\S+)/.exec((await notice.textContent()) ?? '')![1];
+  const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+  await row.getByRole('button', { name: `Logs of ${name}` }).click();
+  const logs = page.locator(`#kale-ext-logs-${name}`);
+  await expect(logs).toBeVisible();
+
+  // The timeline starts with the first poll of the job's status.
+  const timeline = logs.locator('[data-section="timeline"]');
+  await expect(timeline.getByRole('img', { name: /^node 0: / })).toBeVisible();
+  await expect(timeline.getByRole('img', { name: /^node 1: / })).toBeVisible();
+
+  // The loss: one chart, a line per rank, the latest values in its name.
+  const metrics = logs.locator('[data-section="metrics"]');
+  const loss = metrics.locator('[data-metric="loss"]');
+  const lossChart = loss.getByRole('img');
+  await expect(lossChart).toHaveAttribute(
+    'aria-label',
+    /^loss, latest: rank 0 [\d.]+ at step 2, rank 1 [\d.]+ at step 2$/,
+    { timeout: JOB_TIMEOUT }
+  );
+  const series = loss.locator('.kale-ext-Metric-series');
+  await expect(series).toHaveCount(2);
+  await expect(series.nth(0)).toHaveAttribute('data-rank', '0');
+  await expect(series.nth(1)).toHaveAttribute('data-rank', '1');
+  await expect(series.locator('path')).toHaveCount(2); // 2 steps: a line each
+  await expect(loss.locator('.kale-ext-Metric-legend li')).toHaveText([
+    /rank 0 [\d.]+ step 2/,
+    /rank 1 [\d.]+ step 2/
+  ]);
+
+  // The accuracy, reported once per rank at the end: its values.
+  const accuracy = metrics.locator('[data-metric="accuracy"]');
+  await expect(accuracy.getByRole('img')).toHaveAttribute(
+    'aria-label',
+    /^accuracy, latest: rank 0 0\.\d+ at step 2, rank 1 0\.\d+ at step 2$/,
+    { timeout: JOB_TIMEOUT }
+  );
+  const values = accuracy.locator('.kale-ext-Metric-value');
+  await expect(values).toHaveCount(2);
+  for (const value of await values.allTextContents()) {
+    expect(Number(value)).toBeGreaterThan(0.5);
+    expect(Number(value)).toBeLessThanOrEqual(1);
+  }
+
+  // The job ends: every node's bar ends done, after some time running.
+  await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(
+    'Ended: Complete',
+    { timeout: JOB_TIMEOUT }
+  );
+  for (const node of [0, 1]) {
+    await expect(
+      timeline.getByRole('img', { name: new RegExp(`^node ${node}: `) })
+    ).toHaveAttribute('aria-label', /running [\d.]+(s|m \d+s), done$/);
+  }
+
+  // The raw KALE_METRIC lines are out of the log, until asked for.
+  const lines = logs.getByRole('log');
+  await expect(lines).toContainText('test accuracy');
+  await expect(lines).not.toContainText('KALE_METRIC');
+  // 2 ranks × (2 loss lines + 1 accuracy line), not counted while hidden.
+  const toggle = logs.getByRole('button', { name: 'Metric lines (6)' });
+  await expect(toggle).toHaveAttribute('aria-pressed', 'false');
+  const status = logs.locator('.kale-ext-LogsStatus');
+  const shown = Number(/(\d+) lines/.exec((await status.textContent())!)![1]);
+  const search = logs.getByLabel('Search the logs');
+  await search.fill('KALE_METRIC');
+  await expect(status).toContainText(`0 of ${shown} lines`);
+  await toggle.click();
+  await expect(toggle).toHaveAttribute('aria-pressed', 'true');
+  await expect(status).toContainText(`6 of ${shown + 6} lines`);
+  await expect(lines).toContainText('KALE_METRIC {"step": 2, "rank": 1');
+  await toggle.click();
+  await search.fill('');
+  await expect(status).toContainText(`Ended: Complete · ${shown} lines`);
+  await expect(lines).toContainText('test accuracy');
+  await expect(lines).not.toContainText('KALE_METRIC');
+
+  expect(await unnamedControls(logs.locator('.kale-ext-LogsView'))).toEqual([]);
+  await page.mouse.move(0, 0); // no hover effect in the screenshot
+  await screenshot(logs, testInfo, 'metrics.png');
+
+  // The dark theme: the charts follow the theme's colours.
+  await page.theme.setDarkTheme();
+  await screenshot(logs, testInfo, 'metrics-dark.png');
+  await page.theme.setLightTheme();
+});
+
+const REPORTING = [
+  '%%trainjob --backend local --nodes 2 --name metrics-widget',
+  'import os',
+  'from kale_ext import report',
+  '',
+  'rank = int(os.environ.get("RANK", 0))',
+  'for step in range(1, 4):',
+  '    print(f"step {step}")',
+  '    report(step=step, loss=round(1 / step + rank / 10, 4))',
+  'report(step=3, accuracy=0.9 + rank / 100)'
+].join('\n');
+
+test('the notebook monitor widget plots the metrics too', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(JOB_TIMEOUT + 60_000);
+  await openNotebook(page, testInfo, tmpPath, 'metrics.ipynb', [
+    { source: '%load_ext kale_ext' },
+    { source: REPORTING },
+    { source: '%kale_delete metrics-widget --backend local' }
+  ]);
+  await page.notebook.runCell(0, true);
+  await page.notebook.runCell(1, true);
+
+  const monitor = page.locator('.kale-ext-monitor');
+  await expect(monitor).toBeVisible({ timeout: 60_000 });
+  await expect(monitor.locator('.kale-ext-status')).toHaveText('Complete', {
+    timeout: JOB_TIMEOUT
+  });
+  const loss = monitor.locator('[data-metric="loss"]');
+  await expect(loss.getByRole('img')).toHaveAttribute(
+    'aria-label',
+    'loss, latest: rank 0 0.3333 at step 3, rank 1 0.4333 at step 3'
+  );
+  await expect(loss.locator('path')).toHaveCount(2);
+  await expect(
+    monitor.locator('[data-metric="accuracy"]').getByRole('img')
+  ).toHaveAttribute(
+    'aria-label',
+    'accuracy, latest: rank 0 0.9 at step 3, rank 1 0.91 at step 3'
+  );
+  // The lines report() printed are plotted, not listed.
+  const all = monitor.locator('.kale-ext-log');
+  await expect(all).toContainText('[rank 1] step 3');
+  await expect(all).not.toContainText('KALE_METRIC');
+  await screenshot(monitor, testInfo, 'metrics-widget.png');
+
+  await page.notebook.runCell(2, true);
+  expect(await page.notebook.getCellTextOutput(2)).toEqual([
+    'deleted metrics-widget\n'
+  ]);
+});
