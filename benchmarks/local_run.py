@@ -56,11 +56,13 @@ def best(fn, repeat: int) -> float:
 
 
 def bare_torchrun(module: Path) -> None:
-    subprocess.run(
+    out = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
          f"--master_port={free_port()}", str(module)],
-        check=True, capture_output=True, cwd=module.parent,
+        capture_output=True, text=True, cwd=module.parent,
     )  # fmt: skip
+    if out.returncode:
+        raise RuntimeError(f"bare torchrun failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
 
 
 def local_backend(backend: LocalBackend) -> None:
