@@ -262,9 +262,13 @@ def check_self_contained(
 def _find_line(source: str, name: str) -> int | None:
     """The first line where ``name`` is read (only called to report an error)."""
     try:
-        tree = ast.parse(source)
+        return first_line_of(ast.parse(source), name)
     except SyntaxError:
         return None
+
+
+def first_line_of(tree: ast.AST, name: str) -> int | None:
+    """The first line of ``tree`` that mentions the name ``name``."""
     lines = [
         node.lineno
         for node in ast.walk(tree)

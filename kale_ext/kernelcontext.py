@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis import NOTEBOOK_ONLY, cell_names
+from .analysis import NOTEBOOK_ONLY, cell_names, first_line_of
 from .errors import KaleExtError
 from .notebook import Cell, Notebook
 
@@ -154,7 +154,7 @@ class _Recovery:
         self.done.add(n)
 
         def problem(why: str) -> None:
-            line = _line_of(tree, n)
+            line = first_line_of(tree, n)
             self.ctx.problems.append(Problem(n, reader, line + line_shift if line else None, why))
 
         imports = self._history_import(n, value)
@@ -351,16 +351,6 @@ def _is_literal(value, depth: int = 0) -> bool:
         return ast.literal_eval(repr(value)) == value
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return False
-
-
-def _line_of(tree: ast.AST, name: str) -> int | None:
-    lines = [
-        node.lineno
-        for node in ast.walk(tree)
-        if (isinstance(node, ast.Name) and node.id == name)
-        or (isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names)
-    ]
-    return min(lines) if lines else None
 
 
 def _defined_name(tree: ast.Module) -> str | None:
