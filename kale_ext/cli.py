@@ -308,9 +308,9 @@ def _follow(backend, name: str) -> int:
         watcher.start()
         for line in backend.logs(name, follow=True):
             if spinner is not None:
-                console.print(f"{line.prefix} {line.text}", markup=False, highlight=False)
+                console.print(_shown(line), markup=False, highlight=False)
             else:
-                print(f"{line.prefix} {line.text}", flush=True)
+                print(_shown(line), flush=True)
         watcher.join(timeout=5)
     finally:
         if spinner is not None:
@@ -344,9 +344,20 @@ def _events(args) -> int:
     return 0
 
 
+def _shown(line) -> str:
+    """A log line as printed: rank-prefixed; kale_ext.report lines as `step N: loss 0.31`."""
+    from .metrics import parse_metric
+
+    metric = parse_metric(line.text)
+    if metric is None:
+        return f"{line.prefix} {line.text}"
+    values = ", ".join(f"{k} {v}" for k, v in metric.items() if k not in ("step", "rank"))
+    return f"{line.prefix} step {metric.get('step')}: {values}"
+
+
 def _logs(args) -> int:
     for line in _backend(args).logs(args.name, node=args.node, follow=args.follow, tail=args.tail):
-        print(f"{line.prefix} {line.text}", flush=True)
+        print(_shown(line), flush=True)
     return 0
 
 

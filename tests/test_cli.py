@@ -181,3 +181,10 @@ def test_events_of_a_job(jobs_env, write_nb):
     [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
     events = json.loads(cli("events", name, "--backend", "local", "-o", "json").stdout)
     assert [e["reason"] for e in events] == ["Created", "Started", "Complete"]
+
+
+def test_reported_metrics_are_printed_readably(jobs_env, write_nb):
+    nb = notebook(("from kale_ext import report", ["imports"]), "report(step=1, loss=0.5, accuracy=0.75)")
+    out = cli("run", write_nb(nb), "--backend", "local", "--follow")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "[rank 0] step 1: loss 0.5, accuracy 0.75\n"
