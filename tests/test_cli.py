@@ -184,7 +184,9 @@ def test_events_of_a_job(jobs_env, write_nb):
 
 
 def test_reported_metrics_are_printed_readably(jobs_env, write_nb):
-    nb = notebook(("from kale_ext import report", ["imports"]), "report(step=1, loss=0.5, accuracy=0.75)")
+    nb = notebook(
+        ("from kale_ext import report", ["imports"]), "report(step=1, loss=0.5, accuracy=0.75)"
+    )
     out = cli("run", write_nb(nb), "--backend", "local", "--follow")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "[rank 0] step 1: loss 0.5, accuracy 0.75\n"
