@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import ast
 import tempfile
-import time
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from timing import best
 
 from kale_ext.compiler import compile_notebook
 
@@ -69,15 +69,6 @@ def make_notebook(code_cells: int) -> nbformat.NotebookNode:
             cells.append(new_code_cell(TRAINING.format(i=i)))
     nb.cells = cells[: max(code_cells, 3) + code_cells // 20]
     return nb
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def floor(path: Path) -> None:

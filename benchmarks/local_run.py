@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from timing import best  # noqa: E402
+
 from kale_ext.backends.local import LocalBackend, free_port  # noqa: E402
 from kale_ext.compiler import compile_notebook, write_module  # noqa: E402
 from kale_ext.submit import submit_notebook  # noqa: E402
@@ -44,15 +46,6 @@ LATENCY_NB = {
             "        print(f'sent {time.time():.6f}', flush=True)\n")},
     ],
 }  # fmt: skip
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def bare_torchrun(module: Path) -> None:

@@ -483,3 +483,22 @@ class FakeKube:
 
 def _job_of(pod: dict) -> str | None:
     return pod["metadata"].get("labels", {}).get("jobset.sigs.k8s.io/jobset-name")
+
+
+#: A kubeconfig for the fake cluster (two contexts: with and without a namespace).
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+current-context: main
+contexts:
+- name: main
+  context: {cluster: c, user: u, namespace: team}
+- name: bare
+  context: {cluster: c, user: u}
+clusters:
+- name: c
+  cluster: {server: "https://cluster.invalid:6443"}
+users:
+- name: u
+  user: {token: not-a-real-token}
+"""

@@ -28,24 +28,7 @@ from kale_ext.runtimes import Runtime
 
 from .conftest import notebook
 from .crd import runtime_manifest
-from .fake_kube import FakeKube, plain_error, status_error
-
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-current-context: main
-contexts:
-- name: main
-  context: {cluster: c, user: u, namespace: team}
-- name: bare
-  context: {cluster: c, user: u}
-clusters:
-- name: c
-  cluster: {server: "https://cluster.invalid:6443"}
-users:
-- name: u
-  user: {token: not-a-real-token}
-"""
+from .fake_kube import KUBECONFIG, FakeKube, plain_error, status_error
 
 NB = notebook(
     ("lr = 0.1", ["parameters"]),

@@ -17,27 +17,13 @@ from kale_ext.server.app import KaleExtApp
 
 from .conftest import notebook
 from .crd import runtime_manifest
-from .fake_kube import FakeKube, status_error
+from .fake_kube import KUBECONFIG, FakeKube, status_error
 
 pytest.register_assert_rewrite("tests.server_conftest")
 from .server_conftest import parse_sse  # noqa: E402
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.server_conftest"]
 
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-current-context: main
-contexts:
-- name: main
-  context: {cluster: c, user: u, namespace: team}
-clusters:
-- name: c
-  cluster: {server: "https://cluster.invalid:6443"}
-users:
-- name: u
-  user: {token: not-a-real-token}
-"""
 NB = notebook(("lr = 0.1", ["parameters"]), "print(lr)")
 
 
