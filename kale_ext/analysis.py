@@ -8,11 +8,11 @@ comprehensions happen when the cell runs; reads inside functions and lambdas hap
 
 from __future__ import annotations
 
+import _symtable  # the raw tables behind `symtable`: flags, without a wrapper per name
 import ast
 import builtins
 import difflib
 import re
-import symtable
 from dataclasses import dataclass, field
 
 from .errors import Diagnostic
@@ -43,9 +43,18 @@ NOTEBOOK_ONLY = frozenset(
     }
 )
 _COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
-# What symtable does not tell, only worth an AST walk when the text could hold it.
-_NEEDS_AST = re.compile(r"\b(global|del|return|yield|await|kale_ext)\b|\bimport\s+\*|__future__")
+# What symtable does not tell, only worth an AST walk when the text could hold it (plain
+# substring tests first: most cells hold none of these words).
+_NEEDS_AST_WORDS = ("global", "del", "kale_ext", "import", "__future__")
+_NEEDS_AST = re.compile(r"\b(global|del|kale_ext)\b|\bimport\s+\*|__future__")
+# Statements that are errors outside functions: compiling (4x cheaper than an AST) tells
+# whether the cell has one at its top level.
+_FUNCTION_ONLY_WORDS = ("return", "yield", "await")
+_REWRITE_WORDS = ("global", "import", "__future__", "kale_ext")
 _REWRITE = re.compile(r"\bglobal\b|\bimport\s+\*|__future__|\bkale_ext\b")
+_USE = _symtable.USE
+_BINDS = _symtable.DEF_LOCAL | _symtable.DEF_IMPORT
+_GLOBAL_SCOPES = (_symtable.GLOBAL_IMPLICIT, _symtable.GLOBAL_EXPLICIT)
 _NOT_IN_A_FUNCTION = {
     ast.Return: "`return` outside a function",
     ast.Yield: "`yield` outside a function",
@@ -78,27 +87,36 @@ def cell_names(source: str, future_annotations: bool = False) -> CellNames:
     """
     try:
         if future_annotations:
-            top = symtable.symtable(_FUTURE_ANNOTATIONS + source, "<cell>", "exec")
+            top = _symtable.symtable(_FUTURE_ANNOTATIONS + source, "<cell>", "exec")
         else:
-            top = symtable.symtable(source, "<cell>", "exec")
+            top = _symtable.symtable(source, "<cell>", "exec")
     except SyntaxError as e:
         if future_annotations and e.lineno:
             e.lineno -= 1
         raise
     names = CellNames()
-    for sym in top.get_symbols():
-        if future_annotations and sym.get_name() == "annotations":
-            continue
-        n = sym.get_name()
-        if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
-            names.binds.add(n)
-        if sym.is_referenced():
-            names.reads_now.add(n)
-    for child in top.get_children():
+    symbols = top.symbols
+    if future_annotations:
+        symbols = {n: f for n, f in symbols.items() if n != "annotations"}
+    names.binds = {n for n, flags in symbols.items() if flags & _BINDS}
+    names.binds.update(c.name for c in top.children if c.name in symbols)  # def, class
+    names.reads_now = {n for n, flags in symbols.items() if flags & _USE}
+    for child in top.children:
         _scope(child, _runs_now(child), names)
-    if _NEEDS_AST.search(source):
+    if _needs_ast(source):
         _refine(ast.parse(source), names)
     return names
+
+
+def _needs_ast(source: str) -> bool:
+    if any(word in source for word in _NEEDS_AST_WORDS) and _NEEDS_AST.search(source):
+        return True
+    if any(word in source for word in _FUNCTION_ONLY_WORDS):
+        try:
+            compile(source, "<cell>", "exec", dont_inherit=True)
+        except SyntaxError:  # e.g. "'return' outside function": the AST says where
+            return True
+    return False
 
 
 def _refine(tree: ast.Module, names: CellNames) -> None:
@@ -149,20 +167,22 @@ def _top_level(stmts: list[ast.stmt], names: CellNames) -> None:
     names.invalid.sort()
 
 
-def _runs_now(table: symtable.SymbolTable) -> bool:
-    return table.get_type() == "class" or table.get_name() in _COMPREHENSIONS
+def _runs_now(table) -> bool:
+    return table.type == _symtable.TYPE_CLASS or table.name in _COMPREHENSIONS
 
 
-def _scope(table: symtable.SymbolTable, now: bool, names: CellNames) -> None:
+def _scope(table, now: bool, names: CellNames) -> None:
+    """The names a nested scope (function, class, lambda, comprehension) reads from the cell's
+    top level, and those it assigns there under `global`."""
     reads = names.reads_now if now else names.reads_later
-    for sym in table.get_symbols():
-        # `not is_local()`: Python 3.11's symtable also calls some parameters global
-        if sym.is_global() and not sym.is_local():
-            if sym.is_referenced():
-                reads.add(sym.get_name())
-            if sym.is_declared_global() and sym.is_assigned():
-                names.global_binds.add(sym.get_name())
-    for child in table.get_children():
+    for n, flags in table.symbols.items():
+        scope = (flags >> _symtable.SCOPE_OFF) & _symtable.SCOPE_MASK
+        if scope in _GLOBAL_SCOPES:
+            if flags & _USE:
+                reads.add(n)
+            if scope == _symtable.GLOBAL_EXPLICIT and flags & _symtable.DEF_LOCAL:
+                names.global_binds.add(n)
+    for child in table.children:
         _scope(child, now and _runs_now(child), names)
 
 
@@ -290,7 +310,7 @@ def rewrite_for_function(
       notebook uses from it>` (or `import m`).
     - `from __future__ import ...` moves to the module's top (the caller puts it there).
     """
-    if not _REWRITE.search(source):
+    if not any(w in source for w in _REWRITE_WORDS) or not _REWRITE.search(source):
         return source
     tree = ast.parse(source)
     edits: dict[tuple[int, int], tuple[int, str]] = {}  # (line, col) -> (end col, new text)

@@ -162,8 +162,9 @@ class KaleExtApp(ExtensionApp):
                 self._executor.submit(self._warm_processes)
 
     def _warm_processes(self) -> None:
+        """Start every compile process now (each warms up as it starts: see _process_pool)."""
         pool = self._process_pool()
-        for future in [pool.submit(_warm_up, True) for _ in range(self.compile_processes)]:
+        for future in [pool.submit(os.getpid) for _ in range(self.compile_processes)]:
             future.result()
 
     async def run(self, fn, *args, **kwargs):
@@ -180,7 +181,7 @@ class KaleExtApp(ExtensionApp):
 
         loop = asyncio.get_running_loop()
         try:
-            pool = await self.run(self._process_pool)
+            pool = self._processes or await self.run(self._process_pool)
             return await loop.run_in_executor(pool, functools.partial(fn, *args))
         except BrokenProcessPool:  # a worker died: start afresh next time; this one runs here
             self.log.warning("kale_ext: a compile process died; restarting them")
@@ -197,7 +198,10 @@ class KaleExtApp(ExtensionApp):
                 from concurrent.futures import ProcessPoolExecutor
 
                 self._processes = ProcessPoolExecutor(
-                    self.compile_processes, mp_context=multiprocessing.get_context("forkserver")
+                    self.compile_processes,
+                    mp_context=multiprocessing.get_context("forkserver"),
+                    initializer=_warm_up,
+                    initargs=(True,),
                 )
             return self._processes
 
@@ -242,11 +246,25 @@ class KaleExtApp(ExtensionApp):
         return {k: v for k, v in offered.items() if v is not None and (takes_any or k in params)}
 
 
+#: Compiled once by the warm-up, to load everything a compile loads on first use (IPython's
+#: input transformer for the magic, the TrainJob models).
+_WARM_UP_NOTEBOOK = {
+    "nbformat": 4,
+    "nbformat_minor": 5,
+    "metadata": {},
+    "cells": [{"cell_type": "code", "metadata": {}, "source": "%time x = 1", "outputs": []}],
+}
+
+
 def _warm_up(freeze: bool) -> None:
     try:
         import kubeflow_trainer_api.models  # noqa: F401
 
-        from .. import compiler, jobspec, trainjob  # noqa: F401
+        from .. import jobspec, trainjob  # noqa: F401
+        from ..compiler import compile_notebook
+        from ..notebook import parse_notebook
+
+        compile_notebook(parse_notebook(_WARM_UP_NOTEBOOK, "warm-up.ipynb"))
     except Exception:  # a warm-up only: the first real use reports any problem
         return
     # The imports leave ~100,000 new long-lived objects, which make CPython's next allocation

@@ -216,8 +216,9 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         return backend
 
     def reply(self, data, status: int = 200) -> None:
+        """Send ``data`` as JSON (``bytes``: JSON already)."""
         self.set_status(status)
-        self.finish(json.dumps(data, default=str))
+        self.finish(data if isinstance(data, bytes) else json.dumps(data, default=str))
 
     def write_error(self, status_code: int, **kwargs) -> None:
         """JSON, always: `{"message", "status", "reason", ...}`; never a traceback."""
@@ -261,6 +262,12 @@ def check_job_name(name: str) -> str:
             "starting with a letter and ending with a letter or digit",
             field="name",
         )
+    return name
+
+
+def check_runtime_name(name: str) -> str:
+    if not RUNTIME_NAME.match(name) or len(name) > 253:
+        raise ApiError(400, f"{name!r} is not a valid runtime name", field="name")
     return name
 
 
@@ -374,7 +381,8 @@ class CompileHandler(NotebookHandler):
         options = body.get("options")
         backend = await self.backend()
         runtime = await self.call(service.lookup_runtime, backend, data, options)
-        self.reply(await self.app.compute(service.preview, data, name, path, options, runtime))
+        reply = await self.app.compute(service.preview_json, data, name, path, options, runtime)
+        self.reply(reply)
 
 
 class JobsHandler(NotebookHandler):
@@ -533,11 +541,27 @@ class RuntimesHandler(KaleExtHandler):
 class RuntimeHandler(KaleExtHandler):
     @tornado.web.authenticated
     async def get(self, name: str):
-        if not RUNTIME_NAME.match(name) or len(name) > 253:
-            raise ApiError(400, f"{name!r} is not a valid runtime name", field="name")
+        name = check_runtime_name(name)
         backend = await self.backend()
         runtime = await self.call(backend.get_runtime, name)
         self.reply(runtime.to_dict())
+
+
+class RuntimePackagesHandler(KaleExtHandler):
+    """The Python packages of a runtime's image. Without `probe=1`, only what the backend knows
+    already (`packages: null` when nothing): no job is started. With it, an unknown list is found
+    by a probe job on the runtime (a pod: it may take minutes), in a worker thread."""
+
+    params = {"GET": frozenset({"probe"})}
+
+    @tornado.web.authenticated
+    async def get(self, name: str):
+        from . import service
+
+        name = check_runtime_name(name)
+        find = service.probe_runtime_packages if self.bool_arg("probe") else service.known_packages
+        backend = await self.backend()
+        self.reply(await self.call(find, backend, name))
 
 
 class BackendHandler(KaleExtHandler):
@@ -610,6 +634,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("compile", CompileHandler),
     ("runtimes", RuntimesHandler),
     ("runtimes/{name}", RuntimeHandler),
+    ("runtimes/{name}/packages", RuntimePackagesHandler),
     ("jobs", JobsHandler),
     ("jobs/{name}", JobHandler),
     ("jobs/{name}/logs", LogsHandler),

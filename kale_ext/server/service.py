@@ -6,7 +6,6 @@ No HTTP here: the handlers turn these results and the KaleExtError family into r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -49,14 +48,14 @@ def compile_cached(data: bytes | dict, name: str):
     compile_notebook does (errors are not kept)."""
     from ..compiler import compile_notebook
 
-    raw = data if isinstance(data, bytes) else json.dumps(data, sort_keys=True).encode()
-    key = (hashlib.sha256(raw).hexdigest(), name, _environment_stamp())
+    notebook = load(data, name)  # its sha256 is the content's
+    key = (notebook.sha256, name, _environment_stamp())
     with _COMPILED_LOCK:
         job = _COMPILED.get(key)
         if job is not None:
             _COMPILED.move_to_end(key)
             return job
-    job = compile_notebook(load(data, name))
+    job = compile_notebook(notebook)
     with _COMPILED_LOCK:
         _COMPILED[key] = job
         while len(_COMPILED) > _COMPILED_SIZE:
@@ -109,6 +108,12 @@ def lookup_runtime(backend, data: bytes | dict, options):
 def compile_preview(backend, data: bytes | dict, name: str, path: str | None, options) -> dict:
     """POST compile in one thread: the runtime from the backend, then `preview`."""
     return preview(data, name, path, options, lookup_runtime(backend, data, options))
+
+
+def preview_json(data: bytes | dict, name: str, path: str | None, options, runtime) -> bytes:
+    """`preview` as the reply's JSON, encoded where it is computed (a compile process), so
+    that the server's event loop only writes it."""
+    return json.dumps(preview(data, name, path, options, runtime), default=str).encode()
 
 
 def preview(data: bytes | dict, name: str, path: str | None, options, runtime) -> dict:
@@ -211,6 +216,46 @@ def job_list(backend) -> list[dict]:
 
 def events(backend, name: str) -> list[dict]:
     return [asdict(e) for e in backend.events(name)]
+
+
+# -- a runtime's Python packages --
+
+#: One probe per runtime at a time: a second request waits for the first one's result (cached)
+#: instead of starting another pod.
+_PROBES: dict[tuple, threading.Lock] = {}
+_PROBES_LOCK = threading.Lock()
+
+
+def known_packages(backend, name: str) -> dict:
+    """GET runtimes/{name}/packages: what the backend knows without starting a job (the local
+    backend: this Python environment; Kubernetes: an earlier probe's cached result), else
+    `packages: null`. NotFound for a runtime the backend does not have."""
+    packages = backend.runtime_packages(name)
+    if packages is None:
+        backend.get_runtime(name)  # a missing runtime is a 404, not an unknown list
+        return packages_reply(name, None, None)
+    return packages_reply(name, packages, "environment" if backend.name == "local" else "cache")
+
+
+def probe_runtime_packages(backend, name: str) -> dict:
+    """`?probe=1`: the known list, else what a probe job on the runtime finds (it starts a pod;
+    runtime_packages.probe caches the result per runtime and image)."""
+    from ..runtime_packages import probe
+
+    key = (backend.name, getattr(backend, "namespace", None), name)
+    with _PROBES_LOCK:
+        lock = _PROBES.setdefault(key, threading.Lock())
+    with lock:
+        known = known_packages(backend, name)
+        if known["packages"] is not None:
+            return known
+        return packages_reply(name, probe(backend, name), "probe")
+
+
+def packages_reply(name: str, packages: dict[str, str] | None, source: str | None) -> dict:
+    """`{"runtime", "packages": {canonical name: version} (sorted) or null, "source"}`."""
+    listed = None if packages is None else dict(sorted(packages.items()))
+    return {"runtime": name, "packages": listed, "source": source}
 
 
 # -- the tag grammar, for the tag editor --
