@@ -130,6 +130,24 @@ export class KaleService {
   }
 
   /**
+   * The Python packages of a runtime's image. Without `probe`, what the
+   * server knows already (`packages: null` when nothing); with `probe`, an
+   * unknown list is found by a small job on the runtime: it starts a pod and
+   * may take minutes.
+   */
+  getRuntimePackages(
+    name: string,
+    options: { probe?: boolean; signal?: AbortSignal } = {}
+  ): Promise<Kale.IRuntimePackages> {
+    const query = options.probe ? URLExt.objectToQueryString({ probe: 1 }) : '';
+    return requestAPI(
+      `runtimes/${encodeURIComponent(name)}/packages${query}`,
+      { cache: Private.CACHE, signal: options.signal },
+      this.serverSettings
+    );
+  }
+
+  /**
    * Compile a notebook with the panel's options. Compile and config errors
    * are part of the result (`ok: false`), not exceptions.
    */

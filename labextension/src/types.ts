@@ -106,6 +106,19 @@ export namespace Kale {
     initializers: string[];
   }
 
+  /**
+   * `GET runtimes/{name}/packages`: the Python distributions of a runtime's
+   * image (canonical name → version, sorted), or null when the server does
+   * not know them yet (a probe finds them). `source` says where they came
+   * from: the server's own environment (local backend), an earlier probe's
+   * cache, or the probe just run.
+   */
+  export interface IRuntimePackages {
+    runtime: string;
+    packages: Record<string, string> | null;
+    source: 'environment' | 'cache' | 'probe' | null;
+  }
+
   export interface ISubmitResult {
     name: string;
     backend: string;

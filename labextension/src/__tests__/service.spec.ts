@@ -90,6 +90,13 @@ describe('KaleService', () => {
       { name: 'x' },
       null
     ],
+    [
+      'getRuntimePackages',
+      'runtimes/torch%20distributed/packages',
+      ['torch distributed'],
+      { runtime: 'torch distributed', packages: null, source: null },
+      null
+    ],
     ['listJobs', 'jobs', [], { jobs: [{ name: 'a' }] }, [{ name: 'a' }]],
     ['getJob', 'jobs/train-1', ['train-1'], { name: 'train-1' }, null],
     [

@@ -9,6 +9,7 @@ import { Button, Section } from './fields';
 import { JobsList } from './jobs';
 import { ResourceFields, RuntimePicker, ShapeFields } from './job-form';
 import { PackagesEditor } from './packages';
+import { RuntimePackages } from './runtime-packages';
 import { ParametersEditor } from './parameters';
 import type { PanelState } from './state';
 
@@ -90,6 +91,12 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           runtime={state.runtime}
           resolved={compile?.runtime}
         />
+        {state.runtime && (
+          <RuntimePackages
+            service={state.service}
+            runtime={state.runtime.name}
+          />
+        )}
         <ShapeFields {...common} runtime={state.runtime} compile={compile} />
       </Section>
       <Section id="resources" title="Resources per node">
