@@ -18,13 +18,17 @@ EXAMPLES = """examples:
   kale-ext jobs
   kale-ext logs digits-ddp-x1y2z -f --node 1
   kale-ext delete digits-ddp-x1y2z
+  kale-ext defaults -o json
+
+Defaults (backend, namespace, runtime, image, pip index URLs, nodes, CPU, memory, GPUs) are
+the same as the JupyterLab panel's: see `kale-ext defaults`.
 """
 
 
 def _add_job_options(p: argparse.ArgumentParser) -> None:
     """Submit-time choices, shared by `compile --trainjob` and `run`."""
-    g = p.add_argument_group("job options (override the notebook's settings)")
-    g.add_argument("--runtime", help="training runtime (default: torch-distributed)")
+    g = p.add_argument_group("job options (override the notebook's settings and the defaults)")
+    g.add_argument("--runtime", help="training runtime (default: see `kale-ext defaults`)")
     g.add_argument("--nodes", type=int, help="number of nodes")
     g.add_argument("--procs-per-node", type=int, help="processes per node (default: GPUs or 1)")
     g.add_argument("--gpu", help="GPUs per node: a count, or a MIG profile such as mig-1g.5gb")
@@ -145,6 +149,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="RUNTIME",
         help="list the Python packages of RUNTIME's image (runs a short job once, then cached)",
     )
+    df = sub.add_parser(
+        "defaults",
+        help="the defaults every job starts from, and where each is set",
+        description="The defaults the JupyterLab panel, this CLI and the magics share, lowest "
+        "first: built in < the Jupyter server's configuration (c.KaleExtApp.<field>) < the "
+        "JupyterLab settings (Settings Editor → kale_ext). A notebook's own settings and each "
+        "command's flags come before all of them.",
+    )
+    _add_output(df)
     return parser
 
 
@@ -170,14 +183,22 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",
         choices=("local", "kubernetes"),
-        help="where jobs run (default: kubernetes when a cluster is configured, else local)",
+        help="where jobs run (default: KALE_EXT_BACKEND, else the defaults' backend; `auto`: "
+        "kubernetes when a cluster is configured, else local)",
     )
+
+
+def _defaults():
+    """The defaults the panel and the magics use too (kale_ext.defaults)."""
+    from .defaults import load
+
+    return load()
 
 
 def _backend(args):
     from .submit import choose_backend
 
-    backend, _ = choose_backend(args.backend)
+    backend, _ = choose_backend(args.backend, _defaults())
     return backend
 
 
@@ -238,7 +259,7 @@ def _trainjob(job, args):
     from .jobspec import build_job_spec
     from .trainjob import trainjob_dict
 
-    spec = build_job_spec(job, _job_options(args))
+    spec = build_job_spec(job, _job_options(args), None, _defaults())
     return trainjob_dict(spec, notebook_path=args.notebook), spec
 
 
@@ -265,11 +286,11 @@ def _run(args) -> int:
         from .submit import resolve_spec
         from .trainjob import to_yaml, trainjob_dict
 
-        spec = resolve_spec(backend, compile_notebook(Path(args.notebook)), options)
+        spec = resolve_spec(backend, compile_notebook(Path(args.notebook)), options, _defaults())
         _print_spec(spec)
         print(to_yaml(trainjob_dict(spec, args.notebook, lambda kind, name: [])))
         return 0
-    name, spec = submit_notebook(backend, Path(args.notebook), options, args.notebook)
+    name, spec = submit_notebook(backend, Path(args.notebook), options, args.notebook, _defaults())
     print(f"submitted {name} to the {backend.name} backend ({spec.nodes} node(s) × "
           f"{spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
     for warning in spec.warnings:
@@ -395,6 +416,25 @@ def _runtime_packages(args) -> int:
     return 0
 
 
+def _show_defaults(args) -> int:
+    from .defaults import UNSET, lab_settings_file
+
+    data = _defaults().to_dict()
+    rows = [
+        {"name": k, "value": v, "source": data["sources"][k]} for k, v in data["defaults"].items()
+    ]
+
+    def table(rows):
+        for row in rows:
+            unset = row["value"] in (None, [])
+            value = f"({UNSET[row['name']]})" if unset else json.dumps(row["value"])
+            print(f"{row['name']:<16} {value:<32} {row['source']}")
+        print(f"\nJupyterLab settings file: {lab_settings_file()}")
+
+    _emit(args, rows, table)
+    return 0
+
+
 COMMANDS = {
     "compile": _compile,
     "run": _run,
@@ -403,6 +443,7 @@ COMMANDS = {
     "delete": _delete,
     "events": _events,
     "runtimes": _runtimes,
+    "defaults": _show_defaults,
 }
 
 

@@ -27,10 +27,12 @@ class TrainJobExporter(Exporter):
         try:
             job = compile_notebook(parse_notebook(dict(nb_copy), f"{name}.ipynb"))
             if self.trainjob:
+                from .defaults import load
                 from .jobspec import build_job_spec
                 from .trainjob import to_yaml, trainjob_dict
 
-                yaml_text = to_yaml(trainjob_dict(build_job_spec(job), f"{name}.ipynb"))
+                spec = build_job_spec(job, None, None, load())  # the panel's defaults too
+                yaml_text = to_yaml(trainjob_dict(spec, f"{name}.ipynb"))
                 # "./": nbconvert cannot make the directory "" for a notebook given by a bare name
                 outputs = resources.setdefault("outputs", {})
                 outputs[f"./{name}.trainjob.yaml"] = yaml_text.encode()

@@ -2,7 +2,7 @@
 
 Precedence, highest first: explicit submit options (panel, CLI, magic) > the notebook's
 metadata (``metadata.kale_ext``, written by the panel) > the `distributed` cell (and Kale's
-resource tags) > the runtime's defaults.
+resource tags) > the user's and the site's defaults (kale_ext.defaults) > the runtime's.
 """
 
 from __future__ import annotations
@@ -180,12 +180,25 @@ def _func_args(job: CompiledJob, parameters: Any) -> dict:
     return dict(parameters)
 
 
+def runtime_name(options: JobOptions | dict | None, kale_metadata, defaults=None) -> str:
+    """The runtime a job asks for: options > the notebook's metadata (``metadata.kale_ext``) >
+    the defaults (the precedence of build_job_spec). Not validated: the backend looks it up."""
+    chosen = options.runtime if isinstance(options, JobOptions) else None
+    if isinstance(options, dict):
+        chosen = options.get("runtime")
+    stored = kale_metadata.get("options") if isinstance(kale_metadata, dict) else None
+    stored = stored.get("runtime") if isinstance(stored, dict) else None
+    return chosen or stored or (defaults.runtime if defaults is not None else DEFAULT_RUNTIME)
+
+
 def build_job_spec(
     job: CompiledJob,
     options: JobOptions | dict | None = None,
     runtime: Runtime | None = None,
+    defaults=None,
 ) -> JobSpec:
-    """Resolve a compiled notebook and the submit options into one validated JobSpec."""
+    """Resolve a compiled notebook and the submit options into one validated JobSpec.
+    ``defaults``: a kale_ext.defaults.Defaults (None: the built-in ones)."""
     explicit = JobOptions.from_dict(options)
     meta = job.notebook_metadata if isinstance(job.notebook_metadata, dict) else {}
     stored = JobOptions.from_dict(meta.get("options"), "metadata.kale_ext.options")
@@ -194,9 +207,11 @@ def build_job_spec(
             "metadata.kale_ext.options.config", "put the config in metadata.kale_ext.config"
         )
     o = explicit.over(stored)
-    runtime = runtime or Runtime(name=o.runtime or DEFAULT_RUNTIME, framework="torch")
-    if o.runtime and o.runtime != runtime.name:
-        raise ConfigError("runtime", f"asked for {o.runtime!r} but was given {runtime.name!r}")
+    base = defaults.job_options() if defaults is not None else JobOptions()
+    runtime = runtime or Runtime(name=runtime_name(o, meta, defaults), framework="torch")
+    wanted = o.runtime or (defaults.runtime if defaults is not None else None)
+    if wanted and wanted != runtime.name:
+        raise ConfigError("runtime", f"asked for {wanted!r} but was given {runtime.name!r}")
     if runtime.mpi:
         raise ConfigError(
             "runtime", f"{runtime.name} launches through MPI, which kale_ext does not support yet"
@@ -214,7 +229,7 @@ def build_job_spec(
             settings.get("annotations", {}), "annotation: tags", annotations=True
         ),
     )
-    config = tags.merged(job.config)
+    config = _flag_config(base).merged(tags).merged(job.config)
     if meta.get("config") is not None:
         config = config.merged(
             DistributedConfig.from_dict(meta["config"], "metadata.kale_ext.config")
@@ -223,7 +238,8 @@ def build_job_spec(
         config = config.merged(DistributedConfig.from_dict(explicit.config, "options.config"))
     config = config.merged(_flag_config(stored)).merged(_flag_config(explicit))
 
-    nodes = o.nodes if o.nodes is not None else settings.get("nodes", runtime.num_nodes)
+    nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
+    nodes = nodes if nodes is not None else runtime.num_nodes
     nodes = _positive(nodes, "nodes")
     gpus = config.limits.get("nvidia.com/gpu") or config.requests.get("nvidia.com/gpu")
     default_procs = int(gpus) if gpus and int(gpus) > 0 else 1
@@ -247,7 +263,8 @@ def build_job_spec(
 
         key = canonicalize_name(requirement_name(extra))
         packages = [p for p in packages if canonicalize_name(requirement_name(p)) != key] + [extra]
-    urls = list(o.pip_index_urls) if o.pip_index_urls is not None else list(job.pip_index_urls)
+    urls = o.pip_index_urls if o.pip_index_urls is not None else job.pip_index_urls
+    urls = list(urls or base.pip_index_urls or [])
     for url in urls:
         if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
             raise ConfigError("pip_index_urls", f"{url!r} is not an http(s) URL")
@@ -284,7 +301,7 @@ def build_job_spec(
         func_args=_func_args(job, o.parameters),
         packages=packages,
         pip_index_urls=urls,
-        image=o.image or settings.get("image"),
+        image=o.image or settings.get("image") or base.image,
         config=config,
         dataset_uri=o.dataset_uri,
         model_uri=o.model_uri,

@@ -413,10 +413,11 @@ class KaleMagics(Magics):
         )
 
     def _backend(self, args):
+        from .defaults import load
         from .submit import choose_backend
 
         try:
-            backend, _ = choose_backend(args.backend)
+            backend, _ = choose_backend(args.backend, load())
         except ImportError as e:
             raise UsageError(
                 f"the {args.backend or 'chosen'} backend is not available: {e}"
@@ -424,12 +425,13 @@ class KaleMagics(Magics):
         return backend
 
     def _run(self, job, options: dict, backend, dry_run: bool, notebook: str, labels, body):
+        from .defaults import load
         from .submit import resolve_spec, submit_job
 
         warnings = [
             _describe_cell_diagnostic(d, labels, body) if labels else str(d) for d in job.warnings
         ]
-        spec = resolve_spec(backend, job, options)
+        spec = resolve_spec(backend, job, options, load())
         if dry_run:
             from .trainjob import to_yaml, trainjob_dict
 

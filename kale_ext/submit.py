@@ -27,12 +27,15 @@ def kubernetes_configured() -> tuple[bool, str]:
     return False, "no kubeconfig found"
 
 
-def choose_backend(name: str | None = None, **settings) -> tuple[Backend, str]:
-    """The backend to use and the reason: explicit name > KALE_EXT_BACKEND > a configured
-    cluster > the embedded local backend."""
+def choose_backend(name: str | None = None, defaults=None, **settings) -> tuple[Backend, str]:
+    """The backend to use and the reason: explicit name > KALE_EXT_BACKEND > the ``defaults``'
+    backend (a kale_ext.defaults.Defaults, unless `auto`) > a configured cluster > the embedded
+    local backend. The defaults' namespace applies unless ``settings`` name one."""
     why = "asked for explicitly"
     if name is None and os.environ.get("KALE_EXT_BACKEND"):
         name, why = os.environ["KALE_EXT_BACKEND"], "KALE_EXT_BACKEND is set"
+    if name is None and defaults is not None and defaults.backend != "auto":
+        name, why = defaults.backend, f"set in the {defaults.sources.get('backend', 'defaults')}"
     if name is None:
         configured, reason = kubernetes_configured()
         name, why = ("kubernetes", reason) if configured else ("local", f"{reason}: runs here")
@@ -41,9 +44,12 @@ def choose_backend(name: str | None = None, **settings) -> tuple[Backend, str]:
     if name == "local":
         from .backends.local import LocalBackend
 
+        settings.pop("namespace", None)
         return LocalBackend(**settings), why
     from .backends.kubernetes import KubernetesBackend
 
+    if defaults is not None and defaults.namespace and not settings.get("namespace"):
+        settings["namespace"] = defaults.namespace
     return KubernetesBackend(**settings), why
 
 
@@ -70,18 +76,17 @@ def missing_packages(backend: Backend, spec) -> list[str]:
     return warnings
 
 
-def resolve_spec(backend: Backend, job, options=None):
-    """A compiled notebook and submit options, resolved against the backend's runtime."""
-    from .jobspec import JobOptions, build_job_spec
-    from .runtimes import DEFAULT_RUNTIME
+def resolve_spec(backend: Backend, job, options=None, defaults=None):
+    """A compiled notebook and submit options, resolved against the backend's runtime, over
+    ``defaults`` (kale_ext.defaults.Defaults; None: the built-in ones)."""
+    from .jobspec import JobOptions, build_job_spec, runtime_name
 
     opts = JobOptions.from_dict(options)
-    stored = (job.notebook_metadata or {}).get("options") or {}
     try:
-        runtime = backend.get_runtime(opts.runtime or stored.get("runtime") or DEFAULT_RUNTIME)
+        runtime = backend.get_runtime(runtime_name(opts, job.notebook_metadata, defaults))
     except NotFound as e:
         raise ConfigError("runtime", str(e)) from None
-    spec = build_job_spec(job, opts, runtime)
+    spec = build_job_spec(job, opts, runtime, defaults)
     spec.warnings += missing_packages(backend, spec)
     return spec
 
@@ -93,11 +98,13 @@ def submit_job(backend: Backend, spec, notebook_path: str | None = None) -> str:
     return name
 
 
-def submit_notebook(backend: Backend, notebook, options=None, notebook_path: str | None = None):
+def submit_notebook(
+    backend: Backend, notebook, options=None, notebook_path: str | None = None, defaults=None
+):
     """Compile, resolve the options against the backend's runtime, submit. Returns (name, spec)."""
     from .compiler import compile_notebook
 
-    spec = resolve_spec(backend, compile_notebook(notebook), options)
+    spec = resolve_spec(backend, compile_notebook(notebook), options, defaults)
     if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
         notebook_path = str(notebook)
     return submit_job(backend, spec, notebook_path), spec

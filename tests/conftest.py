@@ -52,3 +52,12 @@ def write_nb(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def _own_jupyter_settings(tmp_path_factory, monkeypatch):
+    """Defaults (kale_ext.defaults) come from this test's own, empty Jupyter config and
+    JupyterLab settings, never from the machine's."""
+    base = tmp_path_factory.mktemp("jupyter-settings")
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(base / "lab"))

@@ -171,6 +171,18 @@ def test_dry_run_options_reach_the_trainjob(ip):
     assert "memory: 4Gi" in dry.yaml and "cpu: '2'" in dry.yaml
 
 
+def test_the_magics_start_from_the_panels_defaults(ip):
+    from kale_ext.defaults import lab_settings_file
+
+    path = lab_settings_file()
+    path.parent.mkdir(parents=True)
+    path.write_text('{"nodes": 2, "memory": "3Gi"}  // JupyterLab settings')
+    dry = run(ip, "%%trainjob --backend local --dry-run\nprint(1)\n")
+    assert dry.shape.startswith("2 node(s)") and "memory: 3Gi" in dry.yaml
+    dry = run(ip, "%%trainjob --backend local --dry-run --nodes 1\nprint(1)\n")
+    assert dry.shape.startswith("1 node(s)")  # the magic's own option first
+
+
 def test_config_variable_is_laid_over(ip):
     run(
         ip,

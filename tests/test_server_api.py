@@ -187,7 +187,7 @@ async def test_runtimes(api):
 
 async def test_backend(api):
     data = (await api.get("backend")).json
-    assert data == {"name": "local", "reason": "asked for explicitly", "namespace": None}
+    assert data == {"name": "local", "reason": "set in the server configuration", "namespace": None}
 
 
 async def test_tags(api):

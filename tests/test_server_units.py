@@ -182,17 +182,23 @@ def test_tags_show_how_to_write_each_tag():
     assert all(t["help"] for t in tags.values())
 
 
+def app_of(**config) -> KaleExtApp:
+    app = KaleExtApp(**config)
+    app.initialize_settings()  # what the server does when it loads the extension
+    return app
+
+
 def test_the_app_passes_each_backend_the_settings_it_takes(tmp_path, monkeypatch):
     monkeypatch.delenv("KALE_EXT_BACKEND", raising=False)
-    app = KaleExtApp(backend="local", jobs_dir=str(tmp_path), namespace="ns")
-    backend, reason = app._make_backend()
+    app = app_of(backend="local", jobs_dir=str(tmp_path), namespace="ns")
+    backend, reason = app.get_backend()
     assert backend.name == "local" and backend.jobs_dir == tmp_path
-    assert reason == "asked for explicitly"
+    assert reason == "set in the server configuration"
 
     monkeypatch.setenv("HOME", str(tmp_path))  # no kubeconfig: auto runs here
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    backend, reason = KaleExtApp(jobs_dir=str(tmp_path))._make_backend()
+    backend, reason = app_of(jobs_dir=str(tmp_path)).get_backend()
     assert backend.name == "local" and reason == "no kubeconfig found: runs here"
 
     class Strict(ScriptedBackend):
@@ -200,9 +206,27 @@ def test_the_app_passes_each_backend_the_settings_it_takes(tmp_path, monkeypatch
             super().__init__()
             self.poll_interval = poll_interval
 
-    app = KaleExtApp(backend_class=Strict, poll_interval=0.5, namespace="ns")
-    backend, reason = app._make_backend()
+    app = app_of(backend_class=Strict, poll_interval=0.5, namespace="ns")
+    backend, reason = app.get_backend()
     assert backend.poll_interval == 0.5 and reason == "configured: Strict"
+
+
+def test_the_backend_follows_the_users_jupyterlab_settings(tmp_path, monkeypatch):
+    from kale_ext.defaults import lab_settings_file
+
+    monkeypatch.delenv("KALE_EXT_BACKEND", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no kubeconfig
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    app = app_of(jobs_dir=str(tmp_path / "jobs"))
+    first, reason = app.get_backend()
+    assert reason == "no kubeconfig found: runs here"
+    assert app.get_backend()[0] is first  # made once
+    settings = lab_settings_file()
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"backend": "local"}')
+    backend, reason = app.get_backend()
+    assert backend is not first and reason == "set in the JupyterLab settings"
 
 
 def test_backend_errors_keep_their_status():
@@ -261,7 +285,14 @@ def json_copy(value):
     ],
 )
 def test_runtime_name_precedence(options, metadata, expected):
-    assert service.runtime_name(options, metadata) == expected
+    from kale_ext.defaults import Defaults
+    from kale_ext.jobspec import runtime_name
+
+    assert runtime_name(options, metadata.get("kale_ext")) == expected
+    site = Defaults(runtime="site")
+    assert runtime_name(options, metadata.get("kale_ext"), site) == (
+        "site" if expected == "torch-distributed" else expected
+    )
 
 
 def test_lookup_runtime_reports_a_missing_runtime_as_a_config_error():

@@ -15,8 +15,20 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, CaselessStrEnum, Float, Int, TraitError, Type, Unicode, validate
+from traitlets import (
+    Bool,
+    CaselessStrEnum,
+    Float,
+    Int,
+    List,
+    TraitError,
+    Type,
+    Unicode,
+    Union,
+    validate,
+)
 
+from ..runtimes import DEFAULT_RUNTIME
 from .handlers import handlers
 
 
@@ -44,6 +56,29 @@ class KaleExtApp(ExtensionApp):
 
     namespace = Unicode(
         None, allow_none=True, help="Kubernetes namespace of the jobs (default: the kubeconfig's)."
+    ).tag(config=True)
+
+    # Defaults of new jobs, for this server's users (their JupyterLab settings come first; see
+    # kale_ext/defaults.py). `backend` and `namespace` above are defaults of the same kind.
+    runtime = Unicode(DEFAULT_RUNTIME, help="The training runtime of new jobs.").tag(config=True)
+    image = Unicode(
+        None, allow_none=True, help="Container image of the nodes (default: the runtime's)."
+    ).tag(config=True)
+    pip_index_urls = List(
+        Unicode(), help="Package indexes the nodes install from (a notebook's own come first)."
+    ).tag(config=True)
+    nodes = Int(None, allow_none=True, help="Nodes per job (default: the runtime's).").tag(
+        config=True
+    )
+    cpu = Union(
+        [Unicode(), Float()], default_value=None, allow_none=True, help="CPU per node."
+    ).tag(config=True)
+    memory = Unicode(None, allow_none=True, help="Memory per node, e.g. 16Gi.").tag(config=True)
+    gpu = Union(
+        [Int(), Unicode()],
+        default_value=None,
+        allow_none=True,
+        help="GPUs per node: a count, or a MIG profile such as mig-1g.5gb.",
     ).tag(config=True)
 
     poll_interval = Float(
@@ -121,6 +156,7 @@ class KaleExtApp(ExtensionApp):
         self._processes_lock = threading.Lock()
         self._backend_lock = threading.Lock()
         self._backend = None
+        self._backend_key = None
         self._backend_reason = ""
         self._streams: set = set()
         self._lag = None
@@ -205,23 +241,42 @@ class KaleExtApp(ExtensionApp):
                 )
             return self._processes
 
+    def defaults(self):
+        """The effective defaults (kale_ext.defaults): this server's configuration, under the
+        user's JupyterLab settings (reread when they change). Raises ConfigError."""
+        from ..defaults import FIELDS, Defaults, load
+
+        built_in = Defaults()
+        configured = {}
+        for name in FIELDS:
+            value = getattr(self, name)
+            value = value.lower() if name == "backend" else value
+            if (tuple(value) if isinstance(value, list) else value) != getattr(built_in, name):
+                configured[name] = value
+        return load(server=configured)
+
     def get_backend(self):
-        """The backend and why it was chosen, created on first use (blocking: call in a thread)."""
+        """The backend and why it was chosen (blocking: call in a thread). Made on first use, and
+        again when the defaults' backend or namespace change (the user's JupyterLab settings)."""
+        defaults = self.defaults() if self.backend_class is None else None
+        key = None if defaults is None else (defaults.backend, defaults.namespace)
         with self._backend_lock:
-            if self._backend is None:
-                self._backend, self._backend_reason = self._make_backend()
+            if self._backend is None or key != self._backend_key:
+                self._backend, self._backend_reason = self._make_backend(defaults)
+                self._backend_key = key
             return self._backend, self._backend_reason
 
-    def _make_backend(self):
+    def _make_backend(self, defaults):
         if self.backend_class is not None:
             cls = self.backend_class
             return cls(**self._settings_for(cls)), f"configured: {cls.__name__}"
         from ..submit import choose_backend, kubernetes_configured
 
-        name = None if self.backend == "auto" else self.backend.lower()
         # choose_backend passes its settings to the backend it picks; pick the same one here
         # first, to pass each backend only the settings it takes
-        guess = name or os.environ.get("KALE_EXT_BACKEND")
+        guess = os.environ.get("KALE_EXT_BACKEND")
+        if guess is None and defaults.backend != "auto":
+            guess = defaults.backend
         if guess is None:
             guess = "kubernetes" if kubernetes_configured()[0] else "local"
         settings = {}
@@ -232,14 +287,14 @@ class KaleExtApp(ExtensionApp):
         elif guess == "kubernetes":
             from ..backends.kubernetes import KubernetesBackend
 
-            settings = self._settings_for(KubernetesBackend)
-        return choose_backend(name, **settings)
+            settings = self._settings_for(KubernetesBackend, defaults.namespace)
+        return choose_backend(None, defaults, **settings)
 
-    def _settings_for(self, cls) -> dict:
+    def _settings_for(self, cls, namespace: str | None = None) -> dict:
         offered = {
             "jobs_dir": self.jobs_dir,
-            "namespace": self.namespace,
             "poll_interval": self.poll_interval,
+            "namespace": self.namespace if namespace is None else namespace,
         }
         params = inspect.signature(cls).parameters
         takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())

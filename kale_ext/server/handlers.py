@@ -380,8 +380,11 @@ class CompileHandler(NotebookHandler):
         data, name, path = await self.notebook_of(body)
         options = body.get("options")
         backend = await self.backend()
-        runtime = await self.call(service.lookup_runtime, backend, data, options)
-        reply = await self.app.compute(service.preview_json, data, name, path, options, runtime)
+        defaults = await self.call(self.app.defaults)
+        runtime = await self.call(service.lookup_runtime, backend, data, options, defaults)
+        reply = await self.app.compute(
+            service.preview_json, data, name, path, options, runtime, defaults
+        )
         self.reply(reply)
 
 
@@ -400,7 +403,10 @@ class JobsHandler(NotebookHandler):
         body = await self.json_body(self.fields)
         data, name, path = await self.notebook_of(body)
         backend = await self.backend()
-        result = await self.call(service.submit, backend, data, name, path, body.get("options"))
+        defaults = await self.call(self.app.defaults)
+        result = await self.call(
+            service.submit, backend, data, name, path, body.get("options"), defaults
+        )
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
         self.reply(result, 201)
@@ -578,6 +584,13 @@ class BackendHandler(KaleExtHandler):
         )
 
 
+class DefaultsHandler(KaleExtHandler):
+    @tornado.web.authenticated
+    async def get(self):
+        """The defaults every job starts from, and which layer set each (kale_ext.defaults)."""
+        self.reply((await self.call(self.app.defaults)).to_dict())
+
+
 class TagsHandler(KaleExtHandler):
     @tornado.web.authenticated
     async def get(self):
@@ -640,6 +653,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("jobs/{name}/logs", LogsHandler),
     ("jobs/{name}/events", EventsHandler),
     ("backend", BackendHandler),
+    ("defaults", DefaultsHandler),
     ("tags", TagsHandler),
 ]
 DEBUG_ROUTES: list[tuple[str, type[KaleExtHandler]]] = [("debug/loop-lag", LoopLagHandler)]

@@ -79,24 +79,13 @@ def _metadata(data: bytes | dict) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def runtime_name(options, metadata: dict):
-    """The runtime a job asks for: options > the notebook's metadata > the default (the
-    precedence of jobspec.build_job_spec)."""
-    from ..runtimes import DEFAULT_RUNTIME
-
-    chosen = options.get("runtime") if isinstance(options, dict) else None
-    stored = (metadata.get("kale_ext") or {}) if isinstance(metadata, dict) else {}
-    stored = stored.get("options") if isinstance(stored, dict) else None
-    stored = stored.get("runtime") if isinstance(stored, dict) else None
-    return chosen or stored or DEFAULT_RUNTIME
-
-
-def lookup_runtime(backend, data: bytes | dict, options):
+def lookup_runtime(backend, data: bytes | dict, options, defaults=None):
     """The backend's Runtime for this notebook and options, or the ConfigError (on `runtime`)
     that says why there is none. Other backend failures raise."""
     from ..backends.base import NotFound
+    from ..jobspec import runtime_name
 
-    name = runtime_name(options, _metadata(data))
+    name = runtime_name(options, _metadata(data).get("kale_ext"), defaults)
     if not isinstance(name, str):
         return ConfigError("runtime", f"must be a runtime name, not {name!r}")
     try:
@@ -105,20 +94,29 @@ def lookup_runtime(backend, data: bytes | dict, options):
         return ConfigError("runtime", str(e))
 
 
-def compile_preview(backend, data: bytes | dict, name: str, path: str | None, options) -> dict:
+def compile_preview(
+    backend, data: bytes | dict, name: str, path: str | None, options, defaults=None
+) -> dict:
     """POST compile in one thread: the runtime from the backend, then `preview`."""
-    return preview(data, name, path, options, lookup_runtime(backend, data, options))
+    runtime = lookup_runtime(backend, data, options, defaults)
+    return preview(data, name, path, options, runtime, defaults)
 
 
-def preview_json(data: bytes | dict, name: str, path: str | None, options, runtime) -> bytes:
+def preview_json(
+    data: bytes | dict, name: str, path: str | None, options, runtime, defaults=None
+) -> bytes:
     """`preview` as the reply's JSON, encoded where it is computed (a compile process), so
     that the server's event loop only writes it."""
-    return json.dumps(preview(data, name, path, options, runtime), default=str).encode()
+    result = preview(data, name, path, options, runtime, defaults)
+    return json.dumps(result, default=str).encode()
 
 
-def preview(data: bytes | dict, name: str, path: str | None, options, runtime) -> dict:
+def preview(
+    data: bytes | dict, name: str, path: str | None, options, runtime, defaults=None
+) -> dict:
     """POST compile without the backend (so it can run in another process): compile and config
-    errors are results (`ok: false`), not exceptions. ``runtime``: a Runtime or a ConfigError."""
+    errors are results (`ok: false`), not exceptions. ``runtime``: a Runtime or a ConfigError;
+    ``defaults``: kale_ext.defaults.Defaults."""
     from ..errors import CompileError
 
     result: dict = {
@@ -158,7 +156,7 @@ def preview(data: bytes | dict, name: str, path: str | None, options, runtime) -
         from ..jobspec import JobOptions, build_job_spec
         from ..trainjob import to_yaml, trainjob_dict
 
-        spec = build_job_spec(job, JobOptions.from_dict(options), runtime)
+        spec = build_job_spec(job, JobOptions.from_dict(options), runtime, defaults)
         # Secret and ConfigMap keys (env_from) are read when the job is submitted
         trainjob = trainjob_dict(spec, path or job.notebook, lambda kind, ref: [])
     except ConfigError as e:
@@ -188,18 +186,20 @@ def preview(data: bytes | dict, name: str, path: str | None, options, runtime) -
     return result
 
 
-def submit(backend, data: bytes | dict, name: str, path: str | None, options) -> dict:
+def submit(
+    backend, data: bytes | dict, name: str, path: str | None, options, defaults=None
+) -> dict:
     """POST jobs: the steps of submit.submit_notebook (compile, resolve the options against the
     backend's runtime, submit), with a runtime the backend lacks reported as a config error on
     `runtime`. Raises the KaleExtError family."""
     from ..compiler import compile_notebook
     from ..jobspec import JobOptions, build_job_spec
 
-    runtime = lookup_runtime(backend, data, options)
+    runtime = lookup_runtime(backend, data, options, defaults)
     job = compile_notebook(load(data, name))
     if isinstance(runtime, ConfigError):
         raise runtime
-    spec = build_job_spec(job, JobOptions.from_dict(options), runtime)
+    spec = build_job_spec(job, JobOptions.from_dict(options), runtime, defaults)
     job_name = backend.submit(spec, path)
     return {
         "name": job_name,
