@@ -115,6 +115,15 @@ export class KaleService {
     return this._get('backend');
   }
 
+  /**
+   * The defaults every job starts from and the layer that set each; a
+   * {@link KaleAPIError} naming the field (`defaults.cpu`) when a setting is
+   * invalid.
+   */
+  getDefaults(): Promise<Kale.IDefaults> {
+    return this._get('defaults');
+  }
+
   /** The cell tags the tag editor offers. */
   async listTags(): Promise<Kale.ITag[]> {
     return (await this._get<{ tags: Kale.ITag[] }>('tags')).tags;

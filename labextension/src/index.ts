@@ -10,6 +10,7 @@ import {
   showDialog
 } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { KaleService } from './api';
 import { kaleIcon } from './icon';
@@ -26,18 +27,26 @@ export { kaleIcon, PANEL_ID };
 export namespace CommandIDs {
   export const openPanel = 'kale-ext:open-panel';
   export const openLogs = 'kale-ext:open-logs';
+  export const editDefaults = 'kale-ext:edit-defaults';
 }
+
+/**
+ * JupyterLab's Settings Editor command (from its settingeditor extension,
+ * which may be absent).
+ */
+const OPEN_SETTINGS = 'settingeditor:open';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'kale-ext:plugin',
   description: 'Run a tagged notebook as a distributed Kubeflow Trainer job.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
+  optional: [ICommandPalette, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    settings: ISettingRegistry | null
   ) => {
     const service = new KaleService(app.serviceManager.serverSettings);
     const logs = new WidgetTracker<MainAreaWidget<LogsView>>({
@@ -49,6 +58,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       tracker: notebooks,
       openLogs: name =>
         void app.commands.execute(CommandIDs.openLogs, { name }),
+      editDefaults: () => void app.commands.execute(CommandIDs.editDefaults),
       activate: notebook => app.shell.activateById(notebook.id),
       confirm: async name =>
         (
@@ -100,7 +110,33 @@ const plugin: JupyterFrontEndPlugin<void> = {
         return widget;
       }
     });
+    app.commands.addCommand(CommandIDs.editDefaults, {
+      label: 'Edit kale_ext defaults',
+      caption:
+        'The runtime, nodes, resources and backend new jobs start from (Settings Editor)',
+      isEnabled: () => app.commands.hasCommand(OPEN_SETTINGS),
+      execute: () => {
+        if (app.commands.hasCommand(OPEN_SETTINGS)) {
+          return app.commands.execute(OPEN_SETTINGS, { query: 'kale_ext' });
+        }
+      }
+    });
     palette?.addItem({ command: CommandIDs.openPanel, category: 'kale_ext' });
+    palette?.addItem({
+      command: CommandIDs.editDefaults,
+      category: 'kale_ext'
+    });
+
+    // The server reads the user's settings file itself (the defaults' top
+    // layer): when JupyterLab has saved a change, the panel asks again.
+    settings
+      ?.load(plugin.id)
+      .then(loaded =>
+        loaded.changed.connect(() => void state.settingsChanged())
+      )
+      .catch(reason =>
+        console.warn('kale_ext: cannot load its settings', reason)
+      );
 
     console.log('kale_ext is activated');
   }

@@ -171,6 +171,39 @@ export namespace Kale {
   }
 
   /**
+   * The layer that set a default, lowest first: built in, the server's
+   * configuration (`c.KaleExtApp.<field>`), the user's JupyterLab settings
+   * (plugin `kale-ext:plugin`).
+   */
+  export type DefaultsSource =
+    'built in' | 'server configuration' | 'JupyterLab settings';
+
+  /**
+   * The defaults a job starts from when nothing more specific (the
+   * notebook, the panel's form, a submit's options) chooses. `null`: the
+   * runtime's own (or none requested).
+   */
+  export interface IDefaultValues {
+    backend: 'auto' | 'local' | 'kubernetes';
+    namespace: string | null;
+    runtime: string;
+    image: string | null;
+    pip_index_urls: string[];
+    nodes: number | null;
+    cpu: string | number | null;
+    memory: string | null;
+    gpu: number | string | null;
+  }
+
+  /**
+   * `GET defaults`: the effective defaults, and which layer set each.
+   */
+  export interface IDefaults {
+    defaults: IDefaultValues;
+    sources: { [field in keyof IDefaultValues]: DefaultsSource | string };
+  }
+
+  /**
    * A row of the tag grammar. `tag` is how it is written (`imports`,
    * `step:<name>`); `role` is the role it gives a cell, or null (a setting,
    * or a tag that is reported and ignored).

@@ -313,6 +313,25 @@ test('the choices live in the notebook metadata, and Undo reverts them', async (
   await expect(nodes).toHaveValue('4');
 });
 
+test('the job form says which defaults apply and opens their editor', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  await openNotebook(page, testInfo, tmpPath, 'defaults.ipynb', [
+    { source: 'print(1)' }
+  ]);
+  const panel = await openPanel(page);
+  // The text depends on the machine's settings: only that it is there.
+  const line = panel.locator('[data-section="job"] .kale-ext-Defaults');
+  await expect(line).toContainText('Empty fields use the');
+  await line.getByRole('button', { name: 'Edit defaults' }).click();
+  // JupyterLab's Settings Editor, filtered to kale_ext's defaults.
+  const editor = page.locator('#setting-editor');
+  await expect(editor).toBeVisible();
+  await expect(editor).toContainText('Runtime');
+  await expect(editor).toContainText('GPUs per node');
+});
+
 test('every control of the panel is labelled and reachable by keyboard', async ({
   page,
   tmpPath

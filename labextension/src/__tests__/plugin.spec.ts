@@ -1,17 +1,20 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import plugin, { CommandIDs, PANEL_ID, kaleIcon } from '../index';
+import type { KalePanel } from '../panel/widget';
 
 describe('kale-ext:plugin', () => {
   afterEach(() => jest.restoreAllMocks());
 
-  it('adds the panel to the left sidebar and registers its commands', async () => {
-    jest.spyOn(ServerConnection, 'makeRequest').mockImplementation(
+  function serve(): jest.SpyInstance {
+    return jest.spyOn(ServerConnection, 'makeRequest').mockImplementation(
       async url =>
         new Response(
           JSON.stringify(
@@ -19,35 +22,47 @@ describe('kale-ext:plugin', () => {
               ? { tags: [] }
               : String(url).endsWith('/runtimes')
                 ? { runtimes: [] }
-                : {
-                    name: 'local',
-                    reason: 'no kubeconfig found: runs here',
-                    namespace: null
-                  }
+                : String(url).endsWith('/defaults')
+                  ? { defaults: { runtime: 'torch-distributed' }, sources: {} }
+                  : {
+                      name: 'local',
+                      reason: 'no kubeconfig found: runs here',
+                      namespace: null
+                    }
           ),
           { status: 200 }
         )
     );
-    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-    const add = jest.fn();
-    const commands = new CommandRegistry();
-    const app = {
+  }
+
+  function fakeApp(commands: CommandRegistry) {
+    return {
       commands,
-      shell: { add, activateById: jest.fn() },
+      shell: { add: jest.fn(), activateById: jest.fn() },
       serviceManager: { serverSettings: ServerConnection.makeSettings() }
-    } as unknown as JupyterFrontEnd;
-    const tracker = {
+    };
+  }
+
+  const tracker = () =>
+    ({
       currentWidget: null,
       activeCell: null,
       currentChanged: new Signal({}),
       activeCellChanged: new Signal({}),
       widgetAdded: new Signal({}),
       forEach: () => undefined
-    } as unknown as INotebookTracker;
+    }) as unknown as INotebookTracker;
+
+  it('adds the panel to the left sidebar and registers its commands', async () => {
+    serve();
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const commands = new CommandRegistry();
+    const app = fakeApp(commands);
+    const add = app.shell.add;
 
     expect(plugin.id).toBe('kale-ext:plugin');
     expect(plugin.autoStart).toBe(true);
-    plugin.activate(app, tracker, null);
+    plugin.activate(app as unknown as JupyterFrontEnd, tracker(), null, null);
 
     expect(add).toHaveBeenCalledTimes(1);
     const [panel, area] = add.mock.calls[0] as [Widget, string];
@@ -57,7 +72,83 @@ describe('kale-ext:plugin', () => {
     expect(panel.title.icon).toBe(kaleIcon);
     expect(commands.hasCommand(CommandIDs.openPanel)).toBe(true);
     expect(commands.hasCommand(CommandIDs.openLogs)).toBe(true);
+    expect(commands.hasCommand(CommandIDs.editDefaults)).toBe(true);
     expect(log).toHaveBeenCalledWith('kale_ext is activated');
     panel.dispose();
   });
+
+  it("loads the defaults again when the user's settings change", async () => {
+    const makeRequest = serve();
+    jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const app = fakeApp(new CommandRegistry());
+    const changed = new Signal<unknown, void>({});
+    const registry = {
+      load: jest.fn().mockResolvedValue({ changed })
+    } as unknown as ISettingRegistry;
+    plugin.activate(
+      app as unknown as JupyterFrontEnd,
+      tracker(),
+      null,
+      registry
+    );
+    expect(registry.load).toHaveBeenCalledWith('kale-ext:plugin');
+    const asked = (end: string) =>
+      makeRequest.mock.calls.filter(([url]) => String(url).endsWith(end))
+        .length;
+    await until(() => asked('/defaults') === 1);
+    await Promise.resolve(); // the registry's load resolves
+
+    changed.emit();
+    await until(() => asked('/defaults') === 2);
+    expect(asked('/backend')).toBe(2);
+    expect(asked('/tags')).toBe(1);
+    (app.shell.add.mock.calls[0][0] as Widget).dispose();
+  });
+
+  it("edits the defaults in JupyterLab's Settings Editor", async () => {
+    serve();
+    jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const commands = new CommandRegistry();
+    const app = fakeApp(commands);
+    const palette = { addItem: jest.fn() } as unknown as ICommandPalette;
+    plugin.activate(
+      app as unknown as JupyterFrontEnd,
+      tracker(),
+      palette,
+      null
+    );
+
+    expect(commands.label(CommandIDs.editDefaults)).toBe(
+      'Edit kale_ext defaults'
+    );
+    expect(palette.addItem).toHaveBeenCalledWith({
+      command: CommandIDs.editDefaults,
+      category: 'kale_ext'
+    });
+    // No Settings Editor (its extension is disabled): nothing to open.
+    expect(commands.isEnabled(CommandIDs.editDefaults)).toBe(false);
+    await commands.execute(CommandIDs.editDefaults);
+
+    const open = jest.fn();
+    commands.addCommand('settingeditor:open', { execute: open });
+    expect(commands.isEnabled(CommandIDs.editDefaults)).toBe(true);
+    await commands.execute(CommandIDs.editDefaults);
+    expect(open).toHaveBeenCalledWith({ query: 'kale_ext' });
+
+    // The panel's "Edit defaults" runs the same command.
+    const panel = app.shell.add.mock.calls[0][0] as KalePanel;
+    panel.state.editDefaults();
+    await until(() => open.mock.calls.length === 2);
+    panel.dispose();
+  });
 });
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (condition()) {
+      return;
+    }
+    await new Promise(resolve => setTimeout(resolve, 2));
+  }
+  throw new Error('timed out');
+}

@@ -17,6 +17,31 @@ const settings = ServerConnection.makeSettings({
 });
 const BASE = 'http://localhost:8888/user/alice/kale-ext';
 
+const DEFAULTS: Kale.IDefaults = {
+  defaults: {
+    backend: 'auto',
+    namespace: null,
+    runtime: 'torch-distributed',
+    image: null,
+    pip_index_urls: [],
+    nodes: 2,
+    cpu: null,
+    memory: '6Gi',
+    gpu: null
+  },
+  sources: {
+    backend: 'built in',
+    namespace: 'built in',
+    runtime: 'built in',
+    image: 'built in',
+    pip_index_urls: 'built in',
+    nodes: 'JupyterLab settings',
+    cpu: 'built in',
+    memory: 'JupyterLab settings',
+    gpu: 'built in'
+  }
+};
+
 function json(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), { status });
 }
@@ -76,6 +101,7 @@ describe('KaleService', () => {
       null
     ],
     ['listTags', 'tags', [], { tags: [{ tag: 'skip' }] }, [{ tag: 'skip' }]],
+    ['getDefaults', 'defaults', [], DEFAULTS, null],
     [
       'listRuntimes',
       'runtimes',
@@ -150,6 +176,31 @@ describe('KaleService', () => {
     expect(error.message).toBe('the notebook does not compile');
     expect(error.errors).toEqual([diagnostic]);
     expect(error.response.status).toBe(422);
+  });
+
+  it('throws the field and message of an invalid default', async () => {
+    const message =
+      "defaults.cpu: '4x' is not a Kubernetes quantity (set in the JupyterLab settings)";
+    respond(
+      json(
+        {
+          message,
+          field: 'defaults.cpu',
+          status: 400,
+          reason: 'ConfigError',
+          errors: [
+            { severity: 'error', message, field: 'defaults.cpu', cell: null }
+          ]
+        },
+        400
+      )
+    );
+    const error = await service.getDefaults().catch(e => e);
+    expect(error).toBeInstanceOf(KaleAPIError);
+    expect(error.message).toBe(message);
+    expect(error.field).toBe('defaults.cpu');
+    expect(error.response.status).toBe(400);
+    expect(call().url).toBe(`${BASE}/defaults`);
   });
 
   it('DELETEs a job and reports a missing one', async () => {

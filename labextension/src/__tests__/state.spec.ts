@@ -74,6 +74,36 @@ class FakeCellModel {
   }
 }
 
+/**
+ * `GET defaults`: built in, except what `set` says (field: [value, source]).
+ */
+function defaults(
+  set: { [field: string]: [unknown, string] } = {}
+): Kale.IDefaults {
+  const result = {
+    defaults: {
+      backend: 'auto',
+      namespace: null,
+      runtime: 'torch-distributed',
+      image: null,
+      pip_index_urls: [],
+      nodes: null,
+      cpu: null,
+      memory: null,
+      gpu: null
+    } as { [field: string]: unknown },
+    sources: {} as { [field: string]: string }
+  };
+  for (const field of Object.keys(result.defaults)) {
+    result.sources[field] = 'built in';
+  }
+  for (const [field, [value, source]] of Object.entries(set)) {
+    result.defaults[field] = value;
+    result.sources[field] = source;
+  }
+  return result as unknown as Kale.IDefaults;
+}
+
 function setup(metadata?: unknown) {
   const model = new FakeModel();
   if (metadata) {
@@ -128,6 +158,7 @@ function setup(metadata?: unknown) {
       .fn()
       .mockResolvedValue({ name: 'local', reason: 'r', namespace: null }),
     listRuntimes: jest.fn().mockResolvedValue([]),
+    getDefaults: jest.fn().mockResolvedValue(defaults()),
     listTags: jest.fn().mockResolvedValue([
       { tag: 'imports', role: 'imports', help: '' },
       { tag: 'skip', role: 'skip', help: '' },
@@ -136,12 +167,14 @@ function setup(metadata?: unknown) {
   };
   const confirm = jest.fn().mockResolvedValue(true);
   const activate = jest.fn();
+  const editDefaults = jest.fn();
   const state = new PanelState({
     service: service as unknown as KaleService,
     tracker: tracker as unknown as INotebookTracker,
     openLogs: jest.fn(),
     confirm,
     activate,
+    editDefaults,
     compileDelay: 0,
     pollInterval: 1e6
   });
@@ -154,6 +187,7 @@ function setup(metadata?: unknown) {
     cell,
     confirm,
     activate,
+    editDefaults,
     compileResult
   };
 }
@@ -364,5 +398,106 @@ describe('PanelState', () => {
     expect(ctx.state.backend?.name).toBe('local');
     expect(ctx.state.tags).toHaveLength(3);
     expect(ctx.state.loadError).toBe('no server');
+  });
+
+  it('loads the defaults with the rest', async () => {
+    ctx = setup();
+    const mine = defaults({ memory: ['6Gi', 'JupyterLab settings'] });
+    ctx.service.getDefaults.mockResolvedValue(mine);
+    await ctx.state.load();
+    expect(ctx.service.getDefaults).toHaveBeenCalledTimes(1);
+    expect(ctx.state.defaults).toEqual(mine);
+    expect(ctx.state.defaultsError).toBe('');
+    expect(ctx.state.loadError).toBe('');
+  });
+
+  it("shows the server's message when a setting is invalid", async () => {
+    ctx = setup();
+    const message =
+      "defaults.cpu: '4x' is not a Kubernetes quantity (set in the JupyterLab settings)";
+    ctx.service.getDefaults.mockRejectedValue(
+      new KaleAPIError(
+        new Response(null, { status: 400 }),
+        message,
+        [],
+        'defaults.cpu'
+      )
+    );
+    await ctx.state.load();
+    expect(ctx.state.defaultsError).toBe(message);
+    expect(ctx.state.loadError).toBe(message);
+    expect(ctx.state.backend?.name).toBe('local'); // the rest still loads
+    expect(ctx.state.tags).toHaveLength(3);
+
+    // Fixed in the settings: the error goes.
+    ctx.service.getDefaults.mockResolvedValue(defaults());
+    await ctx.state.settingsChanged();
+    expect(ctx.state.defaultsError).toBe('');
+    expect(ctx.state.loadError).toBe('');
+    expect(ctx.state.defaults).toEqual(defaults());
+  });
+
+  it('loads the backend and defaults again and recompiles when the settings change', async () => {
+    ctx = setup();
+    await ctx.state.load();
+    await compiled(ctx);
+    const { state, service } = ctx;
+    expect(service.compile).toHaveBeenCalledTimes(1);
+    expect(service.getBackend).toHaveBeenCalledTimes(1);
+
+    // The user sets the backend and the nodes in JupyterLab's settings: the
+    // server answers with them, and the preview follows.
+    service.getBackend.mockResolvedValue({
+      name: 'kubernetes',
+      reason: 'set in the JupyterLab settings',
+      namespace: 'team'
+    });
+    const mine = defaults({
+      backend: ['kubernetes', 'JupyterLab settings'],
+      nodes: [2, 'JupyterLab settings']
+    });
+    service.getDefaults.mockResolvedValue(mine);
+    service.compile.mockResolvedValue({ ...ctx.compileResult, nodes: 2 });
+    let emitted = 0;
+    state.stateChanged.connect(() => emitted++);
+
+    await state.settingsChanged();
+    expect(service.getBackend).toHaveBeenCalledTimes(2);
+    expect(service.getDefaults).toHaveBeenCalledTimes(2);
+    expect(service.listRuntimes).toHaveBeenCalledTimes(2); // the backend's
+    expect(service.listTags).toHaveBeenCalledTimes(1); // settings do not change them
+    expect(state.backend?.name).toBe('kubernetes');
+    expect(state.defaults).toEqual(mine);
+    expect(emitted).toBeGreaterThan(0);
+
+    await compiled(ctx, 2);
+    expect(service.compile).toHaveBeenCalledTimes(2);
+    // The same form: what changed is on the server's side.
+    expect(service.compile.mock.calls[1][0].options).toEqual({});
+    expect(state.compile?.nodes).toBe(2);
+  });
+
+  it('keeps the answer of the last load when loads overlap', async () => {
+    ctx = setup();
+    const { state, service } = ctx;
+    let first!: (d: Kale.IDefaults) => void;
+    service.getDefaults.mockReturnValueOnce(
+      new Promise<Kale.IDefaults>(resolve => (first = resolve))
+    );
+    const older = state.load();
+    const latest = defaults({ runtime: ['site', 'server configuration'] });
+    service.getDefaults.mockResolvedValueOnce(latest);
+    await state.settingsChanged();
+    first(defaults());
+    await older;
+    expect(state.defaults).toEqual(latest);
+    expect(state.tags).toHaveLength(3); // the first load's tags still count
+  });
+
+  it('opens the defaults editor through its callback', () => {
+    ctx = setup();
+    expect(ctx.state.canEditDefaults).toBe(true);
+    ctx.state.editDefaults();
+    expect(ctx.editDefaults).toHaveBeenCalledTimes(1);
   });
 });

@@ -116,8 +116,16 @@ export function ShapeFields(
 /**
  * GPUs (a count or a MIG profile), CPU and memory per node.
  */
-export function ResourceFields(props: IFormProps): JSX.Element {
-  const { form, errors, onChange } = props;
+export function ResourceFields(
+  props: IFormProps & {
+    /** The default GPUs per node, which "none chosen" gets. */
+    defaultGpu?: number | string | null;
+  }
+): JSX.Element {
+  const { form, errors, onChange, defaultGpu } = props;
+  // Choosing nothing leaves the GPUs to the defaults.
+  const unset =
+    !defaultGpu || defaultGpu === '0' ? 'None' : `Default (${defaultGpu})`;
   return (
     <>
       <div className="kale-ext-Pair">
@@ -126,7 +134,7 @@ export function ResourceFields(props: IFormProps): JSX.Element {
           name="gpuMode"
           value={form.gpuMode}
           options={[
-            { value: 'none', label: 'None' },
+            { value: 'none', label: unset },
             { value: 'count', label: 'Whole GPUs' },
             { value: 'mig', label: 'MIG profile' }
           ]}

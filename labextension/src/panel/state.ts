@@ -55,6 +55,7 @@ export class PanelState extends VDomModel {
     this.service = options.service;
     this._tracker = options.tracker;
     this._openLogs = options.openLogs;
+    this._editDefaults = options.editDefaults;
     this._activate = options.activate ?? (() => undefined);
     this._confirm = options.confirm ?? (() => Promise.resolve(true));
     this._compiler = new Debouncer(
@@ -77,7 +78,14 @@ export class PanelState extends VDomModel {
   runtimes: Kale.IRuntime[] = [];
   /** The tag grammar (`GET tags`). */
   tags: Kale.ITag[] = [];
-  /** Why the backend, runtimes or tags could not be loaded. */
+  /** The defaults jobs start from (`GET defaults`), and who set each. */
+  defaults: Kale.IDefaults | null = null;
+  /**
+   * Why the defaults could not be loaded: an invalid setting (the server's
+   * message names it and the layer that set it), or the server's error.
+   */
+  defaultsError = '';
+  /** Why the backend, runtimes, defaults or tags could not be loaded. */
   loadError = '';
 
   form: IJobForm = emptyForm();
@@ -142,26 +150,34 @@ export class PanelState extends VDomModel {
   }
 
   /**
-   * Load what the server offers (backend, runtimes, tags).
+   * Load what the server offers (backend, runtimes, defaults, tags).
    */
   async load(): Promise<void> {
-    const errors: string[] = [];
-    const get = <T>(promise: Promise<T>): Promise<T | undefined> =>
-      promise.catch(reason => {
-        errors.push(Private.message(reason));
-        return undefined;
-      });
-    const [backend, runtimes, tags] = await Promise.all([
-      get(this.service.getBackend()),
-      get(this.service.listRuntimes()),
-      get(this.service.listTags())
-    ]);
-    this.backend = backend ?? this.backend;
-    this.runtimes = runtimes ?? this.runtimes;
-    this.tags = tags ?? this.tags;
-    this.loadError = errors[0] ?? '';
-    this._validate();
-    this.stateChanged.emit();
+    await this._loadServer(true);
+  }
+
+  /**
+   * The user's kale_ext settings changed (JupyterLab has saved them, and the
+   * server reads them again): load the backend, its runtimes and the
+   * defaults again, and check the notebook again so the preview follows.
+   */
+  async settingsChanged(): Promise<void> {
+    await this._loadServer(false);
+    this._scheduleCompile();
+  }
+
+  /**
+   * Whether the panel can open the defaults' editor.
+   */
+  get canEditDefaults(): boolean {
+    return this._editDefaults !== undefined;
+  }
+
+  /**
+   * Open the defaults' editor (JupyterLab's Settings Editor).
+   */
+  editDefaults(): void {
+    this._editDefaults?.();
   }
 
   /**
@@ -290,6 +306,42 @@ export class PanelState extends VDomModel {
     this.jobList.dispose();
     this._abort?.abort();
     super.dispose();
+  }
+
+  /**
+   * Fetch the server's facts; the tags (which settings do not change) only
+   * when `withTags`. When loads overlap, the last one started wins.
+   */
+  private async _loadServer(withTags: boolean): Promise<void> {
+    const generation = ++this._loads;
+    const errors: string[] = [];
+    const get = <T>(promise: Promise<T>): Promise<T | undefined> =>
+      promise.catch(reason => {
+        errors.push(Private.message(reason));
+        return undefined;
+      });
+    let defaultsError = '';
+    const [backend, runtimes, defaults, tags] = await Promise.all([
+      get(this.service.getBackend()),
+      get(this.service.listRuntimes()),
+      get(
+        this.service.getDefaults().catch(reason => {
+          defaultsError = Private.message(reason);
+          throw reason;
+        })
+      ),
+      withTags ? get(this.service.listTags()) : undefined
+    ]);
+    this.tags = tags ?? this.tags;
+    if (generation === this._loads) {
+      this.backend = backend ?? this.backend;
+      this.runtimes = runtimes ?? this.runtimes;
+      this.defaults = defaults ?? this.defaults;
+      this.defaultsError = defaultsError;
+      this.loadError = errors[0] ?? '';
+    }
+    this._validate();
+    this.stateChanged.emit();
   }
 
   private async _submit(body: Kale.JobRequest): Promise<void> {
@@ -511,6 +563,8 @@ export class PanelState extends VDomModel {
 
   private _tracker: INotebookTracker;
   private _openLogs: (name: string) => void;
+  private _editDefaults: (() => void) | undefined;
+  private _loads = 0;
   private _activate: (panel: NotebookPanel) => void;
   private _confirm: (name: string) => Promise<boolean>;
   private _compiler: Debouncer;
@@ -526,6 +580,8 @@ export namespace PanelState {
     tracker: INotebookTracker;
     /** Open the logs view of a job. */
     openLogs: (name: string) => void;
+    /** Open the editor of the user's defaults (JupyterLab's settings). */
+    editDefaults?: () => void;
     /** Bring a notebook to the front (when a diagnostic's cell is shown). */
     activate?: (panel: NotebookPanel) => void;
     /** Ask before deleting a job. */

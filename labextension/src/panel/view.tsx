@@ -3,6 +3,7 @@ import * as React from 'react';
 import { TagEditor } from '../tags/editor';
 import { editorTags } from '../tags/tags';
 import { BackendInfo } from './backend';
+import { DefaultsInfo } from './defaults';
 import { DiagnosticList, Validation } from './diagnostics';
 import { EnvEditor } from './env';
 import { Button, Section } from './fields';
@@ -85,11 +86,18 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         />
       </Section>
       <Section id="job" title="Job">
+        <DefaultsInfo
+          defaults={state.defaults}
+          error={state.defaultsError}
+          onEdit={
+            state.canEditDefaults ? () => state.editDefaults() : undefined
+          }
+        />
         <RuntimePicker
           {...common}
           runtimes={state.runtimes}
           runtime={state.runtime}
-          resolved={compile?.runtime}
+          resolved={compile?.runtime ?? state.defaults?.defaults.runtime}
         />
         {state.runtime && (
           <RuntimePackages
@@ -100,7 +108,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         <ShapeFields {...common} runtime={state.runtime} compile={compile} />
       </Section>
       <Section id="resources" title="Resources per node">
-        <ResourceFields {...common} />
+        <ResourceFields {...common} defaultGpu={state.defaults?.defaults.gpu} />
       </Section>
       <Section id="parameters" title="Parameters">
         <ParametersEditor {...common} defaults={compile?.parameters} />
