@@ -55,7 +55,7 @@ def function_name_for(notebook_stem: str) -> str:
 
 def _string_continuation_lines(source: str) -> set[int]:
     """1-based lines that begin inside a multi-line string (they must not be re-indented)."""
-    if '"""' not in source and "'''" not in source and "\\\n" not in source:
+    if "\\\n" not in source and _triple_quotes_close_on_their_line(source):
         return set()
     inside: set[int] = set()
     for node in ast.walk(ast.parse(source)):
@@ -65,6 +65,22 @@ def _string_continuation_lines(source: str) -> set[int]:
             if node.end_lineno and node.end_lineno > node.lineno:
                 inside.update(range(node.lineno + 1, node.end_lineno + 1))
     return inside
+
+
+def _triple_quotes_close_on_their_line(source: str) -> bool:
+    """True when no string can span lines: every line holds an even number of each triple
+    quote and, those aside, no other quote (a quoted triple quote hides one). Else ask the
+    AST (one-line docstrings, the common case, need no parse)."""
+    if '"""' not in source and "'''" not in source:
+        return True
+    for line in source.splitlines():
+        if '"""' in line or "'''" in line:
+            if line.count('"""') % 2 or line.count("'''") % 2:
+                return False
+            rest = line.replace('"""', "").replace("'''", "")
+            if '"' in rest or "'" in rest:
+                return False
+    return True
 
 
 def indent_code(source: str, prefix: str = INDENT) -> list[str]:

@@ -145,12 +145,13 @@ def resolve(*layers: tuple[str, dict]) -> Defaults:
     return Defaults(**values, sources=sources)
 
 
-def load(server: dict | None = None) -> Defaults:
+def load(server: dict | None = None, lab_dir: str | None = None) -> Defaults:
     """The effective defaults. ``server``: the server configuration's values when the caller is
-    the server (which has them loaded); else they are read from the config files."""
+    the server (which has them loaded); else they are read from the config files. ``lab_dir``:
+    JupyterLab's user settings directory when the server knows it (c.LabApp.user_settings_dir)."""
     return resolve(
         (SERVER, server_config() if server is None else server),
-        (LAB, lab_settings()),
+        (LAB, lab_settings(lab_dir)),
     )
 
 
@@ -173,12 +174,15 @@ def server_config() -> dict:
     return {name: section[name] for name in FIELDS if name in section}
 
 
-def lab_settings_file() -> Path:
-    """Where JupyterLab keeps this extension's user settings (as jupyterlab.commands does)."""
+def lab_settings_file(lab_dir: str | None = None) -> Path:
+    """Where JupyterLab keeps this extension's user settings: in ``lab_dir``, else where
+    JupyterLab's own default puts them (as jupyterlab.commands does)."""
     from jupyter_core.paths import jupyter_config_dir
 
-    base = os.environ.get("JUPYTERLAB_SETTINGS_DIR") or os.path.join(
-        jupyter_config_dir(), "lab", "user-settings"
+    base = (
+        lab_dir
+        or os.environ.get("JUPYTERLAB_SETTINGS_DIR")
+        or os.path.join(jupyter_config_dir(), "lab", "user-settings")
     )
     package, _, plugin = PLUGIN_ID.partition(":")
     return Path(base) / package / f"{plugin}.jupyterlab-settings"
@@ -187,10 +191,10 @@ def lab_settings_file() -> Path:
 _lab_cache: dict = {}
 
 
-def lab_settings() -> dict:
+def lab_settings(lab_dir: str | None = None) -> dict:
     """The defaults the user set in JupyterLab (JSON5 with comments, as JupyterLab writes it).
     Reread only when the file changes."""
-    path = lab_settings_file()
+    path = lab_settings_file(lab_dir)
     try:
         stat = path.stat()
     except OSError:

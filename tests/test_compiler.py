@@ -81,6 +81,25 @@ def test_strings_tabs_and_non_ascii_survive_exactly(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        'def f():\n    """One line."""\n    return 1\ntext = f.__doc__\n',  # no parse
+        'def f():\n    """One line."""\n    return 1\ntext = """a\n  b"""\n',
+        "text = '\"\"\"' + \"\"\"\n  inside\n\"\"\"\n",  # a quoted triple quote hides one
+        'text = """a""" + """\n  b\n"""\n',  # an odd count on the opening line
+        "text = \'\'\'x \"\"\"\n  y\'\'\'\n",  # one kind inside the other
+        'text = f"""{1}\n  {2}"""\n',
+        '# a comment with """ in it\ntext = """\n  kept\n"""\n',
+    ],
+)
+def test_multi_line_strings_are_never_reindented(cell, tmp_path):
+    job = compile_notebook(notebook(cell + "print(repr(text))"))
+    namespace = {}
+    exec(compile(cell, "c", "exec"), namespace)
+    assert run(job, tmp_path).strip() == repr(namespace["text"])
+
+
 def test_future_imports_move_to_the_module_top(tmp_path):
     job = compile_notebook(
         notebook(

@@ -114,6 +114,15 @@ def test_jupyterlab_settings_over_the_server_configuration_over_built_in():
     assert sources["image"] == defaults.BUILT_IN
 
 
+def test_the_server_reads_jupyterlabs_own_settings_directory(tmp_path):
+    """c.LabApp.user_settings_dir moves JupyterLab's settings; the server passes it on."""
+    moved = tmp_path / "moved"
+    (moved / "kale-ext").mkdir(parents=True)
+    (moved / "kale-ext" / "plugin.jupyterlab-settings").write_text('{"nodes": 4}')
+    assert defaults.load(lab_dir=str(moved)).nodes == 4
+    assert defaults.load().nodes is None
+
+
 def test_a_changed_settings_file_is_read_again():
     path = lab_settings('{"nodes": 2}')
     assert defaults.load().nodes == 2

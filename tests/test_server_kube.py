@@ -64,7 +64,7 @@ def finish(kube: FakeKube, name: str = "fit") -> None:
 async def test_backend_and_runtimes(api, kube):
     assert (await api.get("backend")).json == {
         "name": "kubernetes",
-        "reason": "asked for explicitly",
+        "reason": "set in the server configuration",
         "namespace": "team",
     }
     runtimes = (await api.get("runtimes")).json["runtimes"]

@@ -253,7 +253,14 @@ class KaleExtApp(ExtensionApp):
             value = value.lower() if name == "backend" else value
             if (tuple(value) if isinstance(value, list) else value) != getattr(built_in, name):
                 configured[name] = value
-        return load(server=configured)
+        return load(server=configured, lab_dir=self._lab_settings_dir())
+
+    def _lab_settings_dir(self) -> str | None:
+        """JupyterLab's user settings directory, as this server's JupyterLab has it."""
+        manager = getattr(self.serverapp, "extension_manager", None)
+        for app in manager.extension_apps.get("jupyterlab", ()) if manager else ():
+            return getattr(app, "user_settings_dir", None)
+        return None
 
     def get_backend(self):
         """The backend and why it was chosen (blocking: call in a thread). Made on first use, and
