@@ -86,9 +86,9 @@ def test_strings_tabs_and_non_ascii_survive_exactly(tmp_path):
     [
         'def f():\n    """One line."""\n    return 1\ntext = f.__doc__\n',  # no parse
         'def f():\n    """One line."""\n    return 1\ntext = """a\n  b"""\n',
-        "text = '\"\"\"' + \"\"\"\n  inside\n\"\"\"\n",  # a quoted triple quote hides one
+        'text = \'"""\' + """\n  inside\n"""\n',  # a quoted triple quote hides one
         'text = """a""" + """\n  b\n"""\n',  # an odd count on the opening line
-        "text = \'\'\'x \"\"\"\n  y\'\'\'\n",  # one kind inside the other
+        "text = '''x \"\"\"\n  y'''\n",  # one kind inside the other
         'text = f"""{1}\n  {2}"""\n',
         '# a comment with """ in it\ntext = """\n  kept\n"""\n',
     ],
