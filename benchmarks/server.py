@@ -6,7 +6,8 @@ Starts `jupyter server` in a subprocess on a free loopback port (token auth, onl
 loaded, jobs and root in a temporary directory) and measures:
 
 (a) POST compile of a 100-cell notebook (sent as JSON) by 20 concurrent clients: p50/p95
-    latency. Target p95 ≤ 150 ms.
+    latency, for notebooks all the same, each with one cell changed, and each with every cell
+    changed (see MODES). Target p95 ≤ 150 ms.
 (b) the event loop's stall while 4 jobs' logs are followed over SSE. Measured inside the server:
     with `KaleExtApp.debug_loop_lag`, a 10 ms timer on the server's own event loop records how
     late it fires, which is exactly how long the loop was blocked by anything (handlers,
@@ -38,6 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import make_notebook  # noqa: E402  (benchmarks/compile.py)
+
+from kale_ext.server.app import KaleExtApp  # noqa: E402
 
 OTHERS = ("jupyterlab", "jupyter_lsp", "notebook_shim", "jupyter_server_terminals", "notebook")
 
@@ -142,21 +145,34 @@ def verdict(value: float, target: float) -> str:
 # -- (a) compile under concurrency --
 
 
-def bench_compile(server: Server, clients: int, rounds: int, distinct: bool) -> dict:
-    """``distinct``: every request a different notebook (a parameter's default changes), so no
-    result is reused; else all send the same one (the panel re-previewing as options change)."""
+#: What the concurrent requests send: all the same notebook (the panel previewing again as
+#: options change: the whole result is reused); a different parameter each (one cell edited:
+#: the other cells' analysis is reused); every code cell different (nothing is reused).
+MODES = {
+    "same": "all the same (the result reused)",
+    "one-cell": "each with one cell changed (the other cells' analysis reused)",
+    "all-cells": "each with every cell changed (nothing reused)",
+}
+
+
+def bench_compile(server: Server, clients: int, rounds: int, mode: str) -> dict:
     nb = json.loads(json.dumps(make_notebook(100)))  # nbformat node → plain JSON
     params = nb["cells"][1]
     assert "epochs = 3" in params["source"]
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
 
     def body(i: int) -> bytes:
-        params["source"] = params["source"].replace("epochs = 3", f"epochs = {1000 + i}")
-        encoded = json.dumps({"notebook": nb, "options": {"nodes": 2}}).encode()
-        params["source"] = params["source"].replace(f"epochs = {1000 + i}", "epochs = 3")
-        return encoded
+        variant = json.loads(json.dumps(nb))
+        cells = [c for c in variant["cells"] if c["cell_type"] == "code"]
+        if mode == "one-cell":
+            cells[1]["source"] = params["source"].replace("epochs = 3", f"epochs = {1000 + i}")
+        elif mode == "all-cells":
+            for cell, original in zip(cells, code, strict=True):
+                cell["source"] = f"{original['source']}\n# variant {i}"
+        return json.dumps({"notebook": variant, "options": {"nodes": 2}}).encode()
 
     count = clients * rounds
-    bodies = [body(i if distinct else 0) for i in range(count)]
+    bodies = [body(i if mode != "same" else 0) for i in range(count)]
     t = time.perf_counter()
     status, data = server.request("POST", "/kale-ext/compile", body(-1))
     first = time.perf_counter() - t
@@ -388,10 +404,11 @@ def main(argv=None) -> int:
         for processes in args.compile_processes if args.compile else []:
             server = Server(workdir / f"compile-{processes}", compile_processes=processes)
             try:
-                for distinct in (True, False):
-                    c = bench_compile(server, args.clients, args.rounds, distinct)
+                for mode, what in MODES.items():
+                    c = bench_compile(server, args.clients, args.rounds, mode)
                     where = f"{processes} compile processes" if processes else "worker threads"
-                    what = "all different" if distinct else "all the same (reused result)"
+                    if processes == KaleExtApp().compile_processes:
+                        where += " (the default here)"
                     print(
                         f"(a) compile in {where}, {c['cells']} cells ({c['body_kb']:.0f} KiB "
                         f"body), notebooks {what}, {args.clients} concurrent clients, "

@@ -12,8 +12,9 @@ import _symtable  # the raw tables behind `symtable`: flags, without a wrapper p
 import ast
 import builtins
 import difflib
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from .errors import Diagnostic
 from .notebook import Cell
@@ -83,8 +84,14 @@ _FUTURE_ANNOTATIONS = "from __future__ import annotations\n"
 def cell_names(source: str, future_annotations: bool = False) -> CellNames:
     """Names of one cell of plain Python. Raises SyntaxError (with a line) if it does not parse.
 
-    With ``future_annotations`` (another cell imports it), annotations are not read.
+    With ``future_annotations`` (another cell imports it), annotations are not read. Results are
+    kept for recently seen sources (the panel compiles a notebook again after each edit, most of
+    its cells unchanged), so they are frozen.
     """
+    return _cell_names_kept(source, future_annotations)
+
+
+def _cell_names(source: str, future_annotations: bool) -> CellNames:
     try:
         if future_annotations:
             top = _symtable.symtable(_FUTURE_ANNOTATIONS + source, "<cell>", "exec")
@@ -105,7 +112,20 @@ def cell_names(source: str, future_annotations: bool = False) -> CellNames:
         _scope(child, _runs_now(child), names)
     if _needs_ast(source):
         _refine(ast.parse(source), names)
-    return names
+    return _frozen(names)
+
+
+_cell_names_kept = functools.lru_cache(maxsize=4096)(_cell_names)
+
+
+def _frozen(names: CellNames) -> CellNames:
+    frozen = {
+        f.name: frozenset(v) if isinstance(v, set) else v
+        for f in fields(names)
+        for v in [getattr(names, f.name)]
+    }
+    frozen["invalid"] = tuple(sorted(names.invalid))
+    return CellNames(**frozen)
 
 
 def _needs_ast(source: str) -> bool:
@@ -164,7 +184,6 @@ def _top_level(stmts: list[ast.stmt], names: CellNames) -> None:
             names.invalid.append((node.lineno, _NOT_IN_A_FUNCTION[type(node)]))
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             todo.extend(ast.iter_child_nodes(node))
-    names.invalid.sort()
 
 
 def _runs_now(table) -> bool:

@@ -41,7 +41,12 @@ def jp_asyncio_loop(request):
 @pytest.fixture
 def kale_config(tmp_path) -> dict:
     """c.KaleExtApp for the test server; override it in a module to swap the backend."""
-    return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "warm_up": False}
+    return {
+        "backend": "local",
+        "jobs_dir": str(tmp_path / "jobs"),
+        "warm_up": False,
+        "compile_processes": 0,  # compile in threads: TestCompileProcesses covers the processes
+    }
 
 
 @pytest.fixture

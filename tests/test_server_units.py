@@ -4,6 +4,7 @@ thread-to-event-loop log stream, the tag list and how the app picks its backend.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from dataclasses import dataclass
 
@@ -311,7 +312,7 @@ def test_the_warm_up_starts_once_on_the_first_request(monkeypatch):
 
     from kale_ext.server import app as app_module
 
-    app = KaleExtApp(warm_up=True)
+    app = KaleExtApp(warm_up=True, compile_processes=0)
     app.initialize_settings()
     calls = []
     monkeypatch.setattr(app._executor, "submit", lambda fn, *args: calls.append((fn, args)))
@@ -321,3 +322,15 @@ def test_the_warm_up_starts_once_on_the_first_request(monkeypatch):
     app_module._warm_up(False)  # imports and collects (no gc.freeze in the test process)
     assert "kubeflow_trainer_api.models" in sys.modules and "kale_ext.compiler" in sys.modules
     app._executor.shutdown()
+
+
+def test_compile_processes_default_to_two_when_two_cpus_are_usable(monkeypatch):
+    from kale_ext.server import app as app_module
+
+    monkeypatch.setattr(app_module, "usable_cpus", lambda: 1.5)  # e.g. a 1.5-CPU container
+    assert KaleExtApp().compile_processes == 0
+    monkeypatch.setattr(app_module, "usable_cpus", lambda: 8)
+    assert KaleExtApp().compile_processes == 2
+    assert KaleExtApp(compile_processes=0).compile_processes == 0
+    monkeypatch.undo()
+    assert 0 < app_module.usable_cpus() <= (os.cpu_count() or 1)

@@ -13,6 +13,7 @@ import inspect
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import (
@@ -25,6 +26,7 @@ from traitlets import (
     Type,
     Unicode,
     Union,
+    default,
     validate,
 )
 
@@ -103,11 +105,15 @@ class KaleExtApp(ExtensionApp):
     ).tag(config=True)
 
     compile_processes = Int(
-        0,
         help="Processes that compile for POST compile (started on first use, from a fork "
-        "server). 0 compiles in the worker threads, where 20 concurrent compiles share one "
-        "core under the GIL; N > 0 spreads them over N cores, for about 60 MB each.",
+        "server). 0 compiles in the worker threads, where concurrent compiles share one core "
+        "under the GIL; N > 0 spreads them over N cores, for about 60 MB each. Default: 2 when "
+        "this server may use at least 2 CPUs (affinity and cgroup quota), else 0.",
     ).tag(config=True)
+
+    @default("compile_processes")
+    def _default_compile_processes(self) -> int:
+        return 2 if usable_cpus() >= 2 else 0
 
     warm_up = Bool(
         True,
@@ -335,3 +341,19 @@ def _warm_up(freeze: bool) -> None:
     gc.collect()
     if freeze:
         gc.freeze()
+
+
+def usable_cpus() -> float:
+    """CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota (a container's
+    limit, which os.cpu_count() does not see)."""
+    try:
+        count: float = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        count = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            count = min(count, int(quota) / int(period))
+    except (OSError, ValueError):
+        pass
+    return count
