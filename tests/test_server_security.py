@@ -285,6 +285,7 @@ class TestDebugLoopLag:
         assert not unauthenticated(routes)
         first = await api.get("debug/loop-lag")
         assert first.status == 200 and first.json["interval_ms"] == 10.0
+        assert first.json["warmed_up"] is False  # this server has no warm-up
         assert (await api.delete("debug/loop-lag")).json == {"reset": True}
 
 

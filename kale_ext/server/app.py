@@ -167,6 +167,7 @@ class KaleExtApp(ExtensionApp):
         self._streams: set = set()
         self._lag = None
         self._warmed = not self.warm_up
+        self._warm_ups: list = []  # the warm-up's futures, once started
 
     def initialize_handlers(self):
         self.handlers.extend(handlers(debug=self.debug_loop_lag))
@@ -199,9 +200,15 @@ class KaleExtApp(ExtensionApp):
         """Called by every request: the first one starts the warm-up."""
         if not self._warmed:
             self._warmed = True
-            self._executor.submit(_warm_up, self.gc_freeze)
+            self._warm_ups = [self._executor.submit(_warm_up, self.gc_freeze)]
             if self.compile_processes:
-                self._executor.submit(self._warm_processes)
+                self._warm_ups.append(self._executor.submit(self._warm_processes))
+
+    @property
+    def warmed_up(self) -> bool:
+        """Whether the warm-up (and the compile processes') has finished (the debug figures
+        report it)."""
+        return bool(self._warm_ups) and all(f.done() for f in self._warm_ups)
 
     def _warm_processes(self) -> None:
         """Start every compile process now (each warms up as it starts: see _process_pool)."""
@@ -325,6 +332,13 @@ _WARM_UP_NOTEBOOK = {
 
 
 def _warm_up(freeze: bool) -> None:
+    # The imports leave ~250,000 new long-lived objects; the collections they would trigger,
+    # and every full one later, stop every thread for 100-500 ms. So: no collection while they
+    # load, then frozen (gc_freeze), no collection ever scans them again (the few cycles of
+    # garbage the imports leave are kept: cheaper than that stall). Without gc_freeze, pay the
+    # full collection now, once, while the panel opens.
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         import kubeflow_trainer_api.models  # noqa: F401
 
@@ -334,13 +348,14 @@ def _warm_up(freeze: bool) -> None:
 
         compile_notebook(parse_notebook(_WARM_UP_NOTEBOOK, "warm-up.ipynb"))
     except Exception:  # a warm-up only: the first real use reports any problem
-        return
-    # The imports leave ~100,000 new long-lived objects, which make CPython's next allocation
-    # burst (a log stream, say) pay for a full collection that stops every thread for 50-250 ms.
-    # Pay it now, once, while the panel opens; then keep later ones small (see gc_freeze).
-    gc.collect()
-    if freeze:
-        gc.freeze()
+        pass
+    finally:
+        if freeze:
+            gc.freeze()
+        else:
+            gc.collect()
+        if enabled:
+            gc.enable()
 
 
 def usable_cpus() -> float:

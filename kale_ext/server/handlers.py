@@ -604,7 +604,7 @@ class LoopLagHandler(KaleExtHandler):
 
     @tornado.web.authenticated
     async def get(self):
-        self.reply(self.app.loop_lag().stats())
+        self.reply({**self.app.loop_lag().stats(), "warmed_up": self.app.warmed_up})
 
     @tornado.web.authenticated
     async def delete(self):
