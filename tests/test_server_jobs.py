@@ -139,7 +139,13 @@ async def test_digits_ddp_on_two_nodes(api):
     """The torch example: 2 nodes × 1 process, DDP over gloo (about 8 s)."""
     name = await api.submit({"nodes": 2, "parameters": {"epochs": 2}}, path="digits_ddp.ipynb")
     events = await api.follow(name)
-    assert events[-1].data["status"] == "Complete", [e.data for e in events[-10:]]
+    assert events[-1].data["status"] == "Complete", (
+        "\n".join(
+            f"[{n}] {t}"
+            for n, t in lines(events)[-60:]  # both nodes' last lines, to say why
+        )
+        + f"\n{events[-1].data}"
+    )
     accuracy = [e.data for e in events if "test accuracy" in e.data.get("text", "")]
     assert {d["rank"] for d in accuracy} == {0, 1}
     job = (await api.get(f"jobs/{name}")).json
