@@ -59,6 +59,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       openLogs: name =>
         void app.commands.execute(CommandIDs.openLogs, { name }),
       editDefaults: () => void app.commands.execute(CommandIDs.editDefaults),
+      canEditDefaults: () => app.commands.isEnabled(CommandIDs.editDefaults),
       activate: notebook => app.shell.activateById(notebook.id),
       confirm: async name =>
         (

@@ -125,18 +125,21 @@ describe('kale-ext:plugin', () => {
       command: CommandIDs.editDefaults,
       category: 'kale_ext'
     });
-    // No Settings Editor (its extension is disabled): nothing to open.
+    // No Settings Editor (its extension is disabled): nothing to open, and
+    // the panel offers no button.
+    const panel = app.shell.add.mock.calls[0][0] as KalePanel;
     expect(commands.isEnabled(CommandIDs.editDefaults)).toBe(false);
+    expect(panel.state.canEditDefaults).toBe(false);
     await commands.execute(CommandIDs.editDefaults);
 
     const open = jest.fn();
     commands.addCommand('settingeditor:open', { execute: open });
     expect(commands.isEnabled(CommandIDs.editDefaults)).toBe(true);
+    expect(panel.state.canEditDefaults).toBe(true);
     await commands.execute(CommandIDs.editDefaults);
     expect(open).toHaveBeenCalledWith({ query: 'kale_ext' });
 
     // The panel's "Edit defaults" runs the same command.
-    const panel = app.shell.add.mock.calls[0][0] as KalePanel;
     panel.state.editDefaults();
     await until(() => open.mock.calls.length === 2);
     panel.dispose();

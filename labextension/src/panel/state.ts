@@ -56,6 +56,7 @@ export class PanelState extends VDomModel {
     this._tracker = options.tracker;
     this._openLogs = options.openLogs;
     this._editDefaults = options.editDefaults;
+    this._canEditDefaults = options.canEditDefaults;
     this._activate = options.activate ?? (() => undefined);
     this._confirm = options.confirm ?? (() => Promise.resolve(true));
     this._compiler = new Debouncer(
@@ -170,7 +171,9 @@ export class PanelState extends VDomModel {
    * Whether the panel can open the defaults' editor.
    */
   get canEditDefaults(): boolean {
-    return this._editDefaults !== undefined;
+    return (
+      this._editDefaults !== undefined && (this._canEditDefaults?.() ?? true)
+    );
   }
 
   /**
@@ -564,6 +567,7 @@ export class PanelState extends VDomModel {
   private _tracker: INotebookTracker;
   private _openLogs: (name: string) => void;
   private _editDefaults: (() => void) | undefined;
+  private _canEditDefaults: (() => boolean) | undefined;
   private _loads = 0;
   private _activate: (panel: NotebookPanel) => void;
   private _confirm: (name: string) => Promise<boolean>;
@@ -582,6 +586,8 @@ export namespace PanelState {
     openLogs: (name: string) => void;
     /** Open the editor of the user's defaults (JupyterLab's settings). */
     editDefaults?: () => void;
+    /** Whether that editor exists now (JupyterLab may run without it). */
+    canEditDefaults?: () => boolean;
     /** Bring a notebook to the front (when a diagnostic's cell is shown). */
     activate?: (panel: NotebookPanel) => void;
     /** Ask before deleting a job. */
