@@ -134,25 +134,39 @@ def check(name: str, value: Any, where: str) -> Any:
     return value
 
 
-def resolve(*layers: tuple[str, dict]) -> Defaults:
-    """Defaults from ``(where, {field: value})`` layers, lowest first."""
+def resolve(*layers: tuple[str, dict], strict: bool = True) -> Defaults:
+    """Defaults from ``(where, {field: value})`` layers, lowest first. An invalid value raises
+    ConfigError, or with ``strict=False`` is passed over (the layer below it stands)."""
     values: dict = {}
     sources: dict = {}
     for where, layer in layers:
         for name, value in layer.items():
-            values[name] = check(name, value, where)
+            try:
+                values[name] = check(name, value, where)
+            except ConfigError:
+                if strict:
+                    raise
+                continue
             sources[name] = where
     return Defaults(**values, sources=sources)
 
 
-def load(server: dict | None = None, lab_dir: str | None = None) -> Defaults:
+def load(server: dict | None = None, lab_dir: str | None = None, strict: bool = True) -> Defaults:
     """The effective defaults. ``server``: the server configuration's values when the caller is
     the server (which has them loaded); else they are read from the config files. ``lab_dir``:
-    JupyterLab's user settings directory when the server knows it (c.LabApp.user_settings_dir)."""
-    return resolve(
-        (SERVER, server_config() if server is None else server),
-        (LAB, lab_settings(lab_dir)),
-    )
+    JupyterLab's user settings directory when the server knows it (c.LabApp.user_settings_dir).
+    ``strict=False``: pass over invalid values, and unreadable files, instead of raising."""
+    layers = []
+    for where, read in (
+        (SERVER, lambda: server_config() if server is None else server),
+        (LAB, lambda: lab_settings(lab_dir)),
+    ):
+        try:
+            layers.append((where, read()))
+        except ConfigError:
+            if strict:
+                raise
+    return resolve(*layers, strict=strict)
 
 
 def server_config() -> dict:

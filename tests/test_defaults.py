@@ -306,7 +306,22 @@ async def test_the_server_serves_the_same_defaults_and_applies_them(api, root):
 
 
 async def test_a_bad_default_is_a_clear_error_of_the_api(api, root):
-    lab_settings('{"cpu": "-1"}')
+    lab_settings('{"cpu": "-1", "backend": "local"}')
     r = await api.get("defaults")
     assert r.status == 400
     assert r.json["field"] == "defaults.cpu" and "JupyterLab settings" in r.json["message"]
+    preview = await api.post("compile", {"notebook": NB})
+    assert preview.status == 400 and preview.json["field"] == "defaults.cpu"
+    # the jobs stay in reach: the backend passes over the one bad value
+    assert (await api.get("backend")).json["reason"] == "set in the JupyterLab settings"
+    assert (await api.get("jobs")).status == 200
+
+
+def test_lenient_loading_passes_over_bad_values_and_files():
+    server_config({"memory": "8Gi", "nodes": 0})
+    lab_settings('{"memory": "lots", "backend": "local"}')
+    d = defaults.load(strict=False)
+    assert (d.memory, d.nodes, d.backend) == ("8Gi", None, "local")
+    assert d.to_dict()["sources"]["memory"] == defaults.SERVER
+    lab_settings("{broken")
+    assert defaults.load(strict=False).memory == "8Gi"

@@ -254,9 +254,10 @@ class KaleExtApp(ExtensionApp):
                 )
             return self._processes
 
-    def defaults(self):
+    def defaults(self, strict: bool = True):
         """The effective defaults (kale_ext.defaults): this server's configuration, under the
-        user's JupyterLab settings (reread when they change). Raises ConfigError."""
+        user's JupyterLab settings (reread when they change). Raises ConfigError, unless
+        ``strict=False`` (invalid values passed over)."""
         from ..defaults import FIELDS, Defaults, load
 
         built_in = Defaults()
@@ -266,7 +267,7 @@ class KaleExtApp(ExtensionApp):
             value = value.lower() if name == "backend" else value
             if (tuple(value) if isinstance(value, list) else value) != getattr(built_in, name):
                 configured[name] = value
-        return load(server=configured, lab_dir=self._lab_settings_dir())
+        return load(server=configured, lab_dir=self._lab_settings_dir(), strict=strict)
 
     def _lab_settings_dir(self) -> str | None:
         """JupyterLab's user settings directory, as this server's JupyterLab has it."""
@@ -278,7 +279,9 @@ class KaleExtApp(ExtensionApp):
     def get_backend(self):
         """The backend and why it was chosen (blocking: call in a thread). Made on first use, and
         again when the defaults' backend or namespace change (the user's JupyterLab settings)."""
-        defaults = self.defaults() if self.backend_class is None else None
+        # an invalid default elsewhere (say cpu) must not stop the panel from finding its jobs:
+        # compiles and GET defaults report it
+        defaults = self.defaults(strict=False) if self.backend_class is None else None
         key = None if defaults is None else (defaults.backend, defaults.namespace)
         with self._backend_lock:
             if self._backend is None or key != self._backend_key:
