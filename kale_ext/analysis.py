@@ -118,6 +118,11 @@ def _cell_names(source: str, future_annotations: bool) -> CellNames:
 _cell_names_kept = functools.lru_cache(maxsize=4096)(_cell_names)
 
 
+def forget_cells() -> None:
+    """Drop the kept cell analyses (benchmarks/compile.py times a first compile)."""
+    _cell_names_kept.cache_clear()
+
+
 def _frozen(names: CellNames) -> CellNames:
     frozen = {
         f.name: frozenset(v) if isinstance(v, set) else v
