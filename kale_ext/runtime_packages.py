@@ -29,12 +29,15 @@ def cache_file() -> Path:
     return Path(jupyter_data_dir()) / "kale_ext" / "runtime-packages.json"
 
 
-def _key(backend: Backend, runtime: str) -> str:
-    image = backend.get_runtime(runtime).image
-    return f"{backend.name}/{getattr(backend, 'namespace', '')}/{runtime}@{image}"
+def _key(backend: Backend, runtime) -> str:
+    """The cache key of a runtime (a Runtime, or its name: then the backend is asked)."""
+    if isinstance(runtime, str):
+        runtime = backend.get_runtime(runtime)
+    return f"{backend.name}/{getattr(backend, 'namespace', '')}/{runtime.name}@{runtime.image}"
 
 
-def cached(backend: Backend, runtime: str) -> dict[str, str] | None:
+def cached(backend: Backend, runtime) -> dict[str, str] | None:
+    """An earlier probe's result for ``runtime`` (a Runtime, or its name), or None."""
     try:
         return json.loads(cache_file().read_text()).get(_key(backend, runtime))
     except (OSError, json.JSONDecodeError):

@@ -53,14 +53,14 @@ def choose_backend(name: str | None = None, defaults=None, **settings) -> tuple[
     return KubernetesBackend(**settings), why
 
 
-def missing_packages(backend: Backend, spec) -> list[str]:
-    """Warnings for modules the job imports that neither the runtime's image has nor the job
-    installs (for example after the detected pins were edited away)."""
+def missing_packages(installed: dict[str, str] | None, spec) -> list[str]:
+    """Warnings for modules the job imports that neither the runtime's image has (``installed``:
+    its distributions, None when unknown) nor the job installs (for example a module that is not
+    installed here either, so it has no pin)."""
     from packaging.utils import canonicalize_name
 
     from .packages import NOT_PACKAGES, distribution_of, requirement_name
 
-    installed = backend.runtime_packages(spec.runtime.name)
     if installed is None:
         return []
     to_install = {canonicalize_name(requirement_name(p)) for p in spec.packages}
@@ -87,7 +87,7 @@ def resolve_spec(backend: Backend, job, options=None, defaults=None):
     except NotFound as e:
         raise ConfigError("runtime", str(e)) from None
     spec = build_job_spec(job, opts, runtime, defaults)
-    spec.warnings += missing_packages(backend, spec)
+    spec.warnings += missing_packages(backend.runtime_packages(spec.runtime.name), spec)
     return spec
 
 

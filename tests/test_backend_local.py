@@ -254,7 +254,7 @@ def test_warns_when_an_import_is_neither_in_the_runtime_nor_installed(backend, m
     spec.packages = []
     from kale_ext.submit import missing_packages
 
-    [warning] = missing_packages(backend, spec)
+    [warning] = missing_packages(backend.runtime_packages(spec.runtime.name), spec)
     assert "`sklearn` is imported" in warning and "scikit-learn" in warning
     backend.wait(spec.name, timeout=60, interval=0.1)
 

@@ -9,6 +9,7 @@ from importlib.metadata import version
 
 import pytest
 
+from .conftest import notebook
 from .crd import runtime_manifest
 from .fake_kube import KUBECONFIG, FakeKube
 
@@ -145,3 +146,23 @@ class TestKubernetes:
         assert r.json["message"].startswith("the package probe on runtime torch-distributed failed")
         assert "Traceback" not in r.text
         assert (await api.get(PACKAGES)).json["packages"] is None  # nothing was cached
+
+    async def test_the_preview_warns_before_a_submit_about_imports_the_image_lacks(self, api, kube):
+        nb = notebook(
+            ("import json\nimport yaml\nimport not_installed_anywhere", ["imports"]),
+            "print(json, yaml, not_installed_anywhere)",
+        )
+        before = (await api.post("compile", {"notebook": nb})).json
+        assert before["ok"], before
+        assert not [w for w in before["warnings"] if w["code"] == "missing-package"]  # unknown
+
+        run_probe_jobs(kube, {"torch": "2.13.0"})  # an image without PyYAML
+        probed = await api.get(PACKAGES, params={"probe": "1"}, request_timeout=120)
+        assert probed.status == 200, probed.text
+        after = (await api.post("compile", {"notebook": nb})).json
+        missing = [w["message"] for w in after["warnings"] if w["code"] == "missing-package"]
+        # yaml is pinned from this environment (installed by the job); the other is nowhere
+        assert missing == [
+            "`not_installed_anywhere` is imported, but runtime torch-distributed does not have "
+            "not-installed-anywhere and the job does not install it: add it to the packages"
+        ]

@@ -381,9 +381,9 @@ class CompileHandler(NotebookHandler):
         options = body.get("options")
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
-        runtime = await self.call(service.lookup_runtime, backend, data, options, defaults)
+        runtime, installed = await self.call(service.runtime_for, backend, data, options, defaults)
         reply = await self.app.compute(
-            service.preview_json, data, name, path, options, runtime, defaults
+            service.preview_json, data, name, path, options, runtime, defaults, installed
         )
         self.reply(reply)
 

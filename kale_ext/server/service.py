@@ -94,30 +94,50 @@ def lookup_runtime(backend, data: bytes | dict, options, defaults=None):
         return ConfigError("runtime", str(e))
 
 
+def runtime_for(backend, data: bytes | dict, options, defaults=None) -> tuple:
+    """What `preview` needs from the backend: the runtime (or the ConfigError that says why
+    there is none) and the packages its image is known to have (an earlier probe's; None when
+    unknown, as for the local backend, whose environment the compile itself checks). Asks the
+    cluster nothing more than the runtime."""
+    from ..runtime_packages import cached
+
+    runtime = lookup_runtime(backend, data, options, defaults)
+    installed = None if isinstance(runtime, ConfigError) else cached(backend, runtime)
+    return runtime, installed
+
+
 def compile_preview(
     backend, data: bytes | dict, name: str, path: str | None, options, defaults=None
 ) -> dict:
     """POST compile in one thread: the runtime from the backend, then `preview`."""
-    runtime = lookup_runtime(backend, data, options, defaults)
-    return preview(data, name, path, options, runtime, defaults)
+    runtime, installed = runtime_for(backend, data, options, defaults)
+    return preview(data, name, path, options, runtime, defaults, installed)
 
 
 def preview_json(
-    data: bytes | dict, name: str, path: str | None, options, runtime, defaults=None
+    data: bytes | dict, name: str, path: str | None, options, runtime, defaults, installed
 ) -> bytes:
     """`preview` as the reply's JSON, encoded where it is computed (a compile process), so
     that the server's event loop only writes it."""
-    result = preview(data, name, path, options, runtime, defaults)
+    result = preview(data, name, path, options, runtime, defaults, installed)
     return json.dumps(result, default=str).encode()
 
 
 def preview(
-    data: bytes | dict, name: str, path: str | None, options, runtime, defaults=None
+    data: bytes | dict,
+    name: str,
+    path: str | None,
+    options,
+    runtime,
+    defaults=None,
+    installed: dict | None = None,
 ) -> dict:
     """POST compile without the backend (so it can run in another process): compile and config
     errors are results (`ok: false`), not exceptions. ``runtime``: a Runtime or a ConfigError;
-    ``defaults``: kale_ext.defaults.Defaults."""
+    ``defaults``: kale_ext.defaults.Defaults; ``installed``: the runtime image's packages, when
+    known (imports it lacks and the job does not install are warned about)."""
     from ..errors import CompileError
+    from ..submit import missing_packages
 
     result: dict = {
         "ok": False,
@@ -165,6 +185,10 @@ def preview(
     result["warnings"] += [
         Diagnostic("warning", text, code="config").to_dict() for text in spec.warnings
     ]
+    result["warnings"] += [
+        Diagnostic("warning", text, code="missing-package").to_dict()
+        for text in missing_packages(installed, spec)
+    ]
     if spec.config.env_from:
         result["warnings"].append(
             Diagnostic(
@@ -194,8 +218,9 @@ def submit(
     `runtime`. Raises the KaleExtError family."""
     from ..compiler import compile_notebook
     from ..jobspec import JobOptions, build_job_spec
+    from ..submit import missing_packages
 
-    runtime = lookup_runtime(backend, data, options, defaults)
+    runtime, installed = runtime_for(backend, data, options, defaults)
     job = compile_notebook(load(data, name))
     if isinstance(runtime, ConfigError):
         raise runtime
@@ -204,7 +229,9 @@ def submit(
     return {
         "name": job_name,
         "backend": backend.name,
-        "warnings": [str(w) for w in job.warnings] + list(spec.warnings),
+        "warnings": [str(w) for w in job.warnings]
+        + list(spec.warnings)
+        + missing_packages(installed, spec),
     }
 
 
