@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -188,8 +189,9 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
     )
 
 
+@functools.cache
 def _defaults():
-    """The defaults the panel and the magics use too (kale_ext.defaults)."""
+    """The defaults the panel and the magics use too (kale_ext.defaults), read once a command."""
     from .defaults import load
 
     return load()

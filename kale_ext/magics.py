@@ -308,8 +308,7 @@ class KaleMagics(Magics):
         with _user_errors("%%trainjob"):
             options = self._options(args)
             job, labels, body = self._compile_cell(cell)
-            backend = self._backend(args)
-            return self._run(job, options, backend, args.dry_run, job.notebook, labels, body)
+            return self._run(job, options, args, job.notebook, labels, body)
 
     def _compile_cell(self, cell: str):
         from .codegen import function_name_for
@@ -374,8 +373,7 @@ class KaleMagics(Magics):
             options = self._options(args)
             path = find_notebook(self.shell, args.notebook)
             job = compile_notebook(read_notebook(path))
-            backend = self._backend(args)
-            return self._run(job, options, backend, args.dry_run, path.name, None, None)
+            return self._run(job, options, args, path.name, None, None)
 
     # -- shared: options, backend, submit --
 
@@ -412,27 +410,30 @@ class KaleMagics(Magics):
             "(from kale_ext.distributed import DistributedConfig)"
         )
 
-    def _backend(self, args):
+    def _backend(self, args, defaults=None):
+        """The backend to use, from ``--backend`` and the defaults (read now, unless given)."""
         from .defaults import load
         from .submit import choose_backend
 
         try:
-            backend, _ = choose_backend(args.backend, load())
+            backend, _ = choose_backend(args.backend, defaults or load())
         except ImportError as e:
             raise UsageError(
                 f"the {args.backend or 'chosen'} backend is not available: {e}"
             ) from None
         return backend
 
-    def _run(self, job, options: dict, backend, dry_run: bool, notebook: str, labels, body):
+    def _run(self, job, options: dict, args, notebook: str, labels, body):
         from .defaults import load
         from .submit import resolve_spec, submit_job
 
+        defaults = load()  # once: the backend and the job start from the same
+        backend = self._backend(args, defaults)
         warnings = [
             _describe_cell_diagnostic(d, labels, body) if labels else str(d) for d in job.warnings
         ]
-        spec = resolve_spec(backend, job, options, load())
-        if dry_run:
+        spec = resolve_spec(backend, job, options, defaults)
+        if args.dry_run:
             from .trainjob import to_yaml, trainjob_dict
 
             return DryRun(

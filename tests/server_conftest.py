@@ -292,3 +292,21 @@ class JupyterProcess:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+
+@pytest.fixture
+def kube(monkeypatch, tmp_path):
+    """A fake cluster behind the kubernetes client (the only thing faked), with the
+    torch-distributed runtime; a kubeconfig pointing at it; the runtime-package cache in tmp."""
+    from .crd import runtime_manifest
+    from .fake_kube import KUBECONFIG, FakeKube
+
+    path = tmp_path / "kubeconfig"
+    path.write_text(KUBECONFIG)
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))  # runtime-packages.json
+    fake = FakeKube("team")
+    fake.install(monkeypatch)
+    fake.add_runtime(runtime_manifest("torch-distributed"))
+    return fake

@@ -16,8 +16,7 @@ from kale_ext.runtimes import TORCH_DISTRIBUTED
 from kale_ext.server.app import KaleExtApp
 
 from .conftest import notebook
-from .crd import runtime_manifest
-from .fake_kube import KUBECONFIG, FakeKube, status_error
+from .fake_kube import FakeKube, status_error
 
 pytest.register_assert_rewrite("tests.server_conftest")
 from .server_conftest import parse_sse  # noqa: E402
@@ -25,18 +24,6 @@ from .server_conftest import parse_sse  # noqa: E402
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.server_conftest"]
 
 NB = notebook(("lr = 0.1", ["parameters"]), "print(lr)")
-
-
-@pytest.fixture
-def kube(monkeypatch, tmp_path) -> FakeKube:
-    path = tmp_path / "kubeconfig"
-    path.write_text(KUBECONFIG)
-    monkeypatch.setenv("KUBECONFIG", str(path))
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    fake = FakeKube("team")
-    fake.install(monkeypatch)
-    fake.add_runtime(runtime_manifest("torch-distributed"))
-    return fake
 
 
 @pytest.fixture

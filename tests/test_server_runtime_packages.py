@@ -10,8 +10,7 @@ from importlib.metadata import version
 import pytest
 
 from .conftest import notebook
-from .crd import runtime_manifest
-from .fake_kube import KUBECONFIG, FakeKube
+from .fake_kube import FakeKube
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.server_conftest"]
 
@@ -68,20 +67,6 @@ async def test_an_invalid_runtime_name_is_a_400(api):
 
 
 # -- the Kubernetes backend: a cached list, or a probe job --
-
-
-@pytest.fixture
-def kube(monkeypatch, tmp_path) -> FakeKube:
-    path = tmp_path / "kubeconfig"
-    path.write_text(KUBECONFIG)
-    monkeypatch.setenv("KUBECONFIG", str(path))
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    # the probe's cache: tmp_path/runtime-packages.json
-    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
-    fake = FakeKube("team")
-    fake.install(monkeypatch)
-    fake.add_runtime(runtime_manifest("torch-distributed"))
-    return fake
 
 
 def run_probe_jobs(kube: FakeKube, found: dict[str, str]) -> list[str]:
