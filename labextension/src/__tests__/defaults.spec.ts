@@ -6,20 +6,7 @@ import { emptyForm } from '../model';
 import { DefaultsInfo, defaultsBySource } from '../panel/defaults';
 import { ResourceFields } from '../panel/job-form';
 import type { Kale } from '../types';
-
-/**
- * Wait until `check` returns something (React renders asynchronously).
- */
-async function until<T>(check: () => T | null | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = check();
-    if (value) {
-      return value;
-    }
-    await new Promise(resolve => setTimeout(resolve, 10));
-  }
-  throw new Error('timed out');
-}
+import { until } from './helpers';
 
 /**
  * `GET defaults`: built in, except what `set` says (field: [value, source]).

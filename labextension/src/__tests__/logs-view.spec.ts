@@ -5,20 +5,7 @@ import { LogBuffer } from '../logs/buffer';
 import { LogsView } from '../logs/widget';
 import { JobTimelines } from '../timeline';
 import type { Kale } from '../types';
-
-/**
- * Wait until `check` returns something (the view renders asynchronously).
- */
-async function until<T>(check: () => T | null | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = check();
-    if (value) {
-      return value;
-    }
-    await new Promise(resolve => setTimeout(resolve, 10));
-  }
-  throw new Error('timed out');
-}
+import { until } from './helpers';
 
 function info(status: Kale.JobStatus, state: string): Kale.IJobInfo {
   return {

@@ -9,6 +9,7 @@ import { Widget } from '@lumino/widgets';
 
 import plugin, { CommandIDs, PANEL_ID, kaleIcon } from '../index';
 import type { KalePanel } from '../panel/widget';
+import { until } from './helpers';
 
 describe('kale-ext:plugin', () => {
   afterEach(() => jest.restoreAllMocks());
@@ -145,13 +146,3 @@ describe('kale-ext:plugin', () => {
     panel.dispose();
   });
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (condition()) {
-      return;
-    }
-    await new Promise(resolve => setTimeout(resolve, 2));
-  }
-  throw new Error('timed out');
-}

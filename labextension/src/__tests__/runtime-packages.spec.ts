@@ -5,29 +5,12 @@ import * as React from 'react';
 
 import { KaleService } from '../api';
 import { RuntimePackages } from '../panel/runtime-packages';
+import { json, until } from './helpers';
 
 const settings = ServerConnection.makeSettings({
   baseUrl: 'http://localhost:8888/user/alice/'
 });
 const URL = 'http://localhost:8888/user/alice/kale-ext/runtimes/torch/packages';
-
-function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status });
-}
-
-/**
- * Wait until `check` returns something (React renders asynchronously).
- */
-async function until<T>(check: () => T | null | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = check();
-    if (value) {
-      return value;
-    }
-    await new Promise(resolve => setTimeout(resolve, 10));
-  }
-  throw new Error('timed out');
-}
 
 /**
  * Type into a React-controlled input.

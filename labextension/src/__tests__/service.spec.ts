@@ -2,6 +2,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import { KaleAPIError, KaleService, LogStreamError } from '../api';
 import type { Kale } from '../types';
+import { json } from './helpers';
 
 // jsdom has no TextDecoder: enough of one for ASCII.
 if (typeof globalThis.TextDecoder === 'undefined') {
@@ -41,10 +42,6 @@ const DEFAULTS: Kale.IDefaults = {
     gpu: 'built in'
   }
 };
-
-function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status });
-}
 
 /**
  * A response whose body arrives in the given chunks (then ends).

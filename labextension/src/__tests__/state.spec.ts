@@ -4,22 +4,10 @@ import { Signal } from '@lumino/signaling';
 import { KaleAPIError, KaleService } from '../api';
 import { PanelState } from '../panel/state';
 import type { Kale } from '../types';
+import { until } from './helpers';
 
 const copy = <T>(v: T): T =>
   v === undefined ? v : JSON.parse(JSON.stringify(v));
-
-/**
- * Wait for a condition (no fixed sleeps).
- */
-async function until(condition: () => boolean, timeout = 5000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeout) {
-      throw new Error('timed out waiting for a condition');
-    }
-    await new Promise(resolve => setTimeout(resolve, 1));
-  }
-}
 
 /**
  * A notebook model with just what the panel uses.
@@ -195,8 +183,11 @@ function setup(metadata?: unknown) {
 /**
  * Wait until the notebook was checked `times` times and the answer is in.
  */
-function compiled(ctx: ReturnType<typeof setup>, times = 1): Promise<void> {
-  return until(
+async function compiled(
+  ctx: ReturnType<typeof setup>,
+  times = 1
+): Promise<void> {
+  await until(
     () => ctx.service.compile.mock.calls.length >= times && !ctx.state.compiling
   );
 }
