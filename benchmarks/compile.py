@@ -17,8 +17,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from timing import best
 
-from kale_ext.analysis import forget_cells
-from kale_ext.compiler import compile_notebook
+from kale_ext.compile.analysis import forget_cells
+from kale_ext.compile.compiler import compile_notebook
 
 TRAINING = """\
 batch_{i} = [x * scale for x in range(16)]

@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from timing import best  # noqa: E402
 
-from kale_ext.backends.local import LocalBackend, free_port  # noqa: E402
-from kale_ext.compiler import compile_notebook, write_module  # noqa: E402
-from kale_ext.submit import submit_notebook  # noqa: E402
+from kale_ext.backends.local.backend import LocalBackend, free_port  # noqa: E402
+from kale_ext.backends.submit import submit_notebook  # noqa: E402
+from kale_ext.compile.compiler import compile_notebook, write_module  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "digits_ddp.ipynb"
 LATENCY_NB = {

@@ -20,7 +20,7 @@ def report(step=None, **metrics):
 
 def compile_notebook(*args, **kwargs):
     """Compile a notebook into one self-contained training function (see kale_ext.compiler)."""
-    from .compiler import compile_notebook as _compile
+    from .compile.compiler import compile_notebook as _compile
 
     return _compile(*args, **kwargs)
 
@@ -37,6 +37,6 @@ def _jupyter_server_extension_points():
 
 def load_ipython_extension(ipython):
     """`%load_ext kale_ext`: the cell magics and the job monitor."""
-    from .magics import load_ipython_extension as load
+    from .ipython.magics import load_ipython_extension as load
 
     load(ipython)

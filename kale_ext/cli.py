@@ -192,13 +192,13 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
 @functools.cache
 def _defaults():
     """The defaults the panel and the magics use too (kale_ext.defaults), read once a command."""
-    from .defaults import load
+    from .job.defaults import load
 
     return load()
 
 
 def _backend(args):
-    from .submit import choose_backend
+    from .backends.submit import choose_backend
 
     backend, _ = choose_backend(args.backend, _defaults())
     return backend
@@ -210,7 +210,7 @@ def _print_diagnostics(diags: list[Diagnostic], stream) -> None:
 
 
 def _compile(args) -> int:
-    from .compiler import compile_notebook, write_module
+    from .compile.compiler import compile_notebook, write_module
 
     notebook = Path(args.notebook)
     trainjob = None
@@ -221,8 +221,8 @@ def _compile(args) -> int:
             trainjob, spec = _trainjob(job, args)
         path = write_module(job, out_dir)
         if trainjob is not None:
-            from .codegen import write_atomic
-            from .trainjob import to_yaml
+            from .compile.codegen import write_atomic
+            from .job.trainjob import to_yaml
 
             write_atomic(out_dir / "trainjob.yaml", to_yaml(trainjob))
     except CompileError as e:
@@ -258,8 +258,8 @@ def _compile(args) -> int:
 
 
 def _trainjob(job, args):
-    from .jobspec import build_job_spec
-    from .trainjob import trainjob_dict
+    from .job.spec import build_job_spec
+    from .job.trainjob import trainjob_dict
 
     spec = build_job_spec(job, _job_options(args), None, _defaults())
     return trainjob_dict(spec, notebook_path=args.notebook), spec
@@ -279,14 +279,14 @@ def _print_spec(spec) -> None:
 
 
 def _run(args) -> int:
-    from .submit import submit_notebook
+    from .backends.submit import submit_notebook
 
     backend = _backend(args)
     options = _job_options(args)
     if args.dry_run:
-        from .compiler import compile_notebook
-        from .submit import resolve_spec
-        from .trainjob import to_yaml, trainjob_dict
+        from .backends.submit import resolve_spec
+        from .compile.compiler import compile_notebook
+        from .job.trainjob import to_yaml, trainjob_dict
 
         spec = resolve_spec(backend, compile_notebook(Path(args.notebook)), options, _defaults())
         _print_spec(spec)
@@ -405,7 +405,7 @@ def _runtimes(args) -> int:
 
 
 def _runtime_packages(args) -> int:
-    from .runtime_packages import probe
+    from .backends.runtime_packages import probe
 
     backend = _backend(args)
     packages = backend.runtime_packages(args.packages) or probe(backend, args.packages)
@@ -419,7 +419,7 @@ def _runtime_packages(args) -> int:
 
 
 def _show_defaults(args) -> int:
-    from .defaults import UNSET, lab_settings_file
+    from .job.defaults import UNSET, lab_settings_file
 
     data = _defaults().to_dict()
     rows = [

@@ -18,18 +18,18 @@ class TrainJobExporter(Exporter):
         return ".py"
 
     def from_notebook_node(self, nb, resources=None, **kw):
-        from .compiler import compile_notebook
+        from .compile.compiler import compile_notebook
+        from .compile.notebook import parse_notebook
         from .errors import KaleExtError
-        from .notebook import parse_notebook
 
         nb_copy, resources = super().from_notebook_node(nb, resources, **kw)
         name = (resources.get("metadata") or {}).get("name") or "notebook"
         try:
             job = compile_notebook(parse_notebook(dict(nb_copy), f"{name}.ipynb"))
             if self.trainjob:
-                from .defaults import load
-                from .jobspec import build_job_spec
-                from .trainjob import to_yaml, trainjob_dict
+                from .job.defaults import load
+                from .job.spec import build_job_spec
+                from .job.trainjob import to_yaml, trainjob_dict
 
                 spec = build_job_spec(job, None, None, load())  # the panel's defaults too
                 yaml_text = to_yaml(trainjob_dict(spec, f"{name}.ipynb"))

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from .conftest import EXAMPLES, notebook
+from tests.conftest import EXAMPLES, notebook
 
 
 def cli(*args, cwd=None):
@@ -85,7 +85,7 @@ def test_help_has_examples():
 def test_compile_trainjob_applies_submit_settings(tmp_path):
     import yaml
 
-    from .crd import validate_trainjob
+    from tests.harness.crd import validate_trainjob
 
     out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--trainjob",
               "--nodes", "2", "--gpu", "1", "--cpu", "4", "--memory", "16Gi",

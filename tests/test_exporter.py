@@ -6,8 +6,8 @@ import sys
 
 import yaml
 
-from .conftest import EXAMPLES, notebook
-from .crd import validate_trainjob
+from tests.conftest import EXAMPLES, notebook
+from tests.harness.crd import validate_trainjob
 
 
 def nbconvert(*args, cwd):

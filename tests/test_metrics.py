@@ -4,11 +4,10 @@ import sys
 import pytest
 
 from kale_ext import report
-from kale_ext.compiler import compile_notebook, write_module
+from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.errors import CompileError
 from kale_ext.metrics import parse_metric
-
-from .conftest import notebook
+from tests.conftest import notebook
 
 
 def test_report_prints_one_parseable_line(capsys, monkeypatch):

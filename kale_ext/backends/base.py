@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from ..errors import BackendError, NotFound
-from ..jobspec import JobSpec
-from ..runtimes import Runtime
+from ..job.runtimes import Runtime
+from ..job.spec import JobSpec
 
 __all__ = [
     "Backend",

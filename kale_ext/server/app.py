@@ -30,7 +30,7 @@ from traitlets import (
     validate,
 )
 
-from ..runtimes import DEFAULT_RUNTIME
+from ..job.runtimes import DEFAULT_RUNTIME
 from .handlers import handlers
 
 
@@ -258,7 +258,7 @@ class KaleExtApp(ExtensionApp):
         """The effective defaults (kale_ext.defaults): this server's configuration, under the
         user's JupyterLab settings (reread when they change). Raises ConfigError, unless
         ``strict=False`` (invalid values passed over)."""
-        from ..defaults import FIELDS, Defaults, load
+        from ..job.defaults import FIELDS, Defaults, load
 
         built_in = Defaults()
         configured = {}
@@ -293,7 +293,7 @@ class KaleExtApp(ExtensionApp):
         if self.backend_class is not None:
             cls = self.backend_class
             return cls(**self._settings_for(cls)), f"configured: {cls.__name__}"
-        from ..submit import choose_backend, kubernetes_configured
+        from ..backends.submit import choose_backend, kubernetes_configured
 
         # choose_backend passes its settings to the backend it picks; pick the same one here
         # first, to pass each backend only the settings it takes
@@ -304,11 +304,11 @@ class KaleExtApp(ExtensionApp):
             guess = "kubernetes" if kubernetes_configured()[0] else "local"
         settings = {}
         if guess == "local":
-            from ..backends.local import LocalBackend
+            from ..backends.local.backend import LocalBackend
 
             settings = self._settings_for(LocalBackend)
         elif guess == "kubernetes":
-            from ..backends.kubernetes import KubernetesBackend
+            from ..backends.kubernetes.backend import KubernetesBackend
 
             settings = self._settings_for(KubernetesBackend, defaults.namespace)
         return choose_backend(None, defaults, **settings)
@@ -345,9 +345,9 @@ def _warm_up(freeze: bool) -> None:
     try:
         import kubeflow_trainer_api.models  # noqa: F401
 
-        from .. import jobspec, trainjob  # noqa: F401
-        from ..compiler import compile_notebook
-        from ..notebook import parse_notebook
+        from ..compile.compiler import compile_notebook
+        from ..compile.notebook import parse_notebook
+        from ..job import trainjob  # noqa: F401
 
         compile_notebook(parse_notebook(_WARM_UP_NOTEBOOK, "warm-up.ipynb"))
     except Exception:  # a warm-up only: the first real use reports any problem

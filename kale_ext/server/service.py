@@ -19,7 +19,7 @@ from ..errors import ConfigError, Diagnostic, NotebookError
 
 def load(data: bytes | dict, name: str):
     """A Notebook from file bytes or nbformat JSON (NotebookError when it is not one)."""
-    from ..notebook import parse_notebook
+    from ..compile.notebook import parse_notebook
 
     return parse_notebook(data, name)
 
@@ -46,7 +46,7 @@ def _environment_stamp() -> tuple:
 def compile_cached(data: bytes | dict, name: str):
     """compile_notebook(load(data, name)), reusing the result for the same content. Raises as
     compile_notebook does (errors are not kept)."""
-    from ..compiler import compile_notebook
+    from ..compile.compiler import compile_notebook
 
     notebook = load(data, name)  # its sha256 is the content's
     key = (notebook.sha256, name, _environment_stamp())
@@ -83,7 +83,7 @@ def lookup_runtime(backend, data: bytes | dict, options, defaults=None):
     """The backend's Runtime for this notebook and options, or the ConfigError (on `runtime`)
     that says why there is none. Other backend failures raise."""
     from ..backends.base import NotFound
-    from ..jobspec import runtime_name
+    from ..job.spec import runtime_name
 
     name = runtime_name(options, _metadata(data).get("kale_ext"), defaults)
     if not isinstance(name, str):
@@ -99,7 +99,7 @@ def runtime_for(backend, data: bytes | dict, options, defaults=None) -> tuple:
     there is none) and the packages its image is known to have (an earlier probe's; None when
     unknown, as for the local backend, whose environment the compile itself checks). Asks the
     cluster nothing more than the runtime."""
-    from ..runtime_packages import cached
+    from ..backends.runtime_packages import cached
 
     runtime = lookup_runtime(backend, data, options, defaults)
     installed = None if isinstance(runtime, ConfigError) else cached(backend, runtime)
@@ -136,8 +136,8 @@ def preview(
     errors are results (`ok: false`), not exceptions. ``runtime``: a Runtime or a ConfigError;
     ``defaults``: kale_ext.defaults.Defaults; ``installed``: the runtime image's packages, when
     known (imports it lacks and the job does not install are warned about)."""
+    from ..backends.submit import missing_packages
     from ..errors import CompileError
-    from ..submit import missing_packages
 
     result: dict = {
         "ok": False,
@@ -173,8 +173,8 @@ def preview(
     try:
         if isinstance(runtime, ConfigError):
             raise runtime
-        from ..jobspec import JobOptions, build_job_spec
-        from ..trainjob import to_yaml, trainjob_dict
+        from ..job.spec import JobOptions, build_job_spec
+        from ..job.trainjob import to_yaml, trainjob_dict
 
         spec = build_job_spec(job, JobOptions.from_dict(options), runtime, defaults)
         # Secret and ConfigMap keys (env_from) are read when the job is submitted
@@ -216,9 +216,9 @@ def submit(
     """POST jobs: the steps of submit.submit_notebook (compile, resolve the options against the
     backend's runtime, submit), with a runtime the backend lacks reported as a config error on
     `runtime`. Raises the KaleExtError family."""
-    from ..compiler import compile_notebook
-    from ..jobspec import JobOptions, build_job_spec
-    from ..submit import missing_packages
+    from ..backends.submit import missing_packages
+    from ..compile.compiler import compile_notebook
+    from ..job.spec import JobOptions, build_job_spec
 
     runtime, installed = runtime_for(backend, data, options, defaults)
     job = compile_notebook(load(data, name))
@@ -267,7 +267,7 @@ def known_packages(backend, name: str) -> dict:
 def probe_runtime_packages(backend, name: str) -> dict:
     """`?probe=1`: the known list, else what a probe job on the runtime finds (it starts a pod;
     runtime_packages.probe caches the result per runtime and image)."""
-    from ..runtime_packages import probe
+    from ..backends.runtime_packages import probe
 
     key = (backend.name, getattr(backend, "namespace", None), name)
     with _PROBES_LOCK:
@@ -309,7 +309,7 @@ def _display(pattern: str) -> str:
 
 def tags() -> list[dict]:
     """Every row of the tag grammar: how it is written, the role it gives and what it does."""
-    from ..notebook import TAGS
+    from ..compile.notebook import TAGS
 
     return [
         {

@@ -1,0 +1,409 @@
+"""The embedded local backend: a job's nodes as processes on this machine.
+
+Each node runs the TrainJob's own container command (the same bytes the cluster would run)
+with the PET_* environment the Trainer torch plugin gives it, in the user's current Python
+environment: no venv, no pip unless a package is missing. Jobs live under the Jupyter data
+directory (a job.json record and one log file per node), so they outlive a server restart.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ...errors import ConfigError
+from ...job.distributed import k8s_dict
+from ...job.runtimes import TORCH_DISTRIBUTED, Runtime
+from ...job.spec import JobSpec
+from ...job.trainjob import provenance, training_command
+from ..base import (
+    Backend,
+    BackendError,
+    Event,
+    JobInfo,
+    LogLine,
+    NodeState,
+    NotFound,
+    Status,
+    split_rank,
+)
+from .supervisor import now, read_record, write_record
+
+_FIELD_REFS = {
+    "status.podIP": "127.0.0.1",
+    "status.hostIP": "127.0.0.1",
+    "metadata.namespace": "local",
+}
+
+
+def default_jobs_dir() -> Path:
+    if os.environ.get("KALE_EXT_JOBS_DIR"):
+        return Path(os.environ["KALE_EXT_JOBS_DIR"])
+    from jupyter_core.paths import jupyter_data_dir
+
+    return Path(jupyter_data_dir()) / "kale_ext" / "jobs"
+
+
+def free_port() -> int:
+    """A free port below Linux's ephemeral range (32768+), where outgoing connections and other
+    `bind(0)` callers take theirs: two jobs, or a job and a client, do not race for it."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(20000, 32768)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise BackendError("no free port for the job's rendezvous between 20000 and 32767")
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped by its parent) is not running
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self, jobs_dir: str | os.PathLike | None = None, allow_cpu_for_gpu: bool = False):
+        self.jobs_dir = Path(jobs_dir) if jobs_dir else default_jobs_dir()
+        self.allow_cpu_for_gpu = allow_cpu_for_gpu
+
+    # -- runtimes --
+
+    def list_runtimes(self) -> list[Runtime]:
+        return [TORCH_DISTRIBUTED]
+
+    def runtime_packages(self, name: str) -> dict[str, str]:
+        """The local runtime is this Python environment."""
+        from importlib.metadata import distributions
+
+        from packaging.utils import canonicalize_name
+
+        self.get_runtime(name)
+        return {
+            canonicalize_name(d.metadata["Name"]): d.version
+            for d in distributions()
+            if d.metadata["Name"]
+        }
+
+    # -- submit --
+
+    def _env(self, spec: JobSpec) -> dict[str, str]:
+        env = {}
+        for i, var in enumerate(spec.config.env):
+            data = k8s_dict(var)
+            if "valueFrom" not in data:
+                env[var.name] = data.get("value", "")
+                continue
+            ref = data["valueFrom"].get("fieldRef", {}).get("fieldPath")
+            if ref in _FIELD_REFS:
+                env[var.name] = _FIELD_REFS[ref]
+            elif ref == "metadata.name":
+                env[var.name] = spec.name
+            else:
+                source = next(iter(data["valueFrom"]))
+                raise ConfigError(
+                    f"env[{i}].valueFrom",
+                    f"{var.name} reads a {source}, which only a cluster can resolve: run on "
+                    "Kubernetes, or give it a value",
+                )
+        if spec.config.env_from:
+            raise ConfigError("env_from", "Secrets and ConfigMaps exist only on a cluster")
+        return env
+
+    def _check_devices(self, spec: JobSpec) -> dict[str, str]:
+        gpus = {k: v for k, v in {**spec.config.requests, **spec.config.limits}.items()
+                if "gpu" in k or "mig-" in k}  # fmt: skip
+        if not gpus or all(v == "0" for v in gpus.values()):
+            return {}
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        has_gpu = shutil.which("nvidia-smi") is not None and visible not in ("", "-1")
+        if has_gpu:
+            return {}
+        what = ", ".join(f"{v} {k}" for k, v in gpus.items())
+        if not self.allow_cpu_for_gpu:
+            raise ConfigError(
+                "gpu",
+                f"the job asks for {what} per node, and this machine has no GPU: ask for 0 GPUs, "
+                "allow CPU for local runs, or run on Kubernetes",
+            )
+        return {"CUDA_VISIBLE_DEVICES": ""}
+
+    def submit(self, spec: JobSpec, notebook_path: str | None = None) -> str:
+        if spec.runtime.name != TORCH_DISTRIBUTED.name:
+            raise NotFound(
+                f"runtime {spec.runtime.name!r} is not available locally (torch-distributed is)"
+            )
+        torch = importlib.util.find_spec("torch") is not None
+        if not torch and spec.procs_per_node > 1:
+            raise ConfigError(
+                "procs_per_node", "more than one process per node needs torch (torchrun) installed"
+            )
+        env = {**self._env(spec), **self._check_devices(spec)}
+        command = training_command(spec)
+        command[0] = sys.executable  # "python" in the image; this environment's Python here
+        job_dir = self.jobs_dir / spec.name
+        try:
+            self.jobs_dir.mkdir(parents=True, exist_ok=True)
+            job_dir.mkdir()
+        except FileExistsError:
+            raise BackendError(
+                f"a job named {spec.name} exists already", 409, "AlreadyExists"
+            ) from None
+        except OSError as e:
+            raise BackendError(f"cannot create the job directory {job_dir}: {e.strerror}") from None
+        policy = spec.config.run_policy
+        record = {
+            "name": spec.name,
+            "status": Status.QUEUED.value if policy and policy.suspend else Status.CREATED.value,
+            "reason": "suspended: local jobs cannot be resumed"
+            if policy and policy.suspend
+            else None,
+            "runtime": spec.runtime.name,
+            "num_nodes": spec.nodes,
+            "procs_per_node": spec.procs_per_node,
+            "created": now(),
+            "command": command,
+            "env": env,
+            "master_port": free_port(),
+            "provenance": provenance(spec, notebook_path),
+            "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
+            "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
+        }
+        try:
+            for k in range(spec.nodes):
+                (job_dir / f"node-{k}.log").touch()
+            write_record(job_dir, record)
+        except OSError as e:
+            shutil.rmtree(job_dir, ignore_errors=True)
+            raise BackendError(f"cannot write the job's logs in {job_dir}: {e.strerror}") from None
+        if policy and policy.suspend:
+            return spec.name
+        supervisor = subprocess.Popen(
+            [sys.executable, "-m", "kale_ext.backends.local.supervisor", str(job_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=open(job_dir / "supervisor.log", "ab"),  # noqa: SIM115 (the child owns it)
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives the Jupyter server
+            env={
+                **os.environ,
+                "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            },
+        )
+        threading.Thread(target=supervisor.wait, daemon=True).start()  # reap it when it ends
+        write_record(job_dir, {**read_record(job_dir), "supervisor_pid": supervisor.pid})
+        return spec.name
+
+    # -- reading jobs --
+
+    def _dir(self, name: str) -> Path:
+        if not name or "/" in name or name.startswith("."):
+            raise NotFound(f"no local job named {name!r}")
+        job_dir = self.jobs_dir / name
+        if not (job_dir / "job.json").is_file():
+            raise NotFound(f"no local job named {name!r}")
+        return job_dir
+
+    def _record(self, name: str) -> dict:
+        job_dir = self._dir(name)
+        try:
+            record = read_record(job_dir)
+        except (OSError, json.JSONDecodeError) as e:
+            raise BackendError(f"the record of job {name} cannot be read: {e}") from None
+        status = Status(record["status"])
+        if (
+            not status.finished
+            and record.get("supervisor_pid")
+            and not _alive(record["supervisor_pid"])
+        ):
+            record.update(
+                status="Failed", reason="the job's supervisor stopped unexpectedly", finished=now()
+            )
+            write_record(job_dir, record)
+        return record
+
+    def _info(self, record: dict) -> JobInfo:
+        return JobInfo(
+            name=record["name"],
+            status=Status(record["status"]),
+            backend=self.name,
+            runtime=record["runtime"],
+            num_nodes=record["num_nodes"],
+            procs_per_node=record["procs_per_node"],
+            reason=record.get("reason"),
+            nodes=[
+                NodeState(n["index"], n["state"], n.get("reason"), n.get("exit_code"))
+                for n in record.get("nodes", [])
+            ],
+            created=record.get("created"),
+            finished=record.get("finished"),
+            provenance=record.get("provenance", {}),
+        )
+
+    def get_job(self, name: str) -> JobInfo:
+        record = self._record(name)
+        info = self._info(record)
+        if self._expired(record):  # report the final state once, then delete (as on a cluster)
+            self.delete(name)
+        return info
+
+    def list_jobs(self) -> list[JobInfo]:
+        if not self.jobs_dir.is_dir():
+            return []
+        infos = []
+        for job_dir in sorted(self.jobs_dir.iterdir()):
+            try:
+                infos.append(self.get_job(job_dir.name))
+            except (NotFound, BackendError):
+                continue
+        return sorted(infos, key=lambda i: i.created or "", reverse=True)
+
+    @staticmethod
+    def _expired(record: dict) -> bool:
+        ttl = record.get("provenance", {}).get("kale-ext.io/ttl-seconds-after-finished")
+        if ttl is None or not record.get("finished"):
+            return False
+        finished = datetime.fromisoformat(record["finished"].replace("Z", "+00:00"))
+        return (datetime.now(timezone.utc) - finished).total_seconds() >= int(ttl)
+
+    # -- logs and events --
+
+    def logs(
+        self,
+        name: str,
+        node: int | None = None,
+        follow: bool = False,
+        tail: int | None = None,
+        offsets: dict[int, int] | None = None,
+    ) -> Iterator[LogLine]:
+        record = self._record(name)
+        nodes = range(record["num_nodes"]) if node is None else [node]
+        if node is not None and not 0 <= node < record["num_nodes"]:
+            raise NotFound(f"job {name} has no node {node} (it has {record['num_nodes']})")
+        job_dir = self._dir(name)
+        procs = record["procs_per_node"]
+        positions = {k: (offsets or {}).get(k, 0) for k in nodes}
+        pending = {k: b"" for k in nodes}
+        if tail is not None:
+            yield from self._tail(job_dir, nodes, procs, tail, positions)
+        while True:
+            finished = Status(self._record(name)["status"]).finished if follow else True
+            got = False
+            for k in nodes:
+                for line in self._read(job_dir / f"node-{k}.log", k, procs, positions, pending):
+                    got = True
+                    yield line
+            if not follow or (finished and not got):
+                return
+            if not got:
+                time.sleep(0.05)
+
+    @staticmethod
+    def _read(
+        path: Path, node: int, procs: int, positions: dict, pending: dict
+    ) -> Iterator[LogLine]:
+        try:
+            with open(path, "rb") as f:
+                f.seek(positions[node])
+                data = f.read()
+        except FileNotFoundError:
+            return
+        if not data:
+            return
+        start = positions[node]
+        buf = pending[node] + data
+        *lines, rest = buf.split(b"\n")
+        consumed = start - len(pending[node])
+        for raw in lines:
+            consumed += len(raw) + 1
+            rank, text = split_rank(node, procs, raw.decode("utf-8", "replace").rstrip("\r"))
+            yield LogLine(node, text, rank, consumed)
+        pending[node] = rest
+        positions[node] = start + len(data)
+
+    def _tail(
+        self, job_dir: Path, nodes, procs: int, tail: int, positions: dict
+    ) -> Iterator[LogLine]:
+        for k in nodes:
+            path = job_dir / f"node-{k}.log"
+            last: deque = deque(maxlen=tail)
+            offset = 0
+            with open(path, "rb") as f:
+                for raw in f:
+                    if not raw.endswith(b"\n"):
+                        break
+                    offset += len(raw)
+                    last.append((raw, offset))
+            for raw, end in last:
+                rank, text = split_rank(k, procs, raw.decode("utf-8", "replace").rstrip("\r\n"))
+                yield LogLine(k, text, rank, end)
+            positions[k] = max(positions[k], offset)
+
+    def events(self, name: str) -> list[Event]:
+        record = self._record(name)
+        events = [Event(record["created"], "Normal", "Created", f"job {name} created")]
+        if record.get("started"):
+            shape = f"{record['num_nodes']} node(s) × {record['procs_per_node']} process(es)"
+            events.append(Event(record["started"], "Normal", "Started", f"started {shape}"))
+        if record.get("finished"):
+            kind = "Normal" if record["status"] == "Complete" else "Warning"
+            events.append(
+                Event(
+                    record["finished"],
+                    kind,
+                    record["status"],
+                    record.get("reason") or record["status"],
+                )
+            )
+        return events
+
+    # -- delete --
+
+    def delete(self, name: str) -> None:
+        job_dir = self._dir(name)
+        record = read_record(job_dir)
+        pid = record.get("supervisor_pid")
+        if _alive(pid):
+            os.kill(pid, signal.SIGTERM)  # the supervisor stops every node, then exits
+            deadline = time.monotonic() + 15
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        for n in read_record(job_dir).get("nodes", []):
+            if n.get("pid") and _alive(n["pid"]):
+                try:
+                    os.killpg(n["pid"], signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        shutil.rmtree(job_dir, ignore_errors=True)
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parents[2])

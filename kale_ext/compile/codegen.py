@@ -1,0 +1,166 @@
+"""Code generation: one self-contained function in a real, importable module.
+
+Each cell's code is indented into the function body below a ``# cell N`` marker; lines that
+continue a multi-line string are left exactly as they are, so strings keep their bytes.
+The output is deterministic: the same notebook gives byte-identical source.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+
+INDENT = "    "
+
+_SHIM_SOURCE = {
+    "report": (
+        "def report(step=None, **metrics):  # kale_ext shim: kale_ext.report, stdlib only\n"
+        "    import json as _json, os as _os\n"
+        "    record = {'step': step, 'rank': int(_os.environ.get('RANK', 0)), **metrics}\n"
+        "    print('KALE_METRIC ' + _json.dumps(record, default=float), flush=True)\n"
+    ),
+    "display": (
+        "def display(*objs, **kwargs):  # kale_ext shim: a notebook's display() prints reprs\n"
+        "    for obj in objs:\n"
+        "        print(repr(obj))\n"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Section:
+    """One cell's code in the body."""
+
+    cell_index: int
+    label: str  # e.g. "imports"
+    source: str
+
+
+def function_name_for(notebook_stem: str) -> str:
+    """A valid identifier derived from a notebook's file name."""
+    name = re.sub(r"\W+", "_", notebook_stem.strip().lower()).strip("_")
+    if not name or not name.isidentifier():
+        name = f"train_{name}" if name else "train"
+    if keyword.iskeyword(name):
+        name += "_"
+    return name
+
+
+def _string_continuation_lines(source: str) -> set[int]:
+    """1-based lines that begin inside a multi-line string (they must not be re-indented)."""
+    if "\\\n" not in source and _triple_quotes_close_on_their_line(source):
+        return set()
+    inside: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+        ):
+            if node.end_lineno and node.end_lineno > node.lineno:
+                inside.update(range(node.lineno + 1, node.end_lineno + 1))
+    return inside
+
+
+def _triple_quotes_close_on_their_line(source: str) -> bool:
+    """True when no string can span lines: every line holds an even number of each triple
+    quote and, those aside, no other quote (a quoted triple quote hides one). Else ask the
+    AST (one-line docstrings, the common case, need no parse)."""
+    if '"""' not in source and "'''" not in source:
+        return True
+    for line in source.splitlines():
+        if '"""' in line or "'''" in line:
+            if line.count('"""') % 2 or line.count("'''") % 2:
+                return False
+            rest = line.replace('"""', "").replace("'''", "")
+            if '"' in rest or "'" in rest:
+                return False
+    return True
+
+
+def indent_code(source: str, prefix: str = INDENT) -> list[str]:
+    """``source`` indented by ``prefix``, leading tabs expanded, strings untouched."""
+    keep = _string_continuation_lines(source)
+    out = []
+    for i, line in enumerate(source.splitlines(), start=1):
+        if i in keep:
+            out.append(line)
+        elif not line.strip():
+            out.append("")
+        else:
+            stripped = line.lstrip(" \t")
+            lead = line[: len(line) - len(stripped)].expandtabs(8)
+            out.append(prefix + lead + stripped)
+    return out
+
+
+def render_module(
+    function_name: str,
+    parameters: dict[str, object],
+    sections: list[Section],
+    shims: set[str],
+    notebook_name: str,
+    future: set[str] = frozenset(),
+) -> tuple[str, list[dict]]:
+    """The module's source, and a map from module lines back to cells."""
+    params = ", ".join(f"{k}={v!r}" for k, v in parameters.items())
+    signature = f"def {function_name}(*, {params}):" if params else f"def {function_name}():"
+    lines = [
+        f"# Compiled by kale_ext {__version__} from {notebook_name}: "
+        "edit the notebook, not this file.",
+        f"# Run: python {function_name}.py '{{\"param\": value}}'  or  torchrun --nproc_per_node=2 "
+        f"{function_name}.py",
+        *(f"from __future__ import {feature}" for feature in sorted(future)),
+        "",
+        "",
+        signature,
+        f'{INDENT}"""Compiled from {notebook_name} by kale_ext."""',
+    ]
+    for shim in sorted(shims):
+        lines += indent_code(_SHIM_SOURCE[shim]) + [""]
+    source_map = []
+    for section in sections:
+        code = indent_code(section.source)
+        while code and not code[-1]:
+            code.pop()
+        if not code:
+            continue
+        lines.append(f"{INDENT}# cell {section.cell_index + 1} ({section.label})")
+        source_map.append(
+            {"cell": section.cell_index, "first_line": len(lines) + 1, "lines": len(code)}
+        )
+        lines += code
+        lines.append("")
+    if lines[-1] == "":
+        lines.pop()
+    if not sections or not source_map:
+        lines.append(f"{INDENT}pass")
+    lines += [
+        "",
+        "",
+        'if __name__ == "__main__":',
+        f"{INDENT}import json",
+        f"{INDENT}import sys",
+        "",
+        f"{INDENT}{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))",
+        "",
+    ]
+    return "\n".join(lines), source_map
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` all at once: readers never see a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

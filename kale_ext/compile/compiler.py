@@ -1,0 +1,391 @@
+"""The compiler: a tagged notebook → one self-contained training function in a real module.
+
+    notebook ─► tags (notebook.py) ─► plain Python (transform.py) ─► names (analysis.py)
+             ─► packages (packages.py) ─► module source (codegen.py)
+
+Every surface (CLI, REST API, panel, magics) calls :func:`compile_notebook`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..errors import CompileError, Diagnostic
+from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
+from .codegen import Section, function_name_for, render_module, write_atomic
+from .entrypoint import drives_trainer_client, sdk_settings, split_entrypoint
+from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
+from .packages import Import, imports_of, resolve
+from .parameters import Parameter, parse_parameters
+from .transform import CellCode, _syntax_error, transform_cell
+
+_BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2, Role.ENTRYPOINT: 2}
+
+
+@dataclass
+class CompiledJob:
+    """Everything a backend needs to run the notebook as a job (and a person to review it)."""
+
+    notebook: str  # the notebook's file name
+    function_name: str
+    source: str  # the module's source
+    parameters: dict[str, object]
+    packages: list[str]
+    pip_index_urls: list[str]
+    settings: dict  # job settings from Kale tags: limits, labels, annotations, image
+    warnings: list[Diagnostic]
+    notebook_sha256: str
+    source_map: list[dict]
+    distributed_cell: Cell | None = None
+    config: object = None  # the DistributedConfig of the `distributed` cell, if any
+    imported_modules: list[str] = field(default_factory=list)  # top-level modules the body imports
+    notebook_metadata: dict = field(default_factory=dict)
+
+    @property
+    def module_filename(self) -> str:
+        return f"{self.function_name}.py"
+
+    @property
+    def source_sha256(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    def to_dict(self) -> dict:
+        return {
+            "notebook": self.notebook,
+            "function_name": self.function_name,
+            "module_filename": self.module_filename,
+            "source": self.source,
+            "parameters": self.parameters,
+            "packages": self.packages,
+            "pip_index_urls": self.pip_index_urls,
+            "settings": self.settings,
+            "warnings": [w.to_dict() for w in self.warnings],
+            "config": self.config.to_dict() if self.config is not None else None,
+            "notebook_sha256": self.notebook_sha256,
+            "source_sha256": self.source_sha256,
+            "source_map": self.source_map,
+            "kale_ext_version": __version__,
+        }
+
+
+def compile_notebook(
+    notebook: Notebook | str | os.PathLike | bytes | dict,
+    *,
+    function_name: str | None = None,
+    packages: list[str] | None = None,
+) -> CompiledJob:
+    """Compile a notebook (a :class:`Notebook`, a path, or its content).
+
+    Raises :class:`CompileError` listing every error (with cell and line), or
+    :class:`NotebookError` when the notebook cannot be read.
+    """
+    with _cyclic_gc_paused():
+        return _compile(_load(notebook), function_name, packages)
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """Compiling allocates many short-lived, acyclic objects; the cyclic collector's passes
+    over them made large notebooks compile in superlinear time (measured: 10,000 cells 1.4 s
+    with it, 1.0 s without). Reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None) -> CompiledJob:
+    diags: list[Diagnostic] = []
+    settings: dict = {}
+    body: list[tuple[Role, Cell, CellCode]] = []
+    params: dict[str, object] = {}
+    param_cells: dict[str, tuple[Cell, int]] = {}
+    left_out: dict[str, tuple[Cell, str]] = {}
+    distributed: list[Cell] = []
+    requested: list[tuple[str, Cell | None]] = []
+    index_urls: list[str] = []
+    plans = [(cell, plan_cell(cell)) for cell in nb.cells]
+    entry_cells = [cell for cell, plan in plans if plan.role is Role.ENTRYPOINT]
+    entry_name = None
+
+    for cell, plan in plans:
+        diags += plan.diagnostics
+        _merge_settings(settings, plan.settings, cell, diags)
+        if plan.role is None:
+            continue
+        if entry_cells and plan.role is Role.TRAINING:
+            _left_out_of_entrypoint(cell, entry_cells[0], left_out, settings, diags)
+            continue
+        if plan.role in (Role.SKIP, Role.DISTRIBUTED):
+            if plan.role is Role.DISTRIBUTED:
+                distributed.append(cell)
+            _note_left_out(cell, plan.role, left_out)
+            continue
+        code = transform_cell(cell, diags)
+        if code is None:
+            continue
+        requested += [(p, cell) for p in code.packages]
+        index_urls += [u for u in code.index_urls if u not in index_urls]
+        found = []
+        if plan.role is Role.ENTRYPOINT:
+            entry = split_entrypoint(cell, code, diags) if cell is entry_cells[0] else None
+            if entry is None:
+                continue
+            entry_name = entry.name
+            if entry.imports is not None:
+                body.append((Role.IMPORTS, cell, entry.imports))
+            body.append((Role.ENTRYPOINT, cell, entry.body))
+            found = [Parameter(k, v, cell, 1) for k, v in entry.parameters.items()]
+        elif plan.role is Role.PARAMETERS:
+            found = parse_parameters(cell, code.source, diags)
+        if found:
+            for p in found:
+                if p.name in param_cells:
+                    first, line = param_cells[p.name]
+                    diags.append(
+                        Diagnostic(
+                            "error",
+                            f"parameter `{p.name}` is defined twice: here and in cell "
+                            f"{first.index + 1}, line {line}",
+                            cell.index,
+                            cell.id,
+                            code.cell_line(p.line),
+                            "duplicate-parameter",
+                        )
+                    )
+                    continue
+                param_cells[p.name] = (cell, code.cell_line(p.line))
+                params[p.name] = p.default
+        if plan.role not in (Role.PARAMETERS, Role.ENTRYPOINT):
+            body.append((plan.role, cell, code))
+
+    if len(entry_cells) > 1:
+        cells = ", ".join(str(c.index + 1) for c in entry_cells)
+        diags.append(
+            Diagnostic(
+                "error",
+                f"only one cell may be tagged `entrypoint` (cells {cells} are)",
+                entry_cells[1].index,
+                entry_cells[1].id,
+                None,
+                "duplicate-entrypoint",
+            )
+        )
+    if len(distributed) > 1:
+        cells = ", ".join(str(c.index + 1) for c in distributed)
+        diags.append(
+            Diagnostic(
+                "error",
+                f"only one cell may be tagged `distributed` (cells {cells} are)",
+                distributed[1].index,
+                distributed[1].id,
+                None,
+                "duplicate-distributed",
+            )
+        )
+    config = _read_config(distributed[0], diags) if len(distributed) == 1 else None
+    body.sort(key=lambda item: _BODY_ORDER[item[0]])  # stable: notebook order within a role
+    analysed = _analyse(body, diags)
+    if not any(role in (Role.TRAINING, Role.ENTRYPOINT) for role, _, _ in body) and not _has_errors(
+        diags
+    ):
+        diags.append(
+            Diagnostic(
+                "error",
+                "no training cells: tag the cells to run `training` "
+                "(untagged code cells count too)",
+                code="no-training",
+            )
+        )
+    shimmed = {"report"} if any(bc.names.uses_report for bc in analysed) else set()
+    problems, shims, star_names = check_self_contained(analysed, set(params) | shimmed, left_out)
+    shims |= shimmed
+    diags += problems
+    imports = [
+        Import(module, bc.cell, bc.cell_line(line))
+        for bc in analysed
+        for module, line in _imports(bc.tree_source)
+    ]
+    pinned = resolve(imports, requested + [(p, None) for p in packages or []], diags)
+    name = function_name or entry_name or function_name_for(nb.stem)
+    if not name.isidentifier() or name in params:
+        diags.append(
+            Diagnostic(
+                "error",
+                f"function name `{name}` is not a valid Python identifier"
+                if not name.isidentifier()
+                else f"function name `{name}` clashes with a parameter of the same name",
+                code="function-name",
+            )
+        )
+    diags.sort(key=lambda d: (-1 if d.cell is None else d.cell, d.line or 0))
+    if _has_errors(diags):
+        raise CompileError(diags)
+
+    wrapper_names = set(params).union(*(bc.names.binds for bc in analysed))
+    top_globals = set().union(*(bc.names.top_globals for bc in analysed))
+    sections = [
+        Section(
+            bc.cell.index,
+            role.value,
+            rewrite_for_function(bc.tree_source, wrapper_names, top_globals, star_names),
+        )
+        for (role, _, _), bc in zip(body, analysed, strict=True)
+    ]
+    future = set().union(*(bc.names.future for bc in analysed))
+    source, source_map = render_module(name, params, sections, shims, nb.name, future)
+    return CompiledJob(
+        notebook=nb.name,
+        function_name=name,
+        source=source,
+        parameters=params,
+        packages=pinned,
+        pip_index_urls=index_urls,
+        settings=settings,
+        warnings=[d for d in diags if d.severity == "warning"],
+        notebook_sha256=nb.sha256,
+        source_map=source_map,
+        distributed_cell=distributed[0] if distributed else None,
+        config=config,
+        imported_modules=sorted({imp.module for imp in imports}),
+        notebook_metadata=nb.metadata.get("kale_ext", {}),
+    )
+
+
+def write_module(job: CompiledJob, out_dir: str | os.PathLike) -> Path:
+    """Write the compiled module into ``out_dir`` (atomically) and return its path."""
+    path = Path(out_dir) / job.module_filename
+    write_atomic(path, job.source)
+    return path
+
+
+def _load(notebook) -> Notebook:
+    if isinstance(notebook, Notebook):
+        return notebook
+    if isinstance(notebook, (bytes, dict)):
+        return parse_notebook(notebook)
+    return read_notebook(notebook)
+
+
+def _has_errors(diags: list[Diagnostic]) -> bool:
+    return any(d.severity == "error" for d in diags)
+
+
+def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: dict, diags) -> None:
+    """An untagged cell of an entrypoint notebook: not part of the job; SDK settings are read."""
+    code = transform_cell(cell, [])
+    if code is None:
+        return
+    why = f"not part of the job (the job is the entrypoint function in cell {entry.index + 1})"
+    _note_left_out(cell, Role.SKIP, left_out, why)
+    if drives_trainer_client(code.source):
+        diags.append(
+            Diagnostic(
+                "warning",
+                "this cell drives TrainerClient: it is left out of the job (kale_ext submits it)",
+                cell.index,
+                cell.id,
+                None,
+                "trainer-client-cell",
+            )
+        )
+        found = sdk_settings(cell, code.source, diags)
+        if "num_nodes" in found:
+            settings["nodes"] = found["num_nodes"]
+        if "resources_per_node" in found:
+            settings["requests"] = settings["limits"] = found["resources_per_node"]
+        if "packages_to_install" in found:
+            settings["packages"] = found["packages_to_install"]
+        if "env" in found:
+            settings["env"] = found["env"]
+
+
+def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
+    analysed = []
+    future_annotations = any(
+        "__future__" in code.source and "annotations" in code.source for _, _, code in body
+    )
+    for role, cell, code in body:
+        try:
+            names = cell_names(code.source, future_annotations)
+        except SyntaxError as e:
+            diags.append(_syntax_error(cell, e, code))
+            continue
+        for line, what in names.invalid:
+            if role is Role.ENTRYPOINT and what.startswith("`return`"):
+                continue  # the entrypoint's own body: `return` ends the function, as it did
+            diags.append(
+                Diagnostic(
+                    "error", what, cell.index, cell.id, code.cell_line(line), "not-in-function"
+                )
+            )
+        analysed.append(BodyCell(cell, names, code.source, code.cell_line))
+    if len(analysed) != len(body):  # keep body and analysis aligned for the caller
+        keep = {bc.cell.index for bc in analysed}
+        body[:] = [item for item in body if item[1].index in keep]
+    return analysed
+
+
+def _imports(source: str):
+    if "import" not in source:
+        return []
+    import ast
+
+    return imports_of(ast.parse(source))
+
+
+def _read_config(cell: Cell, diags: list[Diagnostic]):
+    from .configcell import read_config_cell
+
+    code = transform_cell(cell, diags)
+    return read_config_cell(cell, code.source, diags) if code else None
+
+
+def _note_left_out(cell: Cell, role: Role, left_out: dict, why: str | None = None) -> None:
+    """Remember what a left-out cell defines, to explain errors about those names."""
+    code = transform_cell(cell, [])
+    if code is None:
+        return
+    try:
+        names = cell_names(code.source)
+    except SyntaxError:
+        return
+    if why is None:
+        why = (
+            "tagged skip"
+            if role is Role.SKIP
+            else f"tagged {role.value} (not part of the function)"
+        )
+    for n in names.binds:
+        left_out.setdefault(n, (cell, why))
+
+
+def _merge_settings(settings: dict, new: dict, cell: Cell, diags: list[Diagnostic]) -> None:
+    for key, value in new.items():
+        if isinstance(value, dict):
+            target = settings.setdefault(key, {})
+            for k, v in value.items():
+                if k in target and target[k] != v:
+                    diags.append(
+                        Diagnostic(
+                            "warning",
+                            f"`{key}` `{k}` is set to {target[k]!r} by an earlier cell and to "
+                            f"{v!r} here; the job uses {v!r}",
+                            cell.index,
+                            cell.id,
+                            None,
+                            "setting-conflict",
+                        )
+                    )
+                target[k] = v
+        else:
+            settings[key] = value

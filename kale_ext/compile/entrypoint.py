@@ -1,0 +1,147 @@
+"""Notebooks written for the Kubeflow SDK: `def train_fn(): ...` plus `TrainerClient().train(...)`.
+
+The cell tagged `entrypoint` defines the function that is the job: its body becomes the job's
+body (under the same self-containment check), its literal default arguments its parameters.
+Cells that drive `TrainerClient` are left out with a note, and the literal settings of their
+`CustomTrainer(...)` call (num_nodes, resources_per_node, packages_to_install, env) become the
+job's defaults.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+
+from ..errors import Diagnostic
+from .notebook import Cell
+from .transform import CellCode
+
+SDK_NAMES = ("TrainerClient", "CustomTrainer")
+
+
+@dataclass
+class Entrypoint:
+    name: str
+    parameters: dict[str, object]
+    imports: CellCode | None  # top-level imports of the entrypoint cell
+    body: CellCode  # the function's body, dedented
+
+
+def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Entrypoint | None:
+    """The function an `entrypoint` cell defines, or None after reporting why not."""
+
+    def error(message: str, line: int | None) -> None:
+        diags.append(
+            Diagnostic("error", message, cell.index, cell.id, code.cell_line(line), "entrypoint")
+        )
+
+    try:
+        tree = ast.parse(code.source)
+    except SyntaxError as e:
+        error(f"syntax error: {e.msg}", e.lineno)
+        return None
+    defs = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+    others = [
+        s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.Import, ast.ImportFrom))
+    ]
+    others = [
+        s for s in others if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    if len(defs) != 1 or others:
+        line = (others or defs[1:] or [None])[0]
+        error(
+            "an `entrypoint` cell defines exactly one function (and may import); "
+            "move other code to its own cell",
+            getattr(line, "lineno", None),
+        )
+        return None
+    fn = defs[0]
+    if fn.decorator_list:
+        error("the entrypoint function cannot be decorated: decorators are not shipped", fn.lineno)
+        return None
+    args = fn.args
+    if args.vararg or args.kwarg:
+        error("the entrypoint function cannot take *args or **kwargs", fn.lineno)
+        return None
+    params: dict[str, object] = {}
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for arg, default in [
+        *zip(positional, defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]:
+        if default is None:
+            error(
+                f"parameter `{arg.arg}` needs a literal default to become a job parameter",
+                fn.lineno,
+            )
+            return None
+        try:
+            params[arg.arg] = ast.literal_eval(default)
+        except ValueError:
+            error(
+                f"the default of `{arg.arg}` must be a literal, not `{ast.unparse(default)}`",
+                fn.lineno,
+            )
+            return None
+    lines = code.source.splitlines(keepends=True)
+    first, last = fn.body[0].lineno, fn.body[-1].end_lineno or fn.body[-1].lineno
+    body_source = textwrap.dedent("".join(lines[first - 1 : last]))
+    body = CellCode(body_source, [code.cell_line(n) for n in range(first, last + 1)])
+    imports = None
+    import_nodes = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    if import_nodes:
+        text = "".join(
+            "".join(lines[s.lineno - 1 : (s.end_lineno or s.lineno)]) for s in import_nodes
+        )
+        imports = CellCode(
+            text,
+            [
+                code.cell_line(n)
+                for s in import_nodes
+                for n in range(s.lineno, (s.end_lineno or s.lineno) + 1)
+            ],
+        )
+    return Entrypoint(fn.name, params, imports, body)
+
+
+def drives_trainer_client(source: str) -> bool:
+    return any(name in source for name in SDK_NAMES)
+
+
+def sdk_settings(cell: Cell, source: str, diags: list[Diagnostic]) -> dict:
+    """Job defaults from the literal arguments of `CustomTrainer(...)` calls in ``source``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    settings: dict = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _called(node) == "CustomTrainer"):
+            continue
+        for kw in node.keywords:
+            if kw.arg not in ("num_nodes", "resources_per_node", "packages_to_install", "env"):
+                continue
+            try:
+                value = ast.literal_eval(kw.value)
+            except ValueError:
+                diags.append(
+                    Diagnostic(
+                        "warning",
+                        f"CustomTrainer {kw.arg}= is not a literal, so it is not read; set it in "
+                        "the panel or on the command line",
+                        cell.index,
+                        cell.id,
+                        kw.value.lineno,
+                        "sdk-setting",
+                    )
+                )
+                continue
+            settings[kw.arg] = value
+    return settings
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")

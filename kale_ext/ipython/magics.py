@@ -1,0 +1,530 @@
+"""IPython magics: `%load_ext kale_ext`, then
+
+    %%trainjob [--nodes N] [--gpu G] [--dry-run] ...   the cell's code, run as a training job
+    %kale_submit [--notebook PATH] ...                  the notebook file, by its tags
+    %kale_jobs   %kale_logs NAME [-f]   %kale_delete NAME
+
+Every surface takes the same path: compile_notebook → build_job_spec → backend.submit.
+A user error (a bad option, a compile error, a backend's refusal) is shown as a clear message
+(IPython's UsageError), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import json
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import MagicArgumentParser
+
+from ..errors import CompileError, ConfigError, KaleExtError
+
+# ---------------------------------------------------------------------------------------------
+# Options (the CLI's names)
+
+
+def _count(minimum: int):
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return count
+
+
+def _gpu(text: str) -> int | str:
+    if text.lower().startswith("mig-"):
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of GPUs (0 or more) or a MIG profile such as mig-1g.5gb, "
+            f"not {text!r}"
+        )
+    return value
+
+
+def _quantity(kind: str):
+    def check(text: str) -> str:
+        from ..job.distributed import quantity
+
+        try:
+            return quantity(text, kind)
+        except ConfigError as e:
+            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[-1]) from None
+
+    return check
+
+
+def _package(text: str) -> str:
+    if "://" in text:
+        return text
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        Requirement(text)
+    except InvalidRequirement as e:
+        first = str(e).splitlines()[0]
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a package requirement: {first}"
+        ) from None
+    return text
+
+
+def _identifier(text: str) -> str:
+    if not text.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a variable name")
+    return text
+
+
+def _param(text: str) -> tuple[str, object]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r}: write NAME=VALUE")
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return key.strip(), value
+
+
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=("local", "kubernetes"),
+        help="where jobs run (default: kubernetes when a cluster is configured, else local)",
+    )
+
+
+def _job_parser(prog: str, description: str) -> MagicArgumentParser:
+    p = MagicArgumentParser(prog=prog, description=description)
+    p.add_argument("--runtime", help="training runtime (default: torch-distributed)")
+    p.add_argument("--nodes", type=_count(1), help="number of nodes")
+    p.add_argument(
+        "--procs-per-node", type=_count(1), help="processes per node (default: GPUs or 1)"
+    )
+    p.add_argument("--gpu", type=_gpu, help="GPUs per node: a count, or a MIG profile")
+    p.add_argument("--cpu", type=_quantity("cpu"), help="CPU per node, e.g. 4 or 500m")
+    p.add_argument("--memory", type=_quantity("memory"), help="memory per node, e.g. 16Gi")
+    p.add_argument("--image", help="container image for the training nodes")
+    p.add_argument("--name", help="job name (default: from the notebook, with a random suffix)")
+    p.add_argument(
+        "--config",
+        type=_identifier,
+        metavar="VAR",
+        help="a DistributedConfig variable of the kernel, laid over the other settings",
+    )
+    p.add_argument(
+        "--package",
+        type=_package,
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="P",
+        help="packages to install in the job, overriding detected pins (repeatable)",
+    )
+    p.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a parameter; VALUE is JSON, or else a string (repeatable)",
+    )
+    _add_backend(p)
+    p.add_argument(
+        "--dry-run", action="store_true", help="show the function and the TrainJob, submit nothing"
+    )
+    return p
+
+
+TRAINJOB = _job_parser(
+    "%%trainjob",
+    "Run the cell's code as a distributed training job. The imports, functions, classes and "
+    "literal variables it reads from the notebook go with it; literals become parameters.",
+)
+SUBMIT = _job_parser(
+    "%kale_submit",
+    "Compile and submit this notebook file by its cell tags (the saved file: save first).",
+)
+SUBMIT.add_argument(
+    "--notebook", metavar="PATH", help="the notebook file (default: the kernel's notebook)"
+)
+JOBS = MagicArgumentParser(prog="%kale_jobs", description="List jobs with their status.")
+_add_backend(JOBS)
+LOGS = MagicArgumentParser(
+    prog="%kale_logs", description="Print a job's logs (all nodes, rank-prefixed)."
+)
+LOGS.add_argument("name")
+LOGS.add_argument(
+    "-f", "--follow", action="store_true", help="wait for new lines (interrupt to stop)"
+)
+LOGS.add_argument("--node", type=_count(0), help="only this node")
+LOGS.add_argument("--tail", type=_count(0), help="only the last N lines of each node")
+_add_backend(LOGS)
+DELETE = MagicArgumentParser(prog="%kale_delete", description="Stop and delete a job.")
+DELETE.add_argument("name")
+_add_backend(DELETE)
+
+
+def _parse(parser: MagicArgumentParser, line: str):
+    try:
+        return parser.parse_args(shlex.split(line))  # quotes as in a shell, like the CLI's
+    except ValueError as e:  # shlex: an unclosed quote
+        raise UsageError(f"{parser.prog}: cannot read the options: {e}") from None
+    except UsageError as e:
+        raise UsageError(f"{parser.prog}: {e} (see {parser.prog}?)") from None
+
+
+@contextlib.contextmanager
+def _user_errors(prog: str):
+    """Turn kale_ext's errors into one clear message (UsageError: no traceback)."""
+    try:
+        yield
+    except UsageError as e:
+        if str(e).startswith(prog):
+            raise
+        raise UsageError(f"{prog}: {e}") from None
+    except CompileError as e:
+        raise UsageError(_compile_message(prog, e.errors, lambda d: str(d))) from None
+    except KaleExtError as e:
+        raise UsageError(f"{prog}: {e}") from None
+
+
+def _compile_message(prog: str, errors, describe) -> str:
+    if len(errors) == 1:
+        return f"{prog}: cannot compile: {describe(errors[0])}"
+    return f"{prog}: cannot compile ({len(errors)} errors):\n" + "\n".join(
+        f"  {describe(d)}" for d in errors
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Results that display themselves
+
+
+@dataclass
+class DryRun:
+    """What a job would be: its function's source and its TrainJob (Markdown or plain text)."""
+
+    name: str
+    runtime: str
+    shape: str
+    function_name: str
+    source: str
+    yaml: str
+    parameters: dict
+    packages: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+    def _head(self) -> list[str]:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.parameters.items()) or "(none)"
+        return [
+            f"dry run: {self.name} on {self.runtime}, {self.shape}",
+            f"parameters: {params}",
+            f"packages: {', '.join(self.packages) or '(none)'}",
+            *(f"warning: {w}" for w in self.warnings),
+        ]
+
+    def _repr_markdown_(self) -> str:
+        fence = "````"
+        head = "\n".join(f"- {line}" for line in self._head()[1:])
+        return (
+            f"**kale_ext dry run** — job `{self.name}` on `{self.runtime}`, {self.shape}\n\n"
+            f"{head}\n\n**Function** `{self.function_name}`\n\n{fence}python\n{self.source}\n"
+            f"{fence}\n\n**TrainJob**\n\n{fence}yaml\n{self.yaml}{fence}\n"
+        )
+
+    def __str__(self) -> str:
+        rule = "-" * 72
+        return "\n".join([*self._head(), rule, self.source, rule, self.yaml.rstrip("\n")])
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+
+class JobTable(list):
+    """Jobs, shown as a table (HTML in a notebook, text in a terminal)."""
+
+    COLUMNS = ("name", "status", "nodes", "created", "reason")
+
+    def _rows(self):
+        for j in self:
+            yield (j.name, j.status.value, str(j.num_nodes), j.created or "", j.reason or "")
+
+    def __str__(self) -> str:
+        if not self:
+            return "no jobs"
+        out = [f"{'NAME':<34} {'STATUS':<9} {'NODES':>5}  {'CREATED':<20}  REASON"]
+        out += [f"{n:<34} {s:<9} {k:>5}  {c:<20}  {r}" for n, s, k, c, r in self._rows()]
+        return "\n".join(out)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        import html
+
+        if not self:
+            return "<p>no jobs</p>"
+        head = "".join(f"<th>{c}</th>" for c in self.COLUMNS)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>"
+            for row in self._rows()
+        )
+        return f'<table class="kale-ext-jobs"><tr>{head}</tr>{body}</table>'
+
+
+# ---------------------------------------------------------------------------------------------
+# The magics
+
+
+@magics_class
+class KaleMagics(Magics):
+    """kale_ext's magics; every one prints its help with `?` (e.g. `%%trainjob?`)."""
+
+    # -- %%trainjob --
+
+    @cell_magic
+    def trainjob(self, line: str, cell: str):
+        args = _parse(TRAINJOB, line)
+        if not cell or not cell.strip():
+            raise UsageError(
+                "%%trainjob: the cell is empty: write the training code below the %%trainjob line"
+            )
+        with _user_errors("%%trainjob"):
+            options = self._options(args)
+            job, labels, body = self._compile_cell(cell)
+            return self._run(job, options, args, job.notebook, labels, body)
+
+    def _compile_cell(self, cell: str):
+        from ..compile.codegen import function_name_for
+        from ..compile.compiler import compile_notebook
+        from .kernelcontext import context_notebook, session_notebook_name
+
+        notebook = session_notebook_name(self.shell) or "trainjob.ipynb"
+        ctx = self._context(cell)
+        if ctx.problems:
+            n = len(ctx.problems)
+            if n == 1:
+                raise UsageError(f"%%trainjob: cannot travel into the job: {ctx.problems[0]}")
+            raise UsageError(
+                f"%%trainjob: {n} names the cell reads cannot travel into the job:\n"
+                + "\n".join(f"  {p}" for p in ctx.problems)
+            )
+        stem = notebook[: -len(".ipynb")] if notebook.endswith(".ipynb") else notebook
+        name = function_name_for(stem)
+        taken = set(ctx.parameters) | {d.name for d in ctx.definitions}
+        while name in taken:
+            name += "_job"
+        nb, labels, body = context_notebook(ctx, cell, notebook)
+        try:
+            job = compile_notebook(nb, function_name=name)
+        except CompileError as e:
+            names = [k for k in self.shell.user_ns if not k.startswith("_")]
+            raise UsageError(
+                _compile_message(
+                    "%%trainjob",
+                    e.errors,
+                    lambda d: _describe_cell_diagnostic(d, labels, body, names),
+                )
+            ) from None
+        return job, labels, body
+
+    def _context(self, cell: str):
+        """What the cell reads from the kernel; nothing when it does not parse (the compiler
+        then reports the error, with its line)."""
+        from ..compile.notebook import Cell
+        from ..compile.transform import transform_cell
+        from .kernelcontext import KernelContext, from_shell
+
+        code = transform_cell(Cell(0, "code", cell), [])
+        if code is None:
+            return KernelContext()
+        try:
+            # the body's line 1 is the cell's line 2 (below the %%trainjob line)
+            return from_shell(self.shell, code.source, first_line=2)
+        except SyntaxError:
+            return KernelContext()
+
+    # -- %kale_submit --
+
+    @line_magic
+    def kale_submit(self, line: str):
+        args = _parse(SUBMIT, line)
+        with _user_errors("%kale_submit"):
+            from ..compile.compiler import compile_notebook
+            from ..compile.notebook import read_notebook
+            from .kernelcontext import find_notebook
+
+            options = self._options(args)
+            path = find_notebook(self.shell, args.notebook)
+            job = compile_notebook(read_notebook(path))
+            return self._run(job, options, args, path.name, None, None)
+
+    # -- shared: options, backend, submit --
+
+    def _options(self, args) -> dict:
+        picked = {
+            "runtime": args.runtime,
+            "nodes": args.nodes,
+            "procs_per_node": args.procs_per_node,
+            "gpu": args.gpu,
+            "cpu": args.cpu,
+            "memory": args.memory,
+            "image": args.image,
+            "name": args.name,
+            "packages": args.package or None,
+            "parameters": dict(args.param) or None,
+            "config": self._config(args.config) if args.config else None,
+        }
+        return {k: v for k, v in picked.items() if v is not None}
+
+    def _config(self, var: str):
+        from ..job.distributed import DistributedConfig
+
+        ns = self.shell.user_ns
+        if var not in ns:
+            raise UsageError(f"--config {var}: the kernel has no variable `{var}`")
+        value = ns[var]
+        if isinstance(value, DistributedConfig):
+            return value
+        t = type(value)
+        if t.__name__ == "DistributedConfig" and t.__module__ == DistributedConfig.__module__:
+            return value.to_dict()  # the class was reloaded: its values are still good
+        raise UsageError(
+            f"--config {var}: `{var}` is a {t.__name__}, not a DistributedConfig "
+            "(from kale_ext.distributed import DistributedConfig)"
+        )
+
+    def _backend(self, args, defaults=None):
+        """The backend to use, from ``--backend`` and the defaults (read now, unless given)."""
+        from ..backends.submit import choose_backend
+        from ..job.defaults import load
+
+        try:
+            backend, _ = choose_backend(args.backend, defaults or load())
+        except ImportError as e:
+            raise UsageError(
+                f"the {args.backend or 'chosen'} backend is not available: {e}"
+            ) from None
+        return backend
+
+    def _run(self, job, options: dict, args, notebook: str, labels, body):
+        from ..backends.submit import resolve_spec, submit_job
+        from ..job.defaults import load
+
+        defaults = load()  # once: the backend and the job start from the same
+        backend = self._backend(args, defaults)
+        warnings = [
+            _describe_cell_diagnostic(d, labels, body) if labels else str(d) for d in job.warnings
+        ]
+        spec = resolve_spec(backend, job, options, defaults)
+        if args.dry_run:
+            from ..job.trainjob import to_yaml, trainjob_dict
+
+            return DryRun(
+                name=spec.name,
+                runtime=spec.runtime.name,
+                shape=f"{spec.nodes} node(s) × {spec.procs_per_node} process(es)",
+                function_name=job.function_name,
+                source=job.source,
+                yaml=to_yaml(trainjob_dict(spec, notebook, lambda kind, name: [])),
+                parameters={**job.parameters, **spec.func_args},
+                packages=spec.packages,
+                warnings=warnings + spec.warnings,
+            )
+        name = submit_job(backend, spec, notebook)
+        warnings += spec.warnings
+        for w in warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        from .widgets import JobMonitor
+
+        return JobMonitor(
+            backend,
+            name,
+            nodes=spec.nodes,
+            procs_per_node=spec.procs_per_node,
+            interval=0.5 if backend.name == "local" else 2.0,
+            shell=self.shell,
+        )
+
+    # -- jobs, logs, delete --
+
+    @line_magic
+    def kale_jobs(self, line: str):
+        args = _parse(JOBS, line)
+        with _user_errors("%kale_jobs"):
+            return JobTable(self._backend(args).list_jobs())
+
+    @line_magic
+    def kale_logs(self, line: str):
+        args = _parse(LOGS, line)
+        with _user_errors("%kale_logs"):
+            backend = self._backend(args)
+            lines = backend.logs(args.name, node=args.node, follow=args.follow, tail=args.tail)
+            try:
+                for log in lines:
+                    print(f"{log.prefix} {log.text}", flush=True)
+            except KeyboardInterrupt:
+                print(f"(stopped following {args.name}; the job goes on)")
+
+    @line_magic
+    def kale_delete(self, line: str):
+        args = _parse(DELETE, line)
+        with _user_errors("%kale_delete"):
+            self._backend(args).delete(args.name)
+        print(f"deleted {args.name}")
+
+
+for _magic, _parser in (
+    (KaleMagics.trainjob, TRAINJOB),
+    (KaleMagics.kale_submit, SUBMIT),
+    (KaleMagics.kale_jobs, JOBS),
+    (KaleMagics.kale_logs, LOGS),
+    (KaleMagics.kale_delete, DELETE),
+):
+    _magic.__doc__ = _parser.format_help()
+
+
+def _describe_cell_diagnostic(d, labels: dict[int, str], body: int, kernel_names=()) -> str:
+    """A compile diagnostic of the in-memory notebook, in the words of the %%trainjob cell:
+    the body's lines are the cell's (its line 1 is the %%trainjob line)."""
+    message = re.sub(r" used in cell \d+(, line \d+)?", "", d.message)
+    if "is never defined" in message:
+        message = message.replace("is never defined", "is not defined in the cell or in the kernel")
+        m = re.match(r"name `([^`]+)`", message)
+        close = difflib.get_close_matches(m.group(1), kernel_names, n=1, cutoff=0.8) if m else []
+        if close:  # a kernel variable is a better guess than the compiler's (it saw the cell)
+            message = re.sub(r" \(did you mean `[^`]*`\?\)", "", message)
+            message += f" (did you mean `{close[0]}`?)"
+
+    def cell_ref(m: re.Match) -> str:
+        index = int(m.group(1)) - 1
+        return "the cell" if index == body else labels.get(index, m.group(0))
+
+    message = re.sub(r"\bcell (\d+)", cell_ref, message)
+    if d.cell is None:
+        return message
+    if d.cell == body:
+        return f"line {d.line + 1}: {message}" if d.line else message
+    where = labels.get(d.cell, f"cell {d.cell + 1}")
+    return f"{where}, line {d.line}: {message}" if d.line else f"{where}: {message}"
+
+
+def load_ipython_extension(ipython) -> None:
+    """`%load_ext kale_ext`."""
+    ipython.register_magics(KaleMagics)

@@ -1,0 +1,229 @@
+"""One set of defaults for the panel, the CLI, the magics and the REST API.
+
+Layers, lowest first; each sets only the fields it names:
+
+1. built in: the field defaults of :class:`Defaults` (the JupyterLab settings schema,
+   labextension/schema/plugin.json, states the same ones; a test keeps them equal);
+2. the server's configuration, ``c.KaleExtApp.<field>`` in a ``jupyter_server_config.py`` or
+   ``.json`` on Jupyter's config path: a site's choices (the CLI and the magics read the same
+   files);
+3. the user's JupyterLab settings (Settings Editor → kale_ext), which JupyterLab stores in
+   ``<user settings dir>/kale-ext/plugin.jupyterlab-settings``.
+
+A job's own choices sit above all of these (see jobspec.build_job_spec): the notebook's cells,
+its metadata (written by the panel), then the options of one submit (panel, CLI flags, magic).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .runtimes import DEFAULT_RUNTIME
+
+PLUGIN_ID = "kale-ext:plugin"
+BACKENDS = ("auto", "local", "kubernetes")
+SERVER = "server configuration"
+LAB = "JupyterLab settings"
+BUILT_IN = "built in"
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """What a job gets when nothing more specific chooses. ``None``: the runtime's own."""
+
+    backend: str = "auto"  # auto: KALE_EXT_BACKEND, else a configured cluster, else local
+    namespace: str | None = None  # None: the kubeconfig context's
+    runtime: str = DEFAULT_RUNTIME
+    image: str | None = None
+    pip_index_urls: tuple[str, ...] = ()
+    nodes: int | None = None
+    cpu: str | None = None  # per node
+    memory: str | None = None  # per node
+    gpu: int | str | None = None  # per node: a count, or a MIG profile such as mig-1g.5gb
+    sources: dict = field(default_factory=dict, compare=False)  # field -> the layer that set it
+
+    def to_dict(self) -> dict:
+        values = {f: getattr(self, f) for f in FIELDS}
+        values["pip_index_urls"] = list(self.pip_index_urls)
+        return {
+            "defaults": values,
+            "sources": {f: self.sources.get(f, BUILT_IN) for f in FIELDS},
+        }
+
+    def job_options(self):
+        """The job-shaping defaults as a JobOptions layer (backend and namespace choose where a
+        job runs, not what it is)."""
+        from .spec import JobOptions
+
+        return JobOptions(
+            runtime=self.runtime,
+            image=self.image,
+            pip_index_urls=list(self.pip_index_urls) or None,
+            nodes=self.nodes,
+            cpu=self.cpu,
+            memory=self.memory,
+            gpu=self.gpu,
+        )
+
+
+FIELDS = tuple(f.name for f in fields(Defaults) if f.name != "sources")
+#: What an unset (null) field means, for people.
+UNSET = {
+    "namespace": "the kubeconfig context's",
+    "image": "the runtime's",
+    "pip_index_urls": "PyPI",
+    "nodes": "the runtime's",
+    "cpu": "none requested",
+    "memory": "none requested",
+    "gpu": "none",
+}
+
+
+def check(name: str, value: Any, where: str) -> Any:
+    """One default's value, validated; ConfigError names the field and the layer."""
+    from .distributed import quantity
+
+    label = f"defaults.{name}"
+
+    def bad(why: str) -> ConfigError:
+        return ConfigError(label, f"{why} (set in the {where})")
+
+    if name not in FIELDS:
+        raise bad(f"unknown setting (known: {', '.join(FIELDS)})")
+    if value is None:
+        if name in ("backend", "runtime"):
+            raise bad("must be set, not null")
+        return None
+    if name == "backend":
+        if value not in BACKENDS:
+            raise bad(f"must be one of {', '.join(BACKENDS)}, not {value!r}")
+    elif name == "namespace":
+        if not isinstance(value, str) or len(value) > 63 or not _NAMESPACE.match(value):
+            raise bad(f"{value!r} is not a Kubernetes namespace name")
+    elif name in ("runtime", "image"):
+        if not isinstance(value, str) or not value.strip() or value != value.strip():
+            raise bad(f"must be a name without spaces around it, not {value!r}")
+    elif name == "pip_index_urls":
+        if not isinstance(value, (list, tuple)):
+            raise bad(f"must be a list of http(s) URLs, not {value!r}")
+        for url in value:
+            if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
+                raise bad(f"{url!r} is not an http(s) URL")
+        return tuple(value)
+    elif name == "nodes":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad(f"must be a whole number of at least 1, not {value!r}")
+    elif name in ("cpu", "memory"):
+        try:
+            return quantity(value, label)
+        except ConfigError as e:
+            raise bad(str(e).removeprefix(f"{label}: ")) from None
+    elif name == "gpu":
+        if isinstance(value, str) and value.isdigit():
+            value = int(value)
+        ok_count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        ok_mig = isinstance(value, str) and value.lower().startswith("mig-")
+        if not ok_count and not ok_mig:
+            raise bad(f"must be a GPU count or a MIG profile such as mig-1g.5gb, not {value!r}")
+    return value
+
+
+def resolve(*layers: tuple[str, dict], strict: bool = True) -> Defaults:
+    """Defaults from ``(where, {field: value})`` layers, lowest first. An invalid value raises
+    ConfigError, or with ``strict=False`` is passed over (the layer below it stands)."""
+    values: dict = {}
+    sources: dict = {}
+    for where, layer in layers:
+        for name, value in layer.items():
+            try:
+                values[name] = check(name, value, where)
+            except ConfigError:
+                if strict:
+                    raise
+                continue
+            sources[name] = where
+    return Defaults(**values, sources=sources)
+
+
+def load(server: dict | None = None, lab_dir: str | None = None, strict: bool = True) -> Defaults:
+    """The effective defaults. ``server``: the server configuration's values when the caller is
+    the server (which has them loaded); else they are read from the config files. ``lab_dir``:
+    JupyterLab's user settings directory when the server knows it (c.LabApp.user_settings_dir).
+    ``strict=False``: pass over invalid values, and unreadable files, instead of raising."""
+    layers = []
+    for where, read in (
+        (SERVER, lambda: server_config() if server is None else server),
+        (LAB, lambda: lab_settings(lab_dir)),
+    ):
+        try:
+            layers.append((where, read()))
+        except ConfigError:
+            if strict:
+                raise
+    return resolve(*layers, strict=strict)
+
+
+def server_config() -> dict:
+    """The defaults set as ``c.KaleExtApp.<field>`` in jupyter_server_config files."""
+    from jupyter_core.paths import jupyter_config_path
+    from traitlets.config import Application, Config
+
+    merged = Config()
+    try:  # the files the server reads, lowest priority first, as traitlets loads them
+        for config, _ in Application._load_config_files(
+            "jupyter_server_config", path=jupyter_config_path(), raise_config_file_errors=True
+        ):
+            merged.merge(config)
+    except Exception as e:  # a broken config file: say which and why, as the server would
+        raise ConfigError(
+            "defaults", f"cannot read the Jupyter server configuration: {type(e).__name__}: {e}"
+        ) from None
+    section = merged.get("KaleExtApp", {})
+    return {name: section[name] for name in FIELDS if name in section}
+
+
+def lab_settings_file(lab_dir: str | None = None) -> Path:
+    """Where JupyterLab keeps this extension's user settings: in ``lab_dir``, else where
+    JupyterLab's own default puts them (as jupyterlab.commands does)."""
+    from jupyter_core.paths import jupyter_config_dir
+
+    base = (
+        lab_dir
+        or os.environ.get("JUPYTERLAB_SETTINGS_DIR")
+        or os.path.join(jupyter_config_dir(), "lab", "user-settings")
+    )
+    package, _, plugin = PLUGIN_ID.partition(":")
+    return Path(base) / package / f"{plugin}.jupyterlab-settings"
+
+
+_lab_cache: dict = {}
+
+
+def lab_settings(lab_dir: str | None = None) -> dict:
+    """The defaults the user set in JupyterLab (JSON5 with comments, as JupyterLab writes it).
+    Reread only when the file changes."""
+    path = lab_settings_file(lab_dir)
+    try:
+        stat = path.stat()
+    except OSError:
+        return {}
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if _lab_cache.get("key") == key:
+        return dict(_lab_cache["value"])
+    import json5
+
+    try:
+        data = json5.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise ConfigError("defaults", f"cannot read the {LAB} file {path.name}: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError("defaults", f"the {LAB} file {path.name} must hold an object")
+    value = {k: v for k, v in data.items() if k in FIELDS}
+    _lab_cache.update(key=key, value=value)
+    return dict(value)

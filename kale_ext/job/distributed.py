@@ -1,0 +1,457 @@
+"""DistributedConfig: what a job's training pods get beyond their runtime's defaults.
+
+    from kale_ext.distributed import DistributedConfig, V1EnvVar, V1RunPolicy
+    config = DistributedConfig(env=[V1EnvVar(name="ENV1", value="VALUE1")],
+                               labels={"significant-label": "a-value"},
+                               run_policy=V1RunPolicy(clean_pod_policy="All"))
+
+Fields typed with Kubernetes objects take the kubernetes client's objects or plain dicts in
+Kubernetes JSON form. Every value is validated when the config is made; an invalid one raises
+:class:`ConfigError` naming the field (``limits.cpu``, ``env[1].name``, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..errors import ConfigError
+
+# The kubernetes client's models that users may import from here (loaded on first use).
+_K8S_EXPORTS = (
+    "V1EnvVar", "V1EnvVarSource", "V1EnvFromSource", "V1SecretKeySelector",
+    "V1ConfigMapKeySelector",
+    "V1ObjectFieldSelector", "V1ResourceFieldSelector", "V1SecretEnvSource", "V1ConfigMapEnvSource",
+    "V1Affinity", "V1NodeAffinity", "V1PodAffinity", "V1PodAntiAffinity", "V1NodeSelector",
+    "V1NodeSelectorTerm", "V1NodeSelectorRequirement", "V1PreferredSchedulingTerm",
+    "V1WeightedPodAffinityTerm", "V1PodAffinityTerm", "V1LabelSelector",
+    "V1LabelSelectorRequirement", "V1Toleration",
+)  # fmt: skip
+
+__all__ = ["DistributedConfig", "V1RunPolicy", "V1SchedulingPolicy", *_K8S_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name in _K8S_EXPORTS:
+        import kubernetes.client
+
+        return getattr(kubernetes.client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ----- Kubernetes value rules ------------------------------------------------------------------
+
+_QUANTITY = re.compile(
+    r"^(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(f"^{_NAME}$")
+_LABEL_VALUE = re.compile(f"^({_NAME})?$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Set by the Trainer torch plugin on every node; the webhook rejects a TrainJob that sets them.
+RESERVED_ENV = frozenset(
+    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
+)
+GPU = "nvidia.com/gpu"
+_MIG_PREFIX = "nvidia.com/mig-"
+_SUFFIXES = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+}  # fmt: skip
+
+
+def resource_key(key: str) -> str:
+    """The Kubernetes name of a resource: `gpu` → `nvidia.com/gpu`, `mig-1g.5gb` → MIG."""
+    k = key.strip()
+    low = k.lower()
+    if low == "gpu":
+        return GPU
+    if low.startswith("mig-"):
+        return _MIG_PREFIX + low[len("mig-") :]
+    if low in ("cpu", "memory", "ephemeral-storage"):
+        return low
+    if low == "storage":
+        return "ephemeral-storage"
+    return k
+
+
+def quantity(value: Any, where: str) -> str:
+    """A Kubernetes quantity as a string; numbers become strings, anything else is checked."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(where, f"must be a quantity such as 2, '500m' or '16Gi', not {value!r}")
+    text = repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, (int, float)) and value < 0:
+        raise ConfigError(where, f"must not be negative, got {value!r}")
+    if not _QUANTITY.match(text):
+        hint = " (no spaces)" if " " in text.strip() or text != text.strip() else ""
+        raise ConfigError(
+            where, f"{text!r} is not a Kubernetes quantity such as '500m' or '16Gi'{hint}"
+        )
+    return text
+
+
+def quantity_value(text: str) -> Decimal:
+    """The numeric value of a valid quantity string (for comparisons)."""
+    m = re.match(r"^([0-9.]+)([eE][+-]?[0-9.]+)?([A-Za-z]*)$", text)
+    if not m:
+        raise ValueError(text)
+    try:
+        number = Decimal(m.group(1) + (m.group(2) or ""))
+    except InvalidOperation:
+        raise ValueError(text) from None
+    return number * Decimal(_SUFFIXES.get(m.group(3), 1))
+
+
+def check_label_key(key: Any, where: str) -> None:
+    if not isinstance(key, str) or not key:
+        raise ConfigError(where, f"a key must be a non-empty string, not {key!r}")
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        raise ConfigError(f"{where}[{key!r}]", "the key's prefix must be a DNS subdomain")
+    if len(name) > 63 or not _QUALIFIED_NAME.match(name):
+        raise ConfigError(
+            f"{where}[{key!r}]",
+            "a key must be at most 63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit (optionally prefixed 'domain/')",
+        )
+
+
+def check_labels(values: Any, where: str, *, annotations: bool = False) -> dict[str, str]:
+    if not isinstance(values, dict):
+        raise ConfigError(where, f"must be a mapping of strings, not {type(values).__name__}")
+    for key, value in values.items():
+        check_label_key(key, where)
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}[{key!r}]", f"the value must be a string, not {value!r}")
+        if not annotations and (len(value) > 63 or not _LABEL_VALUE.match(value)):
+            raise ConfigError(
+                f"{where}[{key!r}]",
+                f"{value!r} is not a valid label value (at most 63 letters, digits, '-', '_' "
+                "or '.', starting and ending with a letter or digit)",
+            )
+    return dict(values)
+
+
+def check_resources(values: Any, where: str) -> dict[str, str]:
+    """Normalised resources: Kubernetes names, string quantities, whole GPU counts."""
+    if not isinstance(values, dict):
+        raise ConfigError(
+            where, f"must be a mapping of resource names to quantities, not {values!r}"
+        )
+    out: dict[str, str] = {}
+    for key, value in values.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ConfigError(where, f"resource names must be non-empty strings, not {key!r}")
+        name = resource_key(key)
+        q = quantity(value, f"{where}.{key}")
+        if (name == GPU or name.startswith(_MIG_PREFIX)) and quantity_value(q) % 1:
+            raise ConfigError(f"{where}.{key}", f"GPUs are whole devices, not {q}")
+        out[name] = q
+    return out
+
+
+def _check_accelerators(requests: dict, limits: dict) -> None:
+    names = set(requests) | set(limits)
+    migs = sorted(n for n in names if n.startswith(_MIG_PREFIX))
+    if GPU in names and migs:
+        raise ConfigError(
+            "limits", f"request either whole GPUs or a MIG profile, not both ({migs[0]})"
+        )
+    if len(migs) > 1:
+        raise ConfigError("limits", f"request one MIG profile at a time, not {', '.join(migs)}")
+    for name in names & set(requests) & set(limits):
+        if quantity_value(requests[name]) > quantity_value(limits[name]):
+            raise ConfigError(
+                f"requests.{name}", f"{requests[name]} is more than its limit {limits[name]}"
+            )
+
+
+# ----- Kubernetes objects from dicts -----------------------------------------------------------
+
+
+def k8s_object(value: Any, model: str, where: str):
+    """A kubernetes client model from itself or from a dict in Kubernetes JSON form.
+
+    Unknown keys are an error (the kubernetes client would silently drop them).
+    """
+    import kubernetes.client
+
+    cls = getattr(kubernetes.client, model)
+    if isinstance(value, cls):
+        value = kubernetes.client.ApiClient().sanitize_for_serialization(value)
+    if not isinstance(value, dict):
+        raise ConfigError(where, f"must be a {model} or a dict, not {type(value).__name__}")
+    _check_keys(value, cls, where)
+    try:
+        return kubernetes.client.ApiClient()._ApiClient__deserialize(value, model)
+    except (ValueError, TypeError) as e:
+        raise ConfigError(where, str(e).replace("`", "")) from None
+
+
+def _check_keys(data: dict, cls, where: str) -> None:
+    import kubernetes.client
+
+    json_to_attr = {v: k for k, v in cls.attribute_map.items()}
+    for key, value in data.items():
+        attr = json_to_attr.get(key, key if key in cls.attribute_map else None)
+        if attr is None:
+            known = ", ".join(sorted(cls.attribute_map.values()))
+            raise ConfigError(f"{where}.{key}", f"unknown field (known: {known})")
+        kind = cls.openapi_types[attr]
+        inner = re.fullmatch(r"list\[(V1\w+)\]", kind)
+        if kind.startswith("V1") and isinstance(value, dict):
+            _check_keys(value, getattr(kubernetes.client, kind), f"{where}.{key}")
+        elif inner and isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    _check_keys(item, getattr(kubernetes.client, inner[1]), f"{where}.{key}[{i}]")
+
+
+def k8s_dict(obj) -> dict:
+    """Kubernetes JSON form of a kubernetes client model."""
+    from kubernetes.client import ApiClient
+
+    return ApiClient().sanitize_for_serialization(obj)
+
+
+# ----- run policy ------------------------------------------------------------------------------
+
+
+@dataclass
+class V1SchedulingPolicy:
+    """The Training Operator v1 scheduling policy (queue and priority class are honoured)."""
+
+    min_available: int | None = None
+    queue: str | None = None
+    min_resources: dict | None = None
+    priority_class: str | None = None
+    schedule_timeout_seconds: int | None = None
+
+
+@dataclass
+class V1RunPolicy:
+    """The Training Operator v1 run policy, as Kale's DistributedConfig took it."""
+
+    clean_pod_policy: str | None = None
+    ttl_seconds_after_finished: int | None = None
+    active_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    scheduling_policy: V1SchedulingPolicy | dict | None = None
+    suspend: bool | None = None
+
+
+def _fields_of(value: Any, cls, where: str) -> dict:
+    """Field values from a dict (snake_case or camelCase keys), our class, or a look-alike
+    (the Kubeflow training v1 SDK's V1RunPolicy)."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    camel = {re.sub(r"_(\w)", lambda m: m[1].upper(), n): n for n in names}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {n: getattr(value, n, None) for n in names}
+    elif not isinstance(value, dict):
+        if (
+            not all(hasattr(value, n) for n in ("clean_pod_policy", "backoff_limit"))
+            and cls is V1RunPolicy
+        ):
+            raise ConfigError(where, f"must be a V1RunPolicy or a dict, not {type(value).__name__}")
+        value = {n: getattr(value, n, None) for n in names}
+    out = {}
+    for key, v in value.items():
+        name = key if key in names else camel.get(key)
+        if name is None:
+            raise ConfigError(f"{where}.{key}", f"unknown field (known: {', '.join(names)})")
+        out[name] = v
+    return out
+
+
+def _count(value: Any, where: str, minimum: int = 0) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(where, f"must be a whole number, not {value!r}")
+    if value < minimum:
+        raise ConfigError(where, f"must be at least {minimum}, got {value}")
+    return value
+
+
+def check_run_policy(value: Any) -> V1RunPolicy | None:
+    if value is None:
+        return None
+    f = _fields_of(value, V1RunPolicy, "run_policy")
+    policy = f.get("clean_pod_policy")
+    if policy not in (None, "All", "Running", "None"):
+        raise ConfigError(
+            "run_policy.clean_pod_policy", f"must be All, Running or None, not {policy!r}"
+        )
+    suspend = f.get("suspend")
+    if suspend is not None and not isinstance(suspend, bool):
+        raise ConfigError("run_policy.suspend", f"must be true or false, not {suspend!r}")
+    sched = f.get("scheduling_policy")
+    if sched is not None:
+        s = _fields_of(sched, V1SchedulingPolicy, "run_policy.scheduling_policy")
+        for key in ("queue", "priority_class"):
+            if s.get(key) is not None:
+                check_labels({"x": s[key]}, f"run_policy.scheduling_policy.{key}")
+        for key in ("min_available", "schedule_timeout_seconds"):
+            _count(s.get(key), f"run_policy.scheduling_policy.{key}")
+        sched = V1SchedulingPolicy(**s)
+    counts = {
+        key: _count(f.get(key), f"run_policy.{key}", 1 if key == "active_deadline_seconds" else 0)
+        for key in ("ttl_seconds_after_finished", "active_deadline_seconds", "backoff_limit")
+    }
+    return V1RunPolicy(clean_pod_policy=policy, scheduling_policy=sched, suspend=suspend, **counts)
+
+
+# ----- the config ------------------------------------------------------------------------------
+
+_TOLERATION_OPERATORS = (None, "Exists", "Equal")
+_TAINT_EFFECTS = (None, "", "NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+@dataclass
+class DistributedConfig:
+    """Settings for every training node of a job (master and workers alike)."""
+
+    env: list = field(default_factory=list)
+    env_from: list = field(default_factory=list)
+    requests: dict = field(default_factory=dict)
+    limits: dict = field(default_factory=dict)
+    annotations: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+    node_selector: dict = field(default_factory=dict)
+    affinity: Any = None
+    tolerations: list = field(default_factory=list)
+    run_policy: Any = None
+
+    def __post_init__(self) -> None:
+        self.env = [self._env(v, i) for i, v in enumerate(_list(self.env, "env"))]
+        names = [e.name for e in self.env]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise ConfigError("env", f"`{dup}` is set twice")
+        self.env_from = [
+            self._env_from(v, i) for i, v in enumerate(_list(self.env_from, "env_from"))
+        ]
+        self.requests = check_resources(self.requests, "requests")
+        self.limits = check_resources(self.limits, "limits")
+        _check_accelerators(self.requests, self.limits)
+        self.annotations = check_labels(self.annotations, "annotations", annotations=True)
+        self.labels = check_labels(self.labels, "labels")
+        self.node_selector = check_labels(self.node_selector, "node_selector")
+        if self.affinity is not None:
+            self.affinity = k8s_object(self.affinity, "V1Affinity", "affinity")
+        self.tolerations = [
+            self._toleration(v, i) for i, v in enumerate(_list(self.tolerations, "tolerations"))
+        ]
+        self.run_policy = check_run_policy(self.run_policy)
+
+    @staticmethod
+    def _env(value, i):
+        env = k8s_object(value, "V1EnvVar", f"env[{i}]")
+        if not ENV_NAME.match(env.name or ""):
+            raise ConfigError(
+                f"env[{i}].name",
+                f"{env.name!r} is not a valid variable name (letters, digits and _, not "
+                "starting with a digit)",
+            )
+        if env.name in RESERVED_ENV:
+            raise ConfigError(f"env[{i}].name", f"{env.name} is set by the Trainer on each node")
+        if env.value is not None and env.value_from is not None:
+            raise ConfigError(f"env[{i}]", "set either value or valueFrom, not both")
+        return env
+
+    @staticmethod
+    def _env_from(value, i):
+        source = k8s_object(value, "V1EnvFromSource", f"env_from[{i}]")
+        if (source.secret_ref is None) == (source.config_map_ref is None):
+            raise ConfigError(f"env_from[{i}]", "name exactly one of secretRef or configMapRef")
+        ref = source.secret_ref or source.config_map_ref
+        if not ref.name:
+            raise ConfigError(f"env_from[{i}]", "the referenced Secret or ConfigMap needs a name")
+        if source.prefix and not ENV_NAME.match(source.prefix):
+            raise ConfigError(f"env_from[{i}].prefix", f"{source.prefix!r} is not a valid prefix")
+        return source
+
+    @staticmethod
+    def _toleration(value, i):
+        t = k8s_object(value, "V1Toleration", f"tolerations[{i}]")
+        if t.operator not in _TOLERATION_OPERATORS:
+            raise ConfigError(
+                f"tolerations[{i}].operator", f"must be Exists or Equal, not {t.operator!r}"
+            )
+        if t.effect not in _TAINT_EFFECTS:
+            raise ConfigError(
+                f"tolerations[{i}].effect",
+                f"must be NoSchedule, PreferNoSchedule or NoExecute, not {t.effect!r}",
+            )
+        if t.operator == "Exists" and t.value:
+            raise ConfigError(f"tolerations[{i}].value", "must be empty when operator is Exists")
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            raise ConfigError(
+                f"tolerations[{i}].tolerationSeconds", "applies only to the NoExecute effect"
+            )
+        return t
+
+    # -- plain dicts (notebook metadata, the REST API) --
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict: Kubernetes objects in Kubernetes JSON form, empty fields left out."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value in (None, [], {}):
+                continue
+            if f.name in ("env", "env_from", "tolerations"):
+                value = [k8s_dict(v) for v in value]
+            elif f.name == "affinity":
+                value = k8s_dict(value)
+            elif f.name == "run_policy":
+                value = {k: v for k, v in dataclasses.asdict(value).items() if v is not None}
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "config") -> DistributedConfig:
+        if isinstance(data, DistributedConfig):
+            return data
+        if not isinstance(data, dict):
+            raise ConfigError(where, f"must be an object, not {type(data).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(sorted(known))})"
+            )
+        return cls(**data)
+
+    def merged(self, other: DistributedConfig | None) -> DistributedConfig:
+        """This config with ``other`` laid over it: mappings merge key by key, env by name,
+        lists of tolerations and env sources add up, and set values replace."""
+        if other is None:
+            return self
+        env = {e.name: e for e in self.env}
+        env.update({e.name: e for e in other.env})
+        return DistributedConfig(
+            env=list(env.values()),
+            env_from=self.env_from + other.env_from,
+            requests={**self.requests, **other.requests},
+            limits={**self.limits, **other.limits},
+            annotations={**self.annotations, **other.annotations},
+            labels={**self.labels, **other.labels},
+            node_selector={**self.node_selector, **other.node_selector},
+            affinity=other.affinity if other.affinity is not None else self.affinity,
+            tolerations=self.tolerations + other.tolerations,
+            run_policy=other.run_policy if other.run_policy is not None else self.run_policy,
+        )
+
+
+def _list(value: Any, where: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(where, f"must be a list, not {type(value).__name__}")
+    return list(value)

@@ -1,0 +1,265 @@
+"""The local backend with real processes and real torch.distributed."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from kale_ext.backends.base import NotFound, Status
+from kale_ext.backends.local.backend import LocalBackend
+from kale_ext.backends.submit import submit_notebook
+from kale_ext.errors import BackendError, ConfigError
+from tests.conftest import EXAMPLES, notebook
+
+RANKS = (
+    ("import os\nimport torch.distributed as dist", ["imports"]),
+    ("steps = 3\npause = 0.0", ["parameters"]),
+    "import time\ndist.init_process_group('gloo')\nrank, world = dist.get_rank(), dist.get_world_size()\n"
+    "print(f'pid {os.getpid()} rank {rank} of {world}', flush=True)\n"
+    "for step in range(steps):\n    time.sleep(pause)\n    print(f'step {step}', flush=True)\n"
+    "t = __import__('torch').tensor([rank + 1.0])\ndist.all_reduce(t)\nprint(f'sum {t.item():.0f}')\n"
+    "dist.barrier()\ndist.destroy_process_group()",
+)
+
+
+@pytest.fixture
+def backend(tmp_path):
+    return LocalBackend(tmp_path / "jobs")
+
+
+def run(backend, nb, options=None, timeout=120):
+    name, _ = submit_notebook(backend, nb, options)
+    info = backend.wait(name, timeout=timeout, interval=0.1)
+    return name, info
+
+
+def lines(backend, name, **kwargs):
+    return [(line.rank, line.text) for line in backend.logs(name, **kwargs)]
+
+
+def test_two_nodes_form_one_torch_distributed_world(backend):
+    name, info = run(backend, notebook(*RANKS), {"nodes": 2})
+    assert info.status is Status.COMPLETE, info.reason
+    assert [n.state for n in info.nodes] == ["Succeeded", "Succeeded"]
+    out = lines(backend, name)
+    assert {(r, t.split(" ", 2)[2]) for r, t in out if t.startswith("pid")} == {
+        (0, "rank 0 of 2"),
+        (1, "rank 1 of 2"),
+    }
+    assert (0, "sum 3") in out and (1, "sum 3") in out  # all_reduce across the two nodes
+
+
+def test_processes_per_node_get_global_ranks(backend):
+    name, info = run(backend, notebook(*RANKS), {"nodes": 2, "procs_per_node": 2})
+    assert info.status is Status.COMPLETE, info.reason
+    out = lines(backend, name)
+    assert {r for r, t in out if t.startswith("pid")} == {0, 1, 2, 3}
+    assert (3, "sum 10") in out
+
+
+def test_example_trains_on_real_data(backend):
+    name, info = run(
+        backend, EXAMPLES / "digits_ddp.ipynb", {"nodes": 2, "parameters": {"epochs": 1}}
+    )
+    assert info.status is Status.COMPLETE, info.reason
+    text = [t for _, t in lines(backend, name)]
+    assert any("[rank 1/2] 1438 training and 359 test images" in t for t in text)
+    assert sum("test accuracy" in t for t in text) == 2
+    assert info.provenance["kale-ext.io/notebook"].endswith("digits_ddp.ipynb")
+
+
+def test_plain_python_job_and_its_listing(backend):
+    name, info = run(
+        backend, EXAMPLES / "plain_python.ipynb", {"nodes": 2, "parameters": {"steps": 100}}
+    )
+    assert info.status is Status.COMPLETE
+    assert [j.name for j in backend.list_jobs()] == [name]
+    assert [e.reason for e in backend.events(name)] == ["Created", "Started", "Complete"]
+    backend.delete(name)
+    assert backend.list_jobs() == []
+    with pytest.raises(NotFound, match=f"no local job named '{name}'"):
+        backend.delete(name)
+
+
+def test_killed_rank_fails_the_job_and_leaves_no_orphans(backend):
+    name, _ = submit_notebook(
+        backend, notebook(*RANKS), {"nodes": 2, "parameters": {"steps": 600, "pause": 0.05}}
+    )
+    pids = {}
+    deadline = time.monotonic() + 60
+    while len(pids) < 2 and time.monotonic() < deadline:
+        for rank, text in lines(backend, name):
+            if text.startswith("pid"):
+                pids[rank] = int(text.split()[1])
+        time.sleep(0.1)
+    assert len(pids) == 2, lines(backend, name)
+    os.kill(pids[1], signal.SIGKILL)
+    info = backend.wait(name, timeout=60, interval=0.1)
+    assert info.status is Status.FAILED
+    assert "rank 1" in info.reason and "signal 9 (SIGKILL)" in info.reason, info.reason
+    time.sleep(0.2)
+    for pid in pids.values():  # the surviving rank was stopped too
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_new_backend_instance_sees_a_running_job(backend, tmp_path):
+    """What a Jupyter server restart looks like to the local backend: jobs live on disk."""
+    name, _ = submit_notebook(
+        backend, notebook(*RANKS), {"parameters": {"steps": 20, "pause": 0.05}}
+    )
+    again = LocalBackend(tmp_path / "jobs")
+    assert again.get_job(name).status in (Status.CREATED, Status.RUNNING)
+    info = again.wait(name, timeout=60, interval=0.1)
+    assert info.status is Status.COMPLETE and info.finished
+    assert (0, "step 19") in lines(again, name)
+
+
+def test_two_jobs_at_once_do_not_clash(backend):
+    names = [submit_notebook(backend, notebook(*RANKS), {"nodes": 2})[0] for _ in range(2)]
+    for name in names:
+        info = backend.wait(name, timeout=120, interval=0.1)
+        assert info.status is Status.COMPLETE, info.reason
+
+
+def test_logs_resume_from_offsets_without_duplicates(backend):
+    name, _ = run(backend, notebook(*RANKS), {"nodes": 2, "parameters": {"steps": 5}})
+    every = list(backend.logs(name))
+    first = every[:4]
+    offsets = {}
+    for line in first:
+        offsets[line.node] = line.offset
+    rest = list(backend.logs(name, offsets=offsets))
+
+    def order(line):
+        return line.node, line.offset
+
+    assert sorted(first + rest, key=order) == sorted(every, key=order)
+    assert lines(backend, name, node=1, tail=2) == [(1, "step 4"), (1, "sum 3")]
+
+
+def test_follow_streams_while_the_job_runs(backend):
+    name, _ = submit_notebook(
+        backend, notebook(*RANKS), {"parameters": {"steps": 10, "pause": 0.1}}
+    )
+    seen = [line.text for line in backend.logs(name, follow=True)]
+    assert seen[-1] == "sum 1" and "step 9" in seen
+    assert backend.get_job(name).status is Status.COMPLETE
+
+
+def test_caller_cwd_and_environment_are_untouched(backend):
+    cwd, env = os.getcwd(), dict(os.environ)
+    run(backend, notebook(*RANKS), {"env": {"EXTRA": "1"}})
+    assert os.getcwd() == cwd and dict(os.environ) == env
+
+
+def test_environment_reaches_every_node(backend):
+    nb = notebook(
+        "import os\nprint(os.environ['GREETING'], os.environ['POD_IP'], os.environ['PET_NODE_RANK'])"
+    )
+    config = {"env": [{"name": "GREETING", "value": "hi"},
+                      {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]}  # fmt: skip
+    name, info = run(backend, nb, {"nodes": 2, "config": config})
+    assert info.status is Status.COMPLETE
+    assert sorted(t for _, t in lines(backend, name)) == ["hi 127.0.0.1 0", "hi 127.0.0.1 1"]
+
+
+@pytest.mark.parametrize(
+    "options, field, message",
+    [
+        ({"gpu": 1}, "gpu", "this machine has no GPU"),
+        (
+            {
+                "config": {
+                    "env": [
+                        {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+                    ]
+                }
+            },
+            "env[0].valueFrom",
+            "only a cluster can resolve",
+        ),  # fmt: skip
+        ({"config": {"env_from": [{"secretRef": {"name": "s"}}]}}, "env_from", "only on a cluster"),
+    ],
+)
+def test_what_cannot_run_here_is_refused_clearly(backend, options, field, message):
+    with pytest.raises(ConfigError) as info:
+        submit_notebook(backend, notebook(*RANKS), options)
+    assert info.value.field == field and message in str(info.value)
+    assert backend.list_jobs() == []
+
+
+def test_gpu_request_runs_on_cpu_when_allowed(tmp_path):
+    backend = LocalBackend(tmp_path / "jobs", allow_cpu_for_gpu=True)
+    nb = notebook("import os\nprint(repr(os.environ.get('CUDA_VISIBLE_DEVICES')))")
+    name, info = run(backend, nb, {"gpu": 1})
+    assert info.status is Status.COMPLETE and lines(backend, name) == [(0, "''")]
+
+
+def test_unknown_runtime_and_job(backend):
+    with pytest.raises(ConfigError, match="runtime: runtime 'deepspeed-distributed' not found"):
+        submit_notebook(backend, notebook(*RANKS), {"runtime": "deepspeed-distributed"})
+    with pytest.raises(NotFound):
+        backend.get_job("nope")
+    with pytest.raises(NotFound):
+        list(backend.logs("../etc"))
+
+
+def test_unwritable_jobs_directory_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(BackendError, match="cannot create the job directory"):
+        submit_notebook(LocalBackend(blocker / "jobs"), notebook(*RANKS))
+
+
+def test_deadline_exceeded(backend):
+    options = {
+        "parameters": {"steps": 1000, "pause": 0.05},
+        "config": {"run_policy": {"active_deadline_seconds": 2}},
+    }
+    name, info = run(backend, notebook(*RANKS), options)
+    assert info.status is Status.FAILED and info.reason.startswith("DeadlineExceeded")
+
+
+def test_delete_stops_a_running_job(backend):
+    name, _ = submit_notebook(
+        backend, notebook(*RANKS), {"parameters": {"steps": 1000, "pause": 0.05}}
+    )
+    deadline = time.monotonic() + 60
+    while backend.get_job(name).status is not Status.RUNNING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    record_pid = backend._record(name)["supervisor_pid"]
+    backend.delete(name)
+    with pytest.raises(NotFound):
+        backend.get_job(name)
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(record_pid, 0)
+
+
+def test_runtime_packages_are_this_environment(backend):
+    import importlib.metadata
+
+    packages = backend.runtime_packages("torch-distributed")
+    assert packages["torch"].startswith(importlib.metadata.version("torch").split("+")[0])
+
+
+def test_warns_when_an_import_is_neither_in_the_runtime_nor_installed(backend, monkeypatch):
+    monkeypatch.setattr(backend, "runtime_packages", lambda name: {"numpy": "2"})
+    nb = notebook(("import numpy\nimport sklearn", ["imports"]), "print(numpy.pi, sklearn)")
+    _, spec = submit_notebook(backend, nb, {"packages": []})
+    assert spec.warnings == []  # sklearn is pinned from this environment: it will be installed
+    spec.packages = []
+    from kale_ext.backends.submit import missing_packages
+
+    [warning] = missing_packages(backend.runtime_packages(spec.runtime.name), spec)
+    assert "`sklearn` is imported" in warning and "scikit-learn" in warning
+    backend.wait(spec.name, timeout=60, interval=0.1)
+
+
+def test_ttl_after_finished_reports_once_then_deletes(backend):
+    options = {"config": {"run_policy": {"ttl_seconds_after_finished": 0}}}
+    name, info = run(backend, notebook(*RANKS), options)
+    assert info.status is Status.COMPLETE  # the final state is seen once...
+    assert backend.list_jobs() == []  # ...then the job is gone

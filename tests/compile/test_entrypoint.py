@@ -1,0 +1,100 @@
+"""Notebooks written for the Kubeflow SDK: a cell tagged `entrypoint` defines the job."""
+
+import pytest
+
+from kale_ext.compile.compiler import compile_notebook, write_module
+from kale_ext.errors import CompileError
+from kale_ext.job.spec import build_job_spec
+from kale_ext.job.trainjob import trainjob_dict
+from tests.compile.test_compiler import run
+from tests.conftest import notebook
+from tests.harness.crd import validate_trainjob
+
+TRAIN_FN = (
+    "import json\n"
+    "def train_fn(lr: float = 0.01, epochs=2):\n"
+    "    '''Train.'''\n"
+    "    import os\n"
+    "    print(json.dumps({'lr': lr, 'epochs': epochs}), os.sep)\n"
+    "    if epochs > 5:\n"
+    "        return\n"
+    "    print('done')\n"
+)
+DRIVER = (
+    "from kubeflow.trainer import TrainerClient, CustomTrainer\n"
+    "client = TrainerClient()\n"
+    "job = client.train(trainer=CustomTrainer(func=train_fn, num_nodes=2,\n"
+    "    resources_per_node={'cpu': 2, 'memory': '4Gi'}, packages_to_install=['numpy'],\n"
+    "    env={'MODE': 'fast'}))\n"
+)
+
+
+def test_the_entrypoint_function_is_the_job(tmp_path):
+    job = compile_notebook(notebook((TRAIN_FN, ["entrypoint"]), DRIVER, "scratch = 1"))
+    assert job.function_name == "train_fn"
+    assert job.parameters == {"lr": 0.01, "epochs": 2}
+    assert run(job, tmp_path).splitlines() == ['{"lr": 0.01, "epochs": 2} /', "done"]
+    assert run(job, tmp_path, '{"epochs": 9}').splitlines() == ['{"lr": 0.01, "epochs": 9} /']
+    [note] = job.warnings
+    assert note.cell == 1 and "drives TrainerClient" in note.message
+
+
+def test_custom_trainer_literals_become_the_job_defaults():
+    job = compile_notebook(notebook((TRAIN_FN, ["entrypoint"]), DRIVER))
+    spec = build_job_spec(job)
+    obj = trainjob_dict(spec)
+    validate_trainjob(obj)
+    trainer = obj["spec"]["trainer"]
+    assert trainer["numNodes"] == 2
+    assert trainer["resourcesPerNode"]["requests"] == {"cpu": "2", "memory": "4Gi"}
+    assert trainer["env"] == [{"name": "MODE", "value": "fast"}]
+    assert "numpy" in spec.packages
+    assert build_job_spec(job, {"nodes": 3}).nodes == 3  # explicit options still win
+
+
+def test_the_function_body_is_checked_for_self_containment():
+    nb = notebook(("def train_fn():\n    print(dataset)\n", ["entrypoint"]), "dataset = [1, 2]")
+    with pytest.raises(CompileError) as info:
+        compile_notebook(nb)
+    [err] = info.value.errors
+    assert "`dataset` used in cell 1, line 2 is defined only in cell 2" in err.message
+    assert "not part of the job (the job is the entrypoint function in cell 1)" in err.message
+
+
+@pytest.mark.parametrize(
+    "cell, message",
+    [
+        ("def a():\n    pass\ndef b():\n    pass\n", "exactly one function"),
+        ("x = 1\ndef a():\n    pass\n", "exactly one function"),
+        ("@deco\ndef a():\n    pass\n", "cannot be decorated"),
+        ("def a(lr):\n    pass\n", "`lr` needs a literal default"),
+        ("def a(lr=compute()):\n    pass\n", "must be a literal"),
+        ("def a(*args):\n    pass\n", "*args or **kwargs"),
+    ],
+)
+def test_bad_entrypoint_cells(cell, message):
+    with pytest.raises(CompileError) as info:
+        compile_notebook(notebook((cell, ["entrypoint"])))
+    assert message in str(info.value) and info.value.errors[0].cell == 0
+
+
+def test_one_entrypoint_only(tmp_path):
+    nb = notebook(
+        ("def a():\n    print(1)\n", ["entrypoint"]), ("def b():\n    pass\n", ["entrypoint"])
+    )
+    with pytest.raises(CompileError, match="only one cell may be tagged `entrypoint`"):
+        compile_notebook(nb)
+    write_module(compile_notebook(notebook(("def a():\n    print(1)\n", ["entrypoint"]))), tmp_path)
+
+
+def test_cli_compiles_an_sdk_style_notebook(write_nb, tmp_path):
+    from tests.test_cli import cli
+
+    path = write_nb(notebook((TRAIN_FN, ["entrypoint"]), DRIVER), "sdk_style.ipynb")
+    out = cli("compile", path, "-o", tmp_path / "out", "--trainjob")
+    assert out.returncode == 0, out.stderr
+    assert "function   train_fn(lr=0.01, epochs=2)" in out.stdout
+    assert "2 node(s)" in out.stdout and "drives TrainerClient" in out.stdout
+    assert (tmp_path / "out" / "train_fn.py").exists() and (
+        tmp_path / "out" / "trainjob.yaml"
+    ).exists()

@@ -1,0 +1,504 @@
+"""A small in-memory Kubernetes API server behind the kubernetes client's API classes.
+
+It patches ``kubernetes.config.load_kube_config`` and the ``CustomObjectsApi`` / ``CoreV1Api``
+methods (as the Kubeflow SDK's own tests do). Objects are stored in Kubernetes JSON form, and
+CoreV1Api answers are deserialised into the client's models, as a real answer is. Failures are
+``ApiException``s with a real-looking ``Status`` body.
+
+Two checks make it strict:
+
+- every created TrainJob is validated against the official v2.3.0 CRD (``tests/crd.py``);
+- each call's keyword arguments are checked against the real method's parameters, so an
+  argument this kubernetes client does not know fails here as it would for real.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import re
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from functools import cache
+from http import HTTPStatus
+from unittest import mock
+
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from tests.harness.crd import validate_trainjob
+
+GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def at(seconds: float) -> str:
+    """A timestamp `seconds` after T0, in the API server's form."""
+    return (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _Answer:
+    """What urllib3 hands to ApiException(http_resp=...)."""
+
+    def __init__(self, status: int, data: bytes, content_type: str = "application/json"):
+        self.status, self.reason, self.data = status, HTTPStatus(status).phrase, data
+        self.content_type = content_type
+
+    def getheaders(self) -> dict:
+        return {"Content-Type": self.content_type}
+
+
+def status_error(code: int, reason: str, message: str, causes: list | None = None) -> ApiException:
+    """An ApiException as the client raises it for a `Status` failure answer."""
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if causes:
+        body["details"] = {"causes": causes}
+    return ApiException(http_resp=_Answer(code, json.dumps(body).encode()))
+
+
+def plain_error(code: int, text: str) -> ApiException:
+    """A failure answered in plain text, e.g. a 404 for an API group the server does not serve."""
+    return ApiException(http_resp=_Answer(code, text.encode(), "text/plain; charset=utf-8"))
+
+
+def not_found(kind: str, name: str) -> ApiException:
+    return status_error(404, "NotFound", f'{kind} "{name}" not found')
+
+
+class ContainerLog:
+    """One container's log. Followed streams wait for new lines until it ends."""
+
+    def __init__(self):
+        self.data = b""
+        self.previous: bytes | None = None
+        self.started = False
+        self.ended = False
+        self.changed = threading.Condition()
+
+    def write(self, *lines: str, newline: bool = True) -> None:
+        with self.changed:
+            self.started = True
+            self.data += "\n".join(lines).encode() + (b"\n" if newline else b"")
+            self.changed.notify_all()
+
+    def end(self) -> None:
+        with self.changed:
+            self.ended = True
+            self.changed.notify_all()
+
+    def restart(self) -> None:
+        """The container died and waits to restart: its log becomes the previous one."""
+        with self.changed:
+            self.previous, self.data, self.started, self.ended = self.data, b"", False, False
+            self.changed.notify_all()
+
+
+class LogStream:
+    """A log answer read with _preload_content=False (the part of urllib3's answer we use)."""
+
+    CHUNK = 7  # small odd chunks: lines arrive split, as they do over HTTP
+
+    def __init__(self, log: ContainerLog, data: bytes | None, follow: bool):
+        self.log, self.fixed, self.follow = log, data, follow
+        self.closed = False
+
+    def stream(self, amt=None, decode_content=None):
+        sent = 0
+        while True:
+            with self.log.changed:
+                data = self.fixed if self.fixed is not None else self.log.data
+                while self.follow and sent == len(data) and not (self.log.ended or self.closed):
+                    self.log.changed.wait()
+                    data = self.log.data
+                if self.closed:
+                    raise urllib3.exceptions.ProtocolError("connection closed")
+                chunk = data[sent : sent + self.CHUNK]
+            if not chunk:
+                return
+            sent += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        with self.log.changed:
+            self.closed = True
+            self.log.changed.notify_all()
+
+    def release_conn(self) -> None:
+        pass
+
+
+@cache
+def _accepted(cls: type, method: str) -> frozenset[str]:
+    """The keyword arguments the real client method accepts (its `all_params`)."""
+    source = inspect.getsource(getattr(cls, method + "_with_http_info"))
+    block = source[source.index("all_params = [") : source.index("for key, val in")]
+    return frozenset(re.findall(r"'(\w+)'", block))
+
+
+def _selected(labels: dict, selector: str | None) -> bool:
+    """Equality-based label selectors (`a=b,c=d`), the only kind the backend uses."""
+    for term in filter(None, (selector or "").split(",")):
+        key, sep, value = term.partition("=")
+        assert sep and "!" not in key and " " not in term, f"unsupported selector {selector!r}"
+        if labels.get(key) != value:
+            return False
+    return True
+
+
+class FakeKube:
+    """The API server's objects by (plural, namespace or None) and name, plus container logs."""
+
+    def __init__(self, namespace: str = "team"):
+        self.namespace = namespace
+        self.objects: dict[tuple[str, str | None], dict[str, dict]] = {}
+        self.logs: dict[str, ContainerLog] = {}
+        self.failures: dict[str, BaseException] = {}
+        self.hooks: dict[str, Callable[[int], None]] = {}
+        self.calls: list[tuple[str, tuple, dict]] = []
+        self.mocks: dict[str, mock.Mock] = {}
+        self.streams: list[LogStream] = []  # every log stream handed out
+        self._models = client.ApiClient()
+
+    # -- wiring --
+
+    def install(self, monkeypatch) -> None:
+        monkeypatch.setattr("kubernetes.config.load_kube_config", mock.Mock(return_value=None))
+        for cls, methods in (
+            (
+                client.CustomObjectsApi,
+                (
+                    "create_namespaced_custom_object",
+                    "get_namespaced_custom_object",
+                    "get_cluster_custom_object",
+                    "list_namespaced_custom_object",
+                    "list_cluster_custom_object",
+                    "delete_namespaced_custom_object",
+                ),
+            ),
+            (
+                client.CoreV1Api,
+                (
+                    "list_namespaced_pod",
+                    "read_namespaced_pod_log",
+                    "list_namespaced_event",
+                    "list_node",
+                    "read_namespaced_secret",
+                    "read_namespaced_config_map",
+                    "delete_collection_namespaced_pod",
+                ),
+            ),
+        ):
+            for method in methods:
+                self.mocks[method] = mock.Mock(side_effect=self._serve(cls, method))
+                monkeypatch.setattr(cls, method, self.mocks[method])
+
+    def _serve(self, cls: type, method: str) -> Callable:
+        handler = getattr(self, method)
+
+        def call(*args, **kwargs):
+            unknown = set(kwargs) - _accepted(cls, method)
+            if unknown:
+                raise TypeError(f"{method}() got unexpected keyword arguments {sorted(unknown)}")
+            self.calls.append((method, args, kwargs))
+            if method in self.hooks:
+                self.hooks[method](sum(1 for c in self.calls if c[0] == method))
+            if method in self.failures:
+                raise self.failures[method]
+            return handler(*args, **kwargs)
+
+        return call
+
+    def count(self, method: str) -> int:
+        return sum(1 for c in self.calls if c[0] == method)
+
+    def _model(self, data, kind: str):
+        return self._models._ApiClient__deserialize(copy.deepcopy(data), kind)
+
+    def _store(self, plural: str, namespace: str | None) -> dict[str, dict]:
+        return self.objects.setdefault((plural, namespace), {})
+
+    def put(self, plural: str, obj: dict, namespace: str | None = "") -> dict:
+        """Store an object as the API server would hold it (namespace "" means the default)."""
+        ns = self.namespace if namespace == "" else namespace
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("creationTimestamp", at(0))
+        if ns is not None:
+            meta["namespace"] = ns
+        self._store(plural, ns)[meta["name"]] = obj
+        return obj
+
+    def get(self, plural: str, name: str, namespace: str | None = "") -> dict | None:
+        ns = self.namespace if namespace == "" else namespace
+        return self._store(plural, ns).get(name)
+
+    # -- CustomObjectsApi --
+
+    def create_namespaced_custom_object(self, group, version, namespace, plural, body, **kw):
+        assert (group, version) == (GROUP, VERSION)
+        if plural == "trainjobs":
+            validate_trainjob(body)
+        name = body["metadata"]["name"]
+        if name in self._store(plural, namespace):
+            raise status_error(409, "AlreadyExists", f'{plural}.{group} "{name}" already exists')
+        obj = copy.deepcopy(body)
+        obj["metadata"]["uid"] = f"uid-{name}"
+        return self.put(plural, obj, namespace)
+
+    def get_namespaced_custom_object(self, group, version, namespace, plural, name, **kw):
+        obj = self._store(plural, namespace).get(name)
+        if obj is None:
+            raise not_found(f"{plural}.{group}", name)
+        return copy.deepcopy(obj)
+
+    def get_cluster_custom_object(self, group, version, plural, name, **kw):
+        return self.get_namespaced_custom_object(group, version, None, plural, name)
+
+    def list_namespaced_custom_object(self, group, version, namespace, plural, **kw):
+        items = [copy.deepcopy(o) for o in self._store(plural, namespace).values()]
+        return {"apiVersion": f"{group}/{version}", "items": items, "metadata": {}}
+
+    def list_cluster_custom_object(self, group, version, plural, **kw):
+        return self.list_namespaced_custom_object(group, version, None, plural)
+
+    def delete_namespaced_custom_object(self, group, version, namespace, plural, name, **kw):
+        if self._store(plural, namespace).pop(name, None) is None:
+            raise not_found(f"{plural}.{group}", name)
+        if plural == "trainjobs":  # the garbage collector: the JobSet's pods go with it
+            pods = self._store("pods", namespace)
+            for pod in [p for p in pods.values() if _job_of(p) == name]:
+                del pods[pod["metadata"]["name"]]
+        return {"kind": "Status", "apiVersion": "v1", "status": "Success"}
+
+    # -- CoreV1Api --
+
+    def list_namespaced_pod(self, namespace, label_selector=None, **kw):
+        pods = self._store("pods", namespace).values()
+        items = [p for p in pods if _selected(p["metadata"].get("labels", {}), label_selector)]
+        return self._model({"items": items, "metadata": {}}, "V1PodList")
+
+    def delete_collection_namespaced_pod(self, namespace, label_selector=None, **kw):
+        pods = self._store("pods", namespace)
+        for name in [
+            n for n, p in pods.items() if _selected(p["metadata"]["labels"], label_selector)
+        ]:
+            del pods[name]
+        return self._model({"status": "Success"}, "V1Status")
+
+    def read_namespaced_pod_log(
+        self, name, namespace, container=None, follow=False, previous=False, **kw
+    ):
+        pod = self._store("pods", namespace).get(name)
+        if pod is None:
+            raise not_found("pods", name)
+        if container not in [c["name"] for c in pod["spec"]["containers"]]:
+            raise status_error(
+                400, "BadRequest", f"container {container} is not valid for pod {name}"
+            )
+        log = self.logs[name]
+        if previous and log.previous is None:
+            raise status_error(
+                400,
+                "BadRequest",
+                f'previous terminated container "{container}" in pod "{name}" not found',
+            )
+        if not previous and not log.started:
+            raise status_error(
+                400,
+                "BadRequest",
+                f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating',
+            )
+        data = log.previous if previous else None
+        stream = LogStream(log, data, follow and not previous)
+        self.streams.append(stream)
+        if kw.get("_preload_content", True):
+            return b"".join(stream.stream()).decode()
+        return stream
+
+    def list_namespaced_event(self, namespace, **kw):
+        items = list(self._store("events", namespace).values())
+        return self._model({"items": items, "metadata": {}}, "CoreV1EventList")
+
+    def list_node(self, **kw):
+        items = list(self._store("nodes", None).values())
+        return self._model({"items": items, "metadata": {}}, "V1NodeList")
+
+    def read_namespaced_secret(self, name, namespace, **kw):
+        obj = self._store("secrets", namespace).get(name)
+        if obj is None:
+            raise not_found("secrets", name)
+        return self._model(obj, "V1Secret")
+
+    def read_namespaced_config_map(self, name, namespace, **kw):
+        obj = self._store("configmaps", namespace).get(name)
+        if obj is None:
+            raise not_found("configmaps", name)
+        return self._model(obj, "V1ConfigMap")
+
+    # -- building a cluster's state --
+
+    def add_runtime(self, manifest: dict, namespaced: bool = False) -> None:
+        if namespaced:
+            manifest = {**copy.deepcopy(manifest), "kind": "TrainingRuntime"}
+            self.put("trainingruntimes", manifest)
+        else:
+            self.put("clustertrainingruntimes", manifest, None)
+
+    def add_trainjob(self, name: str, num_nodes: int = 1, procs: int = 1, **meta) -> dict:
+        """A TrainJob as the server holds it (status set through `set_conditions`)."""
+        return self.put(
+            "trainjobs",
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "TrainJob",
+                "metadata": {"name": name, **meta},
+                "spec": {
+                    "runtimeRef": {"name": "torch-distributed", "kind": "ClusterTrainingRuntime"},
+                    "trainer": {"numNodes": num_nodes, "numProcPerNode": procs},
+                },
+            },
+        )
+
+    def set_conditions(self, name: str, *conditions: tuple) -> None:
+        """(type, status, reason, message[, seconds after T0]) per condition."""
+        job = self.get("trainjobs", name)
+        job["status"] = {
+            "conditions": [
+                {
+                    "type": c[0],
+                    "status": c[1],
+                    "reason": c[2],
+                    "message": c[3],
+                    "lastTransitionTime": c[4] if len(c) > 4 else at(60),
+                }
+                for c in conditions
+            ]
+        }
+
+    def add_pod(
+        self,
+        job: str,
+        index: int,
+        phase: str = "Running",
+        state: dict | None = None,
+        suffix: str = "abcde",
+        created: float = 1,
+        step: str = "node",
+        containers: bool = True,
+        **status,
+    ) -> str:
+        """A pod of the job's JobSet with the labels JobSet and the Job controller set
+        (``containers=False``: not scheduled yet, so no container statuses)."""
+        name = f"{job}-{step}-0-{index}-{suffix}"
+        if state is None:
+            state = {"waiting": {"reason": "ContainerCreating"}} if phase == "Pending" else {}
+            if phase == "Running":
+                state = {"running": {"startedAt": at(created)}}
+            if phase in ("Succeeded", "Failed"):
+                code = 0 if phase == "Succeeded" else 1
+                reason = "Completed" if phase == "Succeeded" else "Error"
+                state = {"terminated": {"exitCode": code, "reason": reason}}
+        container = {
+            "name": "node",
+            "image": "pytorch/pytorch",
+            "imageID": "",
+            "ready": phase == "Running",
+            "restartCount": status.pop("restart_count", 0),
+            "state": state,
+            "containerID": f"containerd://{name}-{status.pop('container', 1)}",
+        }
+        if "last_state" in status:
+            container["lastState"] = status.pop("last_state")
+        self.put(
+            "pods",
+            {
+                "metadata": {
+                    "name": name,
+                    "creationTimestamp": at(created),
+                    "labels": {
+                        "jobset.sigs.k8s.io/jobset-name": job,
+                        "jobset.sigs.k8s.io/replicatedjob-name": step,
+                        "batch.kubernetes.io/job-completion-index": str(index),
+                        "batch.kubernetes.io/job-name": f"{job}-{step}-0",
+                    },
+                },
+                "spec": {"containers": [{"name": "node", "image": "pytorch/pytorch"}]},
+                "status": {
+                    "phase": phase,
+                    **({"containerStatuses": [container]} if containers else {}),
+                    **status,
+                },
+            },
+        )
+        log = self.logs.setdefault(name, ContainerLog())
+        log.started = log.started or phase != "Pending"
+        return name
+
+    def set_pod(self, name: str, phase: str, state: dict | None = None) -> None:
+        pod = self.get("pods", name)
+        pod["status"]["phase"] = phase
+        if state is not None:
+            pod["status"]["containerStatuses"][0]["state"] = state
+        if phase != "Pending":
+            self.logs[name].started = True
+
+    def add_node(self, name: str, labels: dict | None = None, unschedulable=False, **allocatable):
+        self.put(
+            "nodes",
+            {
+                "metadata": {"name": name, "labels": labels or {}},
+                "spec": {"unschedulable": unschedulable},
+                "status": {"allocatable": {k.replace("_", "/"): v for k, v in allocatable.items()}},
+            },
+            None,
+        )
+
+    def add_event(
+        self, kind: str, name: str, reason: str, message: str, seconds: float, type="Normal"
+    ):
+        key = f"{name}.{len(self._store('events', self.namespace))}"
+        self.put(
+            "events",
+            {
+                "metadata": {"name": key},
+                "involvedObject": {"kind": kind, "name": name, "namespace": self.namespace},
+                "reason": reason,
+                "message": message,
+                "type": type,
+                "lastTimestamp": at(seconds),
+            },
+        )
+
+
+def _job_of(pod: dict) -> str | None:
+    return pod["metadata"].get("labels", {}).get("jobset.sigs.k8s.io/jobset-name")
+
+
+#: A kubeconfig for the fake cluster (two contexts: with and without a namespace).
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+current-context: main
+contexts:
+- name: main
+  context: {cluster: c, user: u, namespace: team}
+- name: bare
+  context: {cluster: c, user: u}
+clusters:
+- name: c
+  cluster: {server: "https://cluster.invalid:6443"}
+users:
+- name: u
+  user: {token: not-a-real-token}
+"""
