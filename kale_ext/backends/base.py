@@ -22,6 +22,7 @@ __all__ = [
     "NodeState",
     "NotFound",
     "Status",
+    "Submitted",
 ]
 
 
@@ -63,6 +64,15 @@ class JobInfo:
         data = asdict(self)
         data["status"] = self.status.value
         return data
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """What a backend's submit returns: the job's name and what the user should know (checks
+    that could not run, say). Per submit: a backend keeps no state of its last submit."""
+
+    name: str
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,8 +128,8 @@ class Backend(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def submit(self, spec: JobSpec, notebook_path: str | None = None) -> str:
-        """Start the job; return its name."""
+    def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
+        """Start the job; return its name and the backend's warnings."""
 
     @abc.abstractmethod
     def list_jobs(self) -> list[JobInfo]: ...

@@ -62,7 +62,7 @@ def probe(backend: Backend, runtime: str, timeout: float = 900) -> dict[str, str
     nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}
     job = compile_notebook(nb, function_name="runtime_packages")
     spec = build_job_spec(job, {"nodes": 1, "procs_per_node": 1}, backend.get_runtime(runtime))
-    name = backend.submit(spec)
+    name = backend.submit(spec).name
     try:
         info = backend.wait(name, timeout=timeout, interval=1.0)
         lines = [line.text for line in backend.logs(name) if line.text.startswith(MARK)]

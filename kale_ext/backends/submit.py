@@ -93,9 +93,9 @@ def resolve_spec(backend: Backend, job, options=None, defaults=None):
 
 def submit_job(backend: Backend, spec, notebook_path: str | None = None) -> str:
     """Submit a resolved spec; the backend's own warnings join the spec's."""
-    name = backend.submit(spec, notebook_path)
-    spec.warnings += list(getattr(backend, "last_warnings", ()))  # e.g. nodes not listable
-    return name
+    submitted = backend.submit(spec, notebook_path)
+    spec.warnings += list(submitted.warnings)  # e.g. nodes not listable
+    return submitted.name
 
 
 def submit_notebook(

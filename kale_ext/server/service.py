@@ -225,13 +225,14 @@ def submit(
     if isinstance(runtime, ConfigError):
         raise runtime
     spec = build_job_spec(job, JobOptions.from_dict(options), runtime, defaults)
-    job_name = backend.submit(spec, path)
+    submitted = backend.submit(spec, path)
     return {
-        "name": job_name,
+        "name": submitted.name,
         "backend": backend.name,
         "warnings": [str(w) for w in job.warnings]
         + list(spec.warnings)
-        + missing_packages(installed, spec),
+        + missing_packages(installed, spec)
+        + list(submitted.warnings),
     }
 
 

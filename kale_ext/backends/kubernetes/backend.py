@@ -51,6 +51,7 @@ from ..base import (
     NodeState,
     NotFound,
     Status,
+    Submitted,
     split_rank,
 )
 
@@ -515,7 +516,6 @@ class KubernetesBackend(Backend):
         self.namespace = namespace or _default_namespace(config_file, context, in_cluster)
         self.host = configuration.host
         self.poll_interval = poll_interval
-        self.last_warnings: list[str] = []  # from the latest submit: checks that could not run
         api = client.ApiClient(configuration)
         self.custom = client.CustomObjectsApi(api)
         self.core = client.CoreV1Api(api)
@@ -606,20 +606,19 @@ class KubernetesBackend(Backend):
 
     # -- submit --
 
-    def submit(self, spec: JobSpec, notebook_path: str | None = None) -> str:
+    def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
         """Check what the SDK does not (the runtime exists, one node has room), then create the
-        TrainJob with strict field validation. Checks that cannot run become ``last_warnings``."""
-        self.last_warnings = []
+        TrainJob with strict field validation. Checks that cannot run become warnings."""
         if self._runtime_manifest(spec.runtime.kind, spec.runtime.name) is None:
             raise self._missing_runtime(spec.runtime.name)
-        self.last_warnings += self._check_room(spec)
+        warnings = self._check_room(spec)
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         what = f"create TrainJob {self.namespace}/{spec.name}"
         # Strict: the server rejects unknown fields instead of pruning them silently
         self._custom(what, "create", TRAINJOBS, body, field_validation="Strict")
-        for warning in self.last_warnings:
+        for warning in warnings:
             log.warning("%s: %s", spec.name, warning)
-        return spec.name
+        return Submitted(spec.name, tuple(warnings))
 
     def _check_room(self, spec: JobSpec) -> list[str]:
         """Raise when no node could ever hold one training node; warnings when unsure."""

@@ -38,6 +38,7 @@ from ..base import (
     NodeState,
     NotFound,
     Status,
+    Submitted,
     split_rank,
 )
 from .supervisor import now, read_record, write_record
@@ -155,7 +156,7 @@ class LocalBackend(Backend):
             )
         return {"CUDA_VISIBLE_DEVICES": ""}
 
-    def submit(self, spec: JobSpec, notebook_path: str | None = None) -> str:
+    def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
         if spec.runtime.name != TORCH_DISTRIBUTED.name:
             raise NotFound(
                 f"runtime {spec.runtime.name!r} is not available locally (torch-distributed is)"
@@ -204,7 +205,7 @@ class LocalBackend(Backend):
             shutil.rmtree(job_dir, ignore_errors=True)
             raise BackendError(f"cannot write the job's logs in {job_dir}: {e.strerror}") from None
         if policy and policy.suspend:
-            return spec.name
+            return Submitted(spec.name)
         supervisor = subprocess.Popen(
             [sys.executable, "-m", "kale_ext.backends.local.supervisor", str(job_dir)],
             stdin=subprocess.DEVNULL,
@@ -218,7 +219,7 @@ class LocalBackend(Backend):
         )
         threading.Thread(target=supervisor.wait, daemon=True).start()  # reap it when it ends
         write_record(job_dir, {**read_record(job_dir), "supervisor_pid": supervisor.pid})
-        return spec.name
+        return Submitted(spec.name)
 
     # -- reading jobs --
 

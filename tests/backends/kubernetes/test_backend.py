@@ -345,13 +345,14 @@ def test_get_runtime(case, backend, runtimes):
 
 
 def test_submit_creates_a_valid_trainjob_with_strict_field_validation(backend, kube):
-    assert backend.submit(make_spec(), "work/fit.ipynb") == "fit"
+    submitted = backend.submit(make_spec(), "work/fit.ipynb")
+    assert submitted.name == "fit"
     call = kube.mocks["create_namespaced_custom_object"].call_args
     assert call.args[:4] == ("trainer.kubeflow.org", "v1alpha1", "team", "trainjobs")
     assert call.kwargs["field_validation"] == "Strict"
     stored = kube.get("trainjobs", "fit")  # validated against the CRD by the fake on the way in
     assert stored["metadata"]["annotations"]["kale-ext.io/notebook"] == "work/fit.ipynb"
-    assert backend.last_warnings == []
+    assert submitted.warnings == ()
     assert backend.get_job("fit").provenance["kale-ext.io/notebook"] == "work/fit.ipynb"
 
 
@@ -479,8 +480,9 @@ def test_one_node_must_have_room_for_one_training_node(case, backend, kube):
         assert case.error in str(info.value)
         assert kube.count("create_namespaced_custom_object") == 0
         return
-    assert backend.submit(make_spec(case.options)) == "fit"
-    assert [case.warning in w for w in backend.last_warnings] == ([True] if case.warning else [])
+    submitted = backend.submit(make_spec(case.options))
+    assert submitted.name == "fit"
+    assert [case.warning in w for w in submitted.warnings] == ([True] if case.warning else [])
 
 
 def test_no_resources_asked_means_no_node_listing(backend, kube):
