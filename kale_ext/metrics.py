@@ -4,16 +4,40 @@ line that the panel and the notebook monitor plot per rank. It costs one print.
     from kale_ext import report
     report(step=epoch, loss=0.31, accuracy=0.92)
 
-In a compiled job the import is replaced by a small stdlib-only copy of this function, so the
-training image needs no kale_ext.
+In a compiled job the import is replaced by a small stdlib-only copy of this function (built from
+:data:`PREFIX`), so the training image needs no kale_ext. This module is the one source of what
+a metrics line is and how it is shown: the notebook monitor uses it, and the panel receives
+:func:`frontend_constants`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import dataclass
 
 PREFIX = "KALE_METRIC "
+#: Points kept per metric and rank; beyond it a series is thinned to a quarter, its minima and
+#: maxima kept. A chart draws about 230 points per line, so more would cost memory for nothing.
+MAX_POINTS = 2_000
+#: Series colours, by rank modulo their number: the JupyterLab theme's, with fallbacks for
+#: front ends without its CSS variables.
+SERIES_COLORS = (
+    "var(--jp-brand-color1, #1976d2)",
+    "var(--jp-warn-color1, #f57c00)",
+    "var(--jp-success-color1, #388e3c)",
+    "var(--jp-info-color1, #0097a7)",
+    "var(--jp-accent-color0, #00796b)",
+    "var(--jp-error-color1, #d32f2f)",
+    "var(--jp-brand-color0, #0d47a1)",
+    "var(--jp-warn-color0, #e65100)",
+)
+#: How a value that is not a finite number is shown (as Python prints it).
+NAN_TEXT = "nan"
+INF_TEXT = "inf"
+#: A metric chart's size and margins (room for the y labels on the left, x labels below).
+CHART_SIZE = {"width": 280, "height": 120, "left": 44, "right": 8, "top": 6, "bottom": 18}
 
 
 def report(step: int | None = None, **metrics: float) -> None:
@@ -22,12 +46,84 @@ def report(step: int | None = None, **metrics: float) -> None:
     print(PREFIX + json.dumps(record, default=float), flush=True)
 
 
+def is_metric_line(text: str) -> bool:
+    """Whether a log line was printed by :func:`report` (a prefix test, no parsing)."""
+    return text.startswith(PREFIX)
+
+
 def parse_metric(text: str) -> dict | None:
-    """The metrics of a log line written by :func:`report`, or None."""
-    if not text.startswith(PREFIX):
+    """The record of a log line written by :func:`report`, or None."""
+    if not is_metric_line(text):
         return None
     try:
         record = json.loads(text[len(PREFIX) :])
     except json.JSONDecodeError:
         return None
     return record if isinstance(record, dict) else None
+
+
+@dataclass(frozen=True)
+class MetricValues:
+    """What a record reports: its step and rank when valid, and its numeric values by name."""
+
+    step: float | None
+    rank: int | None
+    values: dict[str, float]
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def metric_values(record: dict) -> MetricValues:
+    """A record's metrics: values that are not numbers (strings, bools, objects) are left out,
+    NaN and inf kept; a step that is not a finite number and a rank that is not a non-negative
+    integer are None."""
+    step = _number(record.get("step"))
+    rank = record.get("rank")
+    values = {}
+    for name, raw in record.items():
+        value = _number(raw)
+        if name not in ("step", "rank") and value is not None:
+            values[name] = value
+    return MetricValues(
+        step=step if step is not None and math.isfinite(step) else None,
+        rank=rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None,
+        values=values,
+    )
+
+
+def format_value(value: float) -> str:
+    """A number for people: 4 significant digits, exponent form when very large or small;
+    ``nan``, ``inf`` and ``-inf`` as Python prints them."""
+    if math.isnan(value):
+        return NAN_TEXT
+    if math.isinf(value):
+        return INF_TEXT if value > 0 else f"-{INF_TEXT}"
+    if value == int(value) and abs(value) < 1e6:
+        return str(int(value))
+    if abs(value) >= 1e6 or abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.2e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent):+d}"
+    rounded = float(f"{value:.4g}")
+    return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
+
+
+def series_color(rank: int) -> str:
+    """The colour of a rank's series (and of its log lines in the panel)."""
+    return SERIES_COLORS[rank % len(SERIES_COLORS)]
+
+
+def frontend_constants() -> dict:
+    """The values the panel's metrics code uses, as JSON-ready data (generated into the
+    labextension's sources, so the TypeScript side holds no copy of its own)."""
+    return {
+        "prefix": PREFIX,
+        "max_points": MAX_POINTS,
+        "series_colors": list(SERIES_COLORS),
+        "nan_text": NAN_TEXT,
+        "inf_text": INF_TEXT,
+        "chart_size": dict(CHART_SIZE),
+    }

@@ -1,3 +1,8 @@
+"""Metrics lines: what `report()` prints (in the kernel and in a compiled job), how they are
+read back, and the one set of values the notebook monitor and the panel show them with."""
+
+import json
+import math
 import subprocess
 import sys
 
@@ -6,7 +11,16 @@ import pytest
 from kale_ext import report
 from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.errors import CompileError
-from kale_ext.metrics import parse_metric
+from kale_ext.metrics import (
+    MAX_POINTS,
+    PREFIX,
+    SERIES_COLORS,
+    format_value,
+    frontend_constants,
+    metric_values,
+    parse_metric,
+    series_color,
+)
 from tests.conftest import notebook
 
 
@@ -42,3 +56,79 @@ def test_a_job_reports_without_kale_ext_installed(tmp_path):
 def test_other_kale_ext_imports_are_errors(cell):
     with pytest.raises(CompileError, match="kale_ext"):
         compile_notebook(notebook(cell))
+
+
+def test_nan_and_inf_travel_and_read_back(capsys):
+    report(step=1, loss=float("nan"), grad=float("inf"), low=-math.inf)
+    line = capsys.readouterr().out.strip()
+    assert (
+        line == PREFIX + '{"step": 1, "rank": 0, "loss": NaN, "grad": Infinity, "low": -Infinity}'
+    )
+    found = metric_values(parse_metric(line))
+    assert math.isnan(found.values["loss"]) and found.values["grad"] == math.inf
+    assert [format_value(v) for v in found.values.values()] == ["nan", "inf", "-inf"]
+
+
+def test_report_takes_what_float_takes(capsys):
+    class Scalar:  # a torch or numpy scalar: a number through float()
+        def __float__(self):
+            return 0.25
+
+    report(step=3, loss=Scalar())
+    assert parse_metric(capsys.readouterr().out.strip())["loss"] == 0.25
+
+
+def test_only_numbers_are_metrics():
+    found = metric_values(
+        {"step": "one", "rank": -1, "loss": [0.5], "ok": True, "note": "x", "acc": 1}
+    )
+    assert (found.step, found.rank, found.values) == (None, None, {"acc": 1.0})
+    assert metric_values({"step": math.nan, "rank": True}).step is None
+    assert metric_values({"step": 2, "rank": 3}) == metric_values({"rank": 3, "step": 2.0})
+
+
+def test_a_shimmed_report_reads_back_with_its_nans(tmp_path):
+    job = compile_notebook(
+        notebook(
+            ("from kale_ext import report", ["imports"]),
+            "report(step=1, loss=float('nan'))",
+        )
+    )
+    module = write_module(job, tmp_path)
+    assert repr(PREFIX) in module.read_text()  # the shim prints the prefix kale_ext reads
+    env = {"RANK": "2", "PATH": ""}
+    out = subprocess.run(
+        [sys.executable, "-S", "-I", str(module)], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    found = metric_values(parse_metric(out.stdout.strip()))
+    assert (found.step, found.rank) == (1, 2) and math.isnan(found.values["loss"])
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.312345, "0.3123"), (2.0, "2"), (1234.5678, "1235"), (12345.6, "12350"), (0, "0"),
+     (-0.5, "-0.5"), (0.00012, "1.2e-4"), (3e7, "3e+7"), (1.5e-7, "1.5e-7"),
+     (float("nan"), "nan"), (float("inf"), "inf"), (float("-inf"), "-inf")],
+)  # fmt: skip
+def test_format_value(value, text):
+    assert format_value(value) == text
+
+
+def test_series_colours_go_round_by_rank():
+    assert [series_color(r) for r in range(len(SERIES_COLORS))] == list(SERIES_COLORS)
+    assert series_color(len(SERIES_COLORS) + 1) == SERIES_COLORS[1]
+    assert len(set(SERIES_COLORS)) == len(SERIES_COLORS)
+
+
+def test_frontend_constants_are_the_ones_used_here():
+    constants = json.loads(json.dumps(frontend_constants()))  # JSON as it is, nothing lost
+    assert constants["prefix"] == PREFIX and constants["max_points"] == MAX_POINTS
+    assert constants["series_colors"] == list(SERIES_COLORS)
+    assert constants["nan_text"] == format_value(math.nan)
+    assert "-" + constants["inf_text"] == format_value(-math.inf)
+    size = constants["chart_size"]
+    assert (
+        size["width"] > size["left"] + size["right"]
+        and size["height"] > size["top"] + size["bottom"]
+    )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
+from ..metrics import PREFIX as METRIC_PREFIX
 
 INDENT = "    "
 
@@ -24,7 +25,7 @@ _SHIM_SOURCE = {
         "def report(step=None, **metrics):  # kale_ext shim: kale_ext.report, stdlib only\n"
         "    import json as _json, os as _os\n"
         "    record = {'step': step, 'rank': int(_os.environ.get('RANK', 0)), **metrics}\n"
-        "    print('KALE_METRIC ' + _json.dumps(record, default=float), flush=True)\n"
+        f"    print({METRIC_PREFIX!r} + _json.dumps(record, default=float), flush=True)\n"
     ),
     "display": (
         "def display(*objs, **kwargs):  # kale_ext shim: a notebook's display() prints reprs\n"

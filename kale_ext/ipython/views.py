@@ -1,0 +1,216 @@
+"""The monitor's views: :class:`WidgetView` (ipywidgets, updated from the monitor's thread, a
+small SVG chart per metric) where a front end can render widgets, else :class:`TextView`, which
+prints status changes, log lines and, now and then, the latest metrics."""
+
+from __future__ import annotations
+
+import html
+import os
+import sys
+import time
+
+from .monitor import FINAL, Change, MonitorModel
+from .plots import metric_svg
+
+
+class TextView:
+    """Prints status changes and log lines (a terminal, or a front end without widgets), and
+    the latest metrics when they changed: at most every ``metrics_every`` seconds, and at the
+    end."""
+
+    def __init__(self, stream=None, *, metrics_every: float = 10.0, clock=time.monotonic):
+        self._stream = stream
+        self.metrics_every = metrics_every
+        self._clock = clock
+        self._metrics_printed = 0
+        self._metrics_at: float | None = None
+
+    @property
+    def stream(self):
+        return self._stream or sys.stdout
+
+    def started(self, model: MonitorModel) -> None:
+        self._print(
+            f"[{model.name}] submitted to the {model.backend or ''} backend: {model.shape}; "
+            f"logs follow (cancel: %kale_delete {model.name})"
+        )
+
+    def update(self, model: MonitorModel, change: Change | None, lines: list[str]) -> None:
+        if change is not None and change.status not in FINAL:
+            self._print(model.summary())
+        for text in lines:
+            self._print(text)
+        self._print_metrics(model, final=model.finished)
+        if change is not None and change.status in FINAL:
+            self._print(model.summary())
+        if model.error and change is None and not lines:
+            self._print(f"[{model.name}] {model.error}")
+
+    def tick(self, model: MonitorModel) -> None:
+        self._print_metrics(model)
+
+    def _print_metrics(self, model: MonitorModel, final: bool = False) -> None:
+        if model.metrics_version == self._metrics_printed:
+            return
+        now = self._clock()
+        if (
+            not final
+            and self._metrics_at is not None
+            and now - self._metrics_at < self.metrics_every
+        ):
+            return
+        self._metrics_printed, self._metrics_at = model.metrics_version, now
+        self._print(f"[{model.name}] metrics: {model.metrics_text()}")
+
+    def _print(self, text: str) -> None:
+        try:
+            print(text, file=self.stream, flush=True)
+        except (ValueError, OSError):  # the stream was closed (the kernel is going away)
+            pass
+
+    def display(self, model: MonitorModel) -> None:
+        self._print(f"{model.summary()}: {model.shape} on the {model.backend} backend")
+
+
+class WidgetView:
+    """ipywidgets: badge, title, elapsed time, cancel button, reason, logs per node in tabs."""
+
+    def __init__(self, model: MonitorModel, on_cancel):
+        import ipywidgets as w
+
+        self._w = w
+        self.badge = w.HTML(layout=w.Layout(width="auto"))
+        self.badge.add_class("kale-ext-badge")
+        self.title = w.HTML(
+            f"<b>{html.escape(model.name)}</b> · {html.escape(model.backend)} · "
+            f"{html.escape(model.shape)}",
+            layout=w.Layout(width="auto"),
+        )
+        self.clock = w.HTML(layout=w.Layout(width="auto"))
+        self.clock.add_class("kale-ext-elapsed")
+        self.button = w.Button(
+            description="Cancel", icon="stop", button_style="danger", tooltip="Delete the job"
+        )
+        self.button.add_class("kale-ext-cancel")
+        self.button.on_click(lambda _: on_cancel())
+        self.reason = w.HTML()
+        self.reason.add_class("kale-ext-reason")
+        self.charts: dict[str, object] = {}
+        self._chart_versions: dict[str, int] = {}
+        self.metrics = w.HBox(
+            layout=w.Layout(flex_flow="row wrap", grid_gap="8px 16px", display="none")
+        )
+        self.metrics.add_class("kale-ext-metrics")
+        self.logs: dict[int | None, object] = {}
+        self._texts: dict[int | None, str] = {}
+        self.tabs = None
+        self.widget = w.VBox(
+            [w.HBox([self.badge, self.title, self.clock, self.button]), self.reason, self.metrics],
+        )
+        self.widget.add_class("kale-ext-monitor")
+        self._build_logs(model)
+        self.update(model, None, [])
+
+    def _log_widget(self, key: int | None):
+        log = self._w.HTML()
+        log.add_class("kale-ext-log" if key is None else f"kale-ext-log-node-{key}")
+        self.logs[key] = log
+        return log
+
+    def _build_logs(self, model: MonitorModel) -> None:
+        w = self._w
+        if model.nodes <= 1:
+            self.widget.children = (*self.widget.children, self._log_widget(0))
+            return
+        keys: list[int | None] = [None, *range(model.nodes)]
+        children = [self._log_widget(k) for k in keys]
+        titles = ["all nodes", *(f"node {k}" for k in range(model.nodes))]
+        self.tabs = w.Tab(children=children, titles=titles)
+        self.tabs.add_class("kale-ext-logs")
+        self.widget.children = (*self.widget.children, self.tabs)
+
+    def update(self, model: MonitorModel, change: Change | None, lines: list[str]) -> None:
+        status = html.escape(model.status)
+        self.badge.value = (
+            f'<span class="kale-ext-status" data-status="{status}" style="background:'
+            f"{model.color};color:white;border-radius:10px;padding:2px 10px;"
+            f'font-weight:600">{status}</span>'
+        )
+        self.tick(model)
+        note = model.error or model.reason or ""
+        self.reason.value = f"<span>{html.escape(note)}</span>" if note else ""
+        self.button.disabled = model.finished or model.cancel_state in ("requested", "done")
+        if model.cancel_state == "requested":
+            self.button.description = "Cancelling…"
+        self._update_charts(model)
+        for key, log in self.logs.items():
+            text = model.node_text(key)
+            if text != self._texts.get(key):
+                self._texts[key] = text
+                log.value = (
+                    '<pre style="max-height:24em;overflow:auto;margin:0;font-size:12px">'
+                    f"{html.escape(text)}</pre>"
+                )
+
+    def _update_charts(self, model: MonitorModel) -> None:
+        """A chart per metric, redrawn when its metric changed."""
+        added = False
+        for name, version in model.metric_versions.items():
+            if self._chart_versions.get(name) == version:
+                continue
+            chart = self.charts.get(name)
+            if chart is None:
+                chart = self.charts[name] = self._w.HTML()
+                chart.add_class("kale-ext-metric-chart")
+                added = True
+            self._chart_versions[name] = version
+            chart.value = metric_svg(name, model.metrics.get(name, {}), model.latest.get(name, {}))
+        if added:
+            self.metrics.children = tuple(self.charts.values())
+            self.metrics.layout.display = "flex"
+
+    def tick(self, model: MonitorModel) -> None:
+        value = f"<span>{model.elapsed()}</span>"
+        if self.clock.value != value:
+            self.clock.value = value
+
+    def started(self, model: MonitorModel) -> None:
+        pass
+
+    def bundle(self, model: MonitorModel) -> dict:
+        """The widget, with a plain-text stand-in for front ends that cannot render it."""
+        data = dict(self.widget._repr_mimebundle_() or {})
+        data["text/plain"] = (
+            f"{model.summary()}: {model.shape} on the {model.backend} backend "
+            f"(a live monitor where widgets render; `%kale_logs {model.name}` prints the logs)"
+        )
+        return data
+
+    def display(self, model: MonitorModel) -> None:
+        from IPython.display import display
+
+        display(self.bundle(model), raw=True)
+
+
+def widgets_can_render(shell=None) -> bool:
+    """Whether a front end can show widgets: a kernel with comms (not a plain terminal).
+
+    ``KALE_EXT_MONITOR=text`` or ``=widget`` decides instead."""
+    choice = os.environ.get("KALE_EXT_MONITOR", "").lower()
+    if choice in ("text", "widget"):
+        return choice == "widget"
+    if shell is None:
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+        except ImportError:
+            return False
+    if getattr(shell, "kernel", None) is None:
+        return False
+    try:
+        import comm  # noqa: F401
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -1,0 +1,140 @@
+"""The monitor's views: the text view's output, and the widget view (ipywidgets without a front
+end: the models exist, nothing renders) following a job that a scripted backend plays."""
+
+from __future__ import annotations
+
+import io
+
+from kale_ext.backends.base import Status
+from kale_ext.ipython.monitor import CANCELLED, MonitorModel
+from kale_ext.ipython.views import TextView, widgets_can_render
+from kale_ext.ipython.widgets import JobMonitor
+from tests.harness.monitor import (
+    METRICS_SCRIPT,
+    SCRIPT,
+    T0,
+    ScriptedBackend,
+    Step,
+    at,
+    info,
+    metric,
+)
+
+
+def test_text_view_prints_the_latest_metrics_now_and_then():
+    stream, clock = io.StringIO(), [0.0]
+    view = TextView(stream, metrics_every=10, clock=lambda: clock[0])
+    m = MonitorModel("job", now=T0)
+    m.on_info(info(Status.RUNNING), at(1))
+    view.update(m, None, m.on_lines([metric(0, 1, step=1, loss=0.9)]))
+    clock[0] = 5
+    view.update(m, None, m.on_lines([metric(0, 2, step=2, loss=0.5)]))  # too soon
+    view.tick(m)
+    clock[0] = 11
+    view.tick(m)  # due: printed by the tick
+    view.tick(m)  # nothing new
+    clock[0] = 12
+    m.on_lines([metric(0, 3, step=3, loss=0.25)])
+    view.update(m, m.on_info(info(Status.COMPLETE), at(12)), [])  # the end: printed at once
+    assert stream.getvalue().splitlines() == [
+        "[job] metrics: loss: rank 0 0.9 (step 1)",
+        "[job] metrics: loss: rank 0 0.5 (step 2)",
+        "[job] metrics: loss: rank 0 0.25 (step 3)",
+        "[job] Complete (0:12)",
+    ]
+
+
+def test_text_view_prints_to_its_stream():
+    stream = io.StringIO()
+    view = TextView(stream)
+    model = MonitorModel("job", backend="local", now=T0)
+    view.display(model)
+    assert stream.getvalue().startswith("[job] Created (")
+
+
+# ---------------------------------------------------------------------------------------------
+# The widget view (ipywidgets without a front end: the models exist, nothing renders)
+
+
+def test_widget_view_follows_the_job():
+    backend = ScriptedBackend(SCRIPT, nodes=2)
+    monitor = JobMonitor(backend, "job", nodes=2, view="widget", start=False)
+    view = monitor.view
+    assert "kale-ext-monitor" in view.widget._dom_classes
+    assert view.tabs.titles == ("all nodes", "node 0", "node 1")
+    assert 'data-status="Created"' in view.badge.value and not view.button.disabled
+    while monitor.poll():
+        pass
+    assert 'data-status="Complete"' in view.badge.value and "#2e7d32" in view.badge.value
+    assert (
+        "[rank 0] epoch 1\n[rank 1] epoch 1\n[rank 0] epoch 2\n[rank 1] done"
+        in view.logs[None].value
+    )
+    assert "[rank 1] done" in view.logs[1].value and "rank 1" not in view.logs[0].value
+    assert view.button.disabled
+    assert view.clock.value == "<span>0:10</span>"  # created 12:00:00, finished 12:00:10
+
+
+def test_widget_display_has_a_plain_text_stand_in():
+    monitor = JobMonitor(ScriptedBackend(SCRIPT), "job", view="widget", start=False)
+    data = monitor.view.bundle(monitor.model)
+    assert (
+        data["application/vnd.jupyter.widget-view+json"]["model_id"] == monitor.view.widget.model_id
+    )
+    assert data["text/plain"].startswith("[job] Created (0:")
+    assert "`%kale_logs job` prints the logs" in data["text/plain"]
+
+
+def test_widget_plots_the_metrics_live():
+    backend = ScriptedBackend(METRICS_SCRIPT, nodes=2)
+    monitor = JobMonitor(backend, "job", nodes=2, view="widget", start=False)
+    view = monitor.view
+    assert view.metrics in view.widget.children and view.metrics.layout.display == "none"
+    monitor.poll()
+    assert view.charts == {}
+    monitor.poll()
+    loss = view.charts["loss"]
+    assert view.metrics.children == (loss,) and view.metrics.layout.display == "flex"
+    assert 'aria-label="loss, latest: rank 0 0.9 at step 1, rank 1 0.95 at step 1"' in loss.value
+    assert "<path " not in loss.value  # one step so far: dots
+    while monitor.poll():
+        pass
+    assert view.metrics.children == (loss, view.charts["accuracy"])
+    assert loss.value.count("<path ") == 2
+    assert "rank 0 <b>0.97</b> step 2" in view.charts["accuracy"].value
+    assert "KALE_METRIC" not in view.logs[None].value and "epoch 1" in view.logs[None].value
+
+
+def test_widget_cancel_button():
+    backend = ScriptedBackend([Step(Status.RUNNING, ((0, "<b>not html</b>"),))])
+    monitor = JobMonitor(backend, "job", view="widget", start=False)
+    monitor.poll()
+    view = monitor.view
+    assert "&lt;b&gt;not html&lt;/b&gt;" in view.logs[0].value  # escaped
+    assert view.tabs is None  # one node: no tabs
+    view.button.click()
+    assert backend.deleted.wait(5)
+    monitor.poll()  # the job is gone: cancelled here, whether or not the delete has returned
+    assert monitor.status == CANCELLED and view.button.disabled
+    assert 'data-status="Cancelled"' in view.badge.value
+
+
+def test_widget_shows_a_reason_and_an_error():
+    backend = ScriptedBackend([Step(Status.QUEUED, reason="waiting for quota")])
+    monitor = JobMonitor(backend, "job", view="widget", start=False)
+    monitor.poll()
+    assert "waiting for quota" in monitor.view.reason.value
+
+
+class _Shell:
+    kernel = object()
+
+
+def test_widgets_can_render(monkeypatch):
+    monkeypatch.delenv("KALE_EXT_MONITOR", raising=False)
+    assert widgets_can_render(_Shell()) is True  # a kernel: comms exist
+    assert widgets_can_render(object()) is False  # a terminal shell: no kernel
+    monkeypatch.setenv("KALE_EXT_MONITOR", "text")
+    assert widgets_can_render(_Shell()) is False
+    monkeypatch.setenv("KALE_EXT_MONITOR", "widget")
+    assert widgets_can_render(object()) is True
