@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from timing import best  # noqa: E402
 
-from kale_ext.backends.local.backend import LocalBackend, free_port  # noqa: E402
+from kale_ext.backends.local.backend import LocalBackend  # noqa: E402
+from kale_ext.backends.local.processes import reserve_port  # noqa: E402
 from kale_ext.backends.submit import submit_notebook  # noqa: E402
 from kale_ext.compile.compiler import compile_notebook, write_module  # noqa: E402
 
@@ -49,11 +50,12 @@ LATENCY_NB = {
 
 
 def bare_torchrun(module: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-         f"--master_port={free_port()}", str(module)],
-        capture_output=True, text=True, cwd=module.parent,
-    )  # fmt: skip
+    with reserve_port() as port:  # held until torchrun ends, as the local backend does
+        out = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+             f"--master_port={port.getsockname()[1]}", str(module)],
+            capture_output=True, text=True, cwd=module.parent,
+        )  # fmt: skip
     if out.returncode:
         raise RuntimeError(f"bare torchrun failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
 

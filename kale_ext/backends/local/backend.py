@@ -11,10 +11,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -41,6 +39,7 @@ from ..base import (
     Submitted,
     split_rank,
 )
+from .processes import alive, kill_group, terminate
 from .supervisor import now, read_record, write_record
 
 _FIELD_REFS = {
@@ -56,36 +55,6 @@ def default_jobs_dir() -> Path:
     from jupyter_core.paths import jupyter_data_dir
 
     return Path(jupyter_data_dir()) / "kale_ext" / "jobs"
-
-
-def free_port() -> int:
-    """A free port below Linux's ephemeral range (32768+), where outgoing connections and other
-    `bind(0)` callers take theirs: two jobs, or a job and a client, do not race for it."""
-    rng = random.SystemRandom()
-    for _ in range(200):
-        port = rng.randrange(20000, 32768)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise BackendError("no free port for the job's rendezvous between 20000 and 32767")
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped by its parent) is not running
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 class LocalBackend(Backend):
@@ -192,7 +161,6 @@ class LocalBackend(Backend):
             "created": now(),
             "command": command,
             "env": env,
-            "master_port": free_port(),
             "provenance": provenance(spec, notebook_path),
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
@@ -241,7 +209,7 @@ class LocalBackend(Backend):
         if (
             not status.finished
             and record.get("supervisor_pid")
-            and not _alive(record["supervisor_pid"])
+            and not alive(record["supervisor_pid"])
         ):
             record.update(
                 status="Failed", reason="the job's supervisor stopped unexpectedly", finished=now()
@@ -389,20 +357,11 @@ class LocalBackend(Backend):
     def delete(self, name: str) -> None:
         job_dir = self._dir(name)
         record = read_record(job_dir)
-        pid = record.get("supervisor_pid")
-        if _alive(pid):
-            os.kill(pid, signal.SIGTERM)  # the supervisor stops every node, then exits
-            deadline = time.monotonic() + 15
-            while _alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        if alive(record.get("supervisor_pid")):  # it stops every node, then exits
+            terminate(record["supervisor_pid"], grace=15)
         for n in read_record(job_dir).get("nodes", []):
-            if n.get("pid") and _alive(n["pid"]):
-                try:
-                    os.killpg(n["pid"], signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            if alive(n.get("pid")):
+                kill_group(n["pid"], signal.SIGKILL)
         shutil.rmtree(job_dir, ignore_errors=True)
 
 

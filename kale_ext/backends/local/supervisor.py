@@ -1,9 +1,10 @@
 """Runs one local job: a process per node, each the TrainJob's own command with the PET_*
 environment the Trainer torch plugin gives a node; records every state change in job.json.
 
-    python -m kale_ext.backends.supervisor JOB_DIR
+    python -m kale_ext.backends.local.supervisor JOB_DIR
 
 It runs detached from the Jupyter server (its own session), so a job outlives a server restart.
+It holds the job's rendezvous port for the job's whole life (see processes.reserve_port).
 When a node fails, the other nodes are stopped: no orphans are left behind.
 """
 
@@ -20,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ...compile.codegen import write_atomic
+from .processes import descendants, kill, kill_group, reserve_port, start_time
 
 _FAILURE = re.compile(
     r"rank\s*:\s*(?P<rank>\d+)\s*\(local_rank:\s*(?P<local>\d+)\)\s*\n\s*exitcode\s*:\s*(?P<code>-?\d+)"
@@ -38,14 +40,15 @@ def write_record(job_dir: Path, record: dict) -> None:
     write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
 
 
-def signal_name(code: int) -> str:
+def killed_by(number: int) -> str:
+    """A signal in words: "signal 9 (SIGKILL)", or "signal 99" where it has no name."""
     try:
-        return signal.Signals(code).name
+        return f"signal {number} ({signal.Signals(number).name})"
     except ValueError:
-        return f"signal {code}"
+        return f"signal {number}"
 
 
-def failure_reason(record: dict, node: int, code: int, log: Path) -> str:
+def failure_reason(node: int, code: int, log: Path) -> str:
     """Plain language for a failed node, naming the rank and signal where torchrun said so."""
     try:
         text = log.read_text(errors="replace")[-20000:]
@@ -56,35 +59,26 @@ def failure_reason(record: dict, node: int, code: int, log: Path) -> str:
     if m:
         rank, child = int(m["rank"]), int(m["code"])
         if child < 0:
-            return (
-                f"rank {rank} (node {node}) was killed by signal {-child} ({signal_name(-child)})"
-            )
+            return f"rank {rank} (node {node}) was killed by {killed_by(-child)}"
         return f"rank {rank} (node {node}) exited with code {child}"
     if code < 0:
-        return f"node {node} was killed by signal {-code} ({signal_name(-code)})"
+        return f"node {node} was killed by {killed_by(-code)}"
     return f"node {node} exited with code {code}"
 
 
-def run(job_dir: Path) -> int:
-    record = read_record(job_dir)
-    nodes = record["num_nodes"]
-    procs: list[subprocess.Popen] = []
-    stopping = False
-
-    def stop(*_):
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    for k in range(nodes):
+def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen]:
+    """One process group per node: the job's command with that node's PET_* environment, in
+    its own working directory, writing to its own log."""
+    procs = []
+    for k in range(record["num_nodes"]):
         env = {
             **os.environ,
             **record["env"],
-            "PET_NNODES": str(nodes),
+            "PET_NNODES": str(record["num_nodes"]),
             "PET_NPROC_PER_NODE": str(record["procs_per_node"]),
             "PET_NODE_RANK": str(k),
             "PET_MASTER_ADDR": "127.0.0.1",
-            "PET_MASTER_PORT": str(record["master_port"]),
+            "PET_MASTER_PORT": str(port),
         }
         workdir = job_dir / f"node-{k}"
         workdir.mkdir(exist_ok=True)
@@ -100,46 +94,69 @@ def run(job_dir: Path) -> int:
                     start_new_session=True,  # each node is its own process group
                 )
             )
-    record.update(status="Running", started=now())
-    record["nodes"] = [{"index": k, "state": "Running", "pid": p.pid} for k, p in enumerate(procs)]
-    write_record(job_dir, record)
+    return procs
 
-    failed: tuple[int, int] | None = None
-    deadline_s = record.get("active_deadline_seconds")
-    ends_by = time.monotonic() + deadline_s if deadline_s else None
-    expired = False
-    family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run in
-    last_scan = 0.0  # sessions of their own, and would outlive a killed agent
-    while not stopping:
-        if time.monotonic() - last_scan > 0.5:
-            family.update(descendants({p.pid for p in procs}))
-            last_scan = time.monotonic()
-        codes = [p.poll() for p in procs]
-        bad = [(k, c) for k, c in enumerate(codes) if c not in (None, 0)]
-        if bad:
-            failed = bad[0]
-            break
-        if all(c == 0 for c in codes):
-            break
-        if ends_by is not None and time.monotonic() > ends_by:
-            expired = True
-            break
-        time.sleep(0.05)
 
-    for p in procs:  # stop whatever still runs: a failed job leaves no orphans
+def stop_nodes(procs: list[subprocess.Popen], family: dict[int, str]) -> None:
+    """Stop every node still running (SIGTERM to its group, SIGKILL after 10 s), then every
+    process the nodes started, whatever its process group: a job leaves no orphans."""
+    family.update(descendants({p.pid for p in procs}))
+    for p in procs:
         if p.poll() is None:
-            _kill_group(p.pid, signal.SIGTERM)
+            kill_group(p.pid, signal.SIGTERM)
     deadline = time.monotonic() + 10
     for p in procs:
         try:
             p.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            _kill_group(p.pid, signal.SIGKILL)
+            kill_group(p.pid, signal.SIGKILL)
             p.wait()
     family.update(descendants({p.pid for p in procs}))
-    for pid, started in family.items():  # no orphans, whatever their process group
-        if _start_time(pid) == started:  # the same process, not a reused PID
-            _kill(pid, signal.SIGKILL)
+    for pid, started in family.items():
+        if start_time(pid) == started:  # the same process, not a reused PID
+            kill(pid, signal.SIGKILL)
+
+
+def run(job_dir: Path) -> int:
+    record = read_record(job_dir)
+    stopping = False
+
+    def stop(*_):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    with reserve_port() as holder:
+        port = holder.getsockname()[1]
+        procs = start_nodes(job_dir, record, port)
+        record.update(status="Running", started=now(), master_port=port)
+        record["nodes"] = [
+            {"index": k, "state": "Running", "pid": p.pid} for k, p in enumerate(procs)
+        ]
+        write_record(job_dir, record)
+
+        failed: tuple[int, int] | None = None
+        deadline_s = record.get("active_deadline_seconds")
+        ends_by = time.monotonic() + deadline_s if deadline_s else None
+        expired = False
+        family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run
+        last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
+        while not stopping:
+            if time.monotonic() - last_scan > 0.5:
+                family.update(descendants({p.pid for p in procs}))
+                last_scan = time.monotonic()
+            codes = [p.poll() for p in procs]
+            bad = [(k, c) for k, c in enumerate(codes) if c not in (None, 0)]
+            if bad:
+                failed = bad[0]
+                break
+            if all(c == 0 for c in codes):
+                break
+            if ends_by is not None and time.monotonic() > ends_by:
+                expired = True
+                break
+            time.sleep(0.05)
+        stop_nodes(procs, family)
 
     record = read_record(job_dir)  # keep what others recorded meanwhile
     for k, p in enumerate(procs):
@@ -151,7 +168,7 @@ def run(job_dir: Path) -> int:
         record.update(status="Failed", reason=f"DeadlineExceeded: ran longer than {deadline_s} s")
     elif failed:
         node, code = failed
-        reason = failure_reason(record, node, code, job_dir / f"node-{node}.log")
+        reason = failure_reason(node, code, job_dir / f"node-{node}.log")
         record["nodes"][node]["reason"] = reason
         record.update(status="Failed", reason=reason)
     else:
@@ -159,54 +176,6 @@ def run(job_dir: Path) -> int:
     record["finished"] = now()
     write_record(job_dir, record)
     return 0
-
-
-def _stat(pid: int | str) -> list[str] | None:
-    try:
-        text = Path("/proc", str(pid), "stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()  # fields after the command name
-
-
-def _start_time(pid: int) -> str | None:
-    fields = _stat(pid)
-    return fields[19] if fields else None
-
-
-def descendants(roots: set[int]) -> dict[int, str]:
-    """Live descendants of ``roots`` with their start times (empty where there is no /proc)."""
-    children: dict[int, list[tuple[int, str]]] = {}
-    try:
-        entries = [e for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        return {}
-    for entry in entries:
-        fields = _stat(entry)
-        if fields:
-            children.setdefault(int(fields[1]), []).append((int(entry), fields[19]))
-    found: dict[int, str] = {}
-    todo = list(roots)
-    while todo:
-        for child, started in children.get(todo.pop(), []):
-            if child not in found:
-                found[child] = started
-                todo.append(child)
-    return found
-
-
-def _kill(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 if __name__ == "__main__":

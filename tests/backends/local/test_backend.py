@@ -2,7 +2,6 @@
 
 import os
 import signal
-import time
 
 import pytest
 
@@ -10,6 +9,7 @@ from kale_ext.backends.base import NotFound, Status
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.submit import submit_notebook
 from kale_ext.errors import BackendError, ConfigError
+from tests.backends.local.waiting import exited, until
 from tests.conftest import EXAMPLES, notebook
 
 RANKS = (
@@ -83,25 +83,25 @@ def test_plain_python_job_and_its_listing(backend):
 
 
 def test_killed_rank_fails_the_job_and_leaves_no_orphans(backend):
-    name, _ = submit_notebook(
-        backend, notebook(*RANKS), {"nodes": 2, "parameters": {"steps": 600, "pause": 0.05}}
-    )
+    options = {
+        "nodes": 2,
+        "parameters": {"steps": 600, "pause": 0.05},
+        "config": {"run_policy": {"active_deadline_seconds": 120}},  # bounds the log follow
+    }
+    name, _ = submit_notebook(backend, notebook(*RANKS), options)
     pids = {}
-    deadline = time.monotonic() + 60
-    while len(pids) < 2 and time.monotonic() < deadline:
-        for rank, text in lines(backend, name):
-            if text.startswith("pid"):
-                pids[rank] = int(text.split()[1])
-        time.sleep(0.1)
+    for line in backend.logs(name, follow=True):  # each rank's pid, as soon as it prints it
+        if line.text.startswith("pid"):
+            pids[line.rank] = int(line.text.split()[1])
+            if len(pids) == 2:
+                break
     assert len(pids) == 2, lines(backend, name)
     os.kill(pids[1], signal.SIGKILL)
     info = backend.wait(name, timeout=60, interval=0.1)
     assert info.status is Status.FAILED
     assert "rank 1" in info.reason and "signal 9 (SIGKILL)" in info.reason, info.reason
-    time.sleep(0.2)
-    for pid in pids.values():  # the surviving rank was stopped too
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    for rank, pid in pids.items():  # the surviving rank was stopped too
+        assert exited(pid), f"rank {rank} (pid {pid}) still runs after its job failed"
 
 
 def test_a_new_backend_instance_sees_a_running_job(backend, tmp_path):
@@ -226,16 +226,14 @@ def test_delete_stops_a_running_job(backend):
     name, _ = submit_notebook(
         backend, notebook(*RANKS), {"parameters": {"steps": 1000, "pause": 0.05}}
     )
-    deadline = time.monotonic() + 60
-    while backend.get_job(name).status is not Status.RUNNING and time.monotonic() < deadline:
-        time.sleep(0.05)
-    record_pid = backend._record(name)["supervisor_pid"]
+    until(lambda: backend.get_job(name).status is Status.RUNNING, f"job {name} to start")
+    record = backend._record(name)
     backend.delete(name)
     with pytest.raises(NotFound):
         backend.get_job(name)
-    time.sleep(0.2)
-    with pytest.raises(ProcessLookupError):
-        os.kill(record_pid, 0)
+    assert exited(record["supervisor_pid"]), "the job's supervisor still runs after delete"
+    for node in record["nodes"]:
+        assert exited(node["pid"]), f"node {node['index']} still runs after delete"
 
 
 def test_runtime_packages_are_this_environment(backend):

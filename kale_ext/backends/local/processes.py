@@ -1,0 +1,107 @@
+"""Processes and ports of local jobs: a rendezvous port held for a job's whole life, liveness
+that knows zombies, process trees from /proc, and kills that tolerate processes already gone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+
+def reserve_port() -> socket.socket:
+    """A socket holding a port the OS picked, for a job's rendezvous (PET_MASTER_PORT).
+
+    Picking a free port and releasing it before torchrun binds it races: in the seconds torchrun
+    takes to start, another job (or any `bind(0)` or outgoing connection) may take the port, and
+    node 0 fails with "address already in use". Instead the port stays bound, not listening, for
+    as long as the socket is open. SO_REUSEADDR is set only after the bind, so the OS never hands
+    this port to another `bind(0)` or outgoing connection, and a plain bind to it fails; a
+    listener that sets SO_REUSEADDR itself, as torch's TCPStore does, can still bind and listen.
+    """
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        holder.bind(("0.0.0.0", 0))  # every IPv4 address: the TCPStore listens on all of them
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    except OSError:
+        holder.close()
+        raise
+    return holder
+
+
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name, or None when there is no such
+    process (or no /proc)."""
+    try:
+        text = Path("/proc", str(pid), "stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+def alive(pid: int | None) -> bool:
+    """Whether ``pid`` runs: a zombie (exited, not yet reaped by its parent) does not."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    fields = _stat(pid)
+    return fields is None or fields[0] != "Z"
+
+
+def start_time(pid: int) -> str | None:
+    """When ``pid`` started (clock ticks since boot): tells a process from a reused PID."""
+    fields = _stat(pid)
+    return fields[19] if fields else None
+
+
+def descendants(roots: set[int]) -> dict[int, str]:
+    """Live descendants of ``roots`` with their start times (empty where there is no /proc)."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return {}
+    for entry in entries:
+        fields = _stat(entry)
+        if fields:
+            children.setdefault(int(fields[1]), []).append((int(entry), fields[19]))
+    found: dict[int, str] = {}
+    todo = list(roots)
+    while todo:
+        for child, started in children.get(todo.pop(), []):
+            if child not in found:
+                found[child] = started
+                todo.append(child)
+    return found
+
+
+def kill(pid: int, sig: int) -> None:
+    """Send ``sig`` to ``pid``, if it still exists."""
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to every process of the group ``pgid``, if any is left."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def terminate(pid: int, grace: float) -> None:
+    """SIGTERM ``pid``, give it ``grace`` seconds to finish, then SIGKILL it."""
+    kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if alive(pid):
+        kill(pid, signal.SIGKILL)
