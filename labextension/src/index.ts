@@ -78,7 +78,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(panel, 'left', { rank: 1000 });
 
     const badges = new CellTagBadges(notebooks);
-    void state.load().then(() => badges.setTags(state.tags));
+    void state.load().then(() => badges.setTags(state.server.tags));
 
     app.commands.addCommand(CommandIDs.openPanel, {
       label: 'Open the distributed training panel',

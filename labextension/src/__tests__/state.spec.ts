@@ -1,183 +1,32 @@
 import type { INotebookTracker } from '@jupyterlab/notebook';
-import { Signal } from '@lumino/signaling';
 
-import { KaleAPIError, KaleService } from '../api';
+import type { KaleService } from '../api';
 import { PanelState } from '../panel/state';
 import type { Kale } from '../types';
+import {
+  compileResult,
+  defaultsResponse,
+  fakeNotebook,
+  fakeService,
+  fakeTracker
+} from './fakes';
 import { until } from './helpers';
 
-const copy = <T>(v: T): T =>
-  v === undefined ? v : JSON.parse(JSON.stringify(v));
-
-/**
- * A notebook model with just what the panel uses.
- */
-class FakeModel {
-  metadataChanged = new Signal<this, { key: string }>(this);
-  contentChanged = new Signal<this, void>(this);
-  dirty = false;
-  metadata: { [key: string]: unknown } = {};
-  sharedModel = {};
-  writes = 0;
-  getMetadata(key: string): unknown {
-    return copy(this.metadata[key]);
-  }
-  setMetadata(key: string, value: unknown): void {
-    this.writes++;
-    this.metadata[key] = copy(value);
-    this.dirty = true;
-    this.metadataChanged.emit({ key });
-    this.contentChanged.emit();
-  }
-  deleteMetadata(key: string): void {
-    this.writes++;
-    delete this.metadata[key];
-    this.metadataChanged.emit({ key });
-  }
-  toJSON() {
-    return {
-      cells: [],
-      metadata: copy(this.metadata),
-      nbformat: 4,
-      nbformat_minor: 5
-    };
-  }
-}
-
-class FakeCellModel {
-  type = 'code';
-  id = 'c1';
-  metadataChanged = new Signal<this, unknown>(this);
-  tags: string[] | undefined;
-  getMetadata(key: string) {
-    return key === 'tags' ? copy(this.tags) : undefined;
-  }
-  setMetadata(key: string, value: string[]) {
-    this.tags = copy(value);
-    this.metadataChanged.emit({});
-  }
-  deleteMetadata() {
-    this.tags = undefined;
-    this.metadataChanged.emit({});
-  }
-}
-
-/**
- * `GET defaults`: built in, except what `set` says (field: [value, source]).
- */
-function defaults(
-  set: { [field: string]: [unknown, string] } = {}
-): Kale.IDefaults {
-  const result = {
-    defaults: {
-      backend: 'auto',
-      namespace: null,
-      runtime: 'torch-distributed',
-      image: null,
-      pip_index_urls: [],
-      nodes: null,
-      cpu: null,
-      memory: null,
-      gpu: null
-    } as { [field: string]: unknown },
-    sources: {} as { [field: string]: string }
-  };
-  for (const field of Object.keys(result.defaults)) {
-    result.sources[field] = 'built in';
-  }
-  for (const [field, [value, source]] of Object.entries(set)) {
-    result.defaults[field] = value;
-    result.sources[field] = source;
-  }
-  return result as unknown as Kale.IDefaults;
-}
-
 function setup(metadata?: unknown) {
-  const model = new FakeModel();
-  if (metadata) {
-    model.metadata.kale_ext = metadata;
-  }
-  const cell = { model: new FakeCellModel(), isDisposed: false };
-  const notebook = {
-    widgets: [cell],
-    mode: 'edit',
-    activeCellIndex: -1,
-    deselectAll: jest.fn(),
-    scrollToItem: jest.fn().mockResolvedValue(undefined)
-  };
-  const panel = {
-    id: 'nb-1',
-    model,
-    content: notebook,
-    context: {
-      ready: Promise.resolve(),
-      localPath: 'dir/nb.ipynb',
-      path: 'dir/nb.ipynb'
-    },
-    disposed: new Signal({}),
-    isDisposed: false
-  };
-  const tracker = {
-    currentWidget: panel,
-    activeCell: cell,
-    currentChanged: new Signal({}),
-    activeCellChanged: new Signal({}),
-    widgetAdded: new Signal({}),
-    forEach: (fn: (p: unknown) => void) => fn(panel)
-  };
-  const compileResult: Kale.ICompileResult = {
-    ok: true,
-    errors: [],
-    warnings: [],
-    function_name: 'nb',
-    parameters: { epochs: 6 },
-    packages: ['torch==2.13.0'],
-    runtime: 'torch-distributed',
-    trainjob_yaml: 'kind: TrainJob\n'
-  };
-  const service = {
-    compile: jest.fn().mockResolvedValue(compileResult),
-    submit: jest
-      .fn()
-      .mockResolvedValue({ name: 'nb-abcde', backend: 'local', warnings: [] }),
-    listJobs: jest.fn().mockResolvedValue([]),
-    deleteJob: jest.fn().mockResolvedValue(undefined),
-    getBackend: jest
-      .fn()
-      .mockResolvedValue({ name: 'local', reason: 'r', namespace: null }),
-    listRuntimes: jest.fn().mockResolvedValue([]),
-    getDefaults: jest.fn().mockResolvedValue(defaults()),
-    listTags: jest.fn().mockResolvedValue([
-      { tag: 'imports', role: 'imports', help: '' },
-      { tag: 'skip', role: 'skip', help: '' },
-      { tag: 'pipeline-parameters', role: 'parameters', help: '' }
-    ])
-  };
+  const nb = fakeNotebook({ metadata });
+  const service = fakeService();
   const confirm = jest.fn().mockResolvedValue(true);
-  const activate = jest.fn();
   const editDefaults = jest.fn();
   const state = new PanelState({
     service: service as unknown as KaleService,
-    tracker: tracker as unknown as INotebookTracker,
+    tracker: fakeTracker(nb) as unknown as INotebookTracker,
     openLogs: jest.fn(),
     confirm,
-    activate,
     editDefaults,
     compileDelay: 0,
     pollInterval: 1e6
   });
-  return {
-    state,
-    model,
-    service,
-    panel,
-    notebook,
-    cell,
-    confirm,
-    activate,
-    editDefaults,
-    compileResult
-  };
+  return { ...nb, state, service, confirm, editDefaults };
 }
 
 /**
@@ -271,6 +120,7 @@ describe('PanelState', () => {
       options: {}
     });
     expect(state.notice?.text).toBe('Submitted nb-abcde (local)');
+    expect(state.submitting).toBe(false);
 
     state.updateForm({ name: 'mine', nodes: '2' }); // the model is now dirty
     await compiled(ctx, 2);
@@ -315,30 +165,6 @@ describe('PanelState', () => {
     });
   });
 
-  it("shows the server's message and diagnostics when a submit fails", async () => {
-    ctx = setup();
-    await compiled(ctx);
-    const diagnostic = {
-      severity: 'error',
-      message: 'x',
-      cell: 2
-    } as Kale.IDiagnostic;
-    ctx.service.submit.mockRejectedValue(
-      new KaleAPIError(
-        new Response(null, { status: 422 }),
-        'does not compile',
-        [diagnostic]
-      )
-    );
-    await ctx.state.submit();
-    expect(ctx.state.notice).toEqual({
-      kind: 'error',
-      text: 'does not compile',
-      diagnostics: [diagnostic]
-    });
-    expect(ctx.state.submitting).toBe(false);
-  });
-
   it('deletes a job only once confirmed', async () => {
     ctx = setup();
     await compiled(ctx);
@@ -346,12 +172,14 @@ describe('PanelState', () => {
     ctx.confirm.mockResolvedValueOnce(false);
     await ctx.state.deleteJob('a');
     expect(ctx.service.deleteJob).not.toHaveBeenCalled();
+    expect(ctx.state.notice).toBeNull();
     await ctx.state.deleteJob('a');
     expect(ctx.service.deleteJob).toHaveBeenCalledWith('a');
     expect(ctx.state.jobList.jobs?.map(j => j.name)).toEqual(['b']);
+    expect(ctx.state.notice).toEqual({ kind: 'info', text: 'Deleted a' });
   });
 
-  it('sets the tags of the active cell (one role at a time)', async () => {
+  it("sets the tags of the active cell from the server's grammar", async () => {
     ctx = setup();
     await ctx.state.load();
     const { state, cell } = ctx;
@@ -363,69 +191,6 @@ describe('PanelState', () => {
       type: 'code',
       tags: ['other', 'imports']
     });
-    state.toggleTag('imports');
-    expect(cell.model.tags).toEqual(['other']);
-  });
-
-  it("selects a diagnostic's cell, by id first", async () => {
-    ctx = setup();
-    await compiled(ctx);
-    await ctx.state.selectCell({
-      severity: 'error',
-      message: '',
-      cell: 5,
-      cell_id: 'c1'
-    });
-    expect(ctx.activate).toHaveBeenCalledWith(ctx.panel);
-    expect(ctx.notebook.activeCellIndex).toBe(0);
-    expect(ctx.notebook.mode).toBe('command');
-    expect(ctx.notebook.scrollToItem).toHaveBeenCalledWith(0, 'center');
-  });
-
-  it('loads the backend, runtimes and tags, and says what failed', async () => {
-    ctx = setup();
-    ctx.service.listRuntimes.mockRejectedValue(new Error('no server'));
-    await ctx.state.load();
-    expect(ctx.state.backend?.name).toBe('local');
-    expect(ctx.state.tags).toHaveLength(3);
-    expect(ctx.state.loadError).toBe('no server');
-  });
-
-  it('loads the defaults with the rest', async () => {
-    ctx = setup();
-    const mine = defaults({ memory: ['6Gi', 'JupyterLab settings'] });
-    ctx.service.getDefaults.mockResolvedValue(mine);
-    await ctx.state.load();
-    expect(ctx.service.getDefaults).toHaveBeenCalledTimes(1);
-    expect(ctx.state.defaults).toEqual(mine);
-    expect(ctx.state.defaultsError).toBe('');
-    expect(ctx.state.loadError).toBe('');
-  });
-
-  it("shows the server's message when a setting is invalid", async () => {
-    ctx = setup();
-    const message =
-      "defaults.cpu: '4x' is not a Kubernetes quantity (set in the JupyterLab settings)";
-    ctx.service.getDefaults.mockRejectedValue(
-      new KaleAPIError(
-        new Response(null, { status: 400 }),
-        message,
-        [],
-        'defaults.cpu'
-      )
-    );
-    await ctx.state.load();
-    expect(ctx.state.defaultsError).toBe(message);
-    expect(ctx.state.loadError).toBe(message);
-    expect(ctx.state.backend?.name).toBe('local'); // the rest still loads
-    expect(ctx.state.tags).toHaveLength(3);
-
-    // Fixed in the settings: the error goes.
-    ctx.service.getDefaults.mockResolvedValue(defaults());
-    await ctx.state.settingsChanged();
-    expect(ctx.state.defaultsError).toBe('');
-    expect(ctx.state.loadError).toBe('');
-    expect(ctx.state.defaults).toEqual(defaults());
   });
 
   it('loads the backend and defaults again and recompiles when the settings change', async () => {
@@ -443,23 +208,21 @@ describe('PanelState', () => {
       reason: 'set in the JupyterLab settings',
       namespace: 'team'
     });
-    const mine = defaults({
+    const mine = defaultsResponse({
       backend: ['kubernetes', 'JupyterLab settings'],
       nodes: [2, 'JupyterLab settings']
     });
     service.getDefaults.mockResolvedValue(mine);
-    service.compile.mockResolvedValue({ ...ctx.compileResult, nodes: 2 });
+    service.compile.mockResolvedValue(compileResult({ nodes: 2 }));
     let emitted = 0;
     state.stateChanged.connect(() => emitted++);
 
     await state.settingsChanged();
     expect(service.getBackend).toHaveBeenCalledTimes(2);
-    expect(service.getDefaults).toHaveBeenCalledTimes(2);
-    expect(service.listRuntimes).toHaveBeenCalledTimes(2); // the backend's
     expect(service.listTags).toHaveBeenCalledTimes(1); // settings do not change them
-    expect(state.backend?.name).toBe('kubernetes');
-    expect(state.defaults).toEqual(mine);
-    expect(emitted).toBeGreaterThan(0);
+    expect(state.server.backend?.name).toBe('kubernetes');
+    expect(state.server.defaults).toEqual(mine);
+    expect(emitted).toBeGreaterThan(0); // the view renders again
 
     await compiled(ctx, 2);
     expect(service.compile).toHaveBeenCalledTimes(2);
@@ -468,21 +231,34 @@ describe('PanelState', () => {
     expect(state.compile?.nodes).toBe(2);
   });
 
-  it('keeps the answer of the last load when loads overlap', async () => {
+  it('takes the only runtime as the default, else the one chosen or resolved', async () => {
     ctx = setup();
-    const { state, service } = ctx;
-    let first!: (d: Kale.IDefaults) => void;
-    service.getDefaults.mockReturnValueOnce(
-      new Promise<Kale.IDefaults>(resolve => (first = resolve))
-    );
-    const older = state.load();
-    const latest = defaults({ runtime: ['site', 'server configuration'] });
-    service.getDefaults.mockResolvedValueOnce(latest);
-    await state.settingsChanged();
-    first(defaults());
-    await older;
-    expect(state.defaults).toEqual(latest);
-    expect(state.tags).toHaveLength(3); // the first load's tags still count
+    const runtime = (name: string) => ({ name }) as Kale.IRuntime;
+    ctx.service.listRuntimes.mockResolvedValue([runtime('solo')]);
+    ctx.service.compile.mockResolvedValue(compileResult({ runtime: '' }));
+    await ctx.state.load();
+    await compiled(ctx);
+    expect(ctx.state.runtime?.name).toBe('solo');
+
+    ctx.service.listRuntimes.mockResolvedValue([runtime('a'), runtime('b')]);
+    await ctx.state.load();
+    expect(ctx.state.runtime).toBeUndefined();
+    ctx.state.updateForm({ runtime: 'b' });
+    expect(ctx.state.runtime?.name).toBe('b');
+  });
+
+  it('says why Submit is disabled without a notebook', () => {
+    const service = fakeService();
+    const state = new PanelState({
+      service: service as unknown as KaleService,
+      tracker: fakeTracker(null) as unknown as INotebookTracker,
+      openLogs: jest.fn(),
+      pollInterval: 1e6
+    });
+    expect(state.notebook).toBeNull();
+    expect(state.submitBlocker).toBe('Open a notebook first');
+    expect(state.canEditDefaults).toBe(false); // no editor to open
+    state.dispose();
   });
 
   it('opens the defaults editor through its callback', () => {

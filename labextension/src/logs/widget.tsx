@@ -5,6 +5,7 @@ import { Signal } from '@lumino/signaling';
 import * as React from 'react';
 
 import { KaleAPIError, type KaleService } from '../api';
+import { errorMessage } from '../errors';
 import { useSignal } from '../hooks';
 import { MetricsStore } from '../metrics';
 import { JobTimelines } from '../timeline';
@@ -159,7 +160,7 @@ export class LogsView extends ReactWidget {
         if (!abort.signal.aborted) {
           this._setStream({
             phase: 'failed',
-            detail: reason instanceof Error ? reason.message : String(reason)
+            detail: errorMessage(reason)
           });
         }
       });

@@ -3,6 +3,7 @@ import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { KaleService } from '../api';
+import { errorMessage } from '../errors';
 import { JobTimelines } from '../timeline';
 import type { Kale } from '../types';
 
@@ -138,7 +139,7 @@ export class JobsModel implements IDisposable {
       this.error = '';
       this.timelines.observe(this.jobs);
     } catch (reason) {
-      this.error = reason instanceof Error ? reason.message : String(reason);
+      this.error = errorMessage(reason);
       throw reason; // the poll backs off
     } finally {
       this._changed.emit();

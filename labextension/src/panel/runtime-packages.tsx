@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import type { KaleService } from '../api';
+import { errorMessage } from '../errors';
 import type { Kale } from '../types';
 import { Button } from './fields';
 
@@ -52,7 +53,7 @@ export function RuntimePackages(props: {
         set({ state: 'done', result });
       } catch (reason) {
         if (!abort.current?.signal.aborted) {
-          set({ state: 'error', message: Private.message(reason), probe });
+          set({ state: 'error', message: errorMessage(reason), probe });
         }
       }
     },
@@ -221,12 +222,5 @@ namespace Private {
       .trim()
       .toLowerCase()
       .replace(/[-_.]+/g, '-');
-  }
-
-  /**
-   * An error's message (the server's, for a failed request); never a stack.
-   */
-  export function message(reason: unknown): string {
-    return reason instanceof Error ? reason.message : String(reason);
   }
 }

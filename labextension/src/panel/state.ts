@@ -1,99 +1,98 @@
-import type { Cell } from '@jupyterlab/cells';
-import type { INotebookContent } from '@jupyterlab/nbformat';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { VDomModel } from '@jupyterlab/ui-components';
-import { Debouncer } from '@lumino/polling';
 
-import { KaleAPIError, KaleService } from '../api';
+import type { KaleService } from '../api';
 import {
   IFormContext,
   IJobForm,
   emptyForm,
-  fromMetadata,
   jobRequest,
-  sameForm,
-  toMetadata
+  sameForm
 } from '../model';
-import { cellTags, roleTags, toggleTag } from '../tags/tags';
 import type { Kale } from '../types';
 import { IFieldError, validateForm } from '../validation';
+import {
+  ActiveCellWatcher,
+  IActiveCell,
+  showDiagnosticCell,
+  toggleCellTag
+} from './cells';
+import { CompileCycle } from './compile-cycle';
+import { deleteJob, INotice, submitJob } from './job-actions';
 import { JobsModel } from './jobs-model';
-import { undoableMetadataChange } from './undo';
-
-/**
- * The notebook metadata key the panel owns.
- */
-export const METADATA_KEY = 'kale_ext';
-
-/**
- * A message under the Submit button.
- */
-export interface INotice {
-  kind: 'info' | 'error';
-  text: string;
-  details?: string[];
-  diagnostics?: Kale.IDiagnostic[];
-}
-
-/**
- * The active cell, as the tag editor shows it.
- */
-export interface IActiveCell {
-  index: number;
-  type: string;
-  tags: string[];
-}
+import { NotebookBinding } from './notebook-binding';
+import { notebookSource, readForm, writeForm } from './notebook-io';
+import { ServerFacts } from './server-facts';
 
 /**
  * The panel's state and actions: the server's facts, the active notebook's
  * form and compile result, the jobs list. Views render it and call its
  * methods; it talks to the server only through {@link KaleService}.
+ *
+ * The parts live beside it: {@link ServerFacts} (what the server offers),
+ * {@link CompileCycle} (the notebook checked as it changes), `notebook-io`
+ * (the form kept in the notebook's metadata), {@link NotebookBinding},
+ * {@link ActiveCellWatcher}, `job-actions` (submit and delete, and what
+ * they tell the user).
  */
 export class PanelState extends VDomModel {
   constructor(options: PanelState.IOptions) {
     super();
     this.service = options.service;
-    this._tracker = options.tracker;
-    this._openLogs = options.openLogs;
-    this._editDefaults = options.editDefaults;
-    this._canEditDefaults = options.canEditDefaults;
-    this._activate = options.activate ?? (() => undefined);
-    this._confirm = options.confirm ?? (() => Promise.resolve(true));
-    this._compiler = new Debouncer(
-      () => this._compile(),
-      options.compileDelay ?? 400
-    );
+    this._options = options;
+    const changed = () => {
+      this._validate();
+      this.stateChanged.emit();
+    };
+    this.server = new ServerFacts(options.service);
+    this._compiler = new CompileCycle({
+      service: options.service,
+      request: () => this._request(false),
+      changed,
+      delay: options.compileDelay
+    });
+    this._cells = new ActiveCellWatcher({
+      tracker: options.tracker,
+      notebook: () => this.notebook,
+      changed: () => this.stateChanged.emit()
+    });
     this.jobList = new JobsModel({
       service: options.service,
       pollInterval: options.pollInterval
     });
     this.jobList.changed.connect(() => this.stateChanged.emit());
-    this._tracker.currentChanged.connect(this._onCurrentChanged, this);
-    this._tracker.activeCellChanged.connect(this._onActiveCellChanged, this);
-    this._bind(this._tracker.currentWidget);
+    this._binding = new NotebookBinding({
+      tracker: options.tracker,
+      bound: () => this._bound(),
+      ready: () => {
+        this._readMetadata();
+        this._compiler.now();
+      },
+      unbound: () => this._compiler.cancel(),
+      metadataChanged: () => this._readMetadata(),
+      contentChanged: () => this._scheduleCompile()
+    });
+    this._binding.bind(options.tracker.currentWidget);
   }
 
   readonly service: KaleService;
 
-  backend: Kale.IBackend | null = null;
-  runtimes: Kale.IRuntime[] = [];
-  /** The tag grammar (`GET tags`). */
-  tags: Kale.ITag[] = [];
-  /** The defaults jobs start from (`GET defaults`), and who set each. */
-  defaults: Kale.IDefaults | null = null;
-  /**
-   * Why the defaults could not be loaded: an invalid setting (the server's
-   * message names it and the layer that set it), or the server's error.
-   */
-  defaultsError = '';
-  /** Why the backend, runtimes, defaults or tags could not be loaded. */
-  loadError = '';
+  /** What the server offers: backend, runtimes, defaults, tag grammar. */
+  readonly server: ServerFacts;
 
   form: IJobForm = emptyForm();
   fieldErrors: IFieldError[] = [];
-  compile: Kale.ICompileResult | null = null;
-  compiling = false;
-  compileError = '';
+
+  /** The last compile's answer. */
+  get compile(): Kale.ICompileResult | null {
+    return this._compiler.result;
+  }
+  get compiling(): boolean {
+    return this._compiler.running;
+  }
+  get compileError(): string {
+    return this._compiler.error;
+  }
 
   submitting = false;
   notice: INotice | null = null;
@@ -101,13 +100,15 @@ export class PanelState extends VDomModel {
   /** The jobs list. */
   readonly jobList: JobsModel;
 
-  activeCell: IActiveCell | null = null;
+  get activeCell(): IActiveCell | null {
+    return this._cells.current;
+  }
 
   /**
    * The notebook the panel is bound to (the tracker's current one).
    */
   get notebook(): NotebookPanel | null {
-    return this._notebook;
+    return this._binding.panel;
   }
 
   /**
@@ -115,10 +116,10 @@ export class PanelState extends VDomModel {
    */
   get runtime(): Kale.IRuntime | undefined {
     const name = this.form.runtime || this.compile?.runtime;
-    if (!name && this.runtimes.length === 1) {
-      return this.runtimes[0]; // the backend's only runtime is the default
+    if (!name && this.server.runtimes.length === 1) {
+      return this.server.runtimes[0]; // the backend's only runtime is the default
     }
-    return this.runtimes.find(r => r.name === name);
+    return this.server.runtimes.find(r => r.name === name);
   }
 
   /**
@@ -132,7 +133,7 @@ export class PanelState extends VDomModel {
    * Why Submit is disabled, or '' when it is not.
    */
   get submitBlocker(): string {
-    if (!this._notebook) {
+    if (!this.notebook) {
       return 'Open a notebook first';
     }
     if (this.submitting) {
@@ -172,7 +173,8 @@ export class PanelState extends VDomModel {
    */
   get canEditDefaults(): boolean {
     return (
-      this._editDefaults !== undefined && (this._canEditDefaults?.() ?? true)
+      this._options.editDefaults !== undefined &&
+      (this._options.canEditDefaults?.() ?? true)
     );
   }
 
@@ -180,7 +182,7 @@ export class PanelState extends VDomModel {
    * Open the defaults' editor (JupyterLab's Settings Editor).
    */
   editDefaults(): void {
-    this._editDefaults?.();
+    this._options.editDefaults?.();
   }
 
   /**
@@ -198,7 +200,11 @@ export class PanelState extends VDomModel {
   updateForm(change: Partial<IJobForm>): void {
     this.form = { ...this.form, ...change };
     this._validate();
-    this._writeMetadata();
+    const model = this.notebook?.model;
+    if (model && this._binding.ready) {
+      // (not loaded yet: the file's metadata is read once it is)
+      writeForm(model, this.form, this.context);
+    }
     this.stateChanged.emit();
     this._scheduleCompile();
   }
@@ -207,20 +213,9 @@ export class PanelState extends VDomModel {
    * Press one of the offered tags on the active cell.
    */
   toggleTag(tag: string): void {
-    const cell = this._tracker.activeCell;
-    if (!cell) {
-      return;
-    }
-    const offered = roleTags(this.tags).map(t => t.tag);
-    const next = toggleTag(
-      cellTags(cell.model.getMetadata('tags')),
-      tag,
-      offered
-    );
-    if (next.length > 0) {
-      cell.model.setMetadata('tags', next);
-    } else {
-      cell.model.deleteMetadata('tags');
+    const cell = this._options.tracker.activeCell;
+    if (cell) {
+      toggleCellTag(cell, tag, this.server.tags);
     }
   }
 
@@ -228,25 +223,13 @@ export class PanelState extends VDomModel {
    * Select and show the cell a diagnostic is about.
    */
   async selectCell(diagnostic: Kale.IDiagnostic): Promise<void> {
-    const panel = this._notebook;
-    if (!panel) {
-      return;
+    if (this.notebook) {
+      await showDiagnosticCell(
+        this.notebook,
+        diagnostic,
+        this._options.activate ?? (() => undefined)
+      );
     }
-    const notebook = panel.content;
-    let index = diagnostic.cell_id
-      ? notebook.widgets.findIndex(w => w.model.id === diagnostic.cell_id)
-      : -1;
-    if (index < 0 && typeof diagnostic.cell === 'number') {
-      index = diagnostic.cell;
-    }
-    if (index < 0 || index >= notebook.widgets.length) {
-      return;
-    }
-    this._activate(panel);
-    notebook.mode = 'command';
-    notebook.deselectAll();
-    notebook.activeCellIndex = index;
-    await notebook.scrollToItem(index, 'center');
   }
 
   /**
@@ -256,11 +239,10 @@ export class PanelState extends VDomModel {
     if (this.submitBlocker) {
       return;
     }
-    const source = this._source(true);
-    if (!source) {
-      return;
+    const body = this._request(true);
+    if (body) {
+      await this._submit(body);
     }
-    await this._submit(jobRequest(source, this.form, this.context));
   }
 
   /**
@@ -284,65 +266,31 @@ export class PanelState extends VDomModel {
    * Delete a job, after asking.
    */
   async deleteJob(name: string): Promise<void> {
-    if (!(await this._confirm(name))) {
+    const confirm = this._options.confirm;
+    if (confirm && !(await confirm(name))) {
       return;
     }
-    try {
-      await this.jobList.delete(name);
-      this.notice = { kind: 'info', text: `Deleted ${name}` };
-    } catch (reason) {
-      this.notice = { kind: 'error', text: Private.message(reason) };
-    }
+    this.notice = await deleteJob(this.jobList, name);
     this.stateChanged.emit();
   }
 
   openLogs(name: string): void {
-    this._openLogs(name);
+    this._options.openLogs(name);
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    this._unbind();
+    this._binding.dispose();
     this._compiler.dispose();
+    this._cells.dispose();
     this.jobList.dispose();
-    this._abort?.abort();
     super.dispose();
   }
 
-  /**
-   * Fetch the server's facts; the tags (which settings do not change) only
-   * when `withTags`. When loads overlap, the last one started wins.
-   */
   private async _loadServer(withTags: boolean): Promise<void> {
-    const generation = ++this._loads;
-    const errors: string[] = [];
-    const get = <T>(promise: Promise<T>): Promise<T | undefined> =>
-      promise.catch(reason => {
-        errors.push(Private.message(reason));
-        return undefined;
-      });
-    let defaultsError = '';
-    const [backend, runtimes, defaults, tags] = await Promise.all([
-      get(this.service.getBackend()),
-      get(this.service.listRuntimes()),
-      get(
-        this.service.getDefaults().catch(reason => {
-          defaultsError = Private.message(reason);
-          throw reason;
-        })
-      ),
-      withTags ? get(this.service.listTags()) : undefined
-    ]);
-    this.tags = tags ?? this.tags;
-    if (generation === this._loads) {
-      this.backend = backend ?? this.backend;
-      this.runtimes = runtimes ?? this.runtimes;
-      this.defaults = defaults ?? this.defaults;
-      this.defaultsError = defaultsError;
-      this.loadError = errors[0] ?? '';
-    }
+    await this.server.load(withTags);
     this._validate();
     this.stateChanged.emit();
   }
@@ -351,86 +299,21 @@ export class PanelState extends VDomModel {
     this.submitting = true;
     this.notice = null;
     this.stateChanged.emit();
-    try {
-      const result = await this.service.submit(body);
-      this.jobList.remember(result.name, body);
-      this.notice = {
-        kind: 'info',
-        text: `Submitted ${result.name} (${result.backend})`,
-        details: result.warnings
-      };
-      this.jobList.refresh();
-    } catch (reason) {
-      this.notice = {
-        kind: 'error',
-        text: Private.message(reason),
-        diagnostics: reason instanceof KaleAPIError ? reason.errors : []
-      };
-    } finally {
-      this.submitting = false;
-      this.stateChanged.emit();
-    }
-  }
-
-  private _onCurrentChanged(
-    _: INotebookTracker,
-    panel: NotebookPanel | null
-  ): void {
-    this._bind(panel);
-  }
-
-  private _bind(panel: NotebookPanel | null): void {
-    if (panel !== null && panel === this._notebook) {
-      return;
-    }
-    this._unbind();
-    this._notebook = panel;
-    this._ready = false;
-    this.form = emptyForm();
-    this.compile = null;
-    this.compiling = false;
-    this.compileError = '';
-    this.notice = null;
-    if (panel) {
-      panel.disposed.connect(this._onNotebookDisposed, this);
-      void panel.context.ready.then(() => {
-        if (this._notebook !== panel || !panel.model) {
-          return;
-        }
-        this._ready = true;
-        panel.model.metadataChanged.connect(this._onMetadataChanged, this);
-        panel.model.contentChanged.connect(this._scheduleCompile, this);
-        this._readMetadata();
-        this._compileNow();
-      });
-    }
-    this._onActiveCellChanged();
-    this._validate();
+    this.notice = await submitJob(this.service, this.jobList, body);
+    this.submitting = false;
     this.stateChanged.emit();
   }
 
-  private _unbind(): void {
-    const panel = this._notebook;
-    if (!panel) {
-      return;
-    }
-    panel.disposed.disconnect(this._onNotebookDisposed, this);
-    panel.model?.metadataChanged.disconnect(this._onMetadataChanged, this);
-    panel.model?.contentChanged.disconnect(this._scheduleCompile, this);
-    this._abort?.abort();
-    this._notebook = null;
-  }
-
-  private _onNotebookDisposed(): void {
-    this._unbind();
-    const current = this._tracker.currentWidget;
-    this._bind(current && !current.isDisposed ? current : null);
-  }
-
-  private _onMetadataChanged(_: unknown, change: { key: string }): void {
-    if (change.key === METADATA_KEY) {
-      this._readMetadata();
-    }
+  /**
+   * Bound to another notebook (or none): its form is read once its file is.
+   */
+  private _bound(): void {
+    this.form = emptyForm();
+    this._compiler.reset();
+    this.notice = null;
+    this._cells.refresh();
+    this._validate();
+    this.stateChanged.emit();
   }
 
   /**
@@ -438,11 +321,11 @@ export class PanelState extends VDomModel {
    * same (then the user's text, half-typed values included, stays).
    */
   private _readMetadata(): void {
-    const model = this._notebook?.model;
+    const model = this.notebook?.model;
     if (!model) {
       return;
     }
-    const form = fromMetadata(model.getMetadata(METADATA_KEY));
+    const form = readForm(model);
     if (!sameForm(form, this.form)) {
       this.form = form;
       this._validate();
@@ -451,131 +334,28 @@ export class PanelState extends VDomModel {
     }
   }
 
-  private _writeMetadata(): void {
-    const model = this._notebook?.model;
-    if (!model || !this._ready) {
-      return; // not loaded yet: the file's metadata is read once it is
-    }
-    const meta = toMetadata(this.form, this.context);
-    const empty =
-      Object.keys(meta.options).length === 0 &&
-      Object.keys(meta.config).length === 0;
-    undoableMetadataChange(model, () => {
-      if (!empty) {
-        model.setMetadata(METADATA_KEY, meta);
-      } else if (model.getMetadata(METADATA_KEY) !== undefined) {
-        model.deleteMetadata(METADATA_KEY);
-      }
-    });
-  }
-
-  private _onActiveCellChanged(): void {
-    const cell = this._tracker.activeCell;
-    if (cell !== this._cell) {
-      this._cell?.model.metadataChanged.disconnect(
-        this._updateActiveCell,
-        this
-      );
-      this._cell = cell;
-      cell?.model.metadataChanged.connect(this._updateActiveCell, this);
-    }
-    this._updateActiveCell();
-  }
-
-  private _updateActiveCell(): void {
-    const cell = this._cell;
-    const notebook = this._notebook?.content;
-    if (!cell || !notebook || cell.isDisposed) {
-      this.activeCell = null;
-    } else {
-      this.activeCell = {
-        index: notebook.widgets.indexOf(cell),
-        type: cell.model.type,
-        tags: cellTags(cell.model.getMetadata('tags'))
-      };
-    }
-    this.stateChanged.emit();
-  }
-
   private _scheduleCompile(): void {
-    if (this._notebook) {
-      void this._compiler.invoke();
+    if (this.notebook) {
+      this._compiler.schedule();
     }
-  }
-
-  private _compileNow(): void {
-    this._compiler.stop();
-    void this._compile();
-  }
-
-  private async _compile(): Promise<void> {
-    const source = this._source(false);
-    if (!source) {
-      return;
-    }
-    this._abort?.abort();
-    const abort = (this._abort = new AbortController());
-    this.compiling = true;
-    this.stateChanged.emit();
-    try {
-      const result = await this.service.compile(
-        jobRequest(source, this.form, this.context),
-        abort.signal
-      );
-      if (abort.signal.aborted) {
-        return;
-      }
-      this.compile = result;
-      this.compileError = '';
-    } catch (reason) {
-      if (abort.signal.aborted) {
-        return;
-      }
-      this.compile = null;
-      this.compileError = Private.message(reason);
-    }
-    this.compiling = false;
-    this._validate();
-    this.stateChanged.emit();
   }
 
   /**
-   * The notebook to send. Compile always sends the model's JSON, so unsaved
-   * changes count; submit sends the path when the file is saved (the job
-   * then records where it came from).
+   * The request for the bound notebook and the form's choices.
    */
-  private _source(preferPath: boolean): Kale.NotebookSource | null {
-    const panel = this._notebook;
-    const model = panel?.model;
-    if (!panel || !model) {
-      return null;
-    }
-    if (preferPath && !model.dirty) {
-      return { path: panel.context.localPath };
-    }
-    // the content as it is now (unsaved edits count); the path names the job
-    return {
-      notebook: model.toJSON() as INotebookContent,
-      path: panel.context.localPath
-    };
+  private _request(preferPath: boolean): Kale.JobRequest | null {
+    const source = notebookSource(this.notebook, preferPath);
+    return source && jobRequest(source, this.form, this.context);
   }
 
   private _validate(): void {
     this.fieldErrors = validateForm(this.form, this.context);
   }
 
-  private _tracker: INotebookTracker;
-  private _openLogs: (name: string) => void;
-  private _editDefaults: (() => void) | undefined;
-  private _canEditDefaults: (() => boolean) | undefined;
-  private _loads = 0;
-  private _activate: (panel: NotebookPanel) => void;
-  private _confirm: (name: string) => Promise<boolean>;
-  private _compiler: Debouncer;
-  private _abort: AbortController | null = null;
-  private _notebook: NotebookPanel | null = null;
-  private _cell: Cell | null = null;
-  private _ready = false;
+  private _options: PanelState.IOptions;
+  private _compiler: CompileCycle;
+  private _cells: ActiveCellWatcher;
+  private _binding: NotebookBinding;
 }
 
 export namespace PanelState {
@@ -594,11 +374,5 @@ export namespace PanelState {
     confirm?: (name: string) => Promise<boolean>;
     compileDelay?: number;
     pollInterval?: number;
-  }
-}
-
-namespace Private {
-  export function message(reason: unknown): string {
-    return reason instanceof Error ? reason.message : String(reason);
   }
 }

@@ -26,7 +26,10 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
     <div className="kale-ext-PanelView">
       <header className="kale-ext-Header">
         <h2>Distributed training</h2>
-        <BackendInfo backend={state.backend} error={state.loadError} />
+        <BackendInfo
+          backend={state.server.backend}
+          error={state.server.loadError}
+        />
       </header>
       {notebook ? (
         <JobSetup state={state} />
@@ -81,23 +84,23 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
       <Section id="tags" title="Cell tags">
         <TagEditor
           cell={state.activeCell}
-          tags={editorTags(state.tags)}
+          tags={editorTags(state.server.tags)}
           onToggle={tag => state.toggleTag(tag)}
         />
       </Section>
       <Section id="job" title="Job">
         <DefaultsInfo
-          defaults={state.defaults}
-          error={state.defaultsError}
+          defaults={state.server.defaults}
+          error={state.server.defaultsError}
           onEdit={
             state.canEditDefaults ? () => state.editDefaults() : undefined
           }
         />
         <RuntimePicker
           {...common}
-          runtimes={state.runtimes}
+          runtimes={state.server.runtimes}
           runtime={state.runtime}
-          resolved={compile?.runtime ?? state.defaults?.defaults.runtime}
+          resolved={compile?.runtime ?? state.server.defaults?.defaults.runtime}
         />
         {state.runtime && (
           <RuntimePackages
@@ -108,7 +111,10 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         <ShapeFields {...common} runtime={state.runtime} compile={compile} />
       </Section>
       <Section id="resources" title="Resources per node">
-        <ResourceFields {...common} defaultGpu={state.defaults?.defaults.gpu} />
+        <ResourceFields
+          {...common}
+          defaultGpu={state.server.defaults?.defaults.gpu}
+        />
       </Section>
       <Section id="parameters" title="Parameters">
         <ParametersEditor {...common} defaults={compile?.parameters} />

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { IActiveCell } from '../panel/state';
+import type { IActiveCell } from '../panel/cells';
 import type { Kale } from '../types';
 
 /**

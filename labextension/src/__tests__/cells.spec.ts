@@ -1,0 +1,112 @@
+import type { Cell } from '@jupyterlab/cells';
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+
+import {
+  ActiveCellWatcher,
+  showDiagnosticCell,
+  toggleCellTag
+} from '../panel/cells';
+import type { Kale } from '../types';
+import { fakeNotebook, fakeTracker } from './fakes';
+
+const GRAMMAR: Kale.ITag[] = [
+  { tag: 'imports', role: 'imports', help: '' },
+  { tag: 'skip', role: 'skip', help: '' },
+  { tag: 'pipeline-parameters', role: 'parameters', help: '' }
+];
+
+describe('ActiveCellWatcher', () => {
+  it('shows the active cell and follows its tags', () => {
+    const nb = fakeNotebook();
+    const tracker = fakeTracker(nb);
+    const changed = jest.fn();
+    const watcher = new ActiveCellWatcher({
+      tracker: tracker as unknown as INotebookTracker,
+      notebook: () => nb.panel as unknown as NotebookPanel,
+      changed
+    });
+    expect(watcher.current).toBeNull(); // until it looks
+    watcher.refresh();
+    expect(watcher.current).toEqual({ index: 0, type: 'code', tags: [] });
+
+    nb.cell.model.setMetadata('tags', ['skip']);
+    expect(watcher.current).toEqual({ index: 0, type: 'code', tags: ['skip'] });
+    expect(changed).toHaveBeenCalledTimes(2);
+
+    // No active cell any more: nothing to show, the old cell is let go.
+    tracker.activeCell = null;
+    tracker.activeCellChanged.emit(null);
+    expect(watcher.current).toBeNull();
+    nb.cell.model.setMetadata('tags', ['imports']);
+    expect(watcher.current).toBeNull();
+
+    watcher.dispose();
+    tracker.activeCell = nb.cell;
+    tracker.activeCellChanged.emit(null);
+    expect(watcher.current).toBeNull(); // disposed: no longer follows
+  });
+
+  it('shows no cell outside the bound notebook', () => {
+    const nb = fakeNotebook();
+    const watcher = new ActiveCellWatcher({
+      tracker: fakeTracker(nb) as unknown as INotebookTracker,
+      notebook: () => null,
+      changed: () => undefined
+    });
+    watcher.refresh();
+    expect(watcher.current).toBeNull();
+    watcher.dispose();
+  });
+});
+
+describe('toggleCellTag', () => {
+  it('sets one role at a time and keeps the other tags', () => {
+    const { cell } = fakeNotebook();
+    cell.model.tags = ['pipeline-parameters', 'other'];
+    toggleCellTag(cell as unknown as Cell, 'imports', GRAMMAR);
+    expect(cell.model.tags).toEqual(['other', 'imports']);
+    toggleCellTag(cell as unknown as Cell, 'imports', GRAMMAR);
+    expect(cell.model.tags).toEqual(['other']);
+  });
+
+  it('removes the tags key when no tag is left', () => {
+    const { cell } = fakeNotebook();
+    cell.model.tags = ['skip'];
+    toggleCellTag(cell as unknown as Cell, 'skip', GRAMMAR);
+    expect(cell.model.tags).toBeUndefined();
+  });
+});
+
+describe('showDiagnosticCell', () => {
+  const diagnostic = (cell: number | null, cell_id?: string) =>
+    ({ severity: 'error', message: '', cell, cell_id }) as Kale.IDiagnostic;
+
+  it("selects a diagnostic's cell, by id first", async () => {
+    const { panel, notebook } = fakeNotebook();
+    const activate = jest.fn();
+    await showDiagnosticCell(
+      panel as unknown as NotebookPanel,
+      diagnostic(5, 'c1'),
+      activate
+    );
+    expect(activate).toHaveBeenCalledWith(panel);
+    expect(notebook.activeCellIndex).toBe(0);
+    expect(notebook.mode).toBe('command');
+    expect(notebook.scrollToItem).toHaveBeenCalledWith(0, 'center');
+  });
+
+  it('falls back to the index, and leaves the notebook alone past its end', async () => {
+    const { panel, notebook } = fakeNotebook();
+    const activate = jest.fn();
+    const show = (d: Kale.IDiagnostic) =>
+      showDiagnosticCell(panel as unknown as NotebookPanel, d, activate);
+    await show(diagnostic(3, 'gone'));
+    await show(diagnostic(null));
+    expect(activate).not.toHaveBeenCalled();
+    expect(notebook.activeCellIndex).toBe(-1);
+    expect(notebook.mode).toBe('edit');
+
+    await show(diagnostic(0, 'gone'));
+    expect(notebook.activeCellIndex).toBe(0);
+  });
+});

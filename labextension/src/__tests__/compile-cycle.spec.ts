@@ -1,0 +1,87 @@
+import type { KaleService } from '../api';
+import { CompileCycle } from '../panel/compile-cycle';
+import type { Kale } from '../types';
+import { compileResult, fakeService } from './fakes';
+import { until } from './helpers';
+
+function setup(request: Kale.JobRequest | null = { path: 'nb.ipynb' }) {
+  const service = fakeService();
+  const changed = jest.fn();
+  const cycle = new CompileCycle({
+    service: service as unknown as KaleService,
+    request: () => request,
+    changed,
+    delay: 0
+  });
+  return { service, changed, cycle };
+}
+
+describe('CompileCycle', () => {
+  it('compiles, says so while it does, and keeps the answer', async () => {
+    const { service, changed, cycle } = setup();
+    cycle.now();
+    expect(cycle.running).toBe(true);
+    await until(() => !cycle.running);
+    expect(service.compile.mock.calls[0][0]).toEqual({ path: 'nb.ipynb' });
+    expect(cycle.result).toEqual(compileResult());
+    expect(cycle.error).toBe('');
+    expect(changed).toHaveBeenCalledTimes(2); // started, answered
+    cycle.dispose();
+  });
+
+  it("shows the server's message when a compile fails", async () => {
+    const { service, cycle } = setup();
+    service.compile.mockRejectedValue(new Error('the server is gone'));
+    cycle.now();
+    await until(() => !cycle.running);
+    expect(cycle.result).toBeNull();
+    expect(cycle.error).toBe('the server is gone');
+    cycle.dispose();
+  });
+
+  it('keeps only the answer of the latest compile', async () => {
+    const { service, cycle } = setup();
+    let older!: (r: Kale.ICompileResult) => void;
+    service.compile.mockImplementationOnce(
+      (_, signal: AbortSignal) =>
+        new Promise(resolve => {
+          older = resolve;
+          expect(signal.aborted).toBe(false);
+        })
+    );
+    service.compile.mockResolvedValueOnce(compileResult({ nodes: 2 }));
+    cycle.now();
+    cycle.now();
+    await until(() => !cycle.running);
+    older(compileResult({ nodes: 9 }));
+    await Promise.resolve();
+    expect(service.compile.mock.calls[0][1].aborted).toBe(true);
+    expect(cycle.result?.nodes).toBe(2);
+    cycle.dispose();
+  });
+
+  it('compiles once after a burst of changes', async () => {
+    const { service, cycle } = setup();
+    cycle.schedule();
+    cycle.schedule();
+    cycle.schedule();
+    await until(() => service.compile.mock.calls.length > 0 && !cycle.running);
+    expect(service.compile).toHaveBeenCalledTimes(1);
+    cycle.dispose();
+  });
+
+  it('forgets the answer for another notebook, and compiles nothing without one', async () => {
+    const { cycle } = setup();
+    cycle.now();
+    await until(() => !cycle.running);
+    cycle.reset();
+    expect(cycle.result).toBeNull();
+    cycle.dispose();
+
+    const none = setup(null);
+    none.cycle.now();
+    expect(none.cycle.running).toBe(false);
+    expect(none.service.compile).not.toHaveBeenCalled();
+    none.cycle.dispose();
+  });
+});

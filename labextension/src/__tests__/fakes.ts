@@ -1,0 +1,187 @@
+/**
+ * Stand-ins for JupyterLab's notebook objects and the server's answers,
+ * shared by the specs (this file holds no tests).
+ */
+import { Signal } from '@lumino/signaling';
+
+import type { Kale } from '../types';
+
+const copy = <T>(v: T): T =>
+  v === undefined ? v : JSON.parse(JSON.stringify(v));
+
+/**
+ * A notebook model with just what the panel uses.
+ */
+export class FakeModel {
+  metadataChanged = new Signal<this, { key: string }>(this);
+  contentChanged = new Signal<this, void>(this);
+  dirty = false;
+  metadata: { [key: string]: unknown } = {};
+  sharedModel = {};
+  writes = 0;
+  getMetadata(key: string): unknown {
+    return copy(this.metadata[key]);
+  }
+  setMetadata(key: string, value: unknown): void {
+    this.writes++;
+    this.metadata[key] = copy(value);
+    this.dirty = true;
+    this.metadataChanged.emit({ key });
+    this.contentChanged.emit();
+  }
+  deleteMetadata(key: string): void {
+    this.writes++;
+    delete this.metadata[key];
+    this.metadataChanged.emit({ key });
+  }
+  toJSON() {
+    return {
+      cells: [],
+      metadata: copy(this.metadata),
+      nbformat: 4,
+      nbformat_minor: 5
+    };
+  }
+}
+
+export class FakeCellModel {
+  type = 'code';
+  id = 'c1';
+  metadataChanged = new Signal<this, unknown>(this);
+  tags: string[] | undefined;
+  getMetadata(key: string) {
+    return key === 'tags' ? copy(this.tags) : undefined;
+  }
+  setMetadata(key: string, value: string[]) {
+    this.tags = copy(value);
+    this.metadataChanged.emit({});
+  }
+  deleteMetadata() {
+    this.tags = undefined;
+    this.metadataChanged.emit({});
+  }
+}
+
+/**
+ * A notebook panel of one code cell, at `path`, whose file is loaded when
+ * `ready` resolves; `metadata` is its `kale_ext` metadata.
+ */
+export function fakeNotebook(
+  options: { metadata?: unknown; path?: string; ready?: Promise<void> } = {}
+) {
+  const model = new FakeModel();
+  if (options.metadata) {
+    model.metadata.kale_ext = options.metadata;
+  }
+  const cell = { model: new FakeCellModel(), isDisposed: false };
+  const notebook = {
+    widgets: [cell],
+    mode: 'edit',
+    activeCellIndex: -1,
+    deselectAll: jest.fn(),
+    scrollToItem: jest.fn().mockResolvedValue(undefined)
+  };
+  const path = options.path ?? 'dir/nb.ipynb';
+  const panel = {
+    id: `nb-${path}`,
+    model,
+    content: notebook,
+    context: {
+      ready: options.ready ?? Promise.resolve(),
+      localPath: path,
+      path
+    },
+    disposed: new Signal({}),
+    isDisposed: false
+  };
+  return { panel, model, notebook, cell };
+}
+
+export type FakeNotebook = ReturnType<typeof fakeNotebook>;
+
+/**
+ * A notebook tracker whose current notebook is `current`.
+ */
+export function fakeTracker(current: FakeNotebook | null) {
+  return {
+    currentWidget: current?.panel ?? null,
+    activeCell: current?.cell ?? null,
+    currentChanged: new Signal<unknown, unknown>({}),
+    activeCellChanged: new Signal<unknown, unknown>({}),
+    widgetAdded: new Signal({}),
+    forEach: (fn: (p: unknown) => void) => current && fn(current.panel)
+  };
+}
+
+/**
+ * `GET defaults`: built in, except what `set` says (field: [value, source]).
+ */
+export function defaultsResponse(
+  set: { [field: string]: [unknown, string] } = {}
+): Kale.IDefaults {
+  const values: { [field: string]: unknown } = {
+    backend: 'auto',
+    namespace: null,
+    runtime: 'torch-distributed',
+    image: null,
+    pip_index_urls: [],
+    nodes: null,
+    cpu: null,
+    memory: null,
+    gpu: null
+  };
+  const sources: { [field: string]: string } = {};
+  for (const field of Object.keys(values)) {
+    sources[field] = 'built in';
+  }
+  for (const [field, [value, source]] of Object.entries(set)) {
+    values[field] = value;
+    sources[field] = source;
+  }
+  return { defaults: values, sources } as unknown as Kale.IDefaults;
+}
+
+/**
+ * A compile that succeeded.
+ */
+export function compileResult(
+  change: Partial<Kale.ICompileResult> = {}
+): Kale.ICompileResult {
+  return {
+    ok: true,
+    errors: [],
+    warnings: [],
+    function_name: 'nb',
+    parameters: { epochs: 6 },
+    packages: ['torch==2.13.0'],
+    runtime: 'torch-distributed',
+    trainjob_yaml: 'kind: TrainJob\n',
+    ...change
+  };
+}
+
+/**
+ * A service whose every call answers as a working local server would.
+ */
+export function fakeService() {
+  return {
+    compile: jest.fn().mockResolvedValue(compileResult()),
+    submit: jest
+      .fn()
+      .mockResolvedValue({ name: 'nb-abcde', backend: 'local', warnings: [] }),
+    listJobs: jest.fn().mockResolvedValue([]),
+    deleteJob: jest.fn().mockResolvedValue(undefined),
+    getBackend: jest
+      .fn()
+      .mockResolvedValue({ name: 'local', reason: 'r', namespace: null }),
+    listRuntimes: jest.fn().mockResolvedValue([]),
+    getDefaults: jest.fn().mockResolvedValue(defaultsResponse()),
+    listTags: jest.fn().mockResolvedValue([
+      { tag: 'imports', role: 'imports', help: '' },
+      { tag: 'skip', role: 'skip', help: '' },
+      { tag: 'pipeline-parameters', role: 'parameters', help: '' }
+    ])
+  };
+}
+
+export type FakeService = ReturnType<typeof fakeService>;

@@ -1,0 +1,80 @@
+import { KaleAPIError, KaleService } from '../api';
+import { deleteJob, submitJob } from '../panel/job-actions';
+import { JobsModel } from '../panel/jobs-model';
+import type { Kale } from '../types';
+import { fakeService } from './fakes';
+
+function setup() {
+  const fake = fakeService();
+  const service = fake as unknown as KaleService;
+  const jobs = new JobsModel({ service, pollInterval: 1e6 });
+  return { fake, service, jobs };
+}
+
+describe('submitJob', () => {
+  let ctx: ReturnType<typeof setup>;
+  afterEach(() => ctx.jobs.dispose());
+
+  it('names the job, its backend and the warnings, and keeps the request', async () => {
+    ctx = setup();
+    ctx.fake.submit.mockResolvedValue({
+      name: 'nb-abcde',
+      backend: 'kubernetes',
+      warnings: ['the image lacks numpy']
+    });
+    const body = { path: 'nb.ipynb', options: { nodes: 2 } };
+    expect(await submitJob(ctx.service, ctx.jobs, body)).toEqual({
+      kind: 'info',
+      text: 'Submitted nb-abcde (kubernetes)',
+      details: ['the image lacks numpy']
+    });
+    expect(
+      ctx.jobs.rerunRequest({ name: 'nb-abcde' } as Kale.IJobInfo)
+    ).toEqual(body);
+  });
+
+  it("shows the server's message and diagnostics when a submit fails", async () => {
+    ctx = setup();
+    const diagnostic = {
+      severity: 'error',
+      message: 'x',
+      cell: 2
+    } as Kale.IDiagnostic;
+    ctx.fake.submit.mockRejectedValue(
+      new KaleAPIError(
+        new Response(null, { status: 422 }),
+        'does not compile',
+        [diagnostic]
+      )
+    );
+    expect(
+      await submitJob(ctx.service, ctx.jobs, { path: 'nb.ipynb' })
+    ).toEqual({
+      kind: 'error',
+      text: 'does not compile',
+      diagnostics: [diagnostic]
+    });
+    expect(ctx.jobs.rerunRequest({ name: 'nb-abcde' } as Kale.IJobInfo)).toBe(
+      null
+    );
+  });
+});
+
+describe('deleteJob', () => {
+  it("says what was deleted, or the server's message", async () => {
+    const { fake, jobs } = setup();
+    jobs.jobs = [{ name: 'a' }, { name: 'b' }] as Kale.IJobInfo[];
+    expect(await deleteJob(jobs, 'a')).toEqual({
+      kind: 'info',
+      text: 'Deleted a'
+    });
+    expect(jobs.jobs?.map(j => j.name)).toEqual(['b']);
+
+    fake.deleteJob.mockRejectedValue(new Error('job b does not exist'));
+    expect(await deleteJob(jobs, 'b')).toEqual({
+      kind: 'error',
+      text: 'job b does not exist'
+    });
+    jobs.dispose();
+  });
+});

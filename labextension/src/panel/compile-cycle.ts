@@ -1,0 +1,118 @@
+import type { IDisposable } from '@lumino/disposable';
+import { Debouncer } from '@lumino/polling';
+
+import type { KaleService } from '../api';
+import { errorMessage } from '../errors';
+import type { Kale } from '../types';
+
+/**
+ * The notebook checked as it changes: a compile a short while after the
+ * last change (the preview, diagnostics and parameters come back), each
+ * new one cancelling the one still on its way.
+ */
+export class CompileCycle implements IDisposable {
+  constructor(options: CompileCycle.IOptions) {
+    this._service = options.service;
+    this._request = options.request;
+    this._changed = options.changed;
+    this._debouncer = new Debouncer(() => this._run(), options.delay ?? 400);
+  }
+
+  /** The last answer, or null before the first (or after a failure). */
+  result: Kale.ICompileResult | null = null;
+  /** Whether a compile is on its way. */
+  running = false;
+  /** Why the last compile failed (the server's message), or ''. */
+  error = '';
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /**
+   * Compile a short while after the last call.
+   */
+  schedule(): void {
+    void this._debouncer.invoke();
+  }
+
+  /**
+   * Compile at once.
+   */
+  now(): void {
+    this._debouncer.stop();
+    void this._run();
+  }
+
+  /**
+   * Forget the answer and cancel the compile on its way (another notebook).
+   */
+  reset(): void {
+    this.cancel();
+    this.result = null;
+    this.running = false;
+    this.error = '';
+  }
+
+  /**
+   * Cancel the compile on its way: its answer is not wanted.
+   */
+  cancel(): void {
+    this._abort?.abort();
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this._debouncer.dispose();
+    this.cancel();
+  }
+
+  private async _run(): Promise<void> {
+    const body = this._request();
+    if (!body) {
+      return;
+    }
+    this._abort?.abort();
+    const abort = (this._abort = new AbortController());
+    this.running = true;
+    this._changed();
+    try {
+      const result = await this._service.compile(body, abort.signal);
+      if (abort.signal.aborted) {
+        return;
+      }
+      this.result = result;
+      this.error = '';
+    } catch (reason) {
+      if (abort.signal.aborted) {
+        return;
+      }
+      this.result = null;
+      this.error = errorMessage(reason);
+    }
+    this.running = false;
+    this._changed();
+  }
+
+  private _service: KaleService;
+  private _request: () => Kale.JobRequest | null;
+  private _changed: () => void;
+  private _debouncer: Debouncer;
+  private _abort: AbortController | null = null;
+  private _disposed = false;
+}
+
+export namespace CompileCycle {
+  export interface IOptions {
+    service: KaleService;
+    /** What to compile now, or null when there is nothing to. */
+    request: () => Kale.JobRequest | null;
+    /** Called when a compile starts and when its answer is in. */
+    changed: () => void;
+    /** How long after the last change to compile, in ms. */
+    delay?: number;
+  }
+}
