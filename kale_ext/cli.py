@@ -27,50 +27,17 @@ the same as the JupyterLab panel's: see `kale-ext defaults`.
 
 
 def _add_job_options(p: argparse.ArgumentParser) -> None:
-    """Submit-time choices, shared by `compile --trainjob` and `run`."""
-    g = p.add_argument_group("job options (override the notebook's settings and the defaults)")
-    g.add_argument("--runtime", help="training runtime (default: see `kale-ext defaults`)")
-    g.add_argument("--nodes", type=int, help="number of nodes")
-    g.add_argument("--procs-per-node", type=int, help="processes per node (default: GPUs or 1)")
-    g.add_argument("--gpu", help="GPUs per node: a count, or a MIG profile such as mig-1g.5gb")
-    g.add_argument("--cpu", help="CPU per node (requests and limits), e.g. 4 or 500m")
-    g.add_argument("--memory", help="memory per node (requests and limits), e.g. 16Gi")
-    g.add_argument("--image", help="container image for the training nodes")
-    g.add_argument("--name", help="job name (default: from the notebook, with a random suffix)")
-    g.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a parameter; VALUE is JSON, or else a string (repeatable)",
-    )
+    """Submit-time choices (kale_ext/job/options.py), shared by `compile --trainjob`, `run` and
+    the magics."""
+    from .job.options import add_flags
+
+    add_flags(p, "job options (override the notebook's settings and the defaults)")
 
 
 def _job_options(args) -> dict:
-    params = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise KaleExtError(f"--param {item!r}: write NAME=VALUE")
-        try:
-            params[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key.strip()] = value
-    gpu = args.gpu
-    if gpu is not None and gpu.isdigit():
-        gpu = int(gpu)
-    picked = {
-        "runtime": args.runtime,
-        "nodes": args.nodes,
-        "procs_per_node": args.procs_per_node,
-        "gpu": gpu,
-        "cpu": args.cpu,
-        "memory": args.memory,
-        "image": args.image,
-        "name": args.name,
-        "parameters": params or None,
-    }
-    return {k: v for k, v in picked.items() if v is not None}
+    from .job.options import from_args
+
+    return from_args(args)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,13 +61,6 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output-dir", help="where to write the module (default: .kale_ext/ beside it)"
     )
     c.add_argument("--function", help="name of the generated function (default: from the file)")
-    c.add_argument(
-        "--package",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="a package to install in the job, overriding the detected pin (repeatable)",
-    )
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.add_argument(
         "--trainjob", action="store_true", help="also write the TrainJob as trainjob.yaml"
@@ -215,7 +175,8 @@ def _compile(args) -> int:
     notebook = Path(args.notebook)
     trainjob = None
     try:
-        job = compile_notebook(notebook, function_name=args.function, packages=args.package)
+        packages = args.packages or []
+        job = compile_notebook(notebook, function_name=args.function, packages=packages)
         out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
         if args.trainjob:
             trainjob, spec = _trainjob(job, args)

@@ -69,7 +69,7 @@ class ConfigError(KaleExtError):
     """A configuration value is invalid; ``field`` names it (e.g. ``limits.cpu``)."""
 
     def __init__(self, field: str, message: str):
-        self.field = field
+        self.field, self.message = field, message
         super().__init__(f"{field}: {message}")
 
     def to_dict(self) -> dict:

@@ -104,17 +104,23 @@ def test_compile_trainjob_applies_submit_settings(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "flags, message",
-    [
-        (["--cpu", "1 0"], "cpu: '1 0' is not a Kubernetes quantity"),
-        (["--nodes", "0"], "nodes: must be at least 1"),
-        (["--name", "Bad_Name"], "name: 'Bad_Name' is not a valid job name"),
-        (["--param", "nope=1"], "parameters.nope: the notebook has no such parameter"),
+    "flags, code, message",
+    [  # a flag's own value is refused as the command line is read (a usage error: 2)
+        (["--cpu", "1 0"], 2, "argument --cpu: '1 0' is not a Kubernetes quantity"),
+        (["--nodes", "0"], 2, "argument --nodes: must be at least 1"),
+        (["--nodes", "5000"], 2, "argument --nodes: must be at most 1000, got 5000"),
+        (["--name", "Bad_Name"], 1, "name: 'Bad_Name' is not a valid job name"),
+        (["--param", "nope=1"], 1, "parameters.nope: the notebook has no such parameter"),
+        (
+            ["--param", "epochs=abc"],
+            1,
+            "parameters.epochs: expects an int (a whole number) like its default 6, not 'abc'",
+        ),
     ],
 )
-def test_compile_trainjob_bad_settings(tmp_path, flags, message):
+def test_compile_trainjob_bad_settings(tmp_path, flags, code, message):
     out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--trainjob", *flags)
-    assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == code and message in out.stderr and "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 

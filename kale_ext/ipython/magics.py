@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import json
 import re
 import shlex
 import sys
@@ -24,10 +23,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
-from ..errors import CompileError, ConfigError, KaleExtError
+from ..errors import CompileError, KaleExtError
 
 # ---------------------------------------------------------------------------------------------
-# Options (the CLI's names)
+# Options (kale_ext/job/options.py: the CLI's flags too)
 
 
 def _count(minimum: int):
@@ -43,62 +42,10 @@ def _count(minimum: int):
     return count
 
 
-def _gpu(text: str) -> int | str:
-    if text.lower().startswith("mig-"):
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a number of GPUs (0 or more) or a MIG profile such as mig-1g.5gb, "
-            f"not {text!r}"
-        )
-    return value
-
-
-def _quantity(kind: str):
-    def check(text: str) -> str:
-        from ..job.distributed import quantity
-
-        try:
-            return quantity(text, kind)
-        except ConfigError as e:
-            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[-1]) from None
-
-    return check
-
-
-def _package(text: str) -> str:
-    if "://" in text:
-        return text
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        Requirement(text)
-    except InvalidRequirement as e:
-        first = str(e).splitlines()[0]
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a package requirement: {first}"
-        ) from None
-    return text
-
-
 def _identifier(text: str) -> str:
     if not text.isidentifier():
         raise argparse.ArgumentTypeError(f"{text!r} is not a variable name")
     return text
-
-
-def _param(text: str) -> tuple[str, object]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip().isidentifier():
-        raise argparse.ArgumentTypeError(f"{text!r}: write NAME=VALUE")
-    try:
-        return key.strip(), json.loads(value)
-    except json.JSONDecodeError:
-        return key.strip(), value
 
 
 def _add_backend(p: argparse.ArgumentParser) -> None:
@@ -110,39 +57,15 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
 
 
 def _job_parser(prog: str, description: str) -> MagicArgumentParser:
+    from ..job.options import add_flags
+
     p = MagicArgumentParser(prog=prog, description=description)
-    p.add_argument("--runtime", help="training runtime (default: torch-distributed)")
-    p.add_argument("--nodes", type=_count(1), help="number of nodes")
-    p.add_argument(
-        "--procs-per-node", type=_count(1), help="processes per node (default: GPUs or 1)"
-    )
-    p.add_argument("--gpu", type=_gpu, help="GPUs per node: a count, or a MIG profile")
-    p.add_argument("--cpu", type=_quantity("cpu"), help="CPU per node, e.g. 4 or 500m")
-    p.add_argument("--memory", type=_quantity("memory"), help="memory per node, e.g. 16Gi")
-    p.add_argument("--image", help="container image for the training nodes")
-    p.add_argument("--name", help="job name (default: from the notebook, with a random suffix)")
+    add_flags(p)
     p.add_argument(
         "--config",
         type=_identifier,
         metavar="VAR",
         help="a DistributedConfig variable of the kernel, laid over the other settings",
-    )
-    p.add_argument(
-        "--package",
-        type=_package,
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="P",
-        help="packages to install in the job, overriding detected pins (repeatable)",
-    )
-    p.add_argument(
-        "--param",
-        type=_param,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a parameter; VALUE is JSON, or else a string (repeatable)",
     )
     _add_backend(p)
     p.add_argument(
@@ -378,20 +301,12 @@ class KaleMagics(Magics):
     # -- shared: options, backend, submit --
 
     def _options(self, args) -> dict:
-        picked = {
-            "runtime": args.runtime,
-            "nodes": args.nodes,
-            "procs_per_node": args.procs_per_node,
-            "gpu": args.gpu,
-            "cpu": args.cpu,
-            "memory": args.memory,
-            "image": args.image,
-            "name": args.name,
-            "packages": args.package or None,
-            "parameters": dict(args.param) or None,
-            "config": self._config(args.config) if args.config else None,
-        }
-        return {k: v for k, v in picked.items() if v is not None}
+        from ..job.options import from_args
+
+        options = from_args(args)
+        if args.config:
+            options["config"] = self._config(args.config)
+        return options
 
     def _config(self, var: str):
         from ..job.distributed import DistributedConfig

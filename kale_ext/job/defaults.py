@@ -17,12 +17,14 @@ its metadata (written by the panel), then the options of one submit (panel, CLI 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .k8s_values import matches
+from .options import BY_NAME
+from .options import check as check_option
 from .runtimes import DEFAULT_RUNTIME
 
 PLUGIN_ID = "kale-ext:plugin"
@@ -30,7 +32,6 @@ BACKENDS = ("auto", "local", "kubernetes")
 SERVER = "server configuration"
 LAB = "JupyterLab settings"
 BUILT_IN = "built in"
-_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Defaults:
     def job_options(self):
         """The job-shaping defaults as a JobOptions layer (backend and namespace choose where a
         job runs, not what it is)."""
-        from .spec import JobOptions
+        from .options import JobOptions
 
         return JobOptions(
             runtime=self.runtime,
@@ -87,8 +88,6 @@ UNSET = {
 
 def check(name: str, value: Any, where: str) -> Any:
     """One default's value, validated; ConfigError names the field and the layer."""
-    from .distributed import quantity
-
     label = f"defaults.{name}"
 
     def bad(why: str) -> ConfigError:
@@ -104,33 +103,16 @@ def check(name: str, value: Any, where: str) -> Any:
         if value not in BACKENDS:
             raise bad(f"must be one of {', '.join(BACKENDS)}, not {value!r}")
     elif name == "namespace":
-        if not isinstance(value, str) or len(value) > 63 or not _NAMESPACE.match(value):
+        if not matches("dns_label", value):
             raise bad(f"{value!r} is not a Kubernetes namespace name")
-    elif name in ("runtime", "image"):
-        if not isinstance(value, str) or not value.strip() or value != value.strip():
-            raise bad(f"must be a name without spaces around it, not {value!r}")
-    elif name == "pip_index_urls":
-        if not isinstance(value, (list, tuple)):
-            raise bad(f"must be a list of http(s) URLs, not {value!r}")
-        for url in value:
-            if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
-                raise bad(f"{url!r} is not an http(s) URL")
-        return tuple(value)
-    elif name == "nodes":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise bad(f"must be a whole number of at least 1, not {value!r}")
-    elif name in ("cpu", "memory"):
+    elif name in ("runtime", "image") and (not isinstance(value, str) or value != value.strip()):
+        raise bad(f"must be a name without spaces around it, not {value!r}")
+    else:  # a job option: checked as a submit's own value is
         try:
-            return quantity(value, label)
+            value = check_option(BY_NAME[name], value, label)
         except ConfigError as e:
-            raise bad(str(e).removeprefix(f"{label}: ")) from None
-    elif name == "gpu":
-        if isinstance(value, str) and value.isdigit():
-            value = int(value)
-        ok_count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        ok_mig = isinstance(value, str) and value.lower().startswith("mig-")
-        if not ok_count and not ok_mig:
-            raise bad(f"must be a GPU count or a MIG profile such as mig-1g.5gb, not {value!r}")
+            raise bad(e.message) from None
+        return tuple(value) if name == "pip_index_urls" else value
     return value
 
 

@@ -15,10 +15,16 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..errors import ConfigError
+from .k8s_values import (
+    ENV_NAME,
+    RESERVED_ENV,
+    check_accelerators,
+    check_labels,
+    check_resources,
+)
 
 # The kubernetes client's models that users may import from here (loaded on first use).
 _K8S_EXPORTS = (
@@ -40,135 +46,6 @@ def __getattr__(name: str):
 
         return getattr(kubernetes.client, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# ----- Kubernetes value rules ------------------------------------------------------------------
-
-_QUANTITY = re.compile(
-    r"^(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
-)
-_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(f"^{_NAME}$")
-_LABEL_VALUE = re.compile(f"^({_NAME})?$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-#: Set by the Trainer torch plugin on every node; the webhook rejects a TrainJob that sets them.
-RESERVED_ENV = frozenset(
-    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
-)
-GPU = "nvidia.com/gpu"
-_MIG_PREFIX = "nvidia.com/mig-"
-_SUFFIXES = {
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1,
-    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-}  # fmt: skip
-
-
-def resource_key(key: str) -> str:
-    """The Kubernetes name of a resource: `gpu` → `nvidia.com/gpu`, `mig-1g.5gb` → MIG."""
-    k = key.strip()
-    low = k.lower()
-    if low == "gpu":
-        return GPU
-    if low.startswith("mig-"):
-        return _MIG_PREFIX + low[len("mig-") :]
-    if low in ("cpu", "memory", "ephemeral-storage"):
-        return low
-    if low == "storage":
-        return "ephemeral-storage"
-    return k
-
-
-def quantity(value: Any, where: str) -> str:
-    """A Kubernetes quantity as a string; numbers become strings, anything else is checked."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ConfigError(where, f"must be a quantity such as 2, '500m' or '16Gi', not {value!r}")
-    text = repr(value) if isinstance(value, float) else str(value)
-    if isinstance(value, (int, float)) and value < 0:
-        raise ConfigError(where, f"must not be negative, got {value!r}")
-    if not _QUANTITY.match(text):
-        hint = " (no spaces)" if " " in text.strip() or text != text.strip() else ""
-        raise ConfigError(
-            where, f"{text!r} is not a Kubernetes quantity such as '500m' or '16Gi'{hint}"
-        )
-    return text
-
-
-def quantity_value(text: str) -> Decimal:
-    """The numeric value of a valid quantity string (for comparisons)."""
-    m = re.match(r"^([0-9.]+)([eE][+-]?[0-9.]+)?([A-Za-z]*)$", text)
-    if not m:
-        raise ValueError(text)
-    try:
-        number = Decimal(m.group(1) + (m.group(2) or ""))
-    except InvalidOperation:
-        raise ValueError(text) from None
-    return number * Decimal(_SUFFIXES.get(m.group(3), 1))
-
-
-def check_label_key(key: Any, where: str) -> None:
-    if not isinstance(key, str) or not key:
-        raise ConfigError(where, f"a key must be a non-empty string, not {key!r}")
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        raise ConfigError(f"{where}[{key!r}]", "the key's prefix must be a DNS subdomain")
-    if len(name) > 63 or not _QUALIFIED_NAME.match(name):
-        raise ConfigError(
-            f"{where}[{key!r}]",
-            "a key must be at most 63 letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit (optionally prefixed 'domain/')",
-        )
-
-
-def check_labels(values: Any, where: str, *, annotations: bool = False) -> dict[str, str]:
-    if not isinstance(values, dict):
-        raise ConfigError(where, f"must be a mapping of strings, not {type(values).__name__}")
-    for key, value in values.items():
-        check_label_key(key, where)
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}[{key!r}]", f"the value must be a string, not {value!r}")
-        if not annotations and (len(value) > 63 or not _LABEL_VALUE.match(value)):
-            raise ConfigError(
-                f"{where}[{key!r}]",
-                f"{value!r} is not a valid label value (at most 63 letters, digits, '-', '_' "
-                "or '.', starting and ending with a letter or digit)",
-            )
-    return dict(values)
-
-
-def check_resources(values: Any, where: str) -> dict[str, str]:
-    """Normalised resources: Kubernetes names, string quantities, whole GPU counts."""
-    if not isinstance(values, dict):
-        raise ConfigError(
-            where, f"must be a mapping of resource names to quantities, not {values!r}"
-        )
-    out: dict[str, str] = {}
-    for key, value in values.items():
-        if not isinstance(key, str) or not key.strip():
-            raise ConfigError(where, f"resource names must be non-empty strings, not {key!r}")
-        name = resource_key(key)
-        q = quantity(value, f"{where}.{key}")
-        if (name == GPU or name.startswith(_MIG_PREFIX)) and quantity_value(q) % 1:
-            raise ConfigError(f"{where}.{key}", f"GPUs are whole devices, not {q}")
-        out[name] = q
-    return out
-
-
-def _check_accelerators(requests: dict, limits: dict) -> None:
-    names = set(requests) | set(limits)
-    migs = sorted(n for n in names if n.startswith(_MIG_PREFIX))
-    if GPU in names and migs:
-        raise ConfigError(
-            "limits", f"request either whole GPUs or a MIG profile, not both ({migs[0]})"
-        )
-    if len(migs) > 1:
-        raise ConfigError("limits", f"request one MIG profile at a time, not {', '.join(migs)}")
-    for name in names & set(requests) & set(limits):
-        if quantity_value(requests[name]) > quantity_value(limits[name]):
-            raise ConfigError(
-                f"requests.{name}", f"{requests[name]} is more than its limit {limits[name]}"
-            )
 
 
 # ----- Kubernetes objects from dicts -----------------------------------------------------------
@@ -338,7 +215,7 @@ class DistributedConfig:
         ]
         self.requests = check_resources(self.requests, "requests")
         self.limits = check_resources(self.limits, "limits")
-        _check_accelerators(self.requests, self.limits)
+        check_accelerators(self.requests, self.limits)
         self.annotations = check_labels(self.annotations, "annotations", annotations=True)
         self.labels = check_labels(self.labels, "labels")
         self.node_selector = check_labels(self.node_selector, "node_selector")

@@ -7,67 +7,20 @@ resource tags) > the user's and the site's defaults (kale_ext.defaults) > the ru
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from ..compile.compiler import CompiledJob
 from ..errors import ConfigError
-from .distributed import DistributedConfig, check_labels, check_resources, quantity, resource_key
+from .arguments import typed_arguments
+from .distributed import DistributedConfig
+from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
+from .options import BY_NAME, JobOptions, check
 from .runtimes import DEFAULT_RUNTIME, Runtime
 
-_RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_URI_SCHEMES = ("hf://", "s3://", "cache://")
-
-
-@dataclass
-class JobOptions:
-    """Submit-time choices. ``None`` means: not chosen here, take the next layer's value."""
-
-    name: str | None = None
-    runtime: str | None = None
-    nodes: int | None = None
-    procs_per_node: int | None = None
-    gpu: int | str | None = None  # a count of whole GPUs, or a MIG profile such as "mig-1g.5gb"
-    cpu: str | int | float | None = None
-    memory: str | None = None
-    image: str | None = None
-    parameters: dict | None = None
-    packages: list | None = None  # extra packages (override detected pins by name)
-    pip_index_urls: list | None = None
-    env: dict | None = None  # plain NAME: value pairs
-    config: Any = None  # a DistributedConfig (or its dict) laid over the notebook's
-    dataset_uri: str | None = None
-    model_uri: str | None = None
-
-    @classmethod
-    def from_dict(cls, data: Any, where: str = "options") -> JobOptions:
-        if isinstance(data, JobOptions):
-            return data
-        if data is None:
-            return cls()
-        if not isinstance(data, dict):
-            raise ConfigError(where, f"must be an object, not {type(data).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(
-                f"{where}.{unknown[0]}", f"unknown option (known: {', '.join(sorted(known))})"
-            )
-        return cls(**data)
-
-    def over(self, lower: JobOptions) -> JobOptions:
-        """These options, falling back to ``lower`` where not chosen."""
-        return JobOptions(
-            **{
-                f.name: getattr(self, f.name)
-                if getattr(self, f.name) is not None
-                else getattr(lower, f.name)
-                for f in fields(self)
-            }
-        )
+if TYPE_CHECKING:
+    from ..compile.compiler import CompiledJob
 
 
 @dataclass
@@ -90,14 +43,6 @@ class JobSpec:
     options: dict = field(default_factory=dict)  # the explicit submit options, for a rerun
 
 
-def _positive(value: Any, where: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(where, f"must be a whole number, not {value!r}")
-    if value < minimum:
-        raise ConfigError(where, f"must be at least {minimum}, got {value}")
-    return value
-
-
 def name_limit(runtime: Runtime, nodes: int) -> int:
     """The longest TrainJob name whose pods' names stay within 63 characters.
 
@@ -109,7 +54,7 @@ def name_limit(runtime: Runtime, nodes: int) -> int:
 
 
 def check_name(name: str, limit: int) -> str:
-    if not isinstance(name, str) or not _RFC1035.match(name):
+    if not matches("job_name", name):
         raise ConfigError(
             "name",
             f"{name!r} is not a valid job name: lowercase letters, digits and '-', starting with a "
@@ -143,10 +88,8 @@ def _flag_config(o: JobOptions) -> DistributedConfig:
         if isinstance(o.gpu, str) and o.gpu.lower().startswith("mig-"):
             resources[resource_key(o.gpu)] = "1"
         else:
-            count = o.gpu
-            if isinstance(count, str) and count.isdigit():
-                count = int(count)
-            if _positive(count, "gpu", 0):
+            count = check(BY_NAME["gpu"], o.gpu)
+            if count:
                 resources["nvidia.com/gpu"] = str(count)
     env = o.env or {}
     if not isinstance(env, dict):
@@ -156,28 +99,6 @@ def _flag_config(o: JobOptions) -> DistributedConfig:
         limits=resources,
         env=[{"name": k, "value": str(v)} for k, v in env.items()],
     )
-
-
-def _func_args(job: CompiledJob, parameters: Any) -> dict:
-    if parameters is None:
-        return {}
-    if not isinstance(parameters, dict):
-        raise ConfigError("parameters", "must be a mapping of parameter names to values")
-    for key, value in parameters.items():
-        if key not in job.parameters:
-            known = ", ".join(job.parameters) or "none"
-            raise ConfigError(
-                f"parameters.{key}", f"the notebook has no such parameter (it has: {known})"
-            )
-        try:
-            if json.loads(json.dumps(value)) != value:
-                raise ValueError
-        except (TypeError, ValueError):
-            raise ConfigError(
-                f"parameters.{key}",
-                f"{value!r} must be a JSON value (number, string, bool, null, list or object)",
-            ) from None
-    return dict(parameters)
 
 
 def runtime_name(options: JobOptions | dict | None, kale_metadata, defaults=None) -> str:
@@ -240,11 +161,12 @@ def build_job_spec(
 
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
     nodes = nodes if nodes is not None else runtime.num_nodes
-    nodes = _positive(nodes, "nodes")
+    nodes = check(BY_NAME["nodes"], nodes)
     gpus = config.limits.get("nvidia.com/gpu") or config.requests.get("nvidia.com/gpu")
     default_procs = int(gpus) if gpus and int(gpus) > 0 else 1
-    procs = _positive(
-        o.procs_per_node if o.procs_per_node is not None else default_procs, "procs_per_node"
+    procs = check(
+        BY_NAME["procs_per_node"],
+        o.procs_per_node if o.procs_per_node is not None else default_procs,
     )
     limit = name_limit(runtime, nodes)
     name = (
@@ -264,13 +186,7 @@ def build_job_spec(
         key = canonicalize_name(requirement_name(extra))
         packages = [p for p in packages if canonicalize_name(requirement_name(p)) != key] + [extra]
     urls = o.pip_index_urls if o.pip_index_urls is not None else job.pip_index_urls
-    urls = list(urls or base.pip_index_urls or [])
-    for url in urls:
-        if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
-            raise ConfigError("pip_index_urls", f"{url!r} is not an http(s) URL")
-    for key, uri in (("dataset_uri", o.dataset_uri), ("model_uri", o.model_uri)):
-        if uri is not None and not (isinstance(uri, str) and uri.startswith(_URI_SCHEMES)):
-            raise ConfigError(key, f"{uri!r} must start with one of {', '.join(_URI_SCHEMES)}")
+    urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
     warnings = []
     policy = config.run_policy
     if policy is not None:
@@ -287,8 +203,7 @@ def build_job_spec(
                 "run_policy.scheduling_policy: min_available, min_resources and "
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
-    chosen = {f.name: getattr(explicit, f.name) for f in fields(explicit)}
-    chosen = {k: v for k, v in chosen.items() if v is not None and k != "name"}
+    chosen = {k: v for k, v in explicit.chosen().items() if k != "name"}
     if "config" in chosen:
         chosen["config"] = DistributedConfig.from_dict(chosen["config"]).to_dict()
     return JobSpec(
@@ -298,7 +213,7 @@ def build_job_spec(
         nodes=nodes,
         procs_per_node=procs,
         job=job,
-        func_args=_func_args(job, o.parameters),
+        func_args=typed_arguments(job.parameters, o.parameters),
         packages=packages,
         pip_index_urls=urls,
         image=o.image or settings.get("image") or base.image,

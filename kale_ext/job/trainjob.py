@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ConfigError
-from .distributed import ENV_NAME
+from .k8s_values import ENV_NAME
 from .spec import JobSpec
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"

@@ -401,7 +401,7 @@ BAD = [
     Bad("nodes 0", "%%trainjob --nodes 0\nprint(1)", ("argument --nodes: must be at least 1, got 0",)),
     Bad("nodes not a number", "%%trainjob --nodes two\nprint(1)", ("argument --nodes: must be a whole number, not 'two'",)),
     Bad("procs 0", "%%trainjob --procs-per-node 0\nprint(1)", ("argument --procs-per-node: must be at least 1",)),
-    Bad("gpu -1", "%%trainjob --gpu -1\nprint(1)", ("argument --gpu: must be a number of GPUs (0 or more)", "not '-1'")),
+    Bad("gpu -1", "%%trainjob --gpu -1\nprint(1)", ("argument --gpu: must be at least 0, got -1",)),
     Bad("cpu", "%%trainjob --cpu lots\nprint(1)", ("argument --cpu: 'lots' is not a Kubernetes quantity",)),
     Bad("memory", "%%trainjob --memory '4 Gi'\nprint(1)", ("argument --memory:", "(no spaces)")),
     Bad("backend", "%%trainjob --backend moon\nprint(1)", ("argument --backend: invalid choice: 'moon'",)),

@@ -134,7 +134,7 @@ def test_a_changed_settings_file_is_read_again():
     ("text", "says"),
     [
         ('{"cpu": "2 cores"}', "defaults.cpu: '2 cores' is not a Kubernetes quantity"),
-        ('{"nodes": 0}', "defaults.nodes: must be a whole number of at least 1"),
+        ('{"nodes": 0}', "defaults.nodes: must be at least 1, got 0"),
         ('{"backend": "cloud"}', "defaults.backend: must be one of auto, local, kubernetes"),
         ('{"namespace": "Team A"}', "'Team A' is not a Kubernetes namespace name"),
         ('{"pip_index_urls": ["ftp://x"]}', "'ftp://x' is not an http(s) URL"),

@@ -1,0 +1,323 @@
+"""The one table of submit-time job options.
+
+Each row is an option: its name (the JobOptions field and the REST key), its kind, its help, its
+command-line flag and its bounds. From this table come :class:`JobOptions`, the CLI's and the
+magics' flags (:func:`add_flags`, :func:`from_args`), the REST API's JSON schema
+(:func:`json_schema`, published in the OpenAPI document) and the checks of each value
+(:func:`check`). To add an option, add a row here (and use it in spec.build_job_spec).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+from .k8s_values import quantity
+
+MAX_NODES = 1_000
+MAX_PROCS_PER_NODE = 256
+MAX_GPUS = 64
+
+
+@dataclass(frozen=True)
+class Option:
+    """One job option. ``kind``: count, text, uri, quantity, gpu, texts (a list), requirements
+    (a list of packages), pairs (NAME=VALUE on the command line, an object in JSON), params (the
+    same, typed later by the notebook's parameters), config (a DistributedConfig)."""
+
+    name: str
+    kind: str
+    help: str
+    flag: str | None = None  # on the command line; None: not a flag (REST and the panel only)
+    metavar: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None  # a count's largest value, a text's length, a list's length
+    pattern: str | None = None  # a text's regular expression (full match)
+    example: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.name
+
+
+_URL = r"^https?://\S+$"
+_URI = r"^(hf|s3|cache)://\S+$"
+
+OPTIONS: tuple[Option, ...] = (
+    Option("name", "text", "job name (default: from the notebook, with a random suffix)",
+           "--name", maximum=63),
+    Option("runtime", "text", "training runtime (default: see `kale-ext defaults`)", "--runtime",
+           maximum=253),
+    Option("nodes", "count", "number of nodes", "--nodes", minimum=1, maximum=MAX_NODES),
+    Option("procs_per_node", "count", "processes per node (default: GPUs or 1)",
+           "--procs-per-node", minimum=1, maximum=MAX_PROCS_PER_NODE),
+    Option("gpu", "gpu", "GPUs per node: a count, or a MIG profile such as mig-1g.5gb", "--gpu",
+           minimum=0, maximum=MAX_GPUS),
+    Option("cpu", "quantity", "CPU per node (requests and limits), e.g. 4 or 500m", "--cpu",
+           example="4"),
+    Option("memory", "quantity", "memory per node (requests and limits), e.g. 16Gi", "--memory",
+           example="16Gi"),
+    Option("image", "text", "container image for the training nodes", "--image", maximum=512),
+    Option("parameters", "params",
+           "override a parameter, typed as in the parameters cell (repeatable)", "--param",
+           "NAME=VALUE", maximum=200),
+    Option("packages", "requirements",
+           "a package to install in the job, overriding the detected pin (repeatable)",
+           "--package", "SPEC", maximum=200),
+    Option("pip_index_urls", "texts", "a package index the nodes install from (repeatable)",
+           "--pip-index-url", "URL", maximum=10, pattern=_URL),
+    Option("env", "pairs", "an environment variable of every node (repeatable)", "--env",
+           "NAME=VALUE", maximum=100),
+    Option("config", "config", "a DistributedConfig laid over the notebook's"),
+    Option("dataset_uri", "uri", "a dataset for the runtime's dataset initializer",
+           "--dataset-uri", "URI", pattern=_URI),
+    Option("model_uri", "uri", "a model for the runtime's model initializer", "--model-uri",
+           "URI", pattern=_URI),
+)  # fmt: skip
+
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+class _Choices:
+    """What JobOptions (made from OPTIONS below) can do."""
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "options"):
+        """From a JSON object, each value checked (ConfigError names `where.field`)."""
+        if isinstance(data, cls):
+            return data
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ConfigError(where, f"must be an object, not {type(data).__name__}")
+        unknown = sorted(set(data) - set(BY_NAME), key=str)
+        if unknown:
+            raise ConfigError(
+                f"{where}.{unknown[0]}", f"unknown option (known: {', '.join(sorted(BY_NAME))})"
+            )
+        # a submit's own options are named as the flags and the panel name them: `nodes`
+        named = (lambda k: k) if where == "options" else (lambda k: f"{where}.{k}")
+        return cls(**{k: check(BY_NAME[k], v, named(k)) for k, v in data.items()})
+
+    def chosen(self) -> dict:
+        """The options chosen here (not None)."""
+        values = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
+        return {name: value for name, value in values if value is not None}
+
+    def over(self, lower):
+        """These options, falling back to ``lower`` where not chosen."""
+        return dataclasses.replace(lower, **self.chosen())
+
+
+#: Submit-time choices, a field per option. ``None``: not chosen here, take the next layer's.
+JobOptions = dataclasses.make_dataclass(
+    "JobOptions",
+    [(o.name, Any, dataclasses.field(default=None)) for o in OPTIONS],
+    bases=(_Choices,),
+    namespace={"__module__": __name__},
+)
+
+
+# ----- checks ----------------------------------------------------------------------------------
+
+
+def _count(option: Option, value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(where, f"must be a whole number, not {_short(value)}")
+    if option.minimum is not None and value < option.minimum:
+        raise ConfigError(where, f"must be at least {option.minimum}, got {value}")
+    if option.maximum is not None and value > option.maximum:
+        raise ConfigError(where, f"must be at most {option.maximum}, got {value}")
+    return value
+
+
+def _text(option: Option, value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(where, f"must be a non-empty string, not {_short(value)}")
+    if option.maximum is not None and len(value) > option.maximum:
+        raise ConfigError(where, f"is {len(value)} characters; at most {option.maximum} allowed")
+    if option.pattern and not re.match(option.pattern, value):
+        what = "an http(s) URL" if option.pattern == _URL else "a URI such as hf://… or s3://…"
+        raise ConfigError(where, f"{_short(value)} is not {what}")
+    return value
+
+
+def _gpu(option: Option, value: Any, where: str) -> int | str:
+    if isinstance(value, str) and value.lower().startswith("mig-"):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(
+            where, f"must be a GPU count or a MIG profile such as mig-1g.5gb, not {_short(value)}"
+        )
+    return _count(option, value, where)
+
+
+def _texts(option: Option, value: Any, where: str) -> list[str]:
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(where, f"must be a list of strings, not {_short(value)}")
+    if option.maximum is not None and len(value) > option.maximum:
+        raise ConfigError(where, f"has {len(value)} entries; at most {option.maximum} allowed")
+    return [_text(Option(option.name, "text", "", pattern=option.pattern), v, f"{where}[{i}]")
+            for i, v in enumerate(value)]  # fmt: skip
+
+
+def _requirements(option: Option, value: Any, where: str) -> list[str]:
+    """Package requirements (`numpy>=2`, a URL): never pip options such as `-e /etc`."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    items = _texts(option, value, where)
+    for i, item in enumerate(items):
+        if item.lstrip().startswith("-"):
+            raise ConfigError(f"{where}[{i}]", f"{item!r} is a pip option, not a package")
+        if "://" in item:
+            continue
+        try:
+            Requirement(item)
+        except InvalidRequirement as e:
+            first = str(e).splitlines()[0]
+            raise ConfigError(
+                f"{where}[{i}]", f"{item!r} is not a package requirement: {first}"
+            ) from None
+    return items
+
+
+def _mapping(option: Option, value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(where, f"must be an object of NAME: value, not {_short(value)}")
+    if option.maximum is not None and len(value) > option.maximum:
+        raise ConfigError(where, f"has {len(value)} entries; at most {option.maximum} allowed")
+    return dict(value)
+
+
+def check(option: Option, value: Any, where: str | None = None) -> Any:
+    """``value`` for ``option``, checked and normalised; None stays None (not chosen)."""
+    where = where or option.name
+    if value is None:
+        return None
+    kind = option.kind
+    if kind == "count":
+        return _count(option, value, where)
+    if kind in ("text", "uri"):
+        return _text(option, value, where)
+    if kind == "quantity":
+        return quantity(value, where)
+    if kind == "gpu":
+        return _gpu(option, value, where)
+    if kind == "texts":
+        return _texts(option, value, where)
+    if kind == "requirements":
+        return _requirements(option, value, where)
+    if kind in ("pairs", "params"):
+        return _mapping(option, value, where)
+    return value  # config: DistributedConfig.from_dict checks it where it is laid over
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ----- the command line ------------------------------------------------------------------------
+
+
+def _pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: write NAME=VALUE")
+    return key.strip(), value
+
+
+def _flag_type(option: Option):
+    """argparse's type for one value of ``option`` (checked as the REST API checks it)."""
+    if option.kind in ("pairs", "params"):
+        return _pair
+
+    def parse(text: str):
+        value: Any = text
+        if option.kind in ("count", "gpu") and re.fullmatch(r"\s*[+-]?\d{1,18}\s*", text):
+            value = int(text)
+        try:
+            one = Option(option.name, "text", "", pattern=option.pattern, maximum=None)
+            if option.kind == "requirements":
+                return _requirements(option, [value], option.flag)[0]
+            return check(one if option.kind == "texts" else option, value, option.flag)
+        except ConfigError as e:
+            raise argparse.ArgumentTypeError(e.message) from None
+
+    return parse
+
+
+def add_flags(parser: argparse.ArgumentParser, title: str | None = None) -> None:
+    """The job options' flags, on a CLI command or a magic (MagicArgumentParser is argparse)."""
+    group = parser.add_argument_group(title) if title else parser
+    for o in OPTIONS:
+        if o.flag is None:
+            continue
+        if o.kind in ("texts", "requirements", "pairs", "params"):
+            group.add_argument(o.flag, dest=o.dest, type=_flag_type(o), action="append",
+                               default=None, metavar=o.metavar, help=o.help)  # fmt: skip
+        else:
+            group.add_argument(o.flag, dest=o.dest, type=_flag_type(o), metavar=o.metavar,
+                               help=o.help)  # fmt: skip
+
+
+def from_args(args: argparse.Namespace) -> dict:
+    """The options a command line chose, as the REST API's JSON object (unchosen left out).
+    ``--param`` values stay text: the job's parameters type them (arguments.py)."""
+    chosen: dict = {}
+    for o in OPTIONS:
+        value = getattr(args, o.dest, None)
+        if value is None:
+            continue
+        chosen[o.name] = dict(value) if o.kind in ("pairs", "params") else value
+    return chosen
+
+
+# ----- the REST API ----------------------------------------------------------------------------
+
+
+def _schema(option: Option) -> dict:
+    bounds = {}
+    if option.kind == "count":
+        s: dict = {"type": "integer"}
+        bounds = {"minimum": option.minimum, "maximum": option.maximum}
+    elif option.kind in ("text", "uri"):
+        s = {"type": "string", "minLength": 1}
+        bounds = {"maxLength": option.maximum, "pattern": option.pattern}
+    elif option.kind == "quantity":
+        s = {"oneOf": [{"type": "string"}, {"type": "number", "minimum": 0}]}
+    elif option.kind == "gpu":
+        count = {"type": "integer", "minimum": option.minimum, "maximum": option.maximum}
+        s = {"oneOf": [count, {"type": "string", "pattern": "^[Mm][Ii][Gg]-"}]}
+    elif option.kind in ("texts", "requirements"):
+        item = {"type": "string", "minLength": 1}
+        if option.pattern:
+            item["pattern"] = option.pattern
+        s = {"type": "array", "items": item}
+        bounds = {"maxItems": option.maximum}
+    elif option.kind == "pairs":
+        s = {"type": "object", "additionalProperties": {"type": "string"}}
+        bounds = {"maxProperties": option.maximum}
+    elif option.kind == "params":
+        s = {"type": "object", "additionalProperties": True}
+        bounds = {"maxProperties": option.maximum}
+    else:
+        s = {"$ref": "#/components/schemas/DistributedConfig"}
+    s.update({k: v for k, v in bounds.items() if v is not None})
+    if "$ref" not in s:
+        s["description"] = option.help
+    return s
+
+
+def json_schema() -> dict:
+    """The JSON schema of JobOptions, as the OpenAPI document publishes it."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "description": "submit-time choices; all optional (kale_ext/job/options.py)",
+        "properties": {o.name: _schema(o) for o in OPTIONS},
+    }
