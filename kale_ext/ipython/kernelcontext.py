@@ -12,24 +12,21 @@ A `%%trainjob` cell reads names the notebook defined earlier. They travel into t
   become the function's parameters, with the kernel's values as defaults.
 
 Anything else (a DataFrame, an open file, a lambda, an instance of a notebook class, ...) cannot
-travel: it is reported as a :class:`Problem` naming the variable and saying why.
+travel: it is reported as a :class:`~kale_ext.ipython.problems.Problem` naming the variable
+and saying why. The sources of definitions come from ``definitions.py``, import statements from
+``kernelimports.py``.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import functools
 import hashlib
 import inspect
-import io
 import json
-import linecache
 import math
 import os
 import re
-import sys
-import textwrap
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,38 +35,23 @@ from pathlib import Path
 from ..compile.analysis import NOTEBOOK_ONLY, cell_names, first_line_of
 from ..compile.notebook import Cell, Notebook
 from ..errors import KaleExtError
+from .definitions import class_source, defined_name, function_source, unwrap
+from .kernelimports import HistoryImports, module_import, object_import, submodule_imports
+from .problems import Problem, why_not
 
 #: A literal parameter's source may be at most this long (the job's command carries it).
 MAX_LITERAL = 10_000
 _IPYTHON_NAMES = re.compile(r"^_(i{1,3}|i?\d+|_{0,2})$")  # _, __, ___, _i, _ii, _i3, _7
 _DUNDER = re.compile(r"^__\w+__$")  # __name__, __file__, ...: the module's own
 _MISSING = object()
-_LITERAL_HELP = (
-    "only literals (numbers, strings, bools, None and lists, dicts or tuples of them), modules, "
-    "imported names, and functions and classes defined in the notebook travel into the job"
-)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A name the code reads whose value cannot travel into the job."""
-
-    name: str
-    reader: str | None  # None: the cell itself; else the definition that reads it
-    line: int | None  # line of the reader where the name is read (cell lines for the cell)
-    why: str
-
-    def __str__(self) -> str:
-        if self.reader is None:
-            where = f"line {self.line}: " if self.line else ""
-            return f"{where}`{self.name}` {self.why}"
-        return f"`{self.name}` (read by `{self.reader}`) {self.why}"
 
 
 @dataclass(frozen=True)
 class Definition:
+    """A function or class the job defines again (or an alias of one: `g = f`)."""
+
     name: str  # the name the kernel binds it to
-    kind: str  # "function" or "class"
+    kind: str  # "function", "class" or "alias"
     source: str
 
 
@@ -121,6 +103,8 @@ def recover(
 
 
 class _Recovery:
+    """One recovery: resolves each name the source reads, recursively through definitions."""
+
     def __init__(self, ns: dict, hidden: dict, history: Sequence[str], user_module: str):
         self.ns = ns
         self.hidden = hidden
@@ -131,7 +115,7 @@ class _Recovery:
         self.done: set[str] = set()
         self.defined: dict[int, str] = {}  # id of a recovered object -> the name it defines
         self.aliases: list[Definition] = []  # `g = f`: after every definition
-        self._history_imports: dict[str, list[tuple[str, str, str]]] | None = None
+        self.history_imports = HistoryImports(history)
 
     def run(self, source: str, first_line: int) -> KernelContext:
         names = cell_names(source)
@@ -157,15 +141,11 @@ class _Recovery:
             line = first_line_of(tree, n)
             self.ctx.problems.append(Problem(n, reader, line + line_shift if line else None, why))
 
-        imports = self._history_import(n, value)
-        if imports:
-            self._add_imports(imports)
+        imports = self.history_imports.binding(n, value)
+        if imports or isinstance(value, types.ModuleType):
+            self._add_imports(imports or [module_import(n, value)])
             if isinstance(value, types.ModuleType):
-                self._submodules(n, value, tree)
-            return
-        if isinstance(value, types.ModuleType):
-            self._add_imports([_module_import(n, value)])
-            self._submodules(n, value, tree)
+                self._add_imports(submodule_imports(n, value, tree))
             return
         if _is_literal(value):
             text = repr(value)
@@ -177,16 +157,16 @@ class _Recovery:
                 return
             self.ctx.parameters[n] = value
             return
-        target = _unwrap(value)
+        target = unwrap(value)
         if inspect.isfunction(target) or inspect.isclass(target):
             if getattr(target, "__module__", None) == self.user_module:
                 self._definition(n, target, problem)
                 return
-        statement = _import_of_object(n, value)
+        statement = object_import(n, value)
         if statement:
             self._add_imports([statement])
             return
-        problem(self._why_not(value))
+        problem(why_not(value, self.user_module))
 
     def _kernel_provided(self, n: str, value) -> bool:
         if n in NOTEBOOK_ONLY or _IPYTHON_NAMES.match(n) or _DUNDER.match(n):
@@ -220,7 +200,7 @@ class _Recovery:
                 "define it at the top level of a cell"
             )
             return
-        source = _class_source(value, self.history) if kind == "class" else _function_source(value)
+        source = class_source(value, self.history) if kind == "class" else function_source(value)
         if source is None:
             problem(
                 f"is a {kind} whose source code is not available (made with exec() or "
@@ -233,7 +213,7 @@ class _Recovery:
         except SyntaxError:
             problem(f"is a {kind} whose source could not be read back from the kernel")
             return
-        defined = _defined_name(tree)
+        defined = defined_name(tree)
         if defined is None:
             problem(f"is a {kind} whose source could not be read back from the kernel")
             return
@@ -249,84 +229,9 @@ class _Recovery:
         if n != defined:
             self.aliases.append(Definition(n, "alias", f"{n} = {defined}\n"))
 
-    # -- imports --
-
-    def _history_import(self, n: str, value) -> list[str]:
-        """The import statements from the kernel's history that bind ``n`` to ``value``."""
-        if self._history_imports is None:
-            found: dict[str, list[tuple[str, str, str]]] = {}
-            for cell in self.history:
-                if isinstance(cell, str) and "import" in cell:
-                    for bound, statement, module, attr in _imports_in(cell):
-                        found.setdefault(bound, []).append((statement, module, attr))
-            self._history_imports = found
-        out: list[str] = []
-        candidates = list(self._history_imports.get(n, []))
-        candidates += [
-            (f"from {module} import {n}", module, n)
-            for _, module, _ in self._history_imports.get("*", [])
-        ]
-        for statement, module, attr in candidates:
-            if _binds(module, attr, value) and statement not in out:
-                out.append(statement)
-        return out
-
-    def _submodules(self, n: str, module: types.ModuleType, tree: ast.AST) -> None:
-        """`import sklearn` then `sklearn.datasets.x` works in a kernel that imported
-        sklearn.datasets somewhere; the job imports the submodules the code reaches."""
-        if n != module.__name__:
-            return
-        for chain in sorted(_attribute_chains(tree, n)):
-            parts = chain.split(".")
-            for i in range(2, len(parts) + 1):
-                sub = ".".join(parts[:i])
-                if isinstance(sys.modules.get(sub), types.ModuleType):
-                    self._add_imports([f"import {sub}"])
-
-    # -- explaining --
-
-    def _why_not(self, value) -> str:
-        t = type(value)
-        kind = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-        if isinstance(value, io.IOBase):
-            return "is an open file: it cannot travel to another process; open it inside the cell"
-        if isinstance(value, (types.GeneratorType, types.AsyncGeneratorType)):
-            return "is a generator: its progress cannot travel; create it inside the cell"
-        if t.__name__ == "DistributedConfig" and t.__module__ == "kale_ext.job.distributed":
-            return "is a DistributedConfig: pass it with --config instead of reading it in the cell"
-        if t.__module__ == self.user_module:
-            return (
-                f"is an instance of the notebook's class `{t.__qualname__}`: its state cannot "
-                "travel; create it inside the cell"
-            )
-        if t is float:
-            return f"is {value!r}, which is not a finite number: set it inside the cell"
-        if isinstance(value, (bool, int, float, str)):  # numpy scalars, enums, ...
-            base = next(b for b in (bool, int, float, str) if isinstance(value, b)).__name__
-            return (
-                f"is a {kind}, not a plain {base}: convert it, e.g. `{base}(...)`, in the "
-                "kernel, or compute it inside the cell"
-            )
-        if isinstance(value, (set, frozenset, bytes, bytearray, complex)):
-            return (
-                f"is a {kind}: parameters are numbers, strings, bools, None, lists, dicts or tuples"
-            )
-        if isinstance(value, (list, tuple, dict)):
-            return (
-                f"is a {kind} holding values that are not literals (or refer to themselves): "
-                f"{_LITERAL_HELP}; build it inside the cell"
-            )
-        if callable(value):
-            return (
-                f"is a {kind} that is neither defined in the notebook nor importable by name: "
-                "define it in a cell, or import it from a module"
-            )
-        return (
-            f"is a {kind} object, which cannot travel: {_LITERAL_HELP}; create it inside the cell"
-        )
-
 
 def _is_literal(value, depth: int = 0) -> bool:
+    """Whether ``value`` travels as a parameter: a literal whose repr reads back equal."""
     if depth > 20:
         return False
     t = type(value)
@@ -351,171 +256,6 @@ def _is_literal(value, depth: int = 0) -> bool:
         return ast.literal_eval(repr(value)) == value
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return False
-
-
-def _defined_name(tree: ast.Module) -> str | None:
-    defs = [
-        s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    ]
-    return defs[0].name if len(defs) == 1 else None
-
-
-def _unwrap(value):
-    """The function under decorators that keep it in ``__wrapped__`` (functools.wraps,
-    lru_cache, ...); other values as they are."""
-    if callable(value) and not inspect.isclass(value) and hasattr(value, "__wrapped__"):
-        try:
-            return inspect.unwrap(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _function_source(func) -> str | None:
-    try:
-        source = inspect.getsource(func)
-    except (OSError, TypeError):
-        return None
-    return textwrap.dedent(source)
-
-
-def _class_source(cls, history: Sequence[str]) -> str | None:
-    """A notebook class's source: the cell its methods were compiled from, else the newest cell
-    of the kernel's history that defines a class of that name (Python 3.11's inspect cannot find
-    classes defined in a kernel)."""
-    try:
-        return textwrap.dedent(inspect.getsource(cls))
-    except (OSError, TypeError):
-        pass
-    for code in _codes_of(cls):
-        lines = linecache.getlines(code.co_filename)
-        if not lines:
-            continue
-        found = _class_in("".join(lines), cls.__name__, code.co_firstlineno)
-        if found:
-            return found
-    for cell in reversed(history):
-        if isinstance(cell, str) and cls.__name__ in cell:
-            found = _class_in(cell, cls.__name__, None)
-            if found:
-                return found
-    return None
-
-
-def _codes_of(cls):
-    for value in vars(cls).values():
-        if isinstance(value, (staticmethod, classmethod)):
-            value = value.__func__
-        if isinstance(value, property):
-            candidates = [value.fget, value.fset, value.fdel]
-        else:
-            candidates = [value]
-        for c in candidates:
-            if inspect.isfunction(c):
-                c = inspect.unwrap(c)
-                if not c.__code__.co_filename.startswith("<string"):
-                    yield c.__code__
-
-
-def _class_in(text: str, name: str, line: int | None) -> str | None:
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    matches = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.ClassDef)
-        and node.name == name
-        and (line is None or node.lineno <= line <= (node.end_lineno or node.lineno))
-    ]
-    if not matches:
-        return None
-    node = matches[-1]
-    start = min([d.lineno for d in node.decorator_list] + [node.lineno])
-    lines = text.splitlines(keepends=True)
-    return "".join(lines[start - 1 : node.end_lineno])
-
-
-@functools.lru_cache(maxsize=2048)
-def _imports_in(cell: str) -> tuple[tuple[str, str, str, str], ...]:
-    """(bound name, statement, module, attribute) of each import a cell runs (outside
-    functions and classes); a star import gives bound name "*"."""
-    try:
-        tree = ast.parse(cell)
-    except SyntaxError:
-        return ()
-    found = []
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop(0)
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    found.append((a.asname, f"import {a.name} as {a.asname}", a.name, ""))
-                else:
-                    top = a.name.split(".")[0]
-                    found.append((top, f"import {a.name}", top, ""))
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for a in node.names:
-                if a.name == "*":
-                    found.append(("*", "", node.module, "*"))
-                    continue
-                bound = a.asname or a.name
-                text = f"from {node.module} import {a.name}"
-                found.append(
-                    (bound, text + (f" as {a.asname}" if a.asname else ""), node.module, a.name)
-                )
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            todo[0:0] = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
-    return tuple(found)
-
-
-def _binds(module: str, attr: str, value) -> bool:
-    """Whether `import module` (attr "") or `from module import attr` gives ``value`` now."""
-    if not attr:
-        return sys.modules.get(module) is value
-    mod = sys.modules.get(module)
-    if mod is not None and getattr(mod, attr, _MISSING) is value:
-        return True
-    return sys.modules.get(f"{module}.{attr}") is value
-
-
-def _module_import(n: str, module: types.ModuleType) -> str:
-    name = module.__name__
-    if name == n:
-        return f"import {name}"
-    parent, _, leaf = name.rpartition(".")
-    if parent and leaf == n:
-        return f"from {parent} import {leaf}"
-    return f"import {name} as {n}"
-
-
-def _import_of_object(n: str, value) -> str | None:
-    """`from module import name` for an object its module provides under its own name."""
-    module = getattr(value, "__module__", None)
-    qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str) or module == "__main__":
-        return None
-    if "." in qualname or "<" in qualname:
-        return None
-    if getattr(sys.modules.get(module), qualname, _MISSING) is not value:
-        return None
-    return f"from {module} import {qualname}" + (f" as {n}" if qualname != n else "")
-
-
-def _attribute_chains(tree: ast.AST, root: str) -> set[str]:
-    chains = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            parts = []
-            cur: ast.AST = node
-            while isinstance(cur, ast.Attribute):
-                parts.append(cur.attr)
-                cur = cur.value
-            if isinstance(cur, ast.Name) and cur.id == root and len(parts) > 1:
-                chains.add(".".join([root, *reversed(parts[1:])]))
-    return chains
 
 
 # ---------------------------------------------------------------------------------------------
