@@ -96,3 +96,48 @@ describe('LogBuffer', () => {
     expect(buffer.nodes).toEqual([]);
   });
 });
+
+describe('LogBuffer and metrics lines', () => {
+  const metric = (record: Record<string, unknown>): Kale.ILogLine =>
+    line(0, `KALE_METRIC ${JSON.stringify(record)}`);
+  const flush = (frames: (() => void)[]) => frames.splice(0).forEach(f => f());
+
+  it('hides the metrics lines by default, and shows them on request', () => {
+    const { buffer, frames } = manual();
+    buffer.push([line(0, 'a'), metric({ step: 1, loss: 1 }), line(0, 'b')]);
+    flush(frames);
+    expect(buffer.total).toBe(3);
+    expect(buffer.metricLines).toBe(1);
+    expect(buffer.size).toBe(2);
+    expect([buffer.line(0).text, buffer.line(1).text]).toEqual(['a', 'b']);
+    buffer.push([metric({ step: 2, loss: 1 }), line(0, 'c')]);
+    flush(frames);
+    expect(buffer.size).toBe(3);
+    buffer.setFilter({ metrics: true });
+    expect(buffer.size).toBe(5);
+    expect(buffer.text()).toContain('KALE_METRIC');
+    buffer.setFilter({ metrics: false, query: 'c' });
+    expect(buffer.size).toBe(1);
+  });
+
+  it('keeps no index while no metrics line came', () => {
+    const { buffer, frames } = manual();
+    buffer.push([line(0, 'a'), line(0, 'b')]);
+    flush(frames);
+    expect(buffer.size).toBe(2);
+    buffer.clear();
+    expect(buffer.metricLines).toBe(0);
+  });
+
+  it('forgets the metrics lines dropped with the oldest lines', () => {
+    const frames: (() => void)[] = [];
+    const buffer = new LogBuffer({
+      schedule: f => frames.push(f),
+      maxLines: 2
+    });
+    buffer.push([metric({ loss: 1 }), line(0, 'a'), line(0, 'b')]);
+    flush(frames);
+    expect(buffer.metricLines).toBe(0);
+    expect(buffer.size).toBe(2);
+  });
+});

@@ -1,6 +1,6 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { isMetricLine } from '../metrics';
+import { isMetricLine } from '../metrics/parse';
 import type { Kale } from '../types';
 
 /**

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { useSignal } from '../hooks';
+import { seriesClass } from '../metrics/format';
 import type { LogBuffer } from './buffer';
 
 /**
@@ -84,7 +85,7 @@ export function LogList(props: {
         data-rank={line.rank ?? undefined}
       >
         <span
-          className={`kale-ext-LogLine-who kale-ext-who-${(line.rank ?? line.node) % 8}`}
+          className={`kale-ext-LogLine-who ${seriesClass(line.rank ?? line.node)}`}
           title={
             line.rank !== null
               ? `rank ${line.rank}, node ${line.node}`

@@ -1,12 +1,8 @@
 import * as React from 'react';
 
-import {
-  chartLayout,
-  describeMetric,
-  formatValue,
-  IMetric,
-  MetricsStore
-} from '../metrics';
+import { chartLayout } from '../metrics/chart';
+import { describeMetric, formatValue, seriesClass } from '../metrics/format';
+import type { IMetric, MetricsStore } from '../metrics/store';
 
 /**
  * One small chart per metric, as the job reports them.
@@ -95,7 +91,7 @@ function MetricChartView(props: {
         {layout.lines.map(line => (
           <g
             key={line.rank}
-            className={`kale-ext-Metric-series kale-ext-who-${line.rank % 8}`}
+            className={`kale-ext-Metric-series ${seriesClass(line.rank)}`}
             data-rank={line.rank}
             data-points={line.drawn}
           >
@@ -106,11 +102,7 @@ function MetricChartView(props: {
       </svg>
       <ul className="kale-ext-Metric-legend">
         {series.map(s => (
-          <li
-            key={s.rank}
-            className={`kale-ext-who-${s.rank % 8}`}
-            data-rank={s.rank}
-          >
+          <li key={s.rank} className={seriesClass(s.rank)} data-rank={s.rank}>
             <span className="kale-ext-Metric-swatch" aria-hidden="true" />
             rank {s.rank}{' '}
             <span className="kale-ext-Metric-value">

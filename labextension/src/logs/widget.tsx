@@ -7,7 +7,7 @@ import * as React from 'react';
 import { KaleAPIError, type KaleService } from '../api';
 import { errorMessage } from '../errors';
 import { useSignal } from '../hooks';
-import { MetricsStore } from '../metrics';
+import { MetricsStore } from '../metrics/store';
 import { JobTimelines } from '../timeline';
 import { LogBuffer } from './buffer';
 import { LogList } from './list';
