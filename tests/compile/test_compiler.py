@@ -65,40 +65,6 @@ def test_module_is_importable_and_getsource_works(tmp_path):
     assert path.name == "train.py"
 
 
-def test_strings_tabs_and_non_ascii_survive_exactly(tmp_path):
-    cell = (
-        'text = """first\n  second\n\tthird $HOME `x`"""\n'
-        "def f():\n\tif True:\n\t\treturn 'é ✓ \\\\n'\n"
-        "cont = 'a' \\\n    'b'\n"
-        "print(repr(text), f(), cont)\n"
-    )
-    job = compile_notebook(notebook(cell))
-    namespace = {}
-    exec(compile(cell.replace("print(", "result = ("), "c", "exec"), namespace)
-    assert run(job, tmp_path).strip() == " ".join(
-        [repr(namespace["text"]), namespace["f"](), namespace["cont"]]
-    )
-
-
-@pytest.mark.parametrize(
-    "cell",
-    [
-        'def f():\n    """One line."""\n    return 1\ntext = f.__doc__\n',  # no parse
-        'def f():\n    """One line."""\n    return 1\ntext = """a\n  b"""\n',
-        'text = \'"""\' + """\n  inside\n"""\n',  # a quoted triple quote hides one
-        'text = """a""" + """\n  b\n"""\n',  # an odd count on the opening line
-        "text = '''x \"\"\"\n  y'''\n",  # one kind inside the other
-        'text = f"""{1}\n  {2}"""\n',
-        '# a comment with """ in it\ntext = """\n  kept\n"""\n',
-    ],
-)
-def test_multi_line_strings_are_never_reindented(cell, tmp_path):
-    job = compile_notebook(notebook(cell + "print(repr(text))"))
-    namespace = {}
-    exec(compile(cell, "c", "exec"), namespace)
-    assert run(job, tmp_path).strip() == repr(namespace["text"])
-
-
 def test_future_imports_move_to_the_module_top(tmp_path):
     job = compile_notebook(
         notebook(
@@ -124,27 +90,6 @@ def test_global_in_helper_reaches_the_function_scope(tmp_path):
     )
     assert "nonlocal count" in job.source
     assert run(job, tmp_path).strip() == "2"
-
-
-def test_packages_pinned_merged_and_overridden():
-    job = compile_notebook(
-        notebook(
-            (
-                "%pip install 'scikit-learn>=1'\nimport json, numpy\nimport sklearn.datasets",
-                ["imports"],
-            ),
-            "print(numpy, json, sklearn)",
-        ),
-        packages=["extra-pkg==1.0"],
-    )
-    numpy_version = __import__("numpy").__version__
-    assert job.packages == ["extra-pkg==1.0", f"numpy=={numpy_version}", "scikit-learn>=1"]
-
-
-def test_module_not_installed_is_a_warning():
-    job = compile_notebook(notebook("import surely_not_installed_mod\nprint(1)"))
-    [w] = job.warnings
-    assert "`surely_not_installed_mod`" in w.message and w.cell == 0 and w.line == 1
 
 
 def test_kale_settings_are_collected():

@@ -1,0 +1,97 @@
+"""Processes and ports of local jobs, with real processes and sockets."""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from kale_ext.backends.local.processes import (
+    alive,
+    descendants,
+    kill,
+    kill_group,
+    reserve_port,
+    start_time,
+    terminate,
+)
+from tests.backends.local.waiting import exited
+
+#: Starts a process in a session of its own (as torchrun's workers are), prints its pid, waits.
+SPAWNS = (
+    "import subprocess, sys, time\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],\n"
+    "                         start_new_session=True)\n"
+    "print(child.pid, flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+def python(code: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, **kwargs
+    )
+
+
+def test_a_reserved_port_is_held_from_others_but_open_to_the_rendezvous():
+    from torch.distributed import TCPStore
+
+    with reserve_port() as holder, reserve_port() as other:
+        port = holder.getsockname()[1]
+        assert other.getsockname()[1] != port
+        with socket.socket() as thief, pytest.raises(OSError) as info:
+            thief.bind(("127.0.0.1", port))
+        assert info.value.errno == errno.EADDRINUSE
+        timeout = datetime.timedelta(seconds=30)
+        # node 0's torchrun listens on the port (setting SO_REUSEADDR); the others connect
+        server = TCPStore("127.0.0.1", port, 2, True, timeout, wait_for_workers=False)
+        client = TCPStore("127.0.0.1", port, 2, False, timeout)
+        client.set("rank1", "ready")
+        assert server.get("rank1") == b"ready"
+
+
+def test_alive_knows_running_exited_and_zombie_processes():
+    assert alive(os.getpid())
+    assert not alive(None) and not alive(0)
+    with python("pass") as child:
+        assert exited(child.pid)  # exited, not yet reaped: a zombie
+        assert not alive(child.pid)
+    assert not alive(child.pid)  # reaped
+
+
+def test_a_process_group_kill_misses_another_session_and_descendants_find_it():
+    with python(SPAWNS, start_new_session=True) as node:
+        escaped = int(node.stdout.readline())
+        try:
+            family = descendants({node.pid})
+            assert family[escaped] == start_time(escaped)
+            kill_group(node.pid, signal.SIGKILL)
+            assert node.wait(30) == -signal.SIGKILL
+            assert alive(escaped)  # its own session: the group kill did not reach it
+        finally:
+            kill(escaped, signal.SIGKILL)
+    assert exited(escaped)
+    kill(escaped, signal.SIGKILL)  # a process already gone is not an error
+    kill_group(node.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "handler, ends_by",
+    [("signal.SIG_DFL", -signal.SIGTERM), ("signal.SIG_IGN", -signal.SIGKILL)],
+    ids=["honours SIGTERM", "ignores SIGTERM"],
+)
+def test_terminate_asks_then_kills(handler, ends_by):
+    code = (
+        f"import signal, time\nsignal.signal(signal.SIGTERM, {handler})\n"
+        "print('ready', flush=True)\ntime.sleep(60)\n"
+    )
+    with python(code) as process:
+        assert process.stdout.readline() == "ready\n"
+        terminate(process.pid, grace=0.5)
+        assert process.wait(30) == ends_by

@@ -1,0 +1,163 @@
+"""The supervisor of a local job, with real processes: the record it keeps, failure reasons in
+words, and stopping every process a job started when a node fails or the job is cancelled."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kale_ext.backends.local.supervisor import failure_reason, read_record, write_record
+from tests.backends.local.waiting import exited, until
+
+PRINT_ENV = (
+    "import os\n"
+    "names = ('PET_NNODES', 'PET_NODE_RANK', 'PET_NPROC_PER_NODE', 'PET_MASTER_ADDR', 'GREETING')\n"
+    "print(*(os.environ[n] for n in names), os.path.basename(os.getcwd()))\n"
+)
+#: Node 0 starts a process in a session of its own (as torchrun's workers are), says so, and
+#: waits; node 1 fails once it has.
+ONE_FAILS = (
+    "import os, subprocess, sys, time\n"
+    "from pathlib import Path\n"
+    "files = Path(os.environ['JOB_FILES'])\n"
+    "if os.environ['PET_NODE_RANK'] == '0':\n"
+    "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'],\n"
+    "                             start_new_session=True)\n"
+    "    (files / 'pids.tmp').write_text(f'{os.getpid()} {child.pid}')\n"
+    "    (files / 'pids.tmp').rename(files / 'pids')\n"
+    "    time.sleep(300)\n"
+    "while not (files / 'pids').exists():\n"
+    "    time.sleep(0.01)\n"
+    "sys.exit(3)\n"
+)
+WAITS = "import time\nprint('up', flush=True)\ntime.sleep(300)\n"
+
+
+@pytest.fixture
+def supervise(tmp_path) -> Iterator:
+    """Start a supervisor on a new job whose nodes run a Python script; stop it at the end."""
+    started: list[subprocess.Popen] = []
+
+    def start(
+        script: str, nodes: int = 2, env: dict | None = None
+    ) -> tuple[subprocess.Popen, Path]:
+        job_dir = tmp_path / f"job-{len(started)}"
+        job_dir.mkdir()
+        write_record(
+            job_dir,
+            {
+                "name": job_dir.name,
+                "status": "Created",
+                "num_nodes": nodes,
+                "procs_per_node": 1,
+                "created": "2025-01-01T00:00:00Z",
+                "command": [sys.executable, "-c", script],
+                "env": {"JOB_FILES": str(job_dir), **(env or {})},
+                "nodes": [{"index": k, "state": "Pending"} for k in range(nodes)],
+            },
+        )
+        for k in range(nodes):
+            (job_dir / f"node-{k}.log").touch()
+        command = [sys.executable, "-m", "kale_ext.backends.local.supervisor", str(job_dir)]
+        started.append(subprocess.Popen(command))
+        return started[-1], job_dir
+
+    yield start
+    for supervisor in started:
+        if supervisor.poll() is None:
+            supervisor.terminate()
+            supervisor.wait(30)
+
+
+def test_a_job_that_succeeds_is_recorded_complete(supervise):
+    supervisor, job_dir = supervise(PRINT_ENV, env={"GREETING": "hi"})
+    assert supervisor.wait(60) == 0
+    record = read_record(job_dir)
+    assert record["status"] == "Complete" and record["reason"] is None
+    assert record["started"] and record["finished"]
+    assert [(n["index"], n["state"], n["exit_code"]) for n in record["nodes"]] == [
+        (0, "Succeeded", 0),
+        (1, "Succeeded", 0),
+    ]
+    for k in range(2):  # each node: its PET_* environment, its own working directory, its log
+        assert (job_dir / f"node-{k}.log").read_text() == f"2 {k} 1 127.0.0.1 hi node-{k}\n"
+
+
+def test_every_node_meets_at_the_recorded_port(supervise):
+    script = "import os\nprint(os.environ['PET_MASTER_PORT'])\n"
+    supervisor, job_dir = supervise(script)
+    assert supervisor.wait(60) == 0
+    port = read_record(job_dir)["master_port"]
+    assert isinstance(port, int) and 0 < port < 65536
+    for k in range(2):
+        assert (job_dir / f"node-{k}.log").read_text() == f"{port}\n"
+
+
+def test_a_failed_node_stops_the_others_and_everything_they_started(supervise):
+    supervisor, job_dir = supervise(ONE_FAILS)
+    assert supervisor.wait(60) == 0
+    record = read_record(job_dir)
+    assert record["status"] == "Failed" and record["reason"] == "node 1 exited with code 3"
+    node0, node1 = record["nodes"]
+    assert (node1["state"], node1["exit_code"], node1["reason"]) == (
+        "Failed",
+        3,
+        "node 1 exited with code 3",
+    )
+    assert (node0["state"], node0["exit_code"]) == ("Failed", -signal.SIGTERM)
+    node_pid, escaped = map(int, (job_dir / "pids").read_text().split())
+    assert node_pid == node0["pid"]
+    assert exited(escaped), "a process node 0 started in its own session outlived the job"
+
+
+def test_cancelling_stops_every_node(supervise):
+    supervisor, job_dir = supervise(WAITS)
+    until(lambda: read_record(job_dir)["status"] == "Running", "the nodes to start")
+    until(lambda: (job_dir / "node-1.log").read_text() == "up\n", "node 1 to say it is up")
+    supervisor.send_signal(signal.SIGTERM)
+    assert supervisor.wait(30) == 0
+    record = read_record(job_dir)
+    assert record["status"] == "Failed" and record["reason"] == "cancelled"
+    for node in record["nodes"]:
+        assert node["state"] == "Failed"
+        assert exited(node["pid"]), f"node {node['index']} still runs after a cancel"
+
+
+def torchrun_summary(*failures: tuple[int, int, int]) -> str:
+    """torchrun's failure summary for (rank, local rank, exit code), the root cause last."""
+    entries = [
+        f"[{i}]:\n  time      : 2025-01-01_00:00:00\n  host      : node\n"
+        f"  rank      : {rank} (local_rank: {local})\n  exitcode  : {code} (pid: 100)\n"
+        for i, (rank, local, code) in enumerate(failures)
+    ]
+    *others, root = entries
+    return "Failures:\n" + "".join(others) + "Root Cause (first observed failure):\n" + root
+
+
+@pytest.mark.parametrize(
+    "log, node, code, reason",
+    [
+        (None, 1, 3, "node 1 exited with code 3"),
+        (None, 0, -9, "node 0 was killed by signal 9 (SIGKILL)"),
+        (None, 0, -99, "node 0 was killed by signal 99"),
+        ("Traceback ...\nValueError: boom\n", 1, 1, "node 1 exited with code 1"),
+        (torchrun_summary((3, 1, 2)), 1, 1, "rank 3 (node 1) exited with code 2"),
+        (torchrun_summary((2, 0, -9)), 1, 1, "rank 2 (node 1) was killed by signal 9 (SIGKILL)"),
+        (
+            torchrun_summary((2, 0, -15), (3, 1, 1)),
+            1,
+            1,
+            "rank 3 (node 1) exited with code 1",
+        ),  # the root cause, not the ranks torchrun stopped because of it
+    ],
+)
+def test_failure_reasons_in_words(tmp_path, log, node, code, reason):
+    path = tmp_path / f"node-{node}.log"
+    if log is not None:
+        path.write_text(log)
+    assert failure_reason(node, code, path) == reason

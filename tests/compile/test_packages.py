@@ -1,0 +1,155 @@
+"""Packages: the modules a job imports, mapped to distributions and pinned to the versions
+installed here; the standard library left out; the user's own requirements win."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata as md
+
+import pytest
+from packaging.version import Version
+
+from kale_ext.compile.compiler import compile_notebook
+from kale_ext.compile.notebook import Cell
+from kale_ext.compile.packages import (
+    Import,
+    distribution_of,
+    imports_of,
+    requirement_name,
+    resolve,
+)
+from tests.conftest import notebook
+
+CELL = Cell(2, "code", "", ("imports",), "abc")
+
+
+def installed(dist: str) -> str:
+    """The version installed here, as a pin names it."""
+    return Version(md.version(dist)).public
+
+
+def imports(*modules: str) -> list[Import]:
+    return [Import(module, CELL, line) for line, module in enumerate(modules, start=1)]
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        ("import numpy", [("numpy", 1)]),
+        ("import os.path, sklearn.datasets as d", [("os", 1), ("sklearn", 1)]),
+        ("from torch.nn import functional", [("torch", 1)]),
+        ("from . import sibling\nfrom .pkg import x", []),  # relative: the job's own files
+        ("def f():\n    import yaml\n    return yaml", [("yaml", 2)]),  # anywhere in the code
+    ],
+)
+def test_imported_modules_and_their_lines(source, found):
+    assert imports_of(ast.parse(source)) == found
+
+
+@pytest.mark.parametrize(
+    "module, dist",
+    [
+        ("numpy", "numpy"),
+        ("sklearn", "scikit-learn"),  # a module named unlike its distribution
+        ("yaml", "PyYAML"),
+        ("torch", "torch"),  # a local label (2.13.0+cpu) is not pinned: indexes lack it
+    ],
+)
+def test_modules_map_to_installed_distributions(module, dist):
+    assert distribution_of(module) == (dist, installed(dist))
+
+
+def test_a_module_nothing_provides_maps_to_nothing():
+    assert distribution_of("surely_not_installed_mod") is None
+
+
+@pytest.mark.parametrize(
+    "spec, name",
+    [
+        ("numpy", "numpy"),
+        ("numpy>=2,<3", "numpy"),
+        ("scikit-learn[all]==1.5", "scikit-learn"),
+        ("torch @ https://example.org/torch.whl", "torch"),
+        ("https://example.org/pkg.whl", "https://example.org/pkg.whl"),  # a URL names itself
+    ],
+)
+def test_requirement_names(spec, name):
+    assert requirement_name(spec) == name
+
+
+def test_pins_to_installed_versions_without_the_standard_library():
+    diagnostics = []
+    modules = imports("os", "json", "__future__", "kale_ext", "yaml", "numpy", "numpy")
+    pins = resolve(modules, [], diagnostics)
+    assert pins == [f"numpy=={installed('numpy')}", f"PyYAML=={installed('PyYAML')}"]
+    assert diagnostics == []
+
+
+def test_requested_packages_override_pins_by_distribution_name():
+    diagnostics = []
+    requested = [
+        ("Scikit_Learn>=1", CELL),  # the same distribution, however it is spelled
+        ("https://example.org/extra.whl", None),
+        ("extra-pkg==1.0", None),
+    ]
+    pins = resolve(imports("sklearn", "numpy"), requested, diagnostics)
+    assert pins == [
+        "extra-pkg==1.0",
+        "https://example.org/extra.whl",
+        f"numpy=={installed('numpy')}",
+        "Scikit_Learn>=1",
+    ]
+    assert diagnostics == []
+
+
+def test_an_invalid_requirement_is_an_error_naming_its_cell():
+    diagnostics = []
+    assert resolve([], [("numpy>>2", CELL)], diagnostics) == []
+    [error] = diagnostics
+    assert (error.severity, error.cell, error.code) == ("error", 2, "package")
+    assert str(error).startswith("cell 3: invalid package `numpy>>2`")
+
+
+def test_a_module_not_installed_here_is_a_warning_with_cell_and_line():
+    diagnostics = []
+    assert resolve(imports("numpy", "surely_not_installed_mod"), [], diagnostics) == [
+        f"numpy=={installed('numpy')}"
+    ]
+    [warning] = diagnostics
+    assert (warning.severity, warning.cell, warning.cell_id, warning.line, warning.code) == (
+        "warning",
+        2,
+        "abc",
+        2,
+        "module-not-installed",
+    )
+    assert "`surely_not_installed_mod` is imported but not installed here" in warning.message
+
+
+def test_a_module_of_the_jobs_own_files_needs_no_package(tmp_path, monkeypatch):
+    (tmp_path / "helpers_of_this_job.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    diagnostics = []
+    assert resolve(imports("helpers_of_this_job"), [], diagnostics) == []
+    assert diagnostics == []
+
+
+def test_packages_pinned_merged_and_overridden():
+    job = compile_notebook(
+        notebook(
+            (
+                "%pip install 'scikit-learn>=1'\nimport json, numpy\nimport sklearn.datasets",
+                ["imports"],
+            ),
+            "print(numpy, json, sklearn)",
+        ),
+        packages=["extra-pkg==1.0"],
+    )
+    numpy_version = __import__("numpy").__version__
+    assert job.packages == ["extra-pkg==1.0", f"numpy=={numpy_version}", "scikit-learn>=1"]
+
+
+def test_module_not_installed_is_a_warning():
+    job = compile_notebook(notebook("import surely_not_installed_mod\nprint(1)"))
+    [w] = job.warnings
+    assert "`surely_not_installed_mod`" in w.message and w.cell == 0 and w.line == 1
