@@ -75,16 +75,17 @@ describe('LogBuffer', () => {
     expect(buffer.text()).toBe('l2\nl4\n');
   });
 
-  it('holds 50,000 lines and filters them quickly', () => {
+  it('holds 50,000 lines and filters them', () => {
+    // (how fast: benchmarks/panel, the logs view with 50,000 lines)
     const { buffer, frames } = manual();
     buffer.push(
       Array.from({ length: 50000 }, (_, i) => line(i % 2, `step ${i}`))
     );
     frames.shift()!();
-    const start = Date.now();
     buffer.setFilter({ query: 'step 4999' });
     expect(buffer.size).toBe(11); // 4999 and 49990..49999
-    expect(Date.now() - start).toBeLessThan(2000);
+    expect(buffer.line(0).text).toBe('step 4999');
+    expect(buffer.line(10).text).toBe('step 49999');
   });
 
   it('clears', () => {

@@ -5,36 +5,8 @@ import * as React from 'react';
 import { emptyForm } from '../model';
 import { DefaultsInfo, defaultsBySource } from '../panel/defaults';
 import { ResourceFields } from '../panel/job-form';
-import type { Kale } from '../types';
+import { defaultsResponse as defaults } from './fakes';
 import { until } from './helpers';
-
-/**
- * `GET defaults`: built in, except what `set` says (field: [value, source]).
- */
-function defaults(
-  set: { [field: string]: [unknown, string] } = {}
-): Kale.IDefaults {
-  const values: { [field: string]: unknown } = {
-    backend: 'auto',
-    namespace: null,
-    runtime: 'torch-distributed',
-    image: null,
-    pip_index_urls: [],
-    nodes: null,
-    cpu: null,
-    memory: null,
-    gpu: null
-  };
-  const sources: { [field: string]: string } = {};
-  for (const field of Object.keys(values)) {
-    sources[field] = 'built in';
-  }
-  for (const [field, [value, source]] of Object.entries(set)) {
-    values[field] = value;
-    sources[field] = source;
-  }
-  return { defaults: values, sources } as unknown as Kale.IDefaults;
-}
 
 describe('defaultsBySource', () => {
   it('lists only what is not built in, the highest layer first', () => {
@@ -136,13 +108,39 @@ describe('DefaultsInfo', () => {
     expect(onEdit).toHaveBeenCalledTimes(1);
   });
 
-  it('shows nothing before the defaults are loaded', async () => {
-    widget = ReactWidget.create(
-      React.createElement(DefaultsInfo, { defaults: null, error: '' })
+  it('shows no defaults line until the defaults are loaded', async () => {
+    // The line inside a host that also renders a marker, so the test knows
+    // React has rendered before it looks for what must not be there.
+    let props: React.ComponentProps<typeof DefaultsInfo> = {
+      defaults: null,
+      error: ''
+    };
+    class Host extends ReactWidget {
+      render() {
+        return React.createElement(
+          'div',
+          { className: 'host', 'data-loaded': String(props.defaults !== null) },
+          React.createElement(DefaultsInfo, props)
+        );
+      }
+    }
+    const host = new Host();
+    widget = host;
+    Widget.attach(host, document.body);
+    const root = await until(() =>
+      host.node.querySelector<HTMLElement>('.host[data-loaded="false"]')
     );
-    Widget.attach(widget, document.body);
-    await new Promise(resolve => setTimeout(resolve, 20));
-    expect(widget.node.textContent).toBe('');
+    expect(root.querySelector('.kale-ext-Defaults')).toBeNull();
+    expect(root.textContent).toBe(''); // not "built-in defaults" before it knows
+
+    props = { defaults: defaults(), error: '' };
+    host.update();
+    const line = await until(() =>
+      host.node.querySelector<HTMLElement>(
+        '.host[data-loaded="true"] .kale-ext-Defaults'
+      )
+    );
+    expect(line.textContent).toBe('Empty fields use the built-in defaults.');
   });
 });
 

@@ -141,9 +141,11 @@ describe('LogsView with metrics and a timeline', () => {
       expect(bar.getAttribute('aria-label')).toMatch(
         /^node 1: running [\d.]+s, done$/
       );
+      // Once the job has ended its status is asked no more.
       const calls = (service.getJob as jest.Mock).mock.calls.length;
-      await new Promise(resolve => setTimeout(resolve, 100));
+      await until(() => !view.pollingStatus);
       expect((service.getJob as jest.Mock).mock.calls.length).toBe(calls);
+      expect(view.statusNote).toBe('');
     } finally {
       Widget.detach(view);
       view.dispose();

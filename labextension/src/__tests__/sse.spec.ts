@@ -53,15 +53,19 @@ describe('SSEParser', () => {
     expect(parser.lastEventId).toBe('5:5');
   });
 
-  it('parses 50,000 events in one chunk quickly (linear, no rescans)', () => {
+  it('parses 50,000 events in one chunk', () => {
+    // (how fast: benchmarks/panel, the logs view with 50,000 lines)
     const chunk = Array.from(
       { length: 50000 },
       (_, i) => `id: 0:${i}\ndata: {"node": 0, "text": "line ${i}"}\n\n`
     ).join('');
-    const start = Date.now();
     const events = new SSEParser().feed(chunk);
     expect(events).toHaveLength(50000);
+    expect(events[0]).toEqual({
+      id: '0:0',
+      event: 'message',
+      data: '{"node": 0, "text": "line 0"}'
+    });
     expect(events[49999].id).toBe('0:49999');
-    expect(Date.now() - start).toBeLessThan(3000); // quadratic would take minutes
   });
 });

@@ -143,9 +143,13 @@ describe('JobTimelines', () => {
       { phase: 'pending', start: 0, end: 1000 },
       { phase: 'done', start: 1000, end: 1000 }
     ]);
+    now = 2000;
     timelines.observe({ ...job('Queued'), name: 'c' });
     expect(timelines.get('a')).toBeUndefined(); // the oldest goes
-    expect(timelines.get('c')).toBeDefined();
+    expect(timelines.get('c')!.segments(0)).toEqual([
+      { phase: 'queued', start: 2000, end: 2000 }
+    ]);
+    expect(changed[2]).toEqual(['c']);
   });
 });
 

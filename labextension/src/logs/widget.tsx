@@ -1,18 +1,16 @@
 import { ReactWidget } from '@jupyterlab/ui-components';
 import type { Message } from '@lumino/messaging';
-import { Debouncer, Poll } from '@lumino/polling';
+import { Debouncer } from '@lumino/polling';
 import { Signal } from '@lumino/signaling';
 import * as React from 'react';
 
-import { KaleAPIError, type KaleService } from '../api';
+import type { KaleService } from '../api';
 import { errorMessage } from '../errors';
-import { useSignal } from '../hooks';
 import { MetricsStore } from '../metrics/store';
 import { JobTimelines } from '../timeline';
 import { LogBuffer } from './buffer';
-import { LogList } from './list';
-import { MetricsPane } from './metrics';
-import { TimelinePane } from './timeline';
+import { JobStatusPoll } from './status-poll';
+import { LogsRoot } from './view';
 
 /**
  * Milliseconds between two polls of the job's status (for its timeline).
@@ -61,7 +59,15 @@ export class LogsView extends ReactWidget {
 
   /** Why the job's status is not polled any more ('' while it is). */
   get statusNote(): string {
-    return this._statusNote;
+    return this._status?.note ?? '';
+  }
+
+  /**
+   * Whether the job's status is polled (for the timeline): from when the
+   * view is shown until the job ends or is gone.
+   */
+  get pollingStatus(): boolean {
+    return this._status?.active ?? false;
   }
 
   /** Whether the log shows the metrics lines (hidden by default). */
@@ -151,7 +157,7 @@ export class LogsView extends ReactWidget {
       .then(end => {
         if (end !== null) {
           this.buffer.flush();
-          void this._status?.refresh(); // the final state, for the timeline
+          this._status?.refresh(); // the final state, for the timeline
           const detail = [end.status, end.reason].filter(Boolean).join(': ');
           this._setStream({ phase: 'ended', detail });
         }
@@ -182,42 +188,14 @@ export class LogsView extends ReactWidget {
     if (!this._started) {
       this._started = true;
       this.start();
-      this._pollStatus();
-    }
-  }
-
-  /**
-   * Poll the job's status (`GET jobs/{name}`) for its timeline while the
-   * view is visible, until the job ends (or is gone).
-   */
-  private _pollStatus(): void {
-    this._status = new Poll({
-      factory: async () => {
-        try {
-          this.timelines.observe(await this.service.getJob(this.jobName));
-        } catch (reason) {
-          if (
-            reason instanceof KaleAPIError &&
-            reason.response.status === 404
-          ) {
-            this._statusNote = 'the job is gone';
-            this.changed.emit();
-            return;
-          }
-          throw reason; // backs off
-        }
-      },
-      frequency: {
+      this._status = new JobStatusPoll({
+        service: this.service,
+        name: this.jobName,
+        timelines: this.timelines,
         interval: this._statusInterval,
-        backoff: true,
-        max: 30000
-      },
-      standby: () =>
-        this._statusNote !== '' ||
-        this.timelines.get(this.jobName)?.final === true ||
-        'when-hidden',
-      name: `kale-ext:status:${this.jobName}`
-    });
+        changed: () => this.changed.emit()
+      });
+    }
   }
 
   private _onTimelines(_: JobTimelines, names: string[]): void {
@@ -236,8 +214,7 @@ export class LogsView extends ReactWidget {
   }
 
   private _abort: AbortController | null = null;
-  private _status: Poll | null = null;
-  private _statusNote = '';
+  private _status: JobStatusPoll | null = null;
   private _statusInterval: number;
   private _started = false;
   private _follow = true;
@@ -259,199 +236,4 @@ export namespace LogsView {
     /** Milliseconds between polls of the job's status (default 1 s). */
     statusInterval?: number;
   }
-}
-
-function LogsRoot(props: { view: LogsView }): JSX.Element {
-  const { view } = props;
-  useSignal(view.changed);
-  useSignal(view.buffer.changed);
-  return (
-    <div className="kale-ext-LogsView">
-      <LogsToolbar view={view} />
-      <div className="kale-ext-Insights">
-        <InsightSection
-          view={view}
-          section="metrics"
-          title="Metrics"
-          badge={
-            view.metrics.metrics.length > 0
-              ? String(view.metrics.metrics.length)
-              : ''
-          }
-        >
-          <MetricsPane store={view.metrics} version={view.metrics.version} />
-        </InsightSection>
-        <InsightSection view={view} section="timeline" title="Timeline">
-          <TimelinePane
-            timeline={view.timelines.get(view.jobName)}
-            note={view.statusNote}
-          />
-        </InsightSection>
-      </div>
-      <LogList
-        buffer={view.buffer}
-        follow={view.follow}
-        onFollowChange={follow => (view.follow = follow)}
-        label={`Log lines of ${view.jobName}`}
-      />
-    </div>
-  );
-}
-
-/**
- * A collapsible part of the view (a native `<details>`).
- */
-function InsightSection(props: {
-  view: LogsView;
-  section: keyof LogsView['sections'];
-  title: string;
-  badge?: string;
-  children: React.ReactNode;
-}): JSX.Element {
-  const { view, section } = props;
-  return (
-    <details
-      className="kale-ext-Insight"
-      data-section={section}
-      open={view.sections[section]}
-      onToggle={e =>
-        view.toggleSection(section, (e.target as HTMLDetailsElement).open)
-      }
-    >
-      <summary className="kale-ext-Insight-title">
-        {props.title}
-        {props.badge && (
-          <span className="kale-ext-Count" aria-hidden="true">
-            {props.badge}
-          </span>
-        )}
-      </summary>
-      {view.sections[section] && (
-        <div className="kale-ext-Insight-body">{props.children}</div>
-      )}
-    </details>
-  );
-}
-
-function LogsToolbar(props: { view: LogsView }): JSX.Element {
-  const { view } = props;
-  const { buffer, stream } = view;
-  const filter = buffer.filter;
-  const nodes = buffer.nodes;
-  const ranks = buffer.ranks;
-  const searchId = React.useId();
-  const rankId = React.useId();
-  const status = {
-    connecting: 'Connecting…',
-    open: 'Streaming',
-    reconnecting: 'Reconnecting…',
-    ended: `Ended${stream.detail ? `: ${stream.detail}` : ''}`,
-    failed: `Failed: ${stream.detail ?? ''}`
-  }[stream.phase];
-  // Hidden metrics lines are not counted (the toggle tells how many).
-  const total = view.showMetricLines
-    ? buffer.total
-    : buffer.total - buffer.metricLines;
-  const count =
-    buffer.size === total
-      ? `${total.toLocaleString('en-US')} lines`
-      : `${buffer.size.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} lines`;
-  return (
-    <div className="kale-ext-LogsToolbar">
-      <div role="tablist" aria-label="Nodes" className="kale-ext-NodeTabs">
-        {[null, ...nodes].map(node => (
-          <button
-            key={node ?? 'all'}
-            type="button"
-            role="tab"
-            aria-selected={filter.node === node}
-            className={`kale-ext-NodeTab${filter.node === node ? ' kale-ext-mod-on' : ''}`}
-            onClick={() => buffer.setFilter({ node })}
-          >
-            {node === null ? 'All nodes' : `Node ${node}`}
-          </button>
-        ))}
-      </div>
-      {ranks.length > 1 && (
-        <>
-          <label htmlFor={rankId} className="kale-ext-VisuallyHidden">
-            Rank
-          </label>
-          <select
-            id={rankId}
-            className="kale-ext-Select kale-ext-Select-small"
-            value={filter.rank ?? ''}
-            onChange={e =>
-              buffer.setFilter({
-                rank: e.target.value === '' ? null : Number(e.target.value)
-              })
-            }
-          >
-            <option value="">All ranks</option>
-            {ranks.map(r => (
-              <option key={r} value={r}>{`Rank ${r}`}</option>
-            ))}
-          </select>
-        </>
-      )}
-      <label htmlFor={searchId} className="kale-ext-VisuallyHidden">
-        Search the logs
-      </label>
-      <input
-        id={searchId}
-        type="search"
-        className="kale-ext-Input kale-ext-LogsSearch"
-        placeholder="Search"
-        value={view.query}
-        onChange={e => view.search(e.target.value)}
-      />
-      <button
-        type="button"
-        className={`kale-ext-Button kale-ext-Button-plain${view.follow ? ' kale-ext-mod-on' : ''}`}
-        aria-pressed={view.follow}
-        title={
-          view.follow
-            ? 'Pause: stop at the current line'
-            : 'Follow the newest line'
-        }
-        onClick={() => (view.follow = !view.follow)}
-      >
-        Auto-scroll
-      </button>
-      {buffer.metricLines > 0 && (
-        <button
-          type="button"
-          className={`kale-ext-Button kale-ext-Button-plain${view.showMetricLines ? ' kale-ext-mod-on' : ''}`}
-          aria-pressed={view.showMetricLines}
-          title={
-            view.showMetricLines
-              ? 'Hide the KALE_METRIC lines (the Metrics section plots them)'
-              : `Show the ${buffer.metricLines.toLocaleString('en-US')} KALE_METRIC lines in the log`
-          }
-          onClick={() => (view.showMetricLines = !view.showMetricLines)}
-        >
-          Metric lines ({buffer.metricLines.toLocaleString('en-US')})
-        </button>
-      )}
-      <button
-        type="button"
-        className="kale-ext-Button kale-ext-Button-plain"
-        onClick={() => view.download()}
-      >
-        Download
-      </button>
-      {(stream.phase === 'failed' || stream.phase === 'ended') && (
-        <button
-          type="button"
-          className="kale-ext-Button kale-ext-Button-plain"
-          onClick={() => view.start()}
-        >
-          Reload
-        </button>
-      )}
-      <span className={`kale-ext-LogsStatus kale-ext-mod-${stream.phase}`}>
-        <span role="status">{status}</span> · <span>{count}</span>
-      </span>
-    </div>
-  );
 }
