@@ -2,7 +2,7 @@ import pytest
 
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.runtime_packages import cached, probe
-from tests.backends.kubernetes.test_backend import backend, kube, kubeconfig  # noqa: F401 (fixtures)
+from tests.harness.kube_fixtures import backend, kube, kubeconfig  # noqa: F401 (fixtures)
 
 
 def test_probe_runs_a_job_on_the_runtime_and_caches_its_packages(tmp_path, monkeypatch):

@@ -3,11 +3,13 @@
 It patches ``kubernetes.config.load_kube_config`` and the ``CustomObjectsApi`` / ``CoreV1Api``
 methods (as the Kubeflow SDK's own tests do). Objects are stored in Kubernetes JSON form, and
 CoreV1Api answers are deserialised into the client's models, as a real answer is. Failures are
-``ApiException``s with a real-looking ``Status`` body.
+``ApiException``s with a real-looking ``Status`` body (``kube_wire``).
 
 Two checks make it strict:
 
-- every created TrainJob is validated against the official v2.3.0 CRD (``tests/crd.py``);
+- every created TrainJob must pass ``tests/harness/crd.py`` (the models' strict schema, the
+  official CRD where ``../shared`` is present, the Trainer's CEL and webhook rules) with the
+  runtime it names, as this cluster holds it;
 - each call's keyword arguments are checked against the real method's parameters, so an
   argument this kubernetes client does not know fails here as it would for real.
 """
@@ -16,20 +18,25 @@ from __future__ import annotations
 
 import copy
 import inspect
-import json
 import re
-import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from functools import cache
-from http import HTTPStatus
 from unittest import mock
 
-import urllib3
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from tests.harness.crd import validate_trainjob
+from tests.harness.kube_wire import (
+    KUBECONFIG,
+    ContainerLog,
+    LogStream,
+    not_found,
+    plain_error,
+    status_error,
+)
+
+__all__ = ["KUBECONFIG", "ContainerLog", "FakeKube", "at", "plain_error", "status_error"]
 
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -38,104 +45,6 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 def at(seconds: float) -> str:
     """A timestamp `seconds` after T0, in the API server's form."""
     return (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class _Answer:
-    """What urllib3 hands to ApiException(http_resp=...)."""
-
-    def __init__(self, status: int, data: bytes, content_type: str = "application/json"):
-        self.status, self.reason, self.data = status, HTTPStatus(status).phrase, data
-        self.content_type = content_type
-
-    def getheaders(self) -> dict:
-        return {"Content-Type": self.content_type}
-
-
-def status_error(code: int, reason: str, message: str, causes: list | None = None) -> ApiException:
-    """An ApiException as the client raises it for a `Status` failure answer."""
-    body = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    if causes:
-        body["details"] = {"causes": causes}
-    return ApiException(http_resp=_Answer(code, json.dumps(body).encode()))
-
-
-def plain_error(code: int, text: str) -> ApiException:
-    """A failure answered in plain text, e.g. a 404 for an API group the server does not serve."""
-    return ApiException(http_resp=_Answer(code, text.encode(), "text/plain; charset=utf-8"))
-
-
-def not_found(kind: str, name: str) -> ApiException:
-    return status_error(404, "NotFound", f'{kind} "{name}" not found')
-
-
-class ContainerLog:
-    """One container's log. Followed streams wait for new lines until it ends."""
-
-    def __init__(self):
-        self.data = b""
-        self.previous: bytes | None = None
-        self.started = False
-        self.ended = False
-        self.changed = threading.Condition()
-
-    def write(self, *lines: str, newline: bool = True) -> None:
-        with self.changed:
-            self.started = True
-            self.data += "\n".join(lines).encode() + (b"\n" if newline else b"")
-            self.changed.notify_all()
-
-    def end(self) -> None:
-        with self.changed:
-            self.ended = True
-            self.changed.notify_all()
-
-    def restart(self) -> None:
-        """The container died and waits to restart: its log becomes the previous one."""
-        with self.changed:
-            self.previous, self.data, self.started, self.ended = self.data, b"", False, False
-            self.changed.notify_all()
-
-
-class LogStream:
-    """A log answer read with _preload_content=False (the part of urllib3's answer we use)."""
-
-    CHUNK = 7  # small odd chunks: lines arrive split, as they do over HTTP
-
-    def __init__(self, log: ContainerLog, data: bytes | None, follow: bool):
-        self.log, self.fixed, self.follow = log, data, follow
-        self.closed = False
-
-    def stream(self, amt=None, decode_content=None):
-        sent = 0
-        while True:
-            with self.log.changed:
-                data = self.fixed if self.fixed is not None else self.log.data
-                while self.follow and sent == len(data) and not (self.log.ended or self.closed):
-                    self.log.changed.wait()
-                    data = self.log.data
-                if self.closed:
-                    raise urllib3.exceptions.ProtocolError("connection closed")
-                chunk = data[sent : sent + self.CHUNK]
-            if not chunk:
-                return
-            sent += len(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        with self.log.changed:
-            self.closed = True
-            self.log.changed.notify_all()
-
-    def release_conn(self) -> None:
-        pass
 
 
 @cache
@@ -243,12 +152,19 @@ class FakeKube:
         ns = self.namespace if namespace == "" else namespace
         return self._store(plural, ns).get(name)
 
+    def runtime_of(self, trainjob: dict) -> dict | None:
+        """The runtime a TrainJob names, as this cluster holds it."""
+        ref = trainjob["spec"].get("runtimeRef") or {}
+        if ref.get("kind", "ClusterTrainingRuntime") == "ClusterTrainingRuntime":
+            return self.get("clustertrainingruntimes", ref.get("name"), None)
+        return self.get("trainingruntimes", ref.get("name"))
+
     # -- CustomObjectsApi --
 
     def create_namespaced_custom_object(self, group, version, namespace, plural, body, **kw):
         assert (group, version) == (GROUP, VERSION)
         if plural == "trainjobs":
-            validate_trainjob(body)
+            validate_trainjob(body, self.runtime_of(body))
         name = body["metadata"]["name"]
         if name in self._store(plural, namespace):
             raise status_error(409, "AlreadyExists", f'{plural}.{group} "{name}" already exists')
@@ -483,22 +399,3 @@ class FakeKube:
 
 def _job_of(pod: dict) -> str | None:
     return pod["metadata"].get("labels", {}).get("jobset.sigs.k8s.io/jobset-name")
-
-
-#: A kubeconfig for the fake cluster (two contexts: with and without a namespace).
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-current-context: main
-contexts:
-- name: main
-  context: {cluster: c, user: u, namespace: team}
-- name: bare
-  context: {cluster: c, user: u}
-clusters:
-- name: c
-  cluster: {server: "https://cluster.invalid:6443"}
-users:
-- name: u
-  user: {token: not-a-real-token}
-"""

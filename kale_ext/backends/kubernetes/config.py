@@ -1,0 +1,205 @@
+"""The connection to the cluster: the kubeconfig (or the in-cluster service account), the
+namespace, and every API call's failure as a BackendError with the server's own message.
+
+The SDK's constants (group, plurals, labels) are mirrored here; a test checks that they match.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from ...job.trainjob import ANNOTATION
+from ..base import BackendError, NotFound
+
+BACKEND = "kubernetes"
+GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
+TRAINJOBS = "trainjobs"
+CLUSTER_RUNTIMES, RUNTIMES = "clustertrainingruntimes", "trainingruntimes"
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+STEP_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+NODE = "node"  # the trainer's replicated job, and its container
+STEPS = ("node", "launcher", "dataset-initializer", "model-initializer")
+TTL = ANNOTATION + "ttl-seconds-after-finished"
+CLEAN_POD_POLICY = ANNOTATION + "clean-pod-policy"
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+REQUEST_TIMEOUT = (10, 60)  # seconds to connect, and between bytes of an answer
+STREAM_TIMEOUT = (10, None)  # a followed log may stay quiet for hours
+
+
+# ----- errors --------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """What a kubernetes client call raises when the server says no or cannot be reached."""
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    return (ApiException, urllib3.exceptions.HTTPError, OSError)
+
+
+_HINTS = {
+    401: "the cluster rejected the credentials: refresh the kubeconfig (log in again)",
+    403: "ask a cluster administrator for this permission",
+    409: "choose another job name, or delete the existing job first",
+    429: "the API server is throttling requests: try again shortly",
+}
+
+
+def api_error(exc: BaseException, what: str, host: str = "") -> BackendError:
+    """The BackendError for a failed call: the HTTP status, the server's reason and message."""
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    if isinstance(exc, ApiException) and exc.status:
+        return _status_error(exc.status, exc.reason or "", exc.body, what)
+    at = f" at {host}" if host else ""
+    # status 0: the client's own failure before any answer, e.g. TLS ("SSLError ...")
+    cause = exc.reason if isinstance(exc, (ApiException, urllib3.exceptions.MaxRetryError)) else exc
+    cause = " ".join(str(cause).split()) if isinstance(cause, str) else cause
+    # urllib3 2 makes a refused connection (NewConnectionError) a kind of timeout: not here
+    refused = isinstance(cause, urllib3.exceptions.NewConnectionError)
+    if not refused and isinstance(cause, (TimeoutError, urllib3.exceptions.TimeoutError)):
+        return BackendError(
+            f"cannot {what}: the Kubernetes API server{at} did not answer in time", 504, "Timeout"
+        )
+    return BackendError(
+        f"cannot {what}: cannot reach the Kubernetes API server{at}: {cause}", 503, "Unavailable"
+    )
+
+
+def _status_error(status: int, http_reason: str, body: Any, what: str) -> BackendError:
+    """From a `Status` answer: {"message", "reason", "details": {"causes": [...]}}."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        answer = {}
+    message = answer.get("message") or text.strip()[:500] or http_reason or "no message"
+    reason = answer.get("reason") or http_reason
+    causes = ((answer.get("details") or {}).get("causes")) or []
+    extra = [
+        f"{c.get('field')}: {c.get('message')}" if c.get("field") else c.get("message", "")
+        for c in causes
+        if c.get("message") and c["message"] not in message
+    ]
+    if extra:
+        message += " (" + "; ".join(extra) + ")"
+    out = f"cannot {what}: {message} (HTTP {status} {reason})"
+    if status == 404 and (not answer or "could not find the requested resource" in message):
+        out += "; the API server does not serve this resource: is Kubeflow Trainer v2 installed?"
+    hint = _HINTS.get(status) or ("the API server failed: try again later" if status >= 500 else "")
+    if hint:
+        out += f"; {hint}"
+    return NotFound(out) if status == 404 else BackendError(out, status, reason)
+
+
+# ----- configuration ---------------------------------------------------------------------------
+
+
+def load_config(config_file: str | None, context: str | None, in_cluster: bool):
+    """A client Configuration of its own (never the process-wide default)."""
+    import yaml
+    from kubernetes import client, config
+
+    configuration = client.Configuration()
+    try:
+        if in_cluster:
+            config.load_incluster_config(client_configuration=configuration)
+        else:
+            config.load_kube_config(
+                config_file=config_file, context=context, client_configuration=configuration
+            )
+    except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as e:
+        where = "the in-cluster service account" if in_cluster else config_file or "~/.kube/config"
+        raise BackendError(
+            f"no usable Kubernetes configuration ({where}): {e}; set KUBECONFIG, pass "
+            "config_file, or run inside a cluster",
+            503,
+            "NoKubeconfig",
+        ) from None
+    return configuration
+
+
+def default_namespace(config_file: str | None, context: str | None, in_cluster: bool) -> str:
+    """The kubeconfig context's namespace, or the service account's in a cluster, else default."""
+    if in_cluster:
+        try:
+            with open(SERVICE_ACCOUNT_NAMESPACE) as f:
+                return f.read().strip() or "default"
+        except OSError:
+            return "default"
+    from kubernetes import config
+
+    try:
+        contexts, current = config.list_kube_config_contexts(config_file)
+    except (config.ConfigException, OSError, ValueError):
+        return "default"
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
+    return ((chosen or {}).get("context") or {}).get("namespace") or "default"
+
+
+# ----- the API of one namespace ----------------------------------------------------------------
+
+
+class Cluster:
+    """One namespace of a cluster through the kubernetes client; every failure a BackendError.
+
+    The kubeconfig (``config_file``, else ``KUBECONFIG``, else ``~/.kube/config``) or, inside a
+    cluster without one, the service account. The namespace is the given one, else the
+    context's, else the service account's, else ``default``.
+    """
+
+    def __init__(
+        self,
+        namespace: str | None = None,
+        config_file: str | None = None,
+        context: str | None = None,
+    ):
+        from kubernetes import client
+
+        config_file = config_file or os.environ.get("KUBECONFIG") or None
+        in_cluster = config_file is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        configuration = load_config(config_file, context, in_cluster)
+        self.namespace = namespace or default_namespace(config_file, context, in_cluster)
+        self.host = configuration.host
+        api = client.ApiClient(configuration)
+        self.custom = client.CustomObjectsApi(api)
+        self.core = client.CoreV1Api(api)
+
+    def call(self, what: str, method: Callable, *args, **kwargs):
+        """One API call; every failure becomes a BackendError with the server's message."""
+        kwargs.setdefault("_request_timeout", REQUEST_TIMEOUT)
+        try:
+            return method(*args, **kwargs)
+        except transport_errors() as e:
+            raise api_error(e, what, self.host) from e
+
+    def trainer_objects(self, what: str, verb: str, plural: str, *args, **kwargs):
+        """``verb`` (get, list, create, delete) on trainer.kubeflow.org objects: the namespace's,
+        or the cluster's for ClusterTrainingRuntimes."""
+        if plural == CLUSTER_RUNTIMES:
+            method = getattr(self.custom, f"{verb}_cluster_custom_object")
+            return self.call(what, method, GROUP, VERSION, plural, *args, **kwargs)
+        method = getattr(self.custom, f"{verb}_namespaced_custom_object")
+        return self.call(what, method, GROUP, VERSION, self.namespace, plural, *args, **kwargs)
+
+    def trainjob(self, name: str) -> dict:
+        """The TrainJob in Kubernetes JSON form (NotFound when it does not exist)."""
+        return self.trainer_objects(f"get TrainJob {self.namespace}/{name}", "get", TRAINJOBS, name)
+
+    def pods(self, selector: str) -> list:
+        """The namespace's pods that match the label ``selector``."""
+        return self.call(
+            f"list the pods in {self.namespace} ({selector})",
+            self.core.list_namespaced_pod,
+            self.namespace,
+            label_selector=selector,
+        ).items

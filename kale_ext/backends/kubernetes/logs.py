@@ -1,0 +1,262 @@
+"""Log lines of a TrainJob's nodes: the `node` container of each node's newest pod, streamed
+line by line, resumable by offset, one node after another or multiplexed as the lines come."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+
+from ..base import BackendError, LogLine, NotFound, split_rank
+from .config import (
+    INDEX_LABEL,
+    JOBSET_LABEL,
+    NODE,
+    REQUEST_TIMEOUT,
+    STEP_LABEL,
+    STREAM_TIMEOUT,
+    Cluster,
+    api_error,
+    transport_errors,
+)
+from .status import finished_condition, newest, node_container, restarts
+
+_DONE_PHASES = ("Succeeded", "Failed")
+
+
+def split_lines(chunks: Iterable) -> Iterator[str]:
+    """Lines from a byte stream, the last one even without its newline."""
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8", "replace").rstrip("\r")
+    if buffer:
+        yield buffer.decode("utf-8", "replace").rstrip("\r")
+
+
+class Session:
+    """The open log streams of one logs() call, all closed when its reader stops."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self._open: set = set()
+        self._lock = threading.Lock()
+
+    def opened(self, response) -> None:
+        with self._lock:
+            self._open.add(response)
+        if self.stop.is_set():
+            response.close()
+
+    def closed(self, response) -> None:
+        with self._lock:
+            self._open.discard(response)
+
+    def put(self, lines: queue.Queue, item) -> bool:
+        while not self.stop.is_set():
+            try:
+                lines.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def close(self) -> None:
+        self.stop.set()
+        with self._lock:
+            responses = list(self._open)
+        for response in responses:
+            response.close()
+
+
+_END = object()
+
+
+def multiplex(streams: list[Iterator[LogLine]], session: Session) -> Iterator[LogLine]:
+    """Lines of several nodes as they come: one thread per node feeding a bounded queue."""
+    lines: queue.Queue = queue.Queue(maxsize=1000)
+
+    def pump(stream: Iterator[LogLine]) -> None:
+        try:
+            for line in stream:
+                if not session.put(lines, line):
+                    return
+        except Exception as e:  # handed to the reader, which raises it
+            session.put(lines, e)
+        finally:
+            session.put(lines, _END)
+
+    for stream in streams:
+        threading.Thread(target=pump, args=(stream,), daemon=True).start()
+    try:
+        running = len(streams)
+        while running:
+            item = lines.get()
+            if item is _END:
+                running -= 1
+            elif isinstance(item, Exception):
+                raise item
+            else:
+                yield item
+    finally:
+        session.close()
+
+
+def _closing(stream: Iterator[LogLine], session: Session) -> Iterator[LogLine]:
+    try:
+        yield from stream
+    finally:
+        session.close()
+
+
+def _log_source(pod) -> tuple[str, str | None]:
+    """Which container log the API serves for the node: a new one after a restart or a new pod
+    (while a restarted container waits, the API still serves the one that ended)."""
+    container = node_container(pod)
+    return pod.metadata.name, container.container_id if container else None
+
+
+def job_logs(
+    cluster: Cluster,
+    poll_interval: float,
+    name: str,
+    node: int | None = None,
+    follow: bool = False,
+    tail: int | None = None,
+    offsets: dict[int, int] | None = None,
+) -> Iterator[LogLine]:
+    """Lines of one node or of all (see ``KubernetesBackend.logs``)."""
+    obj = cluster.trainjob(name)
+    trainer = (obj.get("spec") or {}).get("trainer") or {}
+    count, procs = trainer.get("numNodes") or 1, trainer.get("numProcPerNode") or 1
+    if node is not None and not 0 <= node < count:
+        raise NotFound(f"job {name} has no node {node}: its nodes are 0 to {count - 1}")
+    if tail is not None and tail < 0:
+        raise BackendError(f"tail must be 0 or more, not {tail}", 400, "BadRequest")
+    starts = {int(k): int(v) for k, v in (offsets or {}).items()}
+    session = Session()
+    reader = _NodeLogs(cluster, name, poll_interval, session)
+
+    def lines(index: int) -> Iterator[LogLine]:
+        start = starts.get(index, 0)
+        for position, text in reader.read(index, follow, tail, start):
+            rank, text = split_rank(index, procs, text)
+            yield LogLine(node=index, text=text, rank=rank, offset=position)
+
+    indices = [node] if node is not None else list(range(count))
+    if follow and len(indices) > 1:
+        return multiplex([lines(i) for i in indices], session)
+    return _closing((line for i in indices for line in lines(i)), session)
+
+
+class _NodeLogs:
+    """The logs of one job's nodes within one logs() call."""
+
+    def __init__(self, cluster: Cluster, name: str, poll_interval: float, session: Session):
+        self.cluster, self.name = cluster, name
+        self.poll_interval, self.session = poll_interval, session
+
+    def read(
+        self, index: int, follow: bool, tail: int | None, start: int
+    ) -> Iterator[tuple[int, str]]:
+        """(position, text) of one node's log after line ``start``."""
+        pod = self._wait_for_pod(index) if follow else self._pod(index)
+        if pod is None or pod.status.phase == "Pending":
+            return
+        if tail is not None:
+            window: deque = deque(maxlen=tail)
+            for position, text in enumerate(self._lines(pod, False), 1):
+                if position > start:
+                    window.append((position, text))
+                    start = position
+            yield from window
+            if not follow:
+                return
+        live = follow
+        while pod is not None:
+            source = _log_source(pod)
+            for position, text in enumerate(self._lines(pod, live), 1):
+                if position > start:
+                    start = position
+                    yield position, text
+            if not live:
+                return
+            pod, live = self._after_stream(index)
+            if pod is not None and _log_source(pod) != source:
+                start = 0  # a new container: its log starts over
+
+    def _pod(self, index: int):
+        """The newest pod of node ``index``, or None."""
+        return newest(
+            self.cluster.pods(
+                f"{JOBSET_LABEL}={self.name},{STEP_LABEL}={NODE},{INDEX_LABEL}={index}"
+            )
+        )
+
+    def _job_ended(self) -> bool:
+        try:
+            return finished_condition(self.cluster.trainjob(self.name)) is not None
+        except NotFound:
+            return True
+
+    def _wait_for_pod(self, index: int):
+        """The node's pod once it has left Pending; None if the job ends (or goes) first."""
+        while not self.session.stop.is_set():
+            pod = self._pod(index)
+            if pod is not None and pod.status.phase != "Pending":
+                return pod
+            if self._job_ended():
+                return None
+            self.session.stop.wait(self.poll_interval)
+        return None
+
+    def _after_stream(self, index: int):
+        """Where a followed log goes once its stream ended: (pod, follow). A node or job that is
+        done gets one last plain read, which catches up if the connection dropped early."""
+        if self.session.stop.is_set():
+            return None, False
+        pod = self._pod(index)
+        if self._job_ended() or (pod is not None and pod.status.phase in _DONE_PHASES):
+            return pod, False
+        self.session.stop.wait(self.poll_interval)  # the container restarts, or the stream dropped
+        return self._wait_for_pod(index), True
+
+    def _lines(self, pod, follow: bool, previous: bool = False):
+        """The lines of the pod's `node` container; ``previous`` for the one before a restart.
+
+        A followed stream that cannot open yet (container waiting) or drops just ends: the
+        caller looks at the pod again.
+        """
+        cluster = self.cluster
+        what = f"read the log of pod {cluster.namespace}/{pod.metadata.name}"
+        try:
+            response = cluster.call(
+                what,
+                cluster.core.read_namespaced_pod_log,
+                pod.metadata.name,
+                cluster.namespace,
+                container=NODE,
+                follow=follow,
+                previous=previous,
+                _preload_content=False,
+                _request_timeout=STREAM_TIMEOUT if follow else REQUEST_TIMEOUT,
+            )
+        except BackendError as e:
+            if follow and e.status in (400, 503, 504):
+                return
+            if e.status == 400 and not previous and restarts(pod):
+                yield from self._lines(pod, False, previous=True)
+                return
+            raise
+        self.session.opened(response)
+        try:
+            yield from split_lines(response.stream(amt=None, decode_content=False))
+        except transport_errors() as e:
+            if not (follow or self.session.stop.is_set()):
+                raise api_error(e, what, cluster.host) from e
+        finally:
+            self.session.closed(response)
+            response.release_conn()
