@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from kale_ext.backends.base import NotFound
+from kale_ext.backends.kubernetes.logs import split_lines
 from tests.harness.fake_kube import FakeKube
 from tests.harness.kube_fixtures import CRASH_LOOP, IMAGE_PULL
 
@@ -34,6 +35,24 @@ def run(function, timeout: float = 10.0):
 
 def lines(iterator) -> list[tuple]:
     return [(x.node, x.rank, x.text, x.offset) for x in run(lambda: list(iterator))]
+
+
+@pytest.mark.parametrize(
+    "chunks, expected",
+    [
+        ([b"a\nb", b"c\n"], ["a", "bc"]),
+        ([b"crlf\r", b"\nnext"], ["crlf", "next"]),  # Windows line ends, the last without one
+        (
+            ["d\u00e9j\u00e0".encode()[:2], "d\u00e9j\u00e0".encode()[2:] + b"\n"],
+            ["d\u00e9j\u00e0"],
+        ),
+        ([b"\xff\n"], ["\ufffd"]),  # bytes that are no UTF-8 do not stop the log
+        ([b"", b"\n\n"], ["", ""]),
+    ],
+    ids=["split across chunks", "crlf", "a character split across chunks", "not utf-8", "empty"],
+)
+def test_split_lines(chunks, expected):
+    assert list(split_lines(chunks)) == expected
 
 
 def two_nodes(kube: FakeKube, phase: str = "Succeeded") -> None:
