@@ -29,7 +29,7 @@ from timing import best  # noqa: E402
 
 from kale_ext.backends.local.backend import LocalBackend  # noqa: E402
 from kale_ext.backends.local.processes import reserve_port  # noqa: E402
-from kale_ext.backends.submit import submit_notebook  # noqa: E402
+from kale_ext.backends.submit import submit  # noqa: E402
 from kale_ext.compile.compiler import compile_notebook, write_module  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "digits_ddp.ipynb"
@@ -61,7 +61,7 @@ def bare_torchrun(module: Path) -> None:
 
 
 def local_backend(backend: LocalBackend) -> None:
-    name, _ = submit_notebook(backend, EXAMPLE, {"nodes": 1, "procs_per_node": 2})
+    name = submit(backend, EXAMPLE, {"nodes": 1, "procs_per_node": 2}).name
     info = backend.wait(name, interval=0.02)
     assert info.status.value == "Complete", info.reason
 
@@ -90,7 +90,7 @@ print(time.perf_counter() - start)
 
 
 def latency(backend: LocalBackend) -> list[float]:
-    name, _ = submit_notebook(backend, LATENCY_NB, {"nodes": 2})
+    name = submit(backend, LATENCY_NB, {"nodes": 2}).name
     delays = []
     for line in backend.logs(name, follow=True):
         if line.text.startswith("sent "):

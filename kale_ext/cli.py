@@ -65,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--trainjob", action="store_true", help="also write the TrainJob as trainjob.yaml"
     )
+    _add_backend(c)
     _add_job_options(c)
 
     r = sub.add_parser(
@@ -158,7 +159,7 @@ def _defaults():
 
 
 def _backend(args):
-    from .backends.submit import choose_backend
+    from .backends.choose import choose_backend
 
     backend, _ = choose_backend(args.backend, _defaults())
     return backend
@@ -173,19 +174,20 @@ def _compile(args) -> int:
     from .compile.compiler import compile_notebook, write_module
 
     notebook = Path(args.notebook)
-    trainjob = None
+    preview = None
     try:
-        packages = args.packages or []
-        job = compile_notebook(notebook, function_name=args.function, packages=packages)
+        job = compile_notebook(notebook, function_name=args.function, packages=args.packages)
         out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
         if args.trainjob:
-            trainjob, spec = _trainjob(job, args)
-        path = write_module(job, out_dir)
-        if trainjob is not None:
-            from .compile.codegen import write_atomic
-            from .job.trainjob import to_yaml
+            from .backends.submit import preview as preview_job
 
-            write_atomic(out_dir / "trainjob.yaml", to_yaml(trainjob))
+            options = _job_options(args)
+            preview = preview_job(_backend(args), job, options, _defaults(), args.notebook)
+        path = write_module(job, out_dir)
+        if preview is not None:
+            from .files import write_atomic
+
+            write_atomic(out_dir / "trainjob.yaml", preview.yaml)
     except CompileError as e:
         if args.json:
             print(json.dumps(e.to_dict(), indent=2))
@@ -198,9 +200,9 @@ def _compile(args) -> int:
         return 1
     if args.json:
         result = {**job.to_dict(), "module_path": str(path)}
-        if trainjob is not None:
-            result["trainjob"] = trainjob
-            result["effective_config"] = spec.config.to_dict()
+        if preview is not None:
+            result["trainjob"] = preview.trainjob
+            result["effective_config"] = preview.spec.config.to_dict()
         print(json.dumps(result, indent=2, default=repr))
         return 0
     params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
@@ -211,57 +213,40 @@ def _compile(args) -> int:
         print(f"  indexes    {', '.join(job.pip_index_urls)}")
     if job.settings:
         print(f"  settings   {json.dumps(job.settings, sort_keys=True)}")
-    if trainjob is not None:
-        print(f"  trainjob   {out_dir / 'trainjob.yaml'} ({trainjob['metadata']['name']})")
-        _print_spec(spec)
+    if preview is not None:
+        print(f"  trainjob   {out_dir / 'trainjob.yaml'} ({preview.spec.name})")
+        _print_preview(preview)
     _print_diagnostics(job.warnings, sys.stdout)
     return 0
 
 
-def _trainjob(job, args):
-    from .job.spec import build_job_spec
-    from .job.trainjob import trainjob_dict
-
-    spec = build_job_spec(job, _job_options(args), None, _defaults())
-    return trainjob_dict(spec, notebook_path=args.notebook), spec
-
-
-def _print_spec(spec) -> None:
+def _print_preview(preview, stream=None) -> None:
     """The effective settings: what the job will get, after every layer of precedence."""
-    shape = f"{spec.nodes} node(s) × {spec.procs_per_node} process(es)"
-    print(f"  runtime    {spec.runtime.name}: {shape}")
-    if spec.func_args:
-        print(f"  arguments  {json.dumps(spec.func_args)}")
-    config = spec.config.to_dict()
-    if config:
-        print(f"  config     {json.dumps(config, sort_keys=True)}")
-    for warning in spec.warnings:
-        print(f"warning: {warning}")
+    for line in preview.summary():
+        print(f"  {line}", file=stream)
+    for warning in preview.spec.warnings:
+        print(f"warning: {warning}", file=stream)
 
 
 def _run(args) -> int:
-    from .backends.submit import submit_notebook
+    from .backends.submit import preview, submit
 
     backend = _backend(args)
     options = _job_options(args)
     if args.dry_run:
-        from .backends.submit import resolve_spec
-        from .compile.compiler import compile_notebook
-        from .job.trainjob import to_yaml, trainjob_dict
-
-        spec = resolve_spec(backend, compile_notebook(Path(args.notebook)), options, _defaults())
-        _print_spec(spec)
-        print(to_yaml(trainjob_dict(spec, args.notebook, lambda kind, name: [])))
+        shown = preview(backend, Path(args.notebook), options, _defaults(), args.notebook)
+        _print_preview(shown)
+        print(shown.yaml)
         return 0
-    name, spec = submit_notebook(backend, Path(args.notebook), options, args.notebook, _defaults())
-    print(f"submitted {name} to the {backend.name} backend ({spec.nodes} node(s) × "
-          f"{spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
-    for warning in spec.warnings:
+    job = submit(backend, Path(args.notebook), options, _defaults(), args.notebook)
+    print(f"submitted {job.name} to the {backend.name} backend ({job.spec.nodes} node(s) × "
+          f"{job.spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
+    for warning in job.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not args.follow:
-        print(name)
+        print(job.name)
         return 0
-    return _follow(backend, name)
+    return _follow(backend, job.name)
 
 
 def _follow(backend, name: str) -> int:

@@ -27,12 +27,13 @@ class TrainJobExporter(Exporter):
         try:
             job = compile_notebook(parse_notebook(dict(nb_copy), f"{name}.ipynb"))
             if self.trainjob:
+                from .backends.choose import choose_backend
+                from .backends.submit import preview
                 from .job.defaults import load
-                from .job.spec import build_job_spec
-                from .job.trainjob import to_yaml, trainjob_dict
 
-                spec = build_job_spec(job, None, None, load())  # the panel's defaults too
-                yaml_text = to_yaml(trainjob_dict(spec, f"{name}.ipynb"))
+                defaults = load()  # the panel's defaults too
+                backend, _ = choose_backend(None, defaults)
+                yaml_text = preview(backend, job, None, defaults, f"{name}.ipynb").yaml
                 # "./": nbconvert cannot make the directory "" for a notebook given by a bare name
                 outputs = resources.setdefault("outputs", {})
                 outputs[f"./{name}.trainjob.yaml"] = yaml_text.encode()

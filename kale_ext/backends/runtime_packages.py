@@ -5,10 +5,10 @@ warn about imports the job would lack without starting a pod each time."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ..errors import BackendError
+from ..files import jobs_dir
 from .base import Backend
 
 MARK = "KALE_PACKAGES "
@@ -22,11 +22,7 @@ PROBE = (
 
 
 def cache_file() -> Path:
-    if os.environ.get("KALE_EXT_JOBS_DIR"):
-        return Path(os.environ["KALE_EXT_JOBS_DIR"]).parent / "runtime-packages.json"
-    from jupyter_core.paths import jupyter_data_dir
-
-    return Path(jupyter_data_dir()) / "kale_ext" / "runtime-packages.json"
+    return jobs_dir().parent / "runtime-packages.json"
 
 
 def _key(backend: Backend, runtime) -> str:
@@ -48,8 +44,8 @@ def probe(backend: Backend, runtime: str, timeout: float = 900) -> dict[str, str
     """Run the probe job on ``runtime``, cache and return {canonical name: version}."""
     from packaging.utils import canonicalize_name
 
-    from ..compile.codegen import write_atomic
     from ..compile.compiler import compile_notebook
+    from ..files import write_atomic
     from ..job.spec import build_job_spec
 
     cell = {

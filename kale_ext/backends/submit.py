@@ -1,62 +1,45 @@
-"""Choose a backend and submit a notebook: the one path every surface takes."""
+"""The one submit (and preview) every front end calls: compile, resolve the options against the
+backend's runtime, then render or submit. Returns the job and its warnings together."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from dataclasses import dataclass, field
 
+from ..compile import CompiledJob, compile_notebook
 from ..errors import ConfigError, NotFound
+from ..job.preview import Preview, render
+from ..job.runtimes import Runtime
+from ..job.spec import JobSpec, build_job_spec, runtime_name
 from .base import Backend
 
-BACKENDS = ("local", "kubernetes")
+
+@dataclass
+class Submission:
+    """A submitted job: its name, where it runs, its spec, and every warning (the compile's,
+    the spec's, missing packages, the backend's)."""
+
+    name: str
+    backend: str
+    spec: JobSpec
+    warnings: list[str] = field(default_factory=list)
 
 
-def kubernetes_configured() -> tuple[bool, str]:
-    """Whether a cluster is configured here, and why (shown to the user)."""
-    if os.environ.get("KUBERNETES_SERVICE_HOST"):
-        return True, "running inside a Kubernetes cluster"
-    paths = os.environ.get("KUBECONFIG")
-    if paths:
-        found = [p for p in paths.split(os.pathsep) if p and Path(p).is_file()]
-        if found:
-            return True, f"KUBECONFIG points at {found[0]}"
-        return False, "KUBECONFIG is set but names no existing file"
-    default = Path.home() / ".kube" / "config"
-    if default.is_file():
-        return True, f"found {default}"
-    return False, "no kubeconfig found"
+def lookup_runtime(backend: Backend, options, metadata, defaults=None) -> Runtime | ConfigError:
+    """The backend's runtime for these options and notebook metadata (``metadata.kale_ext``),
+    or the ConfigError (on `runtime`) that says why there is none. Other failures raise."""
+    name = runtime_name(options, metadata, defaults)
+    if not isinstance(name, str):
+        return ConfigError("runtime", f"must be a runtime name, not {name!r}")
+    try:
+        return backend.get_runtime(name)
+    except NotFound as e:
+        return ConfigError("runtime", str(e))
 
 
-def choose_backend(name: str | None = None, defaults=None, **settings) -> tuple[Backend, str]:
-    """The backend to use and the reason: explicit name > KALE_EXT_BACKEND > the ``defaults``'
-    backend (a kale_ext.defaults.Defaults, unless `auto`) > a configured cluster > the embedded
-    local backend. The defaults' namespace applies unless ``settings`` name one."""
-    why = "asked for explicitly"
-    if name is None and os.environ.get("KALE_EXT_BACKEND"):
-        name, why = os.environ["KALE_EXT_BACKEND"], "KALE_EXT_BACKEND is set"
-    if name is None and defaults is not None and defaults.backend != "auto":
-        name, why = defaults.backend, f"set in the {defaults.sources.get('backend', 'defaults')}"
-    if name is None:
-        configured, reason = kubernetes_configured()
-        name, why = ("kubernetes", reason) if configured else ("local", f"{reason}: runs here")
-    if name not in BACKENDS:
-        raise ConfigError("backend", f"must be one of {', '.join(BACKENDS)}, not {name!r}")
-    if name == "local":
-        from .local.backend import LocalBackend
-
-        settings.pop("namespace", None)
-        return LocalBackend(**settings), why
-    from .kubernetes.backend import KubernetesBackend
-
-    if defaults is not None and defaults.namespace and not settings.get("namespace"):
-        settings["namespace"] = defaults.namespace
-    return KubernetesBackend(**settings), why
-
-
-def missing_packages(installed: dict[str, str] | None, spec) -> list[str]:
+def missing_packages(installed: dict[str, str] | None, spec: JobSpec) -> list[str]:
     """Warnings for modules the job imports that neither the runtime's image has (``installed``:
-    its distributions, None when unknown) nor the job installs (for example a module that is not
-    installed here either, so it has no pin)."""
+    its distributions, None when unknown) nor the job installs."""
     from packaging.utils import canonicalize_name
 
     from ..compile.packages import NOT_PACKAGES, distribution_of, requirement_name
@@ -76,35 +59,51 @@ def missing_packages(installed: dict[str, str] | None, spec) -> list[str]:
     return warnings
 
 
-def resolve_spec(backend: Backend, job, options=None, defaults=None):
-    """A compiled notebook and submit options, resolved against the backend's runtime, over
-    ``defaults`` (kale_ext.defaults.Defaults; None: the built-in ones)."""
-    from ..job.spec import JobOptions, build_job_spec, runtime_name
+def installed_packages(backend: Backend, runtime: Runtime) -> dict[str, str] | None:
+    """What the runtime's image is known to have, asking the cluster nothing more: the local
+    backend's environment is checked by the compile itself; else an earlier probe's list."""
+    if backend.name == "local":
+        return None
+    from .runtime_packages import cached
 
-    opts = JobOptions.from_dict(options)
-    try:
-        runtime = backend.get_runtime(runtime_name(opts, job.notebook_metadata, defaults))
-    except NotFound as e:
-        raise ConfigError("runtime", str(e)) from None
-    spec = build_job_spec(job, opts, runtime, defaults)
-    spec.warnings += missing_packages(backend.runtime_packages(spec.runtime.name), spec)
+    return cached(backend, runtime)
+
+
+def resolve_spec(backend: Backend, job: CompiledJob, options=None, defaults=None) -> JobSpec:
+    """A compiled notebook and submit options, resolved against the backend's runtime, over
+    ``defaults`` (kale_ext.job.defaults.Defaults; None: the built-in ones)."""
+    runtime = lookup_runtime(backend, options, job.notebook_metadata, defaults)
+    if isinstance(runtime, ConfigError):
+        raise runtime
+    spec = build_job_spec(job, options, runtime, defaults)
+    spec.warnings += missing_packages(installed_packages(backend, runtime), spec)
     return spec
 
 
-def submit_job(backend: Backend, spec, notebook_path: str | None = None) -> str:
-    """Submit a resolved spec; the backend's own warnings join the spec's."""
-    submitted = backend.submit(spec, notebook_path)
-    spec.warnings += list(submitted.warnings)  # e.g. nodes not listable
-    return submitted.name
+def _compiled(notebook) -> CompiledJob:
+    return notebook if isinstance(notebook, CompiledJob) else compile_notebook(notebook)
 
 
-def submit_notebook(
-    backend: Backend, notebook, options=None, notebook_path: str | None = None, defaults=None
-):
-    """Compile, resolve the options against the backend's runtime, submit. Returns (name, spec)."""
-    from ..compile.compiler import compile_notebook
-
-    spec = resolve_spec(backend, compile_notebook(notebook), options, defaults)
+def _path(notebook, notebook_path: str | None) -> str | None:
     if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
-        notebook_path = str(notebook)
-    return submit_job(backend, spec, notebook_path), spec
+        return str(notebook)
+    return notebook_path
+
+
+def preview(
+    backend: Backend, notebook, options=None, defaults=None, notebook_path: str | None = None
+) -> Preview:
+    """What submitting would create, with the runtime looked up; submits nothing."""
+    return render(resolve_spec(backend, _compiled(notebook), options, defaults), notebook_path)
+
+
+def submit(
+    backend: Backend, notebook, options=None, defaults=None, notebook_path: str | None = None
+) -> Submission:
+    """Compile (unless given a CompiledJob), resolve, submit. ``notebook``: a path, a Notebook,
+    nbformat JSON or a CompiledJob."""
+    job = _compiled(notebook)
+    spec = resolve_spec(backend, job, options, defaults)
+    submitted = backend.submit(spec, _path(notebook, notebook_path))
+    warnings = [str(w) for w in job.warnings] + spec.warnings + list(submitted.warnings)
+    return Submission(submitted.name, backend.name, spec, warnings)

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import ast
 import keyword
-import os
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from .. import __version__
 from ..metrics import PREFIX as METRIC_PREFIX
@@ -152,16 +149,3 @@ def render_module(
         "",
     ]
     return "\n".join(lines), source_map
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` all at once: readers never see a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import CompileError, Diagnostic
+from ..files import write_atomic
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
-from .codegen import Section, function_name_for, render_module, write_atomic
+from .codegen import Section, function_name_for, render_module
 from .entrypoint import drives_trainer_client, sdk_settings, split_entrypoint
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
 from .packages import Import, imports_of, resolve

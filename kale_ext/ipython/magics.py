@@ -18,12 +18,16 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..errors import CompileError, KaleExtError
+
+if TYPE_CHECKING:
+    from ..job.preview import Preview
 
 # ---------------------------------------------------------------------------------------------
 # Options (kale_ext/job/options.py: the CLI's flags too)
@@ -141,39 +145,45 @@ def _compile_message(prog: str, errors, describe) -> str:
 
 @dataclass
 class DryRun:
-    """What a job would be: its function's source and its TrainJob (Markdown or plain text)."""
+    """What a job would be: its summary, its function's source and its TrainJob (Markdown in a
+    notebook, plain text in a terminal)."""
 
-    name: str
-    runtime: str
-    shape: str
-    function_name: str
-    source: str
-    yaml: str
-    parameters: dict
-    packages: list[str]
+    preview: Preview
     warnings: list[str] = field(default_factory=list)
 
+    # the job's facts, for code that reads a dry run
+    name = property(lambda self: self.preview.spec.name)
+    runtime = property(lambda self: self.preview.spec.runtime.name)
+    shape = property(lambda self: self.preview.shape)
+    function_name = property(lambda self: self.preview.spec.job.function_name)
+    source = property(lambda self: self.preview.spec.job.source)
+    yaml = property(lambda self: self.preview.yaml)
+    packages = property(lambda self: self.preview.spec.packages)
+
+    @property
+    def parameters(self) -> dict:
+        return {**self.preview.spec.job.parameters, **self.preview.spec.func_args}
+
     def _head(self) -> list[str]:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.parameters.items()) or "(none)"
-        return [
-            f"dry run: {self.name} on {self.runtime}, {self.shape}",
-            f"parameters: {params}",
-            f"packages: {', '.join(self.packages) or '(none)'}",
-            *(f"warning: {w}" for w in self.warnings),
-        ]
+        spec = self.preview.spec
+        head = f"dry run: {spec.name} on {spec.runtime.name}, {self.preview.shape}"
+        return [head, *self.preview.summary()[2:], *(f"warning: {w}" for w in self.warnings)]
 
     def _repr_markdown_(self) -> str:
         fence = "````"
+        spec = self.preview.spec
         head = "\n".join(f"- {line}" for line in self._head()[1:])
+        where = f"job `{spec.name}` on `{spec.runtime.name}`, {self.preview.shape}"
         return (
-            f"**kale_ext dry run** — job `{self.name}` on `{self.runtime}`, {self.shape}\n\n"
-            f"{head}\n\n**Function** `{self.function_name}`\n\n{fence}python\n{self.source}\n"
-            f"{fence}\n\n**TrainJob**\n\n{fence}yaml\n{self.yaml}{fence}\n"
+            f"**kale_ext dry run** — {where}\n\n"
+            f"{head}\n\n**Function** `{spec.job.function_name}`\n\n{fence}python\n"
+            f"{spec.job.source}\n{fence}\n\n**TrainJob**\n\n{fence}yaml\n{self.preview.yaml}{fence}\n"
         )
 
     def __str__(self) -> str:
         rule = "-" * 72
-        return "\n".join([*self._head(), rule, self.source, rule, self.yaml.rstrip("\n")])
+        source, yaml = self.preview.spec.job.source, self.preview.yaml.rstrip("\n")
+        return "\n".join([*self._head(), rule, source, rule, yaml])
 
     def _repr_pretty_(self, p, cycle) -> None:
         p.text(str(self))
@@ -327,7 +337,7 @@ class KaleMagics(Magics):
 
     def _backend(self, args, defaults=None):
         """The backend to use, from ``--backend`` and the defaults (read now, unless given)."""
-        from ..backends.submit import choose_backend
+        from ..backends.choose import choose_backend
         from ..job.defaults import load
 
         try:
@@ -339,40 +349,27 @@ class KaleMagics(Magics):
         return backend
 
     def _run(self, job, options: dict, args, notebook: str, labels, body):
-        from ..backends.submit import resolve_spec, submit_job
+        from ..backends.submit import preview, submit
         from ..job.defaults import load
 
         defaults = load()  # once: the backend and the job start from the same
         backend = self._backend(args, defaults)
-        warnings = [
+        compile_warnings = [
             _describe_cell_diagnostic(d, labels, body) if labels else str(d) for d in job.warnings
         ]
-        spec = resolve_spec(backend, job, options, defaults)
         if args.dry_run:
-            from ..job.trainjob import to_yaml, trainjob_dict
-
-            return DryRun(
-                name=spec.name,
-                runtime=spec.runtime.name,
-                shape=f"{spec.nodes} node(s) × {spec.procs_per_node} process(es)",
-                function_name=job.function_name,
-                source=job.source,
-                yaml=to_yaml(trainjob_dict(spec, notebook, lambda kind, name: [])),
-                parameters={**job.parameters, **spec.func_args},
-                packages=spec.packages,
-                warnings=warnings + spec.warnings,
-            )
-        name = submit_job(backend, spec, notebook)
-        warnings += spec.warnings
-        for w in warnings:
+            shown = preview(backend, job, options, defaults, notebook)
+            return DryRun(shown, warnings=compile_warnings + shown.spec.warnings)
+        submitted = submit(backend, job, options, defaults, notebook)
+        for w in compile_warnings + submitted.warnings[len(job.warnings) :]:
             print(f"warning: {w}", file=sys.stderr)
         from .widgets import JobMonitor
 
         return JobMonitor(
             backend,
-            name,
-            nodes=spec.nodes,
-            procs_per_node=spec.procs_per_node,
+            submitted.name,
+            nodes=submitted.spec.nodes,
+            procs_per_node=submitted.spec.procs_per_node,
             interval=0.5 if backend.name == "local" else 2.0,
             shell=self.shell,
         )

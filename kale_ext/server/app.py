@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
-import inspect
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -290,38 +289,15 @@ class KaleExtApp(ExtensionApp):
             return self._backend, self._backend_reason
 
     def _make_backend(self, defaults):
+        from ..backends.choose import choose_backend, settings_for
+
+        offered = {"jobs_dir": self.jobs_dir, "poll_interval": self.poll_interval}
         if self.backend_class is not None:
             cls = self.backend_class
-            return cls(**self._settings_for(cls)), f"configured: {cls.__name__}"
-        from ..backends.submit import choose_backend, kubernetes_configured
-
-        # choose_backend passes its settings to the backend it picks; pick the same one here
-        # first, to pass each backend only the settings it takes
-        guess = os.environ.get("KALE_EXT_BACKEND")
-        if guess is None and defaults.backend != "auto":
-            guess = defaults.backend
-        if guess is None:
-            guess = "kubernetes" if kubernetes_configured()[0] else "local"
-        settings = {}
-        if guess == "local":
-            from ..backends.local.backend import LocalBackend
-
-            settings = self._settings_for(LocalBackend)
-        elif guess == "kubernetes":
-            from ..backends.kubernetes.backend import KubernetesBackend
-
-            settings = self._settings_for(KubernetesBackend, defaults.namespace)
-        return choose_backend(None, defaults, **settings)
-
-    def _settings_for(self, cls, namespace: str | None = None) -> dict:
-        offered = {
-            "jobs_dir": self.jobs_dir,
-            "poll_interval": self.poll_interval,
-            "namespace": self.namespace if namespace is None else namespace,
-        }
-        params = inspect.signature(cls).parameters
-        takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
-        return {k: v for k, v in offered.items() if v is not None and (takes_any or k in params)}
+            backend = cls(**settings_for(cls, {**offered, "namespace": self.namespace}))
+            return backend, f"configured: {cls.__name__}"
+        # the defaults hold this server's namespace, under the user's JupyterLab settings
+        return choose_backend(None, defaults, **offered)
 
 
 #: Compiled once by the warm-up, to load everything a compile loads on first use (IPython's

@@ -79,30 +79,14 @@ def _metadata(data: bytes | dict) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def lookup_runtime(backend, data: bytes | dict, options, defaults=None):
-    """The backend's Runtime for this notebook and options, or the ConfigError (on `runtime`)
-    that says why there is none. Other backend failures raise."""
-    from ..backends.base import NotFound
-    from ..job.spec import runtime_name
-
-    name = runtime_name(options, _metadata(data).get("kale_ext"), defaults)
-    if not isinstance(name, str):
-        return ConfigError("runtime", f"must be a runtime name, not {name!r}")
-    try:
-        return backend.get_runtime(name)
-    except NotFound as e:
-        return ConfigError("runtime", str(e))
-
-
 def runtime_for(backend, data: bytes | dict, options, defaults=None) -> tuple:
     """What `preview` needs from the backend: the runtime (or the ConfigError that says why
-    there is none) and the packages its image is known to have (an earlier probe's; None when
-    unknown, as for the local backend, whose environment the compile itself checks). Asks the
-    cluster nothing more than the runtime."""
-    from ..backends.runtime_packages import cached
+    there is none) and the packages its image is known to have. Asks the cluster nothing more
+    than the runtime."""
+    from ..backends.submit import installed_packages, lookup_runtime
 
-    runtime = lookup_runtime(backend, data, options, defaults)
-    installed = None if isinstance(runtime, ConfigError) else cached(backend, runtime)
+    runtime = lookup_runtime(backend, options, _metadata(data).get("kale_ext"), defaults)
+    installed = None if isinstance(runtime, ConfigError) else installed_packages(backend, runtime)
     return runtime, installed
 
 
@@ -173,12 +157,11 @@ def preview(
     try:
         if isinstance(runtime, ConfigError):
             raise runtime
-        from ..job.spec import JobOptions, build_job_spec
-        from ..job.trainjob import to_yaml, trainjob_dict
+        from ..job.preview import render
+        from ..job.spec import build_job_spec
 
-        spec = build_job_spec(job, JobOptions.from_dict(options), runtime, defaults)
-        # Secret and ConfigMap keys (env_from) are read when the job is submitted
-        trainjob = trainjob_dict(spec, path or job.notebook, lambda kind, ref: [])
+        shown = render(build_job_spec(job, options, runtime, defaults), path)
+        spec = shown.spec
     except ConfigError as e:
         result["errors"] = [config_diagnostic(e)]
         return result
@@ -205,7 +188,7 @@ def preview(
         nodes=spec.nodes,
         procs_per_node=spec.procs_per_node,
         job_name=spec.name,
-        trainjob_yaml=to_yaml(trainjob),
+        trainjob_yaml=shown.yaml,
     )
     return result
 
@@ -213,27 +196,12 @@ def preview(
 def submit(
     backend, data: bytes | dict, name: str, path: str | None, options, defaults=None
 ) -> dict:
-    """POST jobs: the steps of submit.submit_notebook (compile, resolve the options against the
-    backend's runtime, submit), with a runtime the backend lacks reported as a config error on
-    `runtime`. Raises the KaleExtError family."""
-    from ..backends.submit import missing_packages
-    from ..compile.compiler import compile_notebook
-    from ..job.spec import JobOptions, build_job_spec
+    """POST jobs: backends.submit.submit on the notebook's content. Raises the KaleExtError
+    family (a runtime the backend lacks is a ConfigError on `runtime`)."""
+    from ..backends.submit import submit as submit_job
 
-    runtime, installed = runtime_for(backend, data, options, defaults)
-    job = compile_notebook(load(data, name))
-    if isinstance(runtime, ConfigError):
-        raise runtime
-    spec = build_job_spec(job, JobOptions.from_dict(options), runtime, defaults)
-    submitted = backend.submit(spec, path)
-    return {
-        "name": submitted.name,
-        "backend": backend.name,
-        "warnings": [str(w) for w in job.warnings]
-        + list(spec.warnings)
-        + missing_packages(installed, spec)
-        + list(submitted.warnings),
-    }
+    job = submit_job(backend, load(data, name), options, defaults, path)
+    return {"name": job.name, "backend": job.backend, "warnings": job.warnings}
 
 
 def job_list(backend) -> list[dict]:

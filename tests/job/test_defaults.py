@@ -212,7 +212,7 @@ def test_the_default_runtime_is_the_one_asked_for():
 
 
 def test_the_backend_explicit_then_the_environment_then_the_defaults(monkeypatch, tmp_path):
-    from kale_ext.backends.submit import choose_backend
+    from kale_ext.backends.choose import choose_backend
 
     monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path))
     monkeypatch.delenv("KALE_EXT_BACKEND", raising=False)

@@ -282,7 +282,7 @@ def json_copy(value):
         ({"runtime": "a"}, {"kale_ext": {"options": {"runtime": "b"}}}, "a"),
         ({}, {"kale_ext": {"options": {"runtime": "b"}}}, "b"),
         ({"runtime": None}, {"kale_ext": {"options": "not a dict"}}, "torch-distributed"),
-        ({"runtime": 3}, {}, 3),  # not a name: lookup_runtime says so
+        ({"runtime": 3}, {}, 3),  # not a name: runtime_for says so
     ],
 )
 def test_runtime_name_precedence(options, metadata, expected):
@@ -296,15 +296,15 @@ def test_runtime_name_precedence(options, metadata, expected):
     )
 
 
-def test_lookup_runtime_reports_a_missing_runtime_as_a_config_error():
+def test_runtime_for_reports_a_missing_runtime_as_a_config_error():
     from kale_ext.backends.local.backend import LocalBackend
     from kale_ext.errors import ConfigError
 
     backend = LocalBackend()
-    assert service.lookup_runtime(backend, b"{}", None).name == "torch-distributed"
-    missing = service.lookup_runtime(backend, {"metadata": {}}, {"runtime": "nope"})
-    assert isinstance(missing, ConfigError) and missing.field == "runtime"
-    assert isinstance(service.lookup_runtime(backend, b"not json", {"runtime": 3}), ConfigError)
+    assert service.runtime_for(backend, b"{}", None)[0].name == "torch-distributed"
+    missing, installed = service.runtime_for(backend, {"metadata": {}}, {"runtime": "nope"})
+    assert isinstance(missing, ConfigError) and missing.field == "runtime" and installed is None
+    assert isinstance(service.runtime_for(backend, b"not json", {"runtime": 3})[0], ConfigError)
 
 
 def test_the_warm_up_starts_once_on_the_first_request(monkeypatch):

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ...errors import ConfigError
+from ...files import jobs_dir as default_jobs_dir
 from ...job.distributed import k8s_dict
 from ...job.runtimes import TORCH_DISTRIBUTED, Runtime
 from ...job.spec import JobSpec
@@ -47,14 +48,6 @@ _FIELD_REFS = {
     "status.hostIP": "127.0.0.1",
     "metadata.namespace": "local",
 }
-
-
-def default_jobs_dir() -> Path:
-    if os.environ.get("KALE_EXT_JOBS_DIR"):
-        return Path(os.environ["KALE_EXT_JOBS_DIR"])
-    from jupyter_core.paths import jupyter_data_dir
-
-    return Path(jupyter_data_dir()) / "kale_ext" / "jobs"
 
 
 class LocalBackend(Backend):

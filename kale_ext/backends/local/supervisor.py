@@ -20,7 +20,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ...compile.codegen import write_atomic
+from ...files import write_atomic
 from .processes import descendants, kill, kill_group, reserve_port, start_time
 
 _FAILURE = re.compile(

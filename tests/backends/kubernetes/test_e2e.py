@@ -41,14 +41,14 @@ def cluster():
 
 
 def test_plain_python_notebook_runs_on_the_cluster(cluster):
-    from kale_ext.backends.submit import submit_notebook
+    from kale_ext.backends.submit import submit
 
     name = f"kale-e2e-{secrets.token_hex(3)}"
     try:
-        submitted, spec = submit_notebook(
+        submitted = submit(
             cluster, EXAMPLES / "plain_python.ipynb", {"name": name, "cpu": 1, "memory": "1Gi"}
         )
-        assert submitted == name and spec.nodes == 1
+        assert submitted.name == name and submitted.spec.nodes == 1
         info = cluster.wait(name, timeout=TIMEOUT, interval=2)
         text = "\n".join(line.text for line in cluster.logs(name))
         events = "\n".join(f"{e.object} {e.reason}: {e.message}" for e in cluster.events(name))

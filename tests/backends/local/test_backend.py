@@ -7,7 +7,7 @@ import pytest
 
 from kale_ext.backends.base import NotFound, Status
 from kale_ext.backends.local.backend import LocalBackend
-from kale_ext.backends.submit import submit_notebook
+from kale_ext.backends.submit import submit
 from kale_ext.errors import BackendError, ConfigError
 from tests.backends.local.waiting import exited, until
 from tests.conftest import EXAMPLES, notebook
@@ -29,7 +29,7 @@ def backend(tmp_path):
 
 
 def run(backend, nb, options=None, timeout=120):
-    name, _ = submit_notebook(backend, nb, options)
+    name = submit(backend, nb, options).name
     info = backend.wait(name, timeout=timeout, interval=0.1)
     return name, info
 
@@ -88,7 +88,7 @@ def test_killed_rank_fails_the_job_and_leaves_no_orphans(backend):
         "parameters": {"steps": 600, "pause": 0.05},
         "config": {"run_policy": {"active_deadline_seconds": 120}},  # bounds the log follow
     }
-    name, _ = submit_notebook(backend, notebook(*RANKS), options)
+    name = submit(backend, notebook(*RANKS), options).name
     pids = {}
     for line in backend.logs(name, follow=True):  # each rank's pid, as soon as it prints it
         if line.text.startswith("pid"):
@@ -106,9 +106,7 @@ def test_killed_rank_fails_the_job_and_leaves_no_orphans(backend):
 
 def test_a_new_backend_instance_sees_a_running_job(backend, tmp_path):
     """What a Jupyter server restart looks like to the local backend: jobs live on disk."""
-    name, _ = submit_notebook(
-        backend, notebook(*RANKS), {"parameters": {"steps": 20, "pause": 0.05}}
-    )
+    name = submit(backend, notebook(*RANKS), {"parameters": {"steps": 20, "pause": 0.05}}).name
     again = LocalBackend(tmp_path / "jobs")
     assert again.get_job(name).status in (Status.CREATED, Status.RUNNING)
     info = again.wait(name, timeout=60, interval=0.1)
@@ -117,7 +115,7 @@ def test_a_new_backend_instance_sees_a_running_job(backend, tmp_path):
 
 
 def test_two_jobs_at_once_do_not_clash(backend):
-    names = [submit_notebook(backend, notebook(*RANKS), {"nodes": 2})[0] for _ in range(2)]
+    names = [submit(backend, notebook(*RANKS), {"nodes": 2}).name for _ in range(2)]
     for name in names:
         info = backend.wait(name, timeout=120, interval=0.1)
         assert info.status is Status.COMPLETE, info.reason
@@ -140,9 +138,7 @@ def test_logs_resume_from_offsets_without_duplicates(backend):
 
 
 def test_follow_streams_while_the_job_runs(backend):
-    name, _ = submit_notebook(
-        backend, notebook(*RANKS), {"parameters": {"steps": 10, "pause": 0.1}}
-    )
+    name = submit(backend, notebook(*RANKS), {"parameters": {"steps": 10, "pause": 0.1}}).name
     seen = [line.text for line in backend.logs(name, follow=True)]
     assert seen[-1] == "sum 1" and "step 9" in seen
     assert backend.get_job(name).status is Status.COMPLETE
@@ -185,7 +181,7 @@ def test_environment_reaches_every_node(backend):
 )
 def test_what_cannot_run_here_is_refused_clearly(backend, options, field, message):
     with pytest.raises(ConfigError) as info:
-        submit_notebook(backend, notebook(*RANKS), options)
+        submit(backend, notebook(*RANKS), options)
     assert info.value.field == field and message in str(info.value)
     assert backend.list_jobs() == []
 
@@ -199,7 +195,7 @@ def test_gpu_request_runs_on_cpu_when_allowed(tmp_path):
 
 def test_unknown_runtime_and_job(backend):
     with pytest.raises(ConfigError, match="runtime: runtime 'deepspeed-distributed' not found"):
-        submit_notebook(backend, notebook(*RANKS), {"runtime": "deepspeed-distributed"})
+        submit(backend, notebook(*RANKS), {"runtime": "deepspeed-distributed"})
     with pytest.raises(NotFound):
         backend.get_job("nope")
     with pytest.raises(NotFound):
@@ -210,7 +206,7 @@ def test_unwritable_jobs_directory_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     with pytest.raises(BackendError, match="cannot create the job directory"):
-        submit_notebook(LocalBackend(blocker / "jobs"), notebook(*RANKS))
+        submit(LocalBackend(blocker / "jobs"), notebook(*RANKS))
 
 
 def test_deadline_exceeded(backend):
@@ -223,9 +219,7 @@ def test_deadline_exceeded(backend):
 
 
 def test_delete_stops_a_running_job(backend):
-    name, _ = submit_notebook(
-        backend, notebook(*RANKS), {"parameters": {"steps": 1000, "pause": 0.05}}
-    )
+    name = submit(backend, notebook(*RANKS), {"parameters": {"steps": 1000, "pause": 0.05}}).name
     until(lambda: backend.get_job(name).status is Status.RUNNING, f"job {name} to start")
     record = backend._record(name)
     backend.delete(name)
@@ -246,7 +240,7 @@ def test_runtime_packages_are_this_environment(backend):
 def test_warns_when_an_import_is_neither_in_the_runtime_nor_installed(backend, monkeypatch):
     monkeypatch.setattr(backend, "runtime_packages", lambda name: {"numpy": "2"})
     nb = notebook(("import numpy\nimport sklearn", ["imports"]), "print(numpy.pi, sklearn)")
-    _, spec = submit_notebook(backend, nb, {"packages": []})
+    spec = submit(backend, nb, {"packages": []}).spec
     assert spec.warnings == []  # sklearn is pinned from this environment: it will be installed
     spec.packages = []
     from kale_ext.backends.submit import missing_packages

@@ -1,0 +1,29 @@
+"""Small file helpers every stage uses: atomic writes, and where kale_ext keeps its data."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` all at once: readers never see a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def jobs_dir() -> Path:
+    """The local backend's jobs: KALE_EXT_JOBS_DIR, else <jupyter data dir>/kale_ext/jobs."""
+    if os.environ.get("KALE_EXT_JOBS_DIR"):
+        return Path(os.environ["KALE_EXT_JOBS_DIR"])
+    from jupyter_core.paths import jupyter_data_dir
+
+    return Path(jupyter_data_dir()) / "kale_ext" / "jobs"
