@@ -172,11 +172,13 @@ def _print_diagnostics(diags: list[Diagnostic], stream) -> None:
 
 def _compile(args) -> int:
     from .compile.compiler import compile_notebook, write_module
+    from .job.configcell import config_of
 
     notebook = Path(args.notebook)
     preview = None
     try:
         job = compile_notebook(notebook, function_name=args.function, packages=args.packages)
+        config = config_of(job)  # the `distributed` cell, checked
         out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
         if args.trainjob:
             from .backends.submit import preview as preview_job
@@ -200,6 +202,7 @@ def _compile(args) -> int:
         return 1
     if args.json:
         result = {**job.to_dict(), "module_path": str(path)}
+        result["config"] = config.to_dict() if config is not None else None
         if preview is not None:
             result["trainjob"] = preview.trainjob
             result["effective_config"] = preview.spec.config.to_dict()

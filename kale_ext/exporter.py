@@ -21,11 +21,13 @@ class TrainJobExporter(Exporter):
         from .compile.compiler import compile_notebook
         from .compile.notebook import parse_notebook
         from .errors import KaleExtError
+        from .job.configcell import config_of
 
         nb_copy, resources = super().from_notebook_node(nb, resources, **kw)
         name = (resources.get("metadata") or {}).get("name") or "notebook"
         try:
             job = compile_notebook(parse_notebook(dict(nb_copy), f"{name}.ipynb"))
+            config_of(job)  # the `distributed` cell, checked
             if self.trainjob:
                 from .backends.choose import choose_backend
                 from .backends.submit import preview

@@ -44,7 +44,7 @@ class CompiledJob:
     notebook_sha256: str
     source_map: list[dict]
     distributed_cell: Cell | None = None
-    config: object = None  # the DistributedConfig of the `distributed` cell, if any
+    distributed_source: str | None = None  # that cell as Python (the job stage reads it)
     imported_modules: list[str] = field(default_factory=list)  # top-level modules the body imports
     notebook_metadata: dict = field(default_factory=dict)
 
@@ -67,7 +67,6 @@ class CompiledJob:
             "pip_index_urls": self.pip_index_urls,
             "settings": self.settings,
             "warnings": [w.to_dict() for w in self.warnings],
-            "config": self.config.to_dict() if self.config is not None else None,
             "notebook_sha256": self.notebook_sha256,
             "source_sha256": self.source_sha256,
             "source_map": self.source_map,
@@ -193,7 +192,7 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
                 "duplicate-distributed",
             )
         )
-    config = _read_config(distributed[0], diags) if len(distributed) == 1 else None
+    config_code = transform_cell(distributed[0], diags) if len(distributed) == 1 else None
     body.sort(key=lambda item: _BODY_ORDER[item[0]])  # stable: notebook order within a role
     analysed = _analyse(body, diags)
     if not any(role in (Role.TRAINING, Role.ENTRYPOINT) for role, _, _ in body) and not _has_errors(
@@ -256,7 +255,7 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
         notebook_sha256=nb.sha256,
         source_map=source_map,
         distributed_cell=distributed[0] if distributed else None,
-        config=config,
+        distributed_source=config_code.source if config_code else None,
         imported_modules=sorted({imp.module for imp in imports}),
         notebook_metadata=nb.metadata.get("kale_ext", {}),
     )
@@ -342,13 +341,6 @@ def _imports(source: str):
     import ast
 
     return imports_of(ast.parse(source))
-
-
-def _read_config(cell: Cell, diags: list[Diagnostic]):
-    from .configcell import read_config_cell
-
-    code = transform_cell(cell, diags)
-    return read_config_cell(cell, code.source, diags) if code else None
 
 
 def _note_left_out(cell: Cell, role: Role, left_out: dict, why: str | None = None) -> None:

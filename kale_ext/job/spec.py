@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .arguments import typed_arguments
+from .configcell import config_of
 from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
 from .options import BY_NAME, JobOptions, check
@@ -150,7 +151,7 @@ def build_job_spec(
             settings.get("annotations", {}), "annotation: tags", annotations=True
         ),
     )
-    config = _flag_config(base).merged(tags).merged(job.config)
+    config = _flag_config(base).merged(tags).merged(config_of(job))
     if meta.get("config") is not None:
         config = config.merged(
             DistributedConfig.from_dict(meta["config"], "metadata.kale_ext.config")

@@ -165,6 +165,9 @@ def preview(
     except ConfigError as e:
         result["errors"] = [config_diagnostic(e)]
         return result
+    except CompileError as e:  # the `distributed` cell, read with the job's settings
+        result["errors"] = [d.to_dict() for d in e.errors]
+        return result
     result["warnings"] += [
         Diagnostic("warning", text, code="config").to_dict() for text in spec.warnings
     ]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import tornado.web
 import yaml
+from jupyter_server.base.handlers import APIHandler
 from tornado.routing import Rule, RuleRouter
 
 from kale_ext.server import handlers as server_handlers
@@ -58,7 +59,7 @@ def unauthenticated(routes) -> list[str]:
     for pattern, handler in routes:
         for verb in verbs(handler):
             method = getattr(handler, verb.lower())
-            if method is server_handlers.APIHandler.options:
+            if method is APIHandler.options:
                 continue  # CORS preflight: jupyter_server's own, deliberately open
             if getattr(method, "__code__", None) is not _AUTHENTICATED:
                 missing.append(f"{verb} of {handler.__name__} ({pattern})")

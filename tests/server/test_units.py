@@ -232,7 +232,7 @@ def test_the_backend_follows_the_users_jupyterlab_settings(tmp_path, monkeypatch
 
 def test_backend_errors_keep_their_status():
     e = BackendError("quota exceeded", 403, "Forbidden")
-    from kale_ext.server.handlers import to_api_error
+    from kale_ext.server.base import to_api_error
 
     api = to_api_error(e)
     assert (api.status_code, api.message, api.json_reason) == (403, "quota exceeded", "Forbidden")

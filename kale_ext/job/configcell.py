@@ -1,5 +1,9 @@
 """Read the `distributed` cell's DistributedConfig without executing arbitrary code.
 
+The compile stage keeps the cell (CompiledJob.distributed_cell and .distributed_source);
+:func:`config_of` reads it here, where DistributedConfig lives, with errors naming the cell and
+line as compile errors do.
+
 Only literals, names the cell itself bound, and calls to DistributedConfig and the Kubernetes
 models imported from ``kale_ext.distributed``, ``kale.distributed`` (Kale notebooks) or
 ``kubernetes.client`` are evaluated. Anything else is a compile error naming the cell and line.
@@ -11,8 +15,8 @@ import ast
 import operator
 from typing import Any
 
-from ..errors import ConfigError, Diagnostic
-from .notebook import Cell
+from ..compile.notebook import Cell
+from ..errors import CompileError, ConfigError, Diagnostic
 
 ALLOWED_MODULES = ("kale_ext.distributed", "kale.distributed", "kubernetes.client")
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
@@ -31,7 +35,7 @@ class _Module:
 
 
 def _constructor(module: str, name: str, node: ast.AST):
-    from ..job import distributed
+    from . import distributed
 
     if name in ("DistributedConfig", "V1RunPolicy", "V1SchedulingPolicy"):
         return getattr(distributed, name)
@@ -62,7 +66,7 @@ class _Evaluator:
         self.names: dict[str, Any] = {}
 
     def run(self, tree: ast.Module):
-        from ..job.distributed import DistributedConfig
+        from .distributed import DistributedConfig
 
         found = None
         for stmt in tree.body:
@@ -178,3 +182,15 @@ def _line_of_call(tree: ast.Module) -> int | None:
         ) == ("DistributedConfig"):
             return node.lineno
     return None
+
+
+def config_of(job):
+    """The DistributedConfig of a compiled notebook's `distributed` cell, or None. Raises
+    CompileError (cell and line) when the cell does not read as one."""
+    if job.distributed_cell is None or job.distributed_source is None:
+        return None
+    diagnostics: list[Diagnostic] = []
+    config = read_config_cell(job.distributed_cell, job.distributed_source, diagnostics)
+    if config is None:
+        raise CompileError(diagnostics)
+    return config

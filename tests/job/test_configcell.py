@@ -2,11 +2,12 @@ import pytest
 
 from kale_ext.compile.compiler import compile_notebook
 from kale_ext.errors import CompileError
+from kale_ext.job.configcell import config_of
 from tests.conftest import notebook
 
 
-def compile_with(cell: str):
-    return compile_notebook(notebook((cell, ["distributed"]), "print('train')"))
+def config_with(cell: str):
+    return config_of(compile_notebook(notebook((cell, ["distributed"]), "print('train')")))
 
 
 @pytest.mark.parametrize(
@@ -24,17 +25,21 @@ def compile_with(cell: str):
     ],
 )
 def test_distributed_cell_is_read_without_running_it(cell):
-    config = compile_with(cell).config
+    config = config_with(cell)
     assert config is not None
     assert config.limits.get("cpu") in ("2", "2.0")
 
 
-def test_config_is_part_of_the_compile_summary():
-    job = compile_with(
+def test_config_is_read_as_data():
+    config = config_with(
         "from kale_ext.distributed import DistributedConfig, V1RunPolicy\n"
         "config = DistributedConfig(run_policy=V1RunPolicy(suspend=True), node_selector={'a': 'b'})"
     )
-    assert job.to_dict()["config"] == {"node_selector": {"a": "b"}, "run_policy": {"suspend": True}}
+    assert config.to_dict() == {"node_selector": {"a": "b"}, "run_policy": {"suspend": True}}
+
+
+def test_no_distributed_cell_no_config():
+    assert config_of(compile_notebook(notebook("print('train')"))) is None
 
 
 @pytest.mark.parametrize(
@@ -78,6 +83,6 @@ def test_config_is_part_of_the_compile_summary():
 )
 def test_bad_distributed_cells(cell, message, line):
     with pytest.raises(CompileError) as info:
-        compile_with(cell)
+        config_with(cell)
     [d] = info.value.errors
     assert message in d.message and d.cell == 0 and d.line == line, str(d)

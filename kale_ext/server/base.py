@@ -1,0 +1,258 @@
+"""The base of every kale_ext handler: authentication first, query and body checks, errors as
+JSON (`{"message", "status", "reason", ...}`), never an HTML page or a traceback; blocking work
+in the extension's threads."""
+
+from __future__ import annotations
+
+import http.client
+import json
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+
+from ..job.k8s_values import matches
+from .logstream import LogStream
+
+#: Query parameters every endpoint accepts: Jupyter's own (authentication, activity tracking).
+JUPYTER_PARAMS = frozenset({"token", "_xsrf", "no_track_activity"})
+#: Bodies larger than this are parsed in a thread, not on the event loop.
+PARSE_IN_THREAD = 64 * 1024
+AUTH_REQUIRED = "authentication required: send Jupyter's token or login cookie"
+
+
+class ApiError(tornado.web.HTTPError):
+    """An error response: `{"message", "status", "reason", **extra}`."""
+
+    def __init__(self, status: int, message: str, reason: str | None = None, **extra):
+        if not 400 <= status <= 599:
+            status = 500
+        phrase = http.client.responses.get(status, "Error")
+        # log_message is %-formatted by tornado's logging: keep a message's own % signs
+        super().__init__(status, message.replace("%", "%%"), reason=phrase)
+        self.message = message
+        self.json_reason = reason or phrase
+        self.extra = extra
+
+
+def to_api_error(e: Exception) -> ApiError:
+    """The KaleExtError family as responses: CompileError 422 with its diagnostics,
+    ConfigError 400 naming the field, NotebookError 422, BackendError its own status."""
+    from ..errors import CompileError, ConfigError, NotebookError
+    from .service import config_diagnostic
+
+    if isinstance(e, CompileError):
+        errors = [d.to_dict() for d in e.errors]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return ApiError(
+            422,
+            f"the notebook does not compile: {e.errors[0] if e.errors else e}{more}",
+            "CompileError",
+            errors=errors,
+            warnings=[d.to_dict() for d in e.diagnostics if d.severity != "error"],
+        )
+    if isinstance(e, ConfigError):
+        return ApiError(400, str(e), "ConfigError", field=e.field, errors=[config_diagnostic(e)])
+    if isinstance(e, NotebookError):
+        from ..errors import Diagnostic
+
+        diag = Diagnostic("error", str(e), code="notebook").to_dict()
+        return ApiError(422, str(e), "NotebookError", errors=[diag])
+    status = getattr(e, "status", None)
+    if isinstance(status, int):  # BackendError
+        return ApiError(status, str(e), getattr(e, "reason", None) or None)
+    return ApiError(400, str(e), type(e).__name__)
+
+
+@tornado.web.stream_request_body  # to refuse a large body before reading it
+class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
+    """Base: query parameter and body checks, JSON errors, the thread pool and the backend."""
+
+    #: Query parameters each verb takes; any other is a 400.
+    params: dict[str, frozenset[str]] = {}
+    _stream: LogStream | None = None
+
+    @property
+    def app(self):
+        """The KaleExtApp."""
+        return self.extensionapp
+
+    async def prepare(self):
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._too_large = False
+        try:
+            await super().prepare()  # identifies the user; checks host, origin and XSRF
+        except tornado.web.HTTPError as e:
+            if e.status_code == 403 and not getattr(self, "_jupyter_current_user", None):
+                raise ApiError(403, AUTH_REQUIRED) from None  # say what is missing first
+            raise
+        if self.request.method == "OPTIONS":  # CORS preflight: Jupyter's own handling
+            return
+        if not self.current_user:  # refuse before reading any body; every verb checks again
+            raise ApiError(403, AUTH_REQUIRED)
+        self._check_query()
+        length = self.request.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > self.app.max_body_bytes:
+            raise self._too_large_error(int(length))
+        self.app.warm()
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._too_large:
+            return
+        self._size += len(chunk)
+        if self._size > self.app.max_body_bytes:
+            self._too_large, self._chunks = True, []
+        else:
+            self._chunks.append(chunk)
+
+    def _too_large_error(self, size: int | None = None) -> ApiError:
+        limit = self.app.max_body_bytes
+        got = f"{size} bytes" if size is not None else "larger than that"
+        return ApiError(
+            413,
+            f"the request body is {got}; the limit is {limit} bytes (KaleExtApp.max_body_bytes): "
+            "send the notebook's path instead of its content",
+        )
+
+    def _check_query(self) -> None:
+        method = self.request.method or "GET"
+        allowed = self.params.get(method, frozenset())
+        unknown = sorted(set(self.request.query_arguments) - allowed - JUPYTER_PARAMS)
+        unknown = [k for k in unknown if not k.isdigit()]  # JupyterLab's `?<timestamp>` buster
+        if unknown:
+            takes = ", ".join(sorted(allowed)) or "none"
+            raise ApiError(
+                400,
+                f"unknown query parameter {unknown[0]!r} (this endpoint takes: {takes})",
+                field=unknown[0],
+            )
+
+    def query_arg(self, name: str) -> str | None:
+        values = self.request.query_arguments.get(name)
+        if not values:
+            return None
+        if len(values) > 1:
+            raise ApiError(400, f"query parameter {name!r} is given more than once", field=name)
+        return values[0].decode("utf-8", "replace")
+
+    def int_arg(self, name: str) -> int | None:
+        text = self.query_arg(name)
+        if text is None:
+            return None
+        if not text.isdigit() or not text.isascii() or len(text) > 18:
+            raise ApiError(
+                400,
+                f"query parameter {name!r} must be a whole number ≥ 0, not {text!r}",
+                field=name,
+            )
+        return int(text)
+
+    def bool_arg(self, name: str) -> bool:
+        text = self.query_arg(name)
+        if text is None or text.lower() in ("0", "false"):
+            return False
+        if text.lower() in ("1", "true"):
+            return True
+        raise ApiError(400, f"query parameter {name!r} must be 0 or 1, not {text!r}", field=name)
+
+    async def json_body(self, fields: tuple[str, ...]) -> dict:
+        """The body as a JSON object with only ``fields`` (400 otherwise, 413 when too large)."""
+        if self._too_large:
+            raise self._too_large_error()
+        raw = b"".join(self._chunks)
+        if not raw.strip():
+            raise ApiError(400, f"the request needs a JSON object body with {', '.join(fields)}")
+        try:
+            if len(raw) > PARSE_IN_THREAD:
+                data = await self.app.run(json.loads, raw)
+            else:
+                data = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise ApiError(
+                400, f"the body is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
+            ) from None
+        except UnicodeDecodeError:
+            raise ApiError(400, "the body is not valid JSON: it is not UTF-8 text") from None
+        except RecursionError:
+            raise ApiError(400, "the body is not valid JSON: it is nested too deeply") from None
+        if not isinstance(data, dict):
+            raise ApiError(400, f"the body must be a JSON object, not {json_type(data)}")
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise ApiError(
+                400,
+                f"unknown field {unknown[0]!r} in the body (expected: {', '.join(fields)})",
+                field=unknown[0],
+            )
+        return data
+
+    async def call(self, fn, *args, **kwargs):
+        """Run blocking work in the thread pool; the KaleExtError family becomes a response."""
+        from ..errors import KaleExtError
+
+        try:
+            return await self.app.run(fn, *args, **kwargs)
+        except KaleExtError as e:
+            raise to_api_error(e) from None
+
+    async def backend(self):
+        backend, _ = await self.call(self.app.get_backend)
+        return backend
+
+    def reply(self, data, status: int = 200) -> None:
+        """Send ``data`` as JSON (``bytes``: JSON already)."""
+        self.set_status(status)
+        self.finish(data if isinstance(data, bytes) else json.dumps(data, default=str))
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        """JSON, always: `{"message", "status", "reason", ...}`; never a traceback."""
+        exc = (kwargs.get("exc_info") or (None, None, None))[1]
+        reply = {
+            "message": http.client.responses.get(status_code, "Error"),
+            "status": status_code,
+            "reason": http.client.responses.get(status_code, "Error"),
+        }
+        if isinstance(exc, ApiError):
+            reply.update(exc.extra, message=exc.message, reason=exc.json_reason)
+        elif isinstance(exc, tornado.web.HTTPError):
+            if exc.log_message:
+                reply["message"] = exc.log_message % exc.args if exc.args else exc.log_message
+            elif status_code == 403 and not self.current_user:
+                reply["message"] = AUTH_REQUIRED
+            elif status_code == 405:
+                reply["message"] = f"{self.request.method} is not allowed here"
+        elif exc is not None:  # a bug: the traceback is in the server log, not in the reply
+            reply["message"] = f"internal error in kale_ext: {type(exc).__name__}: {exc}"
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(reply))
+
+    def on_connection_close(self) -> None:
+        if self._stream is not None:
+            self._stream.stop()
+        super().on_connection_close()
+
+
+def json_type(value) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def check_job_name(name: str) -> str:
+    """A TrainJob name: an RFC 1035 label (Kubeflow Trainer names its JobSet and pods after it)."""
+    if not matches("job_name", name):
+        raise ApiError(
+            400,
+            f"{name!r} is not a valid job name: at most 63 lowercase letters, digits and '-', "
+            "starting with a letter and ending with a letter or digit",
+            field="name",
+        )
+    return name
+
+
+def check_runtime_name(name: str) -> str:
+    """A (Cluster)TrainingRuntime name: an RFC 1123 subdomain."""
+    if not matches("dns_subdomain", name):
+        raise ApiError(400, f"{name!r} is not a valid runtime name", field="name")
+    return name

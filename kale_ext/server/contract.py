@@ -1,0 +1,41 @@
+"""What the panel checks and draws by the server's own rules: the Kubernetes value rules, the
+job options' bounds and the metrics constants, as one JSON document generated from the Python
+source (the TypeScript side holds no copy of its own).
+
+    python -m kale_ext.server.contract > labextension/src/contract.json
+
+tests/server/test_contract.py keeps the committed file equal to this module's output.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..job.k8s_values import rules
+from ..job.options import OPTIONS
+from ..metrics import frontend_constants
+
+
+def contract() -> dict:
+    options = {
+        o.name: {
+            k: v
+            for k, v in (
+                ("kind", o.kind),
+                ("minimum", o.minimum),
+                ("maximum", o.maximum),
+                ("pattern", o.pattern),
+            )
+            if v is not None
+        }
+        for o in OPTIONS
+    }
+    return {"k8s": rules(), "options": options, "metrics": frontend_constants()}
+
+
+def render() -> str:
+    return json.dumps(contract(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")

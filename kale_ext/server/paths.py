@@ -1,0 +1,64 @@
+"""A request's notebook: a path under the server root (checked: no escape, no hidden file
+unless allowed, a real .ipynb), or its JSON with a path that names it."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from .base import ApiError
+
+
+def resolve_notebook(root: str, path, allow_hidden: bool) -> Path:
+    """The notebook file ``path`` names under ``root`` (blocking: it touches the file system).
+
+    Absolute paths are a 400; `..`, and symbolic links that lead outside the root, a 403; hidden
+    files a 403 unless the contents manager allows them; a missing file a 404."""
+    if not isinstance(path, str) or not path.strip():
+        raise ApiError(400, "path must be a non-empty string", field="path")
+    if "\x00" in path or len(path) > 4096:
+        raise ApiError(400, "path is not a valid file path", field="path")
+    if path.startswith(("/", "\\", "~")) or PureWindowsPath(path).is_absolute():
+        raise ApiError(400, f"path must be relative to the server root, not {path!r}", field="path")
+    parts = PurePosixPath(path).parts
+    if ".." in parts:
+        raise ApiError(403, f"path {path!r} leads outside the server root", field="path")
+    if not allow_hidden and any(p.startswith(".") for p in parts):
+        raise ApiError(
+            403,
+            f"path {path!r} is hidden: hidden files are not served "
+            "(ContentsManager.allow_hidden is off)",
+            field="path",
+        )
+    base = Path(root).resolve()
+    full = (base / path).resolve()
+    if full != base and base not in full.parents:
+        raise ApiError(
+            403, f"path {path!r} leads outside the server root (a symbolic link)", field="path"
+        )
+    if not full.exists():
+        raise ApiError(404, f"notebook not found: {path}", "NotFound", field="path")
+    if full.is_dir():
+        raise ApiError(400, f"{path} is a directory, not a notebook", field="path")
+    if full.suffix != ".ipynb":
+        raise ApiError(400, f"{path} is not a notebook (.ipynb file)", field="path")
+    return full
+
+
+def read_notebook_bytes(root: str, path, allow_hidden: bool) -> bytes:
+    full = resolve_notebook(root, path, allow_hidden)
+    try:
+        return full.read_bytes()
+    except OSError as e:
+        raise ApiError(403, f"cannot read {path}: {e.strerror}", field="path") from None
+
+
+def relative_path(path) -> str:
+    """A path under the server root, checked as text (the notebook's content came as JSON)."""
+    if not isinstance(path, str) or not path.strip():
+        raise ApiError(400, "path must be a non-empty string", field="path")
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or path.startswith("\\"):
+        raise ApiError(400, f"path must be relative to the server root, not {path!r}", field="path")
+    if ".." in pure.parts:
+        raise ApiError(403, f"path {path!r} leads outside the server root", field="path")
+    return path
