@@ -260,6 +260,8 @@ def _follow(backend, name: str) -> int:
 
     from rich.console import Console
 
+    from .display import log_text
+
     console = Console(stderr=True, highlight=False)
     started = time.monotonic()
     spinner = console.status(f"{name}: submitted") if console.is_terminal else None
@@ -280,9 +282,9 @@ def _follow(backend, name: str) -> int:
         watcher.start()
         for line in backend.logs(name, follow=True):
             if spinner is not None:
-                console.print(_shown(line), markup=False, highlight=False)
+                console.print(log_text(line), markup=False, highlight=False)
             else:
-                print(_shown(line), flush=True)
+                print(log_text(line), flush=True)
         watcher.join(timeout=5)
     finally:
         if spinner is not None:
@@ -292,16 +294,10 @@ def _follow(backend, name: str) -> int:
 
 
 def _jobs(args) -> int:
-    def table(rows):
-        if not rows:
-            print("no jobs")
-            return
-        print(f"{'NAME':<34} {'STATUS':<9} {'NODES':>5}  {'CREATED':<20}  REASON")
-        for j in rows:
-            created, reason = j["created"] or "", j["reason"] or ""
-            print(f"{j['name']:<34} {j['status']:<9} {j['num_nodes']:>5}  {created:<20}  {reason}")
+    from .display import jobs_table
 
-    _emit(args, [j.to_dict() for j in _backend(args).list_jobs()], table)
+    jobs = _backend(args).list_jobs()
+    _emit(args, [j.to_dict() for j in jobs], lambda rows: print(jobs_table(jobs)))
     return 0
 
 
@@ -316,20 +312,11 @@ def _events(args) -> int:
     return 0
 
 
-def _shown(line) -> str:
-    """A log line as printed: rank-prefixed; kale_ext.report lines as `step N: loss 0.31`."""
-    from .metrics import parse_metric
-
-    metric = parse_metric(line.text)
-    if metric is None:
-        return f"{line.prefix} {line.text}"
-    values = ", ".join(f"{k} {v}" for k, v in metric.items() if k not in ("step", "rank"))
-    return f"{line.prefix} step {metric.get('step')}: {values}"
-
-
 def _logs(args) -> int:
+    from .display import log_text
+
     for line in _backend(args).logs(args.name, node=args.node, follow=args.follow, tail=args.tail):
-        print(_shown(line), flush=True)
+        print(log_text(line), flush=True)
     return 0
 
 

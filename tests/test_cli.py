@@ -89,9 +89,12 @@ def test_compile_trainjob_applies_submit_settings(tmp_path):
 
     out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--trainjob",
               "--nodes", "2", "--gpu", "1", "--cpu", "4", "--memory", "16Gi",
-              "--runtime", "torch-distributed", "--param", "epochs=3", "--name", "digits-run")  # fmt: skip
+              "--runtime", "torch-distributed", "--param", "epochs=3", "--param", "lr=1e-3",
+              "--name", "digits-run")  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert "2 node(s) × 1 process(es)" in out.stdout and '{"epochs": 3}' in out.stdout
+    # --param values are typed by the parameters cell: epochs = 6 is an int, lr = 0.05 a float
+    assert "2 node(s) × 1 process(es)" in out.stdout
+    assert '{"epochs": 3, "lr": 0.001}' in out.stdout
     obj = yaml.safe_load((tmp_path / "trainjob.yaml").read_text())
     validate_trainjob(obj)
     trainer = obj["spec"]["trainer"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..metrics import PREFIX as METRIC_PREFIX
+from .notebook import source_lines
 
 INDENT = "    "
 
@@ -71,7 +72,7 @@ def _triple_quotes_close_on_their_line(source: str) -> bool:
     AST (one-line docstrings, the common case, need no parse)."""
     if '"""' not in source and "'''" not in source:
         return True
-    for line in source.splitlines():
+    for line in source_lines(source):
         if '"""' in line or "'''" in line:
             if line.count('"""') % 2 or line.count("'''") % 2:
                 return False
@@ -85,7 +86,7 @@ def indent_code(source: str, prefix: str = INDENT) -> list[str]:
     """``source`` indented by ``prefix``, leading tabs expanded, strings untouched."""
     keep = _string_continuation_lines(source)
     out = []
-    for i, line in enumerate(source.splitlines(), start=1):
+    for i, line in enumerate(source_lines(source), start=1):
         if i in keep:
             out.append(line)
         elif not line.strip():

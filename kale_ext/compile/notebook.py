@@ -290,3 +290,11 @@ def read_notebook(path: str | os.PathLike) -> Notebook:
     except OSError as e:
         raise NotebookError(f"cannot read {path}: {e.strerror}") from None
     return parse_notebook(data, p.name)
+
+
+def source_lines(source: str) -> list[str]:
+    """The lines of Python source as Python's tokenizer sees them: split at \\n, \\r\\n and \\r
+    only (str.splitlines also splits at U+2028, form feeds and other characters a string
+    literal may hold, cutting the literal in two)."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines

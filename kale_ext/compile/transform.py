@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..errors import Diagnostic
-from .notebook import Cell
+from .notebook import Cell, source_lines
 
 # Text that IPython's transformer could change. Cells without any of it are plain Python and
 # skip the (slow) transformer; those with it go through IPython, which does the real work.
@@ -135,7 +135,7 @@ def _identity(source: str, offset: int) -> list[int]:
 
 def _continuations(source: str):
     """Map a transformed line to its cell line: IPython joins `\\`-continued magic lines."""
-    src_lines = source.splitlines()
+    src_lines = source_lines(source)
     starts = []  # original start line of each logical line, in order
     i = 0
     while i < len(src_lines):

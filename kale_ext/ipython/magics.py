@@ -17,17 +17,13 @@ import difflib
 import re
 import shlex
 import sys
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..errors import CompileError, KaleExtError
-
-if TYPE_CHECKING:
-    from ..job.preview import Preview
+from .results import DryRun, JobTable
 
 # ---------------------------------------------------------------------------------------------
 # Options (kale_ext/job/options.py: the CLI's flags too)
@@ -141,84 +137,6 @@ def _compile_message(prog: str, errors, describe) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Results that display themselves
-
-
-@dataclass
-class DryRun:
-    """What a job would be: its summary, its function's source and its TrainJob (Markdown in a
-    notebook, plain text in a terminal)."""
-
-    preview: Preview
-    warnings: list[str] = field(default_factory=list)
-
-    # the job's facts, for code that reads a dry run
-    name = property(lambda self: self.preview.spec.name)
-    runtime = property(lambda self: self.preview.spec.runtime.name)
-    shape = property(lambda self: self.preview.shape)
-    function_name = property(lambda self: self.preview.spec.job.function_name)
-    source = property(lambda self: self.preview.spec.job.source)
-    yaml = property(lambda self: self.preview.yaml)
-    packages = property(lambda self: self.preview.spec.packages)
-
-    @property
-    def parameters(self) -> dict:
-        return {**self.preview.spec.job.parameters, **self.preview.spec.func_args}
-
-    def _head(self) -> list[str]:
-        spec = self.preview.spec
-        head = f"dry run: {spec.name} on {spec.runtime.name}, {self.preview.shape}"
-        return [head, *self.preview.summary()[2:], *(f"warning: {w}" for w in self.warnings)]
-
-    def _repr_markdown_(self) -> str:
-        fence = "````"
-        spec = self.preview.spec
-        head = "\n".join(f"- {line}" for line in self._head()[1:])
-        where = f"job `{spec.name}` on `{spec.runtime.name}`, {self.preview.shape}"
-        return (
-            f"**kale_ext dry run** — {where}\n\n"
-            f"{head}\n\n**Function** `{spec.job.function_name}`\n\n{fence}python\n"
-            f"{spec.job.source}\n{fence}\n\n**TrainJob**\n\n{fence}yaml\n{self.preview.yaml}{fence}\n"
-        )
-
-    def __str__(self) -> str:
-        rule = "-" * 72
-        source, yaml = self.preview.spec.job.source, self.preview.yaml.rstrip("\n")
-        return "\n".join([*self._head(), rule, source, rule, yaml])
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-
-class JobTable(list):
-    """Jobs, shown as a table (HTML in a notebook, text in a terminal)."""
-
-    COLUMNS = ("name", "status", "nodes", "created", "reason")
-
-    def _rows(self):
-        for j in self:
-            yield (j.name, j.status.value, str(j.num_nodes), j.created or "", j.reason or "")
-
-    def __str__(self) -> str:
-        if not self:
-            return "no jobs"
-        out = [f"{'NAME':<34} {'STATUS':<9} {'NODES':>5}  {'CREATED':<20}  REASON"]
-        out += [f"{n:<34} {s:<9} {k:>5}  {c:<20}  {r}" for n, s, k, c, r in self._rows()]
-        return "\n".join(out)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def _repr_html_(self) -> str:
-        import html
-
-        if not self:
-            return "<p>no jobs</p>"
-        head = "".join(f"<th>{c}</th>" for c in self.COLUMNS)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>"
-            for row in self._rows()
-        )
-        return f'<table class="kale-ext-jobs"><tr>{head}</tr>{body}</table>'
 
 
 # ---------------------------------------------------------------------------------------------
@@ -385,12 +303,14 @@ class KaleMagics(Magics):
     @line_magic
     def kale_logs(self, line: str):
         args = _parse(LOGS, line)
+        from ..display import log_text
+
         with _user_errors("%kale_logs"):
             backend = self._backend(args)
             lines = backend.logs(args.name, node=args.node, follow=args.follow, tail=args.tail)
             try:
                 for log in lines:
-                    print(f"{log.prefix} {log.text}", flush=True)
+                    print(log_text(log), flush=True)
             except KeyboardInterrupt:
                 print(f"(stopped following {args.name}; the job goes on)")
 

@@ -158,3 +158,15 @@ def test_the_line_map_points_at_each_cells_code():
         "    a = 1",
         "    b = 2",
     ]
+
+
+def test_a_string_holding_a_line_separator_stays_one_string():
+    """str.splitlines would cut at U+2028, a form feed or \\x1c inside a literal."""
+    from kale_ext.compile.compiler import compile_notebook
+    from tests.conftest import notebook
+
+    for char in ("\u2028", "\x0c", "\x1c", "\x85"):
+        job = compile_notebook(notebook(f"s = 'a{char}b'\nprint(len(s))"))
+        namespace: dict = {}
+        exec(compile(job.source, job.module_filename, "exec"), namespace)  # it compiles
+        assert f"'a{char}b'" in job.source

@@ -19,7 +19,7 @@ from traitlets.config import Config
 from kale_ext import load_ipython_extension
 from kale_ext.compile.compiler import compile_notebook
 from kale_ext.ipython import kernelcontext
-from kale_ext.ipython.magics import DryRun, JobTable
+from kale_ext.ipython.results import DryRun, JobTable
 from kale_ext.ipython.widgets import JobMonitor
 from tests.conftest import EXAMPLES, notebook
 
@@ -169,6 +169,18 @@ def test_dry_run_options_reach_the_trainjob(ip):
     assert "requests>=2" in dry.packages
     assert "numNodes: 3" in dry.yaml and "numProcPerNode: 2" in dry.yaml
     assert "memory: 4Gi" in dry.yaml and "cpu: '2'" in dry.yaml
+
+
+def test_param_values_are_typed_by_the_kernels_literals(ip):
+    run(ip, "debug = False\nlr = 0.1\nname = 'run'")
+    dry = run(
+        ip,
+        "%%trainjob --backend local --dry-run --param debug=True --param lr=1e-3 --param name=7\n"
+        "print(debug, lr, name)\n",
+    )
+    assert dry.parameters == {"debug": True, "lr": 0.001, "name": "7"}
+    with pytest.raises(UsageError, match="parameters.lr: expects a float like its default 0.1"):
+        run(ip, "%%trainjob --backend local --dry-run --param lr=fast\nprint(lr)\n")
 
 
 def test_the_magics_start_from_the_panels_defaults(ip):

@@ -64,6 +64,22 @@ async def test_compile_by_json_with_options(api, root):
     assert str(root) not in data["trainjob_yaml"]
 
 
+async def test_parameters_are_typed_by_the_parameters_cell(api):
+    """The panel and any REST client may send a parameter as text: the server types it."""
+    nb = notebook(("debug = False\nlr = 0.1\nepochs = 3", ["parameters"]), "print(debug, lr, epochs)")
+    options = {"parameters": {"debug": "True", "lr": "1e-3", "epochs": 5}}
+    data = (await api.post("compile", {"notebook": nb, "options": options})).json
+    assert data["ok"], data["errors"]
+    args = json.loads(yaml.safe_load(data["trainjob_yaml"])["spec"]["trainer"]["command"][3])["args"]
+    assert args == {"debug": True, "lr": 0.001, "epochs": 5}
+    bad = (await api.post("compile", {"notebook": nb, "options": {"parameters": {"epochs": "abc"}}})).json
+    [error] = bad["errors"]
+    assert error["field"] == "parameters.epochs"
+    assert error["message"].endswith("expects an int (a whole number) like its default 3, not 'abc'")
+    r = await api.post("jobs", {"notebook": nb, "options": {"parameters": {"epochs": "abc"}}})
+    assert r.status == 400 and r.json["field"] == "parameters.epochs"
+
+
 async def test_unsaved_content_with_its_path_names_the_job(api, root):
     r = await api.post("compile", {"notebook": simple_nb(), "path": "work/my_run.ipynb"})
     data = r.json
