@@ -9,8 +9,6 @@ import subprocess
 import sys
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.ipython.kernelcontext import (
@@ -23,18 +21,6 @@ from kale_ext.ipython.kernelcontext import (
     from_shell,
     session_notebook_name,
 )
-
-
-@pytest.fixture(scope="module")
-def shell():
-    """IPython's shell (history in memory; the test process keeps its own __main__)."""
-    main = sys.modules.get("__main__")
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    instance = InteractiveShell.instance(config=config)
-    sys.modules["__main__"] = main
-    yield instance
-    instance.reset(new_session=True)
 
 
 @pytest.fixture

@@ -7,14 +7,11 @@ import functools
 import json
 import linecache
 import shutil
-import sys
 import types
 from dataclasses import dataclass
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from kale_ext import load_ipython_extension
 from kale_ext.compile.compiler import compile_notebook
@@ -24,18 +21,6 @@ from kale_ext.ipython.widgets import JobMonitor
 from tests.conftest import EXAMPLES, notebook
 
 TIMEOUT = 120
-
-
-@pytest.fixture(scope="session")
-def shell():
-    """A real IPython shell (history in memory; the test process keeps its own __main__)."""
-    main = sys.modules.get("__main__")
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    instance = InteractiveShell.instance(config=config)
-    sys.modules["__main__"] = main
-    yield instance
-    instance.reset(new_session=True)  # close what the last test left open
 
 
 @pytest.fixture
