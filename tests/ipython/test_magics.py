@@ -3,11 +3,8 @@ recovery; every bad input shown as one clear message (a UsageError, never a trac
 
 from __future__ import annotations
 
-import functools
 import json
-import linecache
 import shutil
-import types
 from dataclasses import dataclass
 
 import pytest
@@ -15,7 +12,6 @@ from IPython.core.error import UsageError
 
 from kale_ext import load_ipython_extension
 from kale_ext.compile.compiler import compile_notebook
-from kale_ext.ipython import kernelcontext
 from kale_ext.ipython.results import DryRun, JobTable
 from kale_ext.ipython.widgets import JobMonitor
 from tests.conftest import EXAMPLES, notebook
@@ -478,100 +474,6 @@ def test_line_magic_used_as_trainjob(ip, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
-# ---------------------------------------------------------------------------------------------
-# Kernel context, directly
-
-
-def _mod(name: str) -> types.ModuleType:
-    import importlib
-
-    return importlib.import_module(name)
-
-
-def test_recover_from_a_namespace():
-    ns = {
-        "np": _mod("json"),
-        "path": _mod("os.path"),
-        "dumps": _mod("json").dumps,
-        "reduce": functools.reduce,
-        "lr": 0.1,
-        "sizes": [1, 2, (3, "x")],
-    }
-    ctx = kernelcontext.recover("print(np, path, dumps, reduce, lr, sizes)\n", ns)
-    # without history, from the objects' names (the history gives the user's own statements)
-    assert ctx.imports == [
-        "from json import dumps",
-        "import json as np",
-        f"import {_mod('os.path').__name__} as path",
-        "from _functools import reduce",
-    ]
-    assert ctx.parameters == {"lr": 0.1, "sizes": [1, 2, (3, "x")]}
-    assert ctx.problems == []
-
-
-def test_recover_prefers_the_history_statement():
-    history = [
-        "",
-        "import os.path as p\nfrom functools import reduce as fold\nif True:\n    import json",
-    ]
-    ns = {"p": _mod("os.path"), "fold": functools.reduce, "json": _mod("json")}
-    ctx = kernelcontext.recover("print(p, fold, json)", ns, history=history)
-    assert ctx.imports == [
-        "from functools import reduce as fold",
-        "import json",
-        "import os.path as p",
-    ]
-
-
-def test_recover_star_import_from_history():
-    ctx = kernelcontext.recover(
-        "print(sqrt(2))", {"sqrt": _mod("math").sqrt}, history=["from math import *"]
-    )
-    assert ctx.imports == ["from math import sqrt"]
-
-
-def test_recover_class_from_history_when_inspect_cannot():
-    source = '@decorate\nclass Empty:\n    """no methods"""\n'
-    ns = {"__name__": "__main__"}
-    exec("decorate = lambda c: c\nclass Empty:\n    pass\n", ns)
-    ctx = kernelcontext.recover("print(Empty())", ns, history=["x = 1", source, "y = 2"])
-    assert ctx.definitions == [kernelcontext.Definition("Empty", "class", source)]
-    # the decorator is a lambda: reported, with the definition that reads it
-    assert [str(p) for p in ctx.problems] == [
-        "`decorate` (read by `Empty`) is a lambda, whose source cannot be separated from its "
-        "line: define it with def"
-    ]
-
-
-@pytest.mark.parametrize(
-    ("value", "literal"),
-    [
-        (1, True), (True, True), (None, True), ("s", True), (1.5, True), ([1, [2, {"a": None}]], True),
-        ((1, "a"), True), ({1: "x", "k": [True]}, True), (float("inf"), False), ({1, 2}, False),
-        (b"x", False), (1j, False), ([object()], False), ({(1, 2): 1}, False),
-    ],
-)  # fmt: skip
-def test_literal_values(value, literal):
-    assert kernelcontext._is_literal(value) is literal
-
-
-def test_self_referencing_list_is_not_a_literal():
-    a: list = []
-    a.append(a)
-    assert not kernelcontext._is_literal(a)
-
-
-def test_find_notebook_explicit_and_session(tmp_path, monkeypatch):
-    nb = tmp_path / "x.ipynb"
-    nb.write_text("{}")
-    assert kernelcontext.find_notebook(None, nb) == nb
-    monkeypatch.setenv("JPY_SESSION_NAME", str(nb))
-    assert kernelcontext.find_notebook(None) == nb
-    assert kernelcontext.session_notebook_name(None) == "x.ipynb"
-    monkeypatch.delenv("JPY_SESSION_NAME")
-    assert kernelcontext.session_notebook_name(None) is None
-
-
 def test_trainjob_is_named_after_the_sessions_notebook(ip, tmp_path, monkeypatch):
     (tmp_path / "Digits Demo.ipynb").write_text("{}")
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "Digits Demo.ipynb"))
@@ -579,17 +481,3 @@ def test_trainjob_is_named_after_the_sessions_notebook(ip, tmp_path, monkeypatch
     dry = run(ip, "%%trainjob --backend local --dry-run\nprint(digits_demo)\n")
     assert dry.function_name == "digits_demo_job" and dry.name.startswith("digits-demo-job-")
     assert "kale-ext.io/notebook: Digits Demo.ipynb" in dry.yaml
-
-
-def test_recovered_source_is_dedented(monkeypatch):
-    text = "if True:\n    def inner(x):\n        return x\n"
-    filename = "<ipython-input-99-kale-ext-test>"
-    monkeypatch.setitem(
-        linecache.cache, filename, (len(text), None, text.splitlines(True), filename)
-    )
-    ns = {"__name__": "__main__"}
-    exec(compile(text, filename, "exec"), ns)
-    ctx = kernelcontext.recover("inner(1)", ns)
-    assert ctx.definitions == [
-        kernelcontext.Definition("inner", "function", "def inner(x):\n    return x\n")
-    ]
