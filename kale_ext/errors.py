@@ -44,6 +44,18 @@ class KaleExtError(Exception):
     def to_dict(self) -> dict:
         return {"error": type(self).__name__, "message": str(self)}
 
+    def __reduce__(self):
+        """Pickled as its message and attributes, not its constructor's arguments: compile
+        processes send these back to the server (an error that fails to unpickle kills them)."""
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(cls: type, args: tuple, state: dict) -> KaleExtError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class NotebookError(KaleExtError):
     """The notebook file cannot be read (missing, not JSON, unsupported format)."""
