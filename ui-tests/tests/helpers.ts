@@ -49,6 +49,7 @@ export const test = base.extend<{ consoleErrors: string[] }>({
 });
 
 export { expect, galata };
+export type { IJupyterLabPageFixture };
 
 /**
  * The side panel's tab in the left sidebar.
@@ -199,18 +200,4 @@ export async function panelScreenshot(
   const file = path.join(SCREENSHOTS, name);
   await page.screenshot({ path: file, clip, animations: 'disabled' });
   await testInfo.attach(name, { path: file, contentType: 'image/png' });
-}
-
-/**
- * Print a measurement (the test command's output shows it) and attach it.
- */
-export async function report(
-  testInfo: TestInfo,
-  name: string,
-  value: number,
-  unit = 'ms'
-): Promise<void> {
-  const line = `PERF ${name}: ${value.toFixed(1)} ${unit}`;
-  console.log(line);
-  testInfo.annotations.push({ type: 'perf', description: line });
 }

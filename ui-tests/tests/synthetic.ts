@@ -1,0 +1,81 @@
+import type { Page } from '@playwright/test';
+
+/**
+ * Synthetic server answers, for the panel and the logs view at scale (the
+ * tests in scale.spec.ts and the benchmark in benchmarks/panel). No tests.
+ */
+
+/**
+ * `n` jobs in every status, newest first.
+ */
+export function manyJobs(n: number): Record<string, unknown>[] {
+  const now = Date.now();
+  return Array.from({ length: n }, (_, i) => ({
+    name: `job-${String(i).padStart(3, '0')}`,
+    status: ['Running', 'Complete', 'Failed', 'Queued'][i % 4],
+    reason: i % 4 === 2 ? 'node 1 exited with code 1' : null,
+    backend: 'local',
+    runtime: 'torch-distributed',
+    num_nodes: 1 + (i % 4),
+    procs_per_node: 1,
+    nodes: [],
+    created: new Date(now - i * 60_000).toISOString(),
+    finished: null,
+    provenance: {}
+  }));
+}
+
+/**
+ * Answer `GET kale-ext/jobs` with `jobs`.
+ */
+export async function serveJobs(
+  page: Page,
+  jobs: Record<string, unknown>[]
+): Promise<void> {
+  await page.route(/\/kale-ext\/jobs(\?.*)?$/, route =>
+    route.request().method() === 'GET'
+      ? route.fulfill({ json: { jobs } })
+      : route.fallback()
+  );
+}
+
+/**
+ * A finished two-node job `name` whose log (SSE, then `end`) has `lines`
+ * lines alternating between the nodes: `[rank N] step i loss … line i`.
+ * Answers the jobs list and the job's logs.
+ */
+export async function serveLongLog(
+  page: Page,
+  name: string,
+  lines: number
+): Promise<void> {
+  const job = {
+    ...manyJobs(1)[0],
+    name,
+    status: 'Complete',
+    reason: null,
+    num_nodes: 2,
+    finished: new Date().toISOString()
+  };
+  const events: string[] = [];
+  const offsets = [0, 0];
+  for (let i = 0; i < lines; i++) {
+    const node = i % 2;
+    const text = `[rank ${node}] step ${i} loss ${(1 / (i + 1)).toFixed(6)} line ${i}`;
+    offsets[node] += text.length + 1;
+    const data = { node, rank: node, text, offset: offsets[node] };
+    events.push(
+      `id: ${node}:${offsets[node]}\ndata: ${JSON.stringify(data)}\n\n`
+    );
+  }
+  events.push('event: end\ndata: {"status": "Complete"}\n\n');
+  const body = events.join('');
+  await serveJobs(page, [job]);
+  await page.route(new RegExp(`/kale-ext/jobs/${name}/logs`), route =>
+    route.fulfill({
+      status: 200,
+      headers: { 'Content-Type': 'text/event-stream; charset=utf-8' },
+      body
+    })
+  );
+}
