@@ -13,6 +13,7 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 
 from ..job.k8s_values import matches
 from .logstream import LogStream
+from .schema import json_type
 
 #: Query parameters every endpoint accepts: Jupyter's own (authentication, activity tracking).
 JUPYTER_PARAMS = frozenset({"token", "_xsrf", "no_track_activity"})
@@ -84,6 +85,15 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         try:
             await super().prepare()  # identifies the user; checks host, origin and XSRF
         except tornado.web.HTTPError as e:
+            if e.status_code == 403 and not self.check_host():
+                host = self.request.host
+                raise ApiError(
+                    403,
+                    f"this server does not answer to the Host {host!r}: open it by the address it "
+                    "listens on (ServerApp.local_hostnames and allow_remote_access widen that)",
+                    "HostNotAllowed",
+                    field="Host",
+                ) from None
             if e.status_code == 403 and not getattr(self, "_jupyter_current_user", None):
                 raise ApiError(403, AUTH_REQUIRED) from None  # say what is missing first
             raise
@@ -160,14 +170,19 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         """The body as a JSON object with only ``fields`` (400 otherwise, 413 when too large)."""
         if self._too_large:
             raise self._too_large_error()
+        from ..errors import ConfigError
+        from .schema import parse
+
         raw = b"".join(self._chunks)
         if not raw.strip():
             raise ApiError(400, f"the request needs a JSON object body with {', '.join(fields)}")
         try:
             if len(raw) > PARSE_IN_THREAD:
-                data = await self.app.run(json.loads, raw)
+                data = await self.app.run(parse, raw)
             else:
-                data = json.loads(raw)
+                data = parse(raw)
+        except ConfigError as e:  # an over-long number, a string that is not text
+            raise ApiError(400, str(e), "InvalidBody", field=e.field) from None
         except json.JSONDecodeError as e:
             raise ApiError(
                 400, f"the body is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
@@ -212,6 +227,7 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
             "message": http.client.responses.get(status_code, "Error"),
             "status": status_code,
             "reason": http.client.responses.get(status_code, "Error"),
+            "field": None,
         }
         if isinstance(exc, ApiError):
             reply.update(exc.extra, message=exc.message, reason=exc.json_reason)
@@ -221,22 +237,24 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
             elif status_code == 403 and not self.current_user:
                 reply["message"] = AUTH_REQUIRED
             elif status_code == 405:
-                reply["message"] = f"{self.request.method} is not allowed here"
+                allowed = ", ".join(self.allowed_methods())
+                self.set_header("Allow", allowed)
+                reply["message"] = f"{self.request.method} is not allowed here (allowed: {allowed})"
         elif exc is not None:  # a bug: the traceback is in the server log, not in the reply
             reply["message"] = f"internal error in kale_ext: {type(exc).__name__}: {exc}"
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(reply))
 
+    def allowed_methods(self) -> list[str]:
+        """The verbs this handler answers (the `Allow` header of a 405)."""
+        verbs = ("GET", "POST", "PUT", "PATCH", "DELETE")
+        base = tornado.web.RequestHandler
+        return [v for v in verbs if getattr(type(self), v.lower()) is not getattr(base, v.lower())]
+
     def on_connection_close(self) -> None:
         if self._stream is not None:
             self._stream.stop()
         super().on_connection_close()
-
-
-def json_type(value) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number"
-    )
 
 
 def check_job_name(name: str) -> str:

@@ -70,6 +70,17 @@ class NotebookHandler(KaleExtHandler):
         )
         return data, PurePosixPath(path).name, path
 
+    def check_options(self, body: dict):
+        """The body against the published schema: a 400 naming the field, except for the values
+        of `options`, whose error (a ConfigError, or None) is returned: POST compile reports it
+        as a result, POST jobs as a 400."""
+        from .schema import check_body
+
+        body_error, options_error = check_body(body)
+        if body_error is not None:
+            raise ApiError(400, str(body_error), "InvalidBody", field=body_error.field)
+        return options_error
+
 
 class CompileHandler(NotebookHandler):
     @tornado.web.authenticated
@@ -78,10 +89,16 @@ class CompileHandler(NotebookHandler):
 
         body = await self.json_body(self.fields)
         data, name, path = await self.notebook_of(body)
+        options_error = self.check_options(body)
         options = body.get("options")
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
-        runtime, installed = await self.call(service.runtime_for, backend, data, options, defaults)
+        if options_error is None:
+            runtime, installed = await self.call(
+                service.runtime_for, backend, data, options, defaults
+            )
+        else:  # the preview reports it where it reports a runtime it cannot have
+            runtime, installed = options_error, None
         reply = await self.app.compute(
             service.preview_json, data, name, path, options, runtime, defaults, installed
         )
@@ -102,6 +119,9 @@ class JobsHandler(NotebookHandler):
 
         body = await self.json_body(self.fields)
         data, name, path = await self.notebook_of(body)
+        options_error = self.check_options(body)
+        if options_error is not None:
+            raise to_api_error(options_error)
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
         result = await self.call(

@@ -19,7 +19,8 @@ from collections import deque
 
 log = logging.getLogger(__name__)
 
-_OFFSET = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
+#: `<node>:<offset>`, each at most 18 digits (a file offset fits in 63 bits).
+_OFFSET = re.compile(r"^\s*(\d{1,18})\s*:\s*(\d{1,18})\s*$", re.ASCII)
 
 
 def parse_offsets(text: str) -> dict[int, int]:
@@ -37,8 +38,15 @@ def parse_event_id(text: str) -> tuple[int, int]:
     """`"1:456"` → `(1, 456)`: the id of a log event, `<node>:<offset>`."""
     m = _OFFSET.match(text)
     if not m:
-        raise ValueError(f"{text!r} is not <node>:<offset> (two whole numbers, e.g. 0:1234)")
+        raise ValueError(
+            f"{_short(text)} is not <node>:<offset> (two whole numbers of at most 18 digits, "
+            "e.g. 0:1234)"
+        )
     return int(m.group(1)), int(m.group(2))
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def event(data: dict, name: str | None = None, id: str | None = None) -> str:

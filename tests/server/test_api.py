@@ -66,16 +66,24 @@ async def test_compile_by_json_with_options(api, root):
 
 async def test_parameters_are_typed_by_the_parameters_cell(api):
     """The panel and any REST client may send a parameter as text: the server types it."""
-    nb = notebook(("debug = False\nlr = 0.1\nepochs = 3", ["parameters"]), "print(debug, lr, epochs)")
+    nb = notebook(
+        ("debug = False\nlr = 0.1\nepochs = 3", ["parameters"]), "print(debug, lr, epochs)"
+    )
     options = {"parameters": {"debug": "True", "lr": "1e-3", "epochs": 5}}
     data = (await api.post("compile", {"notebook": nb, "options": options})).json
     assert data["ok"], data["errors"]
-    args = json.loads(yaml.safe_load(data["trainjob_yaml"])["spec"]["trainer"]["command"][3])["args"]
+    args = json.loads(yaml.safe_load(data["trainjob_yaml"])["spec"]["trainer"]["command"][3])[
+        "args"
+    ]
     assert args == {"debug": True, "lr": 0.001, "epochs": 5}
-    bad = (await api.post("compile", {"notebook": nb, "options": {"parameters": {"epochs": "abc"}}})).json
+    bad = (
+        await api.post("compile", {"notebook": nb, "options": {"parameters": {"epochs": "abc"}}})
+    ).json
     [error] = bad["errors"]
     assert error["field"] == "parameters.epochs"
-    assert error["message"].endswith("expects an int (a whole number) like its default 3, not 'abc'")
+    assert error["message"].endswith(
+        "expects an int (a whole number) like its default 3, not 'abc'"
+    )
     r = await api.post("jobs", {"notebook": nb, "options": {"parameters": {"epochs": "abc"}}})
     assert r.status == 400 and r.json["field"] == "parameters.epochs"
 
@@ -316,7 +324,8 @@ async def test_unknown_endpoint_and_method_are_json(api):
     r = await api.get("nowhere/at/all")
     assert r.status == 404 and "no such endpoint" in r.json["message"]
     r = await api.request("PUT", "jobs", {"x": 1})
-    assert r.status == 405 and r.json["message"] == "PUT is not allowed here"
+    assert r.status == 405 and r.json["message"] == "PUT is not allowed here (allowed: GET, POST)"
+    assert r.headers["Allow"] == "GET, POST"
     r = await api.request("PATCH", "compile", {"x": 1})
     assert r.status == 405 and r.headers["Content-Type"].startswith("application/json")
 

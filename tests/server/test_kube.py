@@ -246,6 +246,7 @@ class TestBackendClass:
             "message": "tiny cannot run jobs",
             "status": 503,
             "reason": "ServiceUnavailable",
+            "field": None,
         }
 
 
