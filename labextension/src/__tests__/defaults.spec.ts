@@ -2,7 +2,7 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { emptyForm } from '../model';
+import { emptyForm } from '../form/model';
 import { DefaultsInfo, defaultsBySource } from '../panel/defaults';
 import { ResourceFields } from '../panel/job-form';
 import { defaultsResponse as defaults } from './fakes';

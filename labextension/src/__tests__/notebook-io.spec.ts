@@ -1,6 +1,6 @@
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
-import { emptyForm } from '../model';
+import { emptyForm } from '../form/model';
 import {
   METADATA_KEY,
   notebookSource,

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { IEnvRow, emptyEnvRow } from '../model';
+import { IEnvRow, emptyEnvRow } from '../form/model';
 import { Button, SelectField, TextField, errorOf } from './fields';
 import type { IFormProps } from './job-form';
 

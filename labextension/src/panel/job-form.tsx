@@ -1,8 +1,8 @@
 import * as React from 'react';
 
-import type { GpuMode, IJobForm } from '../model';
+import type { GpuMode, IJobForm } from '../form/model';
 import type { Kale } from '../types';
-import type { IFieldError } from '../validation';
+import type { IFieldError } from '../form/validation';
 import { SelectField, TextField, errorOf } from './fields';
 
 export interface IFormProps {

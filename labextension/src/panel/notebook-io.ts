@@ -1,7 +1,8 @@
 import type { INotebookContent } from '@jupyterlab/nbformat';
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
-import { IFormContext, IJobForm, fromMetadata, toMetadata } from '../model';
+import { fromMetadata, toMetadata } from '../form/metadata';
+import type { IFormContext, IJobForm } from '../form/model';
 import type { Kale } from '../types';
 import { undoableMetadataChange } from './undo';
 

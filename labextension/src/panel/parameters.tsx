@@ -1,7 +1,7 @@
 import type { JSONValue } from '@lumino/coreutils';
 import * as React from 'react';
 
-import { formatParameter } from '../model';
+import { formatParameter } from '../form/values';
 import { Button, TextField, errorOf } from './fields';
 import type { IFormProps } from './job-form';
 

@@ -2,15 +2,10 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { VDomModel } from '@jupyterlab/ui-components';
 
 import type { KaleService } from '../api';
-import {
-  IFormContext,
-  IJobForm,
-  emptyForm,
-  jobRequest,
-  sameForm
-} from '../model';
+import { sameForm } from '../form/metadata';
+import { IFormContext, IJobForm, emptyForm, jobRequest } from '../form/model';
+import { IFieldError, validateForm } from '../form/validation';
 import type { Kale } from '../types';
-import { IFieldError, validateForm } from '../validation';
 import {
   ActiveCellWatcher,
   IActiveCell,

@@ -1,6 +1,6 @@
-import { IJobForm, emptyEnvRow, emptyForm } from '../model';
-import type { Kale } from '../types';
-import { nameLimit, quantityValue, validateForm } from '../validation';
+import { IJobForm, emptyEnvRow, emptyForm } from '../../form/model';
+import type { Kale } from '../../types';
+import { nameLimit, quantityValue, validateForm } from '../../form/validation';
 
 function errors(change: Partial<IJobForm>, context = {}): [string, string][] {
   return validateForm({ ...emptyForm(), ...change }, context).map(e => [

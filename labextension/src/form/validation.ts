@@ -1,12 +1,6 @@
-import {
-  IFormContext,
-  IJobForm,
-  MIG_PROFILE,
-  QUANTITY,
-  parseCount,
-  parseParameter
-} from './model';
-import type { Kale } from './types';
+import type { Kale } from '../types';
+import { IFormContext, IJobForm, MIG_PROFILE, QUANTITY } from './model';
+import { parseCount, parseParameter } from './values';
 
 /**
  * A problem with one field of the form, found as the user types (the

@@ -1,0 +1,167 @@
+import {
+  IJobForm,
+  emptyEnvRow,
+  emptyForm,
+  jobRequest,
+  toOptions
+} from '../../form/model';
+
+function form(change: Partial<IJobForm> = {}): IJobForm {
+  return { ...emptyForm(), ...change };
+}
+
+describe('toOptions: the form as JobOptions', () => {
+  it('sends nothing for an empty form', () => {
+    expect(toOptions(emptyForm())).toEqual({});
+  });
+
+  it('sends what was chosen, as numbers', () => {
+    expect(
+      toOptions(
+        form({
+          runtime: 'torch-distributed',
+          name: ' train-1 ',
+          nodes: '2',
+          procsPerNode: '4'
+        })
+      )
+    ).toEqual({
+      runtime: 'torch-distributed',
+      name: 'train-1',
+      nodes: 2,
+      procs_per_node: 4
+    });
+  });
+
+  it.each([
+    ['none', '', '', undefined],
+    ['count', '2', '', 2],
+    ['count', '0', '', 0],
+    ['mig', '', 'MIG-1g.5gb', 'mig-1g.5gb'],
+    ['mig', '', 'mig-big', undefined],
+    ['count', 'x', '', undefined]
+  ] as const)('gpu %s %j %j → %j', (gpuMode, gpuCount, migProfile, gpu) => {
+    expect(toOptions(form({ gpuMode, gpuCount, migProfile })).gpu).toBe(gpu);
+  });
+
+  it('puts per-node CPU and memory in config requests and limits', () => {
+    const options = toOptions(
+      form({
+        cpuRequest: '500m',
+        cpuLimit: '2',
+        memoryRequest: '1Gi',
+        memoryLimit: '4Gi'
+      })
+    );
+    expect(options.config).toEqual({
+      requests: { cpu: '500m', memory: '1Gi' },
+      limits: { cpu: '2', memory: '4Gi' }
+    });
+    expect(options.cpu).toBeUndefined();
+  });
+
+  it('leaves out values that do not parse (validation reports them)', () => {
+    expect(
+      toOptions(form({ nodes: 'two', cpuLimit: 'lots', gpuMode: 'count' }))
+    ).toEqual({});
+  });
+
+  it('sends env values and Secret keys as config.env (valueFrom.secretKeyRef)', () => {
+    const options = toOptions(
+      form({
+        env: [
+          { ...emptyEnvRow(), name: 'MODE', value: 'fast' },
+          {
+            ...emptyEnvRow(),
+            name: 'TOKEN',
+            source: 'secret',
+            secret: 'hf-token',
+            key: 'token'
+          },
+          emptyEnvRow() // an empty row is not sent
+        ]
+      })
+    );
+    expect(options.config).toEqual({
+      env: [
+        { name: 'MODE', value: 'fast' },
+        {
+          name: 'TOKEN',
+          valueFrom: { secretKeyRef: { name: 'hf-token', key: 'token' } }
+        }
+      ]
+    });
+    expect(options.env).toBeUndefined();
+  });
+
+  it('sends the changed parameters, typed by their defaults', () => {
+    const options = toOptions(
+      form({ parameters: { epochs: '1', optimizer: 'adam', lr: 'oops' } }),
+      { parameters: { epochs: 6, optimizer: 'sgd', lr: 0.05 } }
+    );
+    expect(options.parameters).toEqual({ epochs: 1, optimizer: 'adam' });
+  });
+
+  it('sends the packages only once edited', () => {
+    expect(toOptions(form()).packages).toBeUndefined();
+    expect(
+      toOptions(form({ packages: ['torch==2.13.0', ' ', ' numpy '] })).packages
+    ).toEqual(['torch==2.13.0', 'numpy']);
+    expect(toOptions(form({ packages: [] })).packages).toEqual([]);
+  });
+
+  it('keeps the options and config it does not edit', () => {
+    const options = toOptions(
+      form({
+        extraOptions: { image: 'repo/img:1', dataset_uri: 'hf://d' },
+        extraConfig: {
+          labels: { team: 'ml' },
+          requests: { 'nvidia.com/gpu': '1' },
+          env: [
+            {
+              name: 'POD',
+              valueFrom: { fieldRef: { fieldPath: 'metadata.name' } }
+            }
+          ]
+        },
+        cpuRequest: '1',
+        env: [{ ...emptyEnvRow(), name: 'A', value: '1' }]
+      })
+    );
+    expect(options).toEqual({
+      image: 'repo/img:1',
+      dataset_uri: 'hf://d',
+      config: {
+        labels: { team: 'ml' },
+        requests: { 'nvidia.com/gpu': '1', cpu: '1' },
+        env: [
+          { name: 'A', value: '1' },
+          {
+            name: 'POD',
+            valueFrom: { fieldRef: { fieldPath: 'metadata.name' } }
+          }
+        ]
+      }
+    });
+  });
+});
+
+describe('jobRequest: the body of POST compile and POST jobs', () => {
+  it('sends a path or the notebook JSON, with the options', () => {
+    const f = form({ nodes: '2' });
+    expect(jobRequest({ path: 'dir/nb.ipynb' }, f)).toEqual({
+      path: 'dir/nb.ipynb',
+      options: { nodes: 2 }
+    });
+    const notebook = {
+      cells: [],
+      metadata: {},
+      nbformat: 4,
+      nbformat_minor: 5
+    };
+    expect(jobRequest({ notebook }, f)).toEqual({
+      notebook,
+      options: { nodes: 2 }
+    });
+  });
+});

@@ -1,0 +1,229 @@
+import type { JSONObject, JSONValue } from '@lumino/coreutils';
+
+import type { Kale } from '../types';
+import { parseCount, parseParameter } from './values';
+
+/**
+ * One environment variable row of the form: a value, or a Secret's key.
+ */
+export interface IEnvRow {
+  name: string;
+  source: 'value' | 'secret';
+  value: string;
+  secret: string;
+  key: string;
+}
+
+/**
+ * GPUs per node: none, a count of whole GPUs, or one MIG profile.
+ */
+export type GpuMode = 'none' | 'count' | 'mig';
+
+/**
+ * The panel's form state: one plain object, kept as the user typed it
+ * (strings, so a half-typed value stays visible), that serializes to the
+ * request body and to the notebook's `metadata.kale_ext`.
+ *
+ * An empty string means "not chosen here": the notebook's distributed cell
+ * or the runtime decides.
+ */
+export interface IJobForm {
+  runtime: string;
+  name: string;
+  nodes: string;
+  procsPerNode: string;
+  gpuMode: GpuMode;
+  gpuCount: string;
+  migProfile: string;
+  cpuRequest: string;
+  cpuLimit: string;
+  memoryRequest: string;
+  memoryLimit: string;
+  env: IEnvRow[];
+  /** The packages to install; null: the pins compile detected. */
+  packages: string[] | null;
+  /** Parameter overrides, as typed (JSON text, or plain text for strings). */
+  parameters: { [name: string]: string };
+  /** Options the panel does not edit (image, dataset_uri, ...), kept as found. */
+  extraOptions: JSONObject;
+  /** Config the panel does not edit (labels, tolerations, ...), kept as found. */
+  extraConfig: JSONObject;
+}
+
+/**
+ * What the server told us that serializing needs: the notebook's parameters
+ * with their defaults (their types decide how a typed value is read).
+ */
+export interface IFormContext {
+  parameters?: { [name: string]: JSONValue };
+  runtime?: Kale.IRuntime;
+}
+
+/**
+ * A form with nothing chosen.
+ */
+export function emptyForm(): IJobForm {
+  return {
+    runtime: '',
+    name: '',
+    nodes: '',
+    procsPerNode: '',
+    gpuMode: 'none',
+    gpuCount: '',
+    migProfile: '',
+    cpuRequest: '',
+    cpuLimit: '',
+    memoryRequest: '',
+    memoryLimit: '',
+    env: [],
+    packages: null,
+    parameters: {},
+    extraOptions: {},
+    extraConfig: {}
+  };
+}
+
+/**
+ * A new, empty environment variable row.
+ */
+export function emptyEnvRow(): IEnvRow {
+  return { name: '', source: 'value', value: '', secret: '', key: '' };
+}
+
+/**
+ * A Kubernetes quantity ("500m", "2", "4Gi", "1e3").
+ */
+export const QUANTITY =
+  /^(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
+
+/**
+ * A MIG profile as the panel accepts it, e.g. "mig-1g.5gb".
+ */
+export const MIG_PROFILE = /^mig-\d+g\.\d+gb$/;
+
+/**
+ * The JobOptions the form stands for (config included), ready to send.
+ * Values that do not parse are left out: validation reports them.
+ */
+export function toOptions(
+  form: IJobForm,
+  context: IFormContext = {}
+): Kale.IJobOptions {
+  const options = Private.copy(form.extraOptions) as Kale.IJobOptions;
+  delete options.config;
+  const name = form.name.trim();
+  if (name) {
+    options.name = name;
+  }
+  if (form.runtime) {
+    options.runtime = form.runtime;
+  }
+  const nodes = parseCount(form.nodes, 1);
+  if (nodes.ok && nodes.value !== undefined) {
+    options.nodes = nodes.value;
+  }
+  const procs = parseCount(form.procsPerNode, 1);
+  if (procs.ok && procs.value !== undefined) {
+    options.procs_per_node = procs.value;
+  }
+  if (form.gpuMode === 'count') {
+    const gpus = parseCount(form.gpuCount, 0);
+    if (gpus.ok && gpus.value !== undefined) {
+      options.gpu = gpus.value;
+    }
+  } else if (form.gpuMode === 'mig') {
+    const profile = form.migProfile.trim().toLowerCase();
+    if (MIG_PROFILE.test(profile)) {
+      options.gpu = profile;
+    }
+  }
+  const parameters: { [name: string]: JSONValue } = {};
+  for (const [key, text] of Object.entries(form.parameters)) {
+    const parsed = parseParameter(text, context.parameters?.[key]);
+    if (parsed.ok) {
+      parameters[key] = parsed.value;
+    }
+  }
+  if (Object.keys(parameters).length > 0) {
+    options.parameters = parameters;
+  }
+  if (form.packages !== null) {
+    options.packages = form.packages.map(p => p.trim()).filter(p => p);
+  }
+  const config = toConfig(form);
+  if (Object.keys(config).length > 0) {
+    options.config = config;
+  }
+  return options;
+}
+
+/**
+ * The DistributedConfig part of the form: env, per-node requests and limits,
+ * and the config the panel keeps without editing.
+ */
+export function toConfig(form: IJobForm): Kale.IDistributedConfig {
+  const config = Private.copy(form.extraConfig) as Kale.IDistributedConfig;
+  const requests = { ...(config.requests ?? {}) };
+  const limits = { ...(config.limits ?? {}) };
+  const set = (target: Record<string, string>, key: string, text: string) => {
+    const t = text.trim();
+    if (QUANTITY.test(t)) {
+      target[key] = t;
+    }
+  };
+  set(requests, 'cpu', form.cpuRequest);
+  set(requests, 'memory', form.memoryRequest);
+  set(limits, 'cpu', form.cpuLimit);
+  set(limits, 'memory', form.memoryLimit);
+  for (const [key, value] of [
+    ['requests', requests],
+    ['limits', limits]
+  ] as const) {
+    if (Object.keys(value).length > 0) {
+      config[key] = value;
+    } else {
+      delete config[key];
+    }
+  }
+  const env: Kale.IEnvVar[] = [];
+  for (const row of form.env) {
+    const name = row.name.trim();
+    if (!name) {
+      continue;
+    }
+    if (row.source === 'secret') {
+      env.push({
+        name,
+        valueFrom: {
+          secretKeyRef: { name: row.secret.trim(), key: row.key.trim() }
+        }
+      });
+    } else {
+      env.push({ name, value: row.value });
+    }
+  }
+  const kept = Array.isArray(config.env) ? config.env : [];
+  if (env.length + kept.length > 0) {
+    config.env = [...env, ...kept];
+  } else {
+    delete config.env;
+  }
+  return config;
+}
+
+/**
+ * The body of `POST compile` / `POST jobs`.
+ */
+export function jobRequest(
+  source: Kale.NotebookSource,
+  form: IJobForm,
+  context: IFormContext = {}
+): Kale.JobRequest {
+  return { ...source, options: toOptions(form, context) };
+}
+
+namespace Private {
+  export function copy<T>(value: T): T {
+    return value === undefined ? value : JSON.parse(JSON.stringify(value));
+  }
+}
