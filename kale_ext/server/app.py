@@ -169,7 +169,7 @@ class KaleExtApp(ExtensionApp):
         self._warm_ups: list = []  # the warm-up's futures, once started
 
     def initialize_handlers(self):
-        self.handlers.extend(handlers(debug=self.debug_loop_lag))
+        self.handlers.extend(handlers())
 
     async def _start_jupyter_server_extension(self, serverapp):
         if self.debug_loop_lag:

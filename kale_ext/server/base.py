@@ -259,6 +259,8 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
 
 def check_job_name(name: str) -> str:
     """A TrainJob name: an RFC 1035 label (Kubeflow Trainer names its JobSet and pods after it)."""
+    if not name:
+        raise ApiError(400, "the job name is empty: give it after jobs/", field="name")
     if not matches("job_name", name):
         raise ApiError(
             400,
@@ -271,6 +273,8 @@ def check_job_name(name: str) -> str:
 
 def check_runtime_name(name: str) -> str:
     """A (Cluster)TrainingRuntime name: an RFC 1123 subdomain."""
+    if not name:
+        raise ApiError(400, "the runtime name is empty: give it after runtimes/", field="name")
     if not matches("dns_subdomain", name):
         raise ApiError(400, f"{name!r} is not a valid runtime name", field="name")
     return name

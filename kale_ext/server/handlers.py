@@ -35,6 +35,10 @@ class NotebookHandler(KaleExtHandler):
 
     fields = ("path", "notebook", "options")
 
+    def root_dir(self) -> str:
+        """The server root: notebooks' paths, and their workspaces, lie under it."""
+        return getattr(self.contents_manager, "root_dir", None) or self.serverapp.root_dir
+
     async def notebook_of(self, body: dict):
         """(data, name, path) of the body's notebook: file bytes or nbformat JSON. With both, the
         JSON is the content (unsaved changes count) and the path names the job and its origin."""
@@ -100,7 +104,8 @@ class CompileHandler(NotebookHandler):
         else:  # the preview reports it where it reports a runtime it cannot have
             runtime, installed = options_error, None
         reply = await self.app.compute(
-            service.preview_json, data, name, path, options, runtime, defaults, installed
+            service.preview_json,
+            *(data, name, path, options, runtime, defaults, installed, self.root_dir()),
         )
         self.reply(reply)
 
@@ -124,9 +129,8 @@ class JobsHandler(NotebookHandler):
             raise to_api_error(options_error)
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
-        result = await self.call(
-            service.submit, backend, data, name, path, body.get("options"), defaults
-        )
+        options, root = body.get("options"), self.root_dir()
+        result = await self.call(service.submit, backend, data, name, path, options, defaults, root)
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
         self.reply(result, 201)
@@ -320,15 +324,25 @@ class TagsHandler(KaleExtHandler):
 
 
 class LoopLagHandler(KaleExtHandler):
-    """Debug only (KaleExtApp.debug_loop_lag): the event loop's measured stalls."""
+    """Debug only: the event loop's measured stalls (a 404 unless KaleExtApp.debug_loop_lag)."""
+
+    def _probe(self):
+        if not self.app.debug_loop_lag:
+            raise ApiError(
+                404,
+                "the loop-lag probe is off: start the server with "
+                "--KaleExtApp.debug_loop_lag=True to measure",
+                "DebugOff",
+            )
+        return self.app.loop_lag()
 
     @tornado.web.authenticated
     async def get(self):
-        self.reply({**self.app.loop_lag().stats(), "warmed_up": self.app.warmed_up})
+        self.reply({**self._probe().stats(), "warmed_up": self.app.warmed_up})
 
     @tornado.web.authenticated
     async def delete(self):
-        self.app.loop_lag().reset()
+        self._probe().reset()
         self.reply({"reset": True})
 
 
@@ -375,16 +389,16 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("backend", BackendHandler),
     ("defaults", DefaultsHandler),
     ("tags", TagsHandler),
+    ("debug/loop-lag", LoopLagHandler),
 ]
-DEBUG_ROUTES: list[tuple[str, type[KaleExtHandler]]] = [("debug/loop-lag", LoopLagHandler)]
 
 
 def pattern(template: str) -> str:
-    """`jobs/{name}/logs` → the tornado pattern below the base URL."""
-    regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
-    return url_path_join(NAMESPACE, regex) + "/?"
+    """`jobs/{name}/logs` → the tornado pattern below the base URL. A name may be empty (the
+    handler's 400 says so): `jobs/` is the job named "", not the list of jobs."""
+    regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]*)", template)
+    return url_path_join(NAMESPACE, regex) + ("/?" if "{" in template else "")
 
 
-def handlers(debug: bool = False) -> list[tuple[str, type]]:
-    routes = ROUTES + (DEBUG_ROUTES if debug else [])
-    return [(pattern(t), h) for t, h in routes] + [(NAMESPACE + "(?:/.*)?", NotFoundHandler)]
+def handlers() -> list[tuple[str, type]]:
+    return [(pattern(t), h) for t, h in ROUTES] + [(NAMESPACE + "(?:/.*)?", NotFoundHandler)]
