@@ -8,12 +8,15 @@ The output is deterministic: the same notebook gives byte-identical source.
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
 import keyword
 import re
 from dataclasses import dataclass
 
 from .. import __version__
 from ..metrics import PREFIX as METRIC_PREFIX
+from . import excepthook
 from .notebook import source_lines
 
 INDENT = "    "
@@ -40,6 +43,8 @@ class Section:
     cell_index: int
     label: str  # e.g. "imports"
     source: str
+    cell_id: str | None = None
+    cell_lines: tuple[int, ...] | None = None  # the cell's line of each source line; None: same
 
 
 def function_name_for(notebook_stem: str) -> str:
@@ -131,7 +136,14 @@ def render_module(
             continue
         lines.append(f"{INDENT}# cell {section.cell_index + 1} ({section.label})")
         source_map.append(
-            {"cell": section.cell_index, "first_line": len(lines) + 1, "lines": len(code)}
+            {
+                "cell": section.cell_index,
+                "cell_id": section.cell_id,
+                "label": section.label,
+                "first_line": len(lines) + 1,
+                "lines": len(code),
+                "cell_lines": _cell_lines(section, len(code)),
+            }
         )
         lines += code
         lines.append("")
@@ -139,6 +151,7 @@ def render_module(
         lines.pop()
     if not sections or not source_map:
         lines.append(f"{INDENT}pass")
+    lines += ["", "", *error_hook(notebook_name, source_map)]
     lines += [
         "",
         "",
@@ -146,7 +159,40 @@ def render_module(
         f"{INDENT}import json",
         f"{INDENT}import sys",
         "",
-        f"{INDENT}{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))",
+        f"{INDENT}try:",
+        f"{INDENT * 2}{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))",
+        f"{INDENT}except SystemExit as stop:",
+        f"{INDENT * 2}_kale_ext_exit(stop)",
+        f"{INDENT * 2}raise",
         "",
     ]
     return "\n".join(lines), source_map
+
+
+def _cell_lines(section: Section, count: int) -> list[int] | None:
+    lines = list((section.cell_lines or ())[:count])
+    return None if not lines or lines == list(range(1, count + 1)) else lines
+
+
+@functools.cache
+def _hook_source() -> str:
+    return inspect.getsource(excepthook._kale_ext_errors).rstrip("\n")
+
+
+def error_hook(notebook_name: str, source_map: list[dict]) -> list[str]:
+    """Module-level lines that install the excepthook (compile/excepthook.py) with this
+    module's line map, one cell a line: (first line, line count, cell index, cell id, label,
+    the cell's line of each module line or None when they count alike)."""
+    cells = [
+        (s["first_line"], s["lines"], s["cell"], s["cell_id"], s["label"], s["cell_lines"])
+        for s in source_map
+    ]
+    return [
+        *_hook_source().split("\n"),
+        "",
+        "",
+        f"_kale_ext_exit = _kale_ext_errors(globals(), {notebook_name!r}, (",
+        *(f"{INDENT}{(*c[:5], tuple(c[5]) if c[5] else None)!r}," for c in cells),
+        "))",
+        "del _kale_ext_errors",
+    ]

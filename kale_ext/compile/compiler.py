@@ -238,6 +238,8 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
             bc.cell.index,
             role.value,
             rewrite_for_function(bc.tree_source, wrapper_names, top_globals, star_names),
+            bc.cell.id,
+            _cell_lines(bc),
         )
         for (role, _, _), bc in zip(body, analysed, strict=True)
     ]
@@ -333,6 +335,13 @@ def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
         keep = {bc.cell.index for bc in analysed}
         body[:] = [item for item in body if item[1].index in keep]
     return analysed
+
+
+def _cell_lines(bc: BodyCell) -> tuple[int, ...] | None:
+    """The cell's line of each line of the cell's code, None when they are the same."""
+    count = bc.tree_source.count("\n") + 1
+    lines = tuple(bc.cell_line(n) or n for n in range(1, count + 1))
+    return None if lines == tuple(range(1, count + 1)) else lines
 
 
 def _imports(source: str):

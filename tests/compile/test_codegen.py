@@ -3,6 +3,7 @@ a script (its call footer), and function names derived from notebook file names.
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kale_ext import __version__
+from kale_ext.compile import excepthook
 from kale_ext.compile.codegen import Section, function_name_for, indent_code, render_module
 from kale_ext.compile.compiler import compile_notebook
 from tests.conftest import notebook
@@ -116,11 +118,24 @@ def test_the_module_byte_for_byte():
         "    import os\n"
         "\n"
         "\n"
+        f"{inspect.getsource(excepthook._kale_ext_errors)}"
+        "\n"
+        "\n"
+        "_kale_ext_exit = _kale_ext_errors(globals(), 't.ipynb', (\n"
+        "    (8, 1, 0, None, 'imports', None),\n"
+        "))\n"
+        "del _kale_ext_errors\n"
+        "\n"
+        "\n"
         'if __name__ == "__main__":\n'
         "    import json\n"
         "    import sys\n"
         "\n"
-        "    train(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}))\n"
+        "    try:\n"
+        "        train(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}))\n"
+        "    except SystemExit as stop:\n"
+        "        _kale_ext_exit(stop)\n"
+        "        raise\n"
     )
 
 
@@ -146,9 +161,9 @@ def test_the_line_map_points_at_each_cells_code():
     source, source_map = render_module("f", {}, sections, set(), "n", future={"annotations"})
     lines = source.splitlines()
     assert lines[2] == "from __future__ import annotations"  # before any code
-    assert source_map == [
-        {"cell": 0, "first_line": 9, "lines": 1},  # trailing blank lines dropped
-        {"cell": 3, "first_line": 12, "lines": 2},
+    assert [(m["cell"], m["first_line"], m["lines"]) for m in source_map] == [
+        (0, 9, 1),  # trailing blank lines dropped
+        (3, 12, 2),
     ]
     assert lines[7:13] == [
         "    # cell 1 (imports)",
