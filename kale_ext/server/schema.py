@@ -109,10 +109,10 @@ def validator(pointer: str):
 
     from ..job.options import json_schema
 
-    components = _json_schema(document()["components"])
+    root = _json_schema({k: v for k, v in document().items() if k in ("paths", "components")})
     # the option table itself (tests/job/test_options.py keeps the document's copy equal)
-    components["schemas"]["JobOptions"] = _json_schema(json_schema())
-    return Draft202012Validator({"components": components, "$ref": pointer})
+    root["components"]["schemas"]["JobOptions"] = _json_schema(json_schema())
+    return Draft202012Validator({**root, "$ref": pointer})
 
 
 def check(data: Any, pointer: str = NOTEBOOK_BODY) -> ConfigError | None:
