@@ -5,6 +5,8 @@
  *
  *   jlpm playwright test --config ../benchmarks/panel/playwright.config.js
  */
+const path = require('path');
+
 const { jupyterConfig } = require('../../ui-tests/jupyter-server');
 
 const config = jupyterConfig();
@@ -13,6 +15,8 @@ module.exports = {
   ...config,
   testDir: __dirname,
   testMatch: '*.bench.ts',
+  // Beside the tests' results (ignored by git).
+  outputDir: path.join(__dirname, '../../ui-tests/test-results/benchmarks'),
   reporter: [['list']],
   // Each test is one round on a fresh page.
   timeout: 3 * 60 * 1000,
