@@ -81,6 +81,7 @@ class LogLine:
     text: str  # one line, without its newline
     rank: int | None = None  # global rank, when the line carries a local-rank prefix
     offset: int = 0  # position after this line in the node's log: resume from here
+    partial: bool = False  # a piece of a line longer than logpieces.MAX_PIECE: more follows
 
     @property
     def prefix(self) -> str:

@@ -21,7 +21,7 @@ from .base import (
     json_type,
     to_api_error,
 )
-from .logstream import LogStream, line_event, parse_event_id, parse_offsets
+from .logstream import LogStream, parse_event_id, parse_offsets
 from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
 from .paths import read_notebook_bytes, relative_path
@@ -244,7 +244,7 @@ class LogsHandler(KaleExtHandler):
             done = False
             for kind, payload in items:
                 if kind == "line":
-                    self.write(line_event(payload))
+                    self.write(payload)  # the event, encoded by the reader thread
                 elif kind == "end":
                     self.write(sse_event(payload, "end"))
                     done = True

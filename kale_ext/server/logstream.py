@@ -2,10 +2,14 @@
 
     backend.logs(..., follow=...)  ──thread──►  bounded buffer  ──event loop──►  SSE events
 
-The thread never touches the HTTP connection, and the event loop never waits on the backend: it
-wakes once per batch of lines (not once per line) and writes, then flushes, every line that
-arrived. Each event's `id:` is `<node>:<offset>` (the byte offset after the line in the node's
-log), so a client that reconnects with `Last-Event-ID` or `offsets=` resumes exactly.
+The thread never touches the HTTP connection, and the event loop never waits on the backend: the
+thread encodes each line as its event, and the loop wakes once per batch of events (not once per
+line) and writes, then flushes, them all. The buffer holds at most ~1 MiB of events (a slow
+client slows the reader), and backends read logs in bounded pieces (backends/logpieces.py): the
+server's memory does not grow with a log's size, however large it or one of its lines is.
+
+Each event's `id:` is `<node>:<offset>` (the byte offset after the line in the node's log), so a
+client that reconnects with `Last-Event-ID` or `offsets=` resumes exactly.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ def event(data: dict, name: str | None = None, id: str | None = None) -> str:
 
 def line_event(line) -> str:
     data = {"node": line.node, "rank": line.rank, "text": line.text, "offset": line.offset}
+    if getattr(line, "partial", False):
+        data["partial"] = True
     return event(data, id=f"{line.node}:{line.offset}")
 
 
@@ -76,8 +82,8 @@ def error_data(e: BaseException) -> dict:
 class LogStream:
     """Reads `backend.logs(...)` in its own thread into a bounded buffer the event loop drains.
 
-    Items are `("line", LogLine)`, then one `("end", {"status", "reason"})` when the lines run
-    out (for `follow`, when the job has ended), or `("error", exception)`.
+    Items are `("line", the line's event text)`, then one `("end", {"status", "reason"})` when
+    the lines run out (for `follow`, when the job has ended), or `("error", exception)`.
     """
 
     def __init__(
@@ -89,7 +95,7 @@ class LogStream:
         follow=False,
         tail=None,
         offsets=None,
-        limit: int = 32,
+        budget: int = 1024 * 1024,
     ):
         self._backend = backend
         self._name = name
@@ -97,7 +103,9 @@ class LogStream:
         self._loop = asyncio.get_running_loop()
         self._items: deque = deque()
         self._lock = threading.Lock()
-        self._space = threading.Semaphore(limit)  # backpressure: a slow client slows the reader
+        # backpressure: the reader waits while `budget` characters of events wait to be sent
+        self._space = threading.Condition(self._lock)
+        self._budget, self._buffered = budget, 0
         self._ready = asyncio.Event()
         self._signalled = False
         self._stopped = threading.Event()
@@ -129,8 +137,8 @@ class LogStream:
             items = list(self._items)
             self._items.clear()
             self._signalled = False
-        for _ in items:
-            self._space.release()
+            self._buffered = 0
+            self._space.notify_all()
         if self.stopped:
             self._ready.set()  # stay awake: the caller checks `stopped`
         return items
@@ -142,7 +150,8 @@ class LogStream:
         try:
             lines = self._backend.logs(self._name, **self._args)
             for line in lines:
-                if not self._push(("line", line)):
+                text = line_event(line)
+                if not self._push(("line", text), len(text)):
                     return
             if self.stopped:
                 return
@@ -160,14 +169,16 @@ class LogStream:
                 except Exception:  # closing a finished or failed generator: nothing to do
                     pass
 
-    def _push(self, item) -> bool:
-        while not self._space.acquire(timeout=0.25):
+    def _push(self, item, size: int = 0) -> bool:
+        with self._space:
+            while self._buffered and self._buffered + size > self._budget:
+                if self.stopped:
+                    return False
+                self._space.wait(0.25)
             if self.stopped:
                 return False
-        if self.stopped:
-            return False
-        with self._lock:
             self._items.append(item)
+            self._buffered += size
             wake = not self._signalled
             self._signalled = True
         if wake:

@@ -4,6 +4,7 @@ thread-to-event-loop log stream, the tag list and how the app picks its backend.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -133,12 +134,19 @@ async def drain(stream: LogStream) -> list:
     return items
 
 
+def text_of(item) -> str:
+    """The line a ("line", event) item carries."""
+    kind, event = item
+    assert kind == "line"
+    return json.loads(event.split("data: ", 1)[1])["text"]
+
+
 async def test_every_line_then_end():
     backend = ScriptedBackend(count=50)
-    stream = LogStream(backend, "job", offsets={0: 10}, limit=4)  # a small buffer: backpressure
+    stream = LogStream(backend, "job", offsets={0: 10}, budget=300)  # ~3 events: backpressure
     stream.start()
     items = await drain(stream)
-    assert [i[1].text for i in items[:-1]] == [f"line {n}" for n in range(11, 51)]
+    assert [text_of(i) for i in items[:-1]] == [f"line {n}" for n in range(11, 51)]
     assert items[-1] == ("end", {"status": "Complete", "reason": "done"})
     assert backend.closed.wait(5)
 
@@ -155,7 +163,7 @@ async def test_stop_releases_the_reader_at_its_next_line():
     stream = LogStream(backend, "job", follow=True)
     stream.start()
     first = await asyncio.wait_for(stream.batch(), 10)
-    assert first[0][1].text == "line 1"
+    assert text_of(first[0]) == "line 1"
     stream.stop()
     assert await stream.batch(1) == []  # stopped: returns at once
     assert not backend.closed.is_set()  # the reader still waits inside the backend
@@ -165,7 +173,7 @@ async def test_stop_releases_the_reader_at_its_next_line():
 
 async def test_a_full_buffer_does_not_hold_a_stopped_reader():
     backend = ScriptedBackend(count=100)
-    stream = LogStream(backend, "job", limit=2)
+    stream = LogStream(backend, "job", budget=100)
     stream.start()
     await asyncio.sleep(0)  # nobody drains: the reader blocks on the full buffer
     stream.stop()

@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 
 from ..base import BackendError, LogLine, NotFound, split_rank
+from ..logpieces import READ_SIZE, Piece, split_pieces, text_of
 from .config import (
     INDEX_LABEL,
     JOBSET_LABEL,
@@ -26,15 +27,16 @@ _DONE_PHASES = ("Succeeded", "Failed")
 
 
 def split_lines(chunks: Iterable) -> Iterator[str]:
-    """Lines from a byte stream, the last one even without its newline."""
+    """Lines from a byte stream, the last one even without its newline; a line longer than
+    MAX_PIECE in pieces (logpieces.Piece, each but the last)."""
     buffer = b""
     for chunk in chunks:
         buffer += chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            yield line.decode("utf-8", "replace").rstrip("\r")
+        pieces, buffer = split_pieces(buffer)
+        for raw, partial in pieces:
+            yield text_of(raw, partial)
     if buffer:
-        yield buffer.decode("utf-8", "replace").rstrip("\r")
+        yield text_of(buffer, False)
 
 
 class Session:
@@ -143,8 +145,9 @@ def job_logs(
     def lines(index: int) -> Iterator[LogLine]:
         start = starts.get(index, 0)
         for position, text in reader.read(index, follow, tail, start):
+            partial = isinstance(text, Piece)
             rank, text = split_rank(index, procs, text)
-            yield LogLine(node=index, text=text, rank=rank, offset=position)
+            yield LogLine(node=index, text=text, rank=rank, offset=position, partial=partial)
 
     indices = [node] if node is not None else list(range(count))
     if follow and len(indices) > 1:
@@ -253,7 +256,7 @@ class _NodeLogs:
             raise
         self.session.opened(response)
         try:
-            yield from split_lines(response.stream(amt=None, decode_content=False))
+            yield from split_lines(response.stream(amt=READ_SIZE, decode_content=False))
         except transport_errors() as e:
             if not (follow or self.session.stop.is_set()):
                 raise api_error(e, what, cluster.host) from e

@@ -290,41 +290,42 @@ class LocalBackend(Backend):
     def _read(
         path: Path, node: int, procs: int, positions: dict, pending: dict
     ) -> Iterator[LogLine]:
+        """The node's lines after ``positions[node]``, read a bounded piece at a time."""
+        from ..logpieces import READ_SIZE, split_pieces, text_of
+
         try:
-            with open(path, "rb") as f:
-                f.seek(positions[node])
-                data = f.read()
+            f = open(path, "rb")  # noqa: SIM115 (closed below, also when the reader stops)
         except FileNotFoundError:
             return
-        if not data:
-            return
-        start = positions[node]
-        buf = pending[node] + data
-        *lines, rest = buf.split(b"\n")
-        consumed = start - len(pending[node])
-        for raw in lines:
-            consumed += len(raw) + 1
-            rank, text = split_rank(node, procs, raw.decode("utf-8", "replace").rstrip("\r"))
-            yield LogLine(node, text, rank, consumed)
-        pending[node] = rest
-        positions[node] = start + len(data)
+        with f:
+            f.seek(positions[node])
+            while data := f.read(READ_SIZE):
+                end = positions[node] - len(pending[node])  # where the pending part starts
+                positions[node] += len(data)
+                pieces, pending[node] = split_pieces(pending[node] + data)
+                for raw, partial in pieces:
+                    end += len(raw) + (0 if partial else 1)
+                    rank, text = split_rank(node, procs, text_of(raw, partial))
+                    yield LogLine(node, text, rank, end, partial)
 
     def _tail(
         self, job_dir: Path, nodes, procs: int, tail: int, positions: dict
     ) -> Iterator[LogLine]:
+        from ..logpieces import READ_SIZE, split_pieces, text_of
+
         for k in nodes:
             path = job_dir / f"node-{k}.log"
             last: deque = deque(maxlen=tail)
-            offset = 0
+            offset, pending = 0, b""
             with open(path, "rb") as f:
-                for raw in f:
-                    if not raw.endswith(b"\n"):
-                        break
-                    offset += len(raw)
-                    last.append((raw, offset))
-            for raw, end in last:
-                rank, text = split_rank(k, procs, raw.decode("utf-8", "replace").rstrip("\r\n"))
-                yield LogLine(k, text, rank, end)
+                while data := f.read(READ_SIZE):
+                    pieces, pending = split_pieces(pending + data)
+                    for raw, partial in pieces:
+                        offset += len(raw) + (0 if partial else 1)
+                        last.append((raw, offset, partial))
+            for raw, end, partial in last:
+                rank, text = split_rank(k, procs, text_of(raw, partial))
+                yield LogLine(k, text, rank, end, partial)
             positions[k] = max(positions[k], offset)
 
     def events(self, name: str) -> list[Event]:
