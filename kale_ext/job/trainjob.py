@@ -102,6 +102,23 @@ def training_command(spec: JobSpec) -> list[str]:
     return ["python", "-c", BOOTSTRAP, plan, payload]
 
 
+#: An env value as the job's records show it (the options annotation, GET jobs): a literal value
+#: may be a secret. A valueFrom reference (a Secret's key) is shown as it is.
+REDACTED = "<redacted>"
+
+
+def redacted(options: dict) -> dict:
+    """Submit options without their literal env values (``options.env`` and ``config.env``)."""
+    out = dict(options)
+    if isinstance(out.get("env"), dict):
+        out["env"] = dict.fromkeys(out["env"], REDACTED)
+    config = out.get("config")
+    if isinstance(config, dict) and isinstance(config.get("env"), list):
+        env = [{**e, "value": REDACTED} if "value" in e else e for e in config["env"]]
+        out["config"] = {**config, "env": env}
+    return out
+
+
 def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str]:
     job = spec.job
     out = {
@@ -110,7 +127,8 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         ANNOTATION + "source-sha256": job.source_sha256,
         ANNOTATION + "version": __version__,
         ANNOTATION + "function": job.function_name,
-        ANNOTATION + "options": json.dumps(spec.options, sort_keys=True),  # what a rerun reuses
+        # what a rerun reuses; literal env values left out: anyone who lists jobs reads this
+        ANNOTATION + "options": json.dumps(redacted(spec.options), sort_keys=True),
     }
     policy = spec.config.run_policy
     if policy is not None:

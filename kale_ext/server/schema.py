@@ -132,10 +132,40 @@ def check_body(body: Any) -> tuple[ConfigError | None, ConfigError | None]:
     inside = [e for e in errors if list(e.absolute_path)[:1] == ["options"]]
     inside = [e for e in inside if len(e.absolute_path) > 1 or e.validator != "type"]
     outside = [e for e in errors if e not in inside]
-    return tuple(  # type: ignore[return-value]
+    body_error, options_error = (
         None if not group else to_config_error(best_match(group), body)
         for group in (outside, inside)
     )
+    if body_error is None and options_error is None:
+        options_error = redacted_value(body.get("options"))
+    return body_error, options_error
+
+
+def redacted_value(options: Any) -> ConfigError | None:
+    """An env value that reads "<redacted>": a job's record (the options annotation) came back
+    without the value it left out; say how to give it."""
+    from ..job.trainjob import REDACTED
+
+    if not isinstance(options, dict):
+        return None
+    env = options.get("env") if isinstance(options.get("env"), dict) else {}
+    config = options.get("config") if isinstance(options.get("config"), dict) else {}
+    entries = config.get("env") if isinstance(config.get("env"), list) else []
+    named = [(f"env.{k}", v) for k, v in env.items()]
+    named += [
+        (f"config.env[{i}].value", e.get("value"))
+        for i, e in enumerate(entries)
+        if isinstance(e, dict)
+    ]
+    for field, value in named:
+        if value == REDACTED:
+            return ConfigError(
+                field,
+                f"{REDACTED} stands for a value a job's record leaves out: give the value "
+                "again, or let the job read it from a Secret (config.env valueFrom.secretKeyRef, "
+                "or config.env_from)",
+            )
+    return None
 
 
 def field_of(path) -> str:
