@@ -170,26 +170,38 @@ def _print_diagnostics(diags: list[Diagnostic], stream) -> None:
         print(f"{d.severity}: {d}", file=stream)
 
 
+def _place(args):
+    """Where the notebook lives; a relative --workspace is read from the current folder."""
+    from .job.workspace import Place
+
+    return Place.of(args.notebook, base=Path.cwd())
+
+
 def _compile(args) -> int:
-    from .compile.compiler import compile_notebook, write_module
+    from .backends.submit import prepare
+    from .compile.compiler import write_module
     from .job.configcell import config_of
 
     notebook = Path(args.notebook)
     preview = None
+    options = _job_options(args)
     try:
-        job = compile_notebook(notebook, function_name=args.function, packages=args.packages)
+        job, workspace = prepare(notebook, options, _place(args), function_name=args.function,
+                                 packages=args.packages)  # fmt: skip
         config = config_of(job)  # the `distributed` cell, checked
         out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
         if args.trainjob:
             from .backends.submit import preview as preview_job
 
-            options = _job_options(args)
-            preview = preview_job(_backend(args), job, options, _defaults(), args.notebook)
+            preview = preview_job(_backend(args), job, options, _defaults(), args.notebook,
+                                  workspace=workspace)  # fmt: skip
         path = write_module(job, out_dir)
         if preview is not None:
             from .files import write_atomic
 
             write_atomic(out_dir / "trainjob.yaml", preview.yaml)
+            if preview.workspace_yaml() is not None:  # apply it before the TrainJob
+                write_atomic(out_dir / "workspace.yaml", preview.workspace_yaml())
     except CompileError as e:
         if args.json:
             print(json.dumps(e.to_dict(), indent=2))
@@ -203,9 +215,11 @@ def _compile(args) -> int:
     if args.json:
         result = {**job.to_dict(), "module_path": str(path)}
         result["config"] = config.to_dict() if config is not None else None
+        result["workspace"] = workspace.summary() if workspace is not None else None
         if preview is not None:
             result["trainjob"] = preview.trainjob
             result["effective_config"] = preview.spec.config.to_dict()
+            result["creates"] = preview.creates()
         print(json.dumps(result, indent=2, default=repr))
         return 0
     params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
@@ -236,12 +250,13 @@ def _run(args) -> int:
 
     backend = _backend(args)
     options = _job_options(args)
+    where = {"notebook_path": args.notebook, "place": _place(args)}
     if args.dry_run:
-        shown = preview(backend, Path(args.notebook), options, _defaults(), args.notebook)
+        shown = preview(backend, Path(args.notebook), options, _defaults(), **where)
         _print_preview(shown)
         print(shown.yaml)
         return 0
-    job = submit(backend, Path(args.notebook), options, _defaults(), args.notebook)
+    job = submit(backend, Path(args.notebook), options, _defaults(), **where)
     print(f"submitted {job.name} to the {backend.name} backend ({job.spec.nodes} node(s) × "
           f"{job.spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
     for warning in job.warnings:

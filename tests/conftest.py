@@ -61,3 +61,4 @@ def _own_jupyter_settings(tmp_path_factory, monkeypatch):
     base = tmp_path_factory.mktemp("jupyter-settings")
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(base / "lab"))
+    monkeypatch.setenv("KALE_EXT_CACHE_DIR", str(base / "cache"))  # packed workspaces

@@ -11,7 +11,10 @@ from ..errors import ConfigError, NotFound
 from ..job.preview import Preview, render
 from ..job.runtimes import Runtime
 from ..job.spec import JobSpec, build_job_spec, runtime_name
+from ..job.workspace import Place, Workspace, choose, modules_beside
 from .base import Backend
+
+AUTO = "auto"  # the workspace: chosen from the options and where the notebook lives
 
 
 @dataclass
@@ -48,7 +51,8 @@ def missing_packages(installed: dict[str, str] | None, spec: JobSpec) -> list[st
         return []
     to_install = {canonicalize_name(requirement_name(p)) for p in spec.packages}
     warnings = []
-    for module in sorted(set(spec.job.imported_modules) - NOT_PACKAGES):
+    local = set(spec.job.local_modules)
+    for module in sorted(set(spec.job.imported_modules) - NOT_PACKAGES - local):
         found = distribution_of(module)
         dist = canonicalize_name(found[0]) if found else canonicalize_name(module)
         if dist not in installed and dist not in to_install:
@@ -69,19 +73,44 @@ def installed_packages(backend: Backend, runtime: Runtime) -> dict[str, str] | N
     return cached(backend, runtime)
 
 
-def resolve_spec(backend: Backend, job: CompiledJob, options=None, defaults=None) -> JobSpec:
+def resolve_spec(
+    backend: Backend, job: CompiledJob, options=None, defaults=None, workspace=None
+) -> JobSpec:
     """A compiled notebook and submit options, resolved against the backend's runtime, over
     ``defaults`` (kale_ext.job.defaults.Defaults; None: the built-in ones)."""
     runtime = lookup_runtime(backend, options, job.notebook_metadata, defaults)
     if isinstance(runtime, ConfigError):
         raise runtime
-    spec = build_job_spec(job, options, runtime, defaults)
+    spec = build_job_spec(job, options, runtime, defaults, workspace)
     spec.warnings += missing_packages(installed_packages(backend, runtime), spec)
     return spec
 
 
-def _compiled(notebook) -> CompiledJob:
-    return notebook if isinstance(notebook, CompiledJob) else compile_notebook(notebook)
+def prepare(
+    notebook, options=None, place: Place | None = None, **compile_args
+) -> tuple[CompiledJob, Workspace | None]:
+    """Compile the notebook knowing its files: (the job, the workspace it ships). ``notebook``:
+    a path (its folder is the default place), a Notebook, nbformat JSON or a CompiledJob
+    (compiled already: only the workspace is chosen)."""
+    from ..compile.compiler import load_notebook
+
+    if place is None:
+        place = Place.of(notebook) if isinstance(notebook, (str, os.PathLike)) else Place()
+    if isinstance(notebook, CompiledJob):
+        return notebook, choose(options, notebook.notebook_metadata, place)
+    nb = load_notebook(notebook)
+    workspace = choose(options, nb.metadata.get("kale_ext"), place)
+    local = workspace.modules if workspace is not None else modules_beside(place.folder)
+    return compile_notebook(nb, local_modules=local, **compile_args), workspace
+
+
+def _prepared(notebook, options, place, workspace) -> tuple[CompiledJob, Workspace | None]:
+    if isinstance(workspace, str):  # AUTO
+        return prepare(notebook, options, place)
+    if isinstance(notebook, CompiledJob):
+        return notebook, workspace
+    local = workspace.modules if workspace is not None else ()
+    return compile_notebook(notebook, local_modules=local), workspace
 
 
 def _path(notebook, notebook_path: str | None) -> str | None:
@@ -91,19 +120,34 @@ def _path(notebook, notebook_path: str | None) -> str | None:
 
 
 def preview(
-    backend: Backend, notebook, options=None, defaults=None, notebook_path: str | None = None
+    backend: Backend,
+    notebook,
+    options=None,
+    defaults=None,
+    notebook_path: str | None = None,
+    place: Place | None = None,
+    workspace: Workspace | None | str = AUTO,
 ) -> Preview:
     """What submitting would create, with the runtime looked up; submits nothing."""
-    return render(resolve_spec(backend, _compiled(notebook), options, defaults), notebook_path)
+    job, workspace = _prepared(notebook, options, place, workspace)
+    return render(resolve_spec(backend, job, options, defaults, workspace), notebook_path)
 
 
 def submit(
-    backend: Backend, notebook, options=None, defaults=None, notebook_path: str | None = None
+    backend: Backend,
+    notebook,
+    options=None,
+    defaults=None,
+    notebook_path: str | None = None,
+    place: Place | None = None,
+    workspace: Workspace | None | str = AUTO,
 ) -> Submission:
     """Compile (unless given a CompiledJob), resolve, submit. ``notebook``: a path, a Notebook,
-    nbformat JSON or a CompiledJob."""
-    job = _compiled(notebook)
-    spec = resolve_spec(backend, job, options, defaults)
+    nbformat JSON or a CompiledJob. ``place``: where the notebook lives (default: a path's
+    folder); ``workspace``: the files it ships (default: chosen by the options and the place;
+    see prepare)."""
+    job, workspace = _prepared(notebook, options, place, workspace)
+    spec = resolve_spec(backend, job, options, defaults, workspace)
     submitted = backend.submit(spec, _path(notebook, notebook_path))
     warnings = [str(w) for w in job.warnings] + spec.warnings + list(submitted.warnings)
     return Submission(submitted.name, backend.name, spec, warnings)

@@ -12,6 +12,7 @@ import contextlib
 import gc
 import hashlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,7 @@ class CompiledJob:
     distributed_cell: Cell | None = None
     distributed_source: str | None = None  # that cell as Python (the job stage reads it)
     imported_modules: list[str] = field(default_factory=list)  # top-level modules the body imports
+    local_modules: list[str] = field(default_factory=list)  # those of them beside the notebook
     notebook_metadata: dict = field(default_factory=dict)
 
     @property
@@ -79,14 +81,17 @@ def compile_notebook(
     *,
     function_name: str | None = None,
     packages: list[str] | None = None,
+    local_modules: Iterable[str] = (),
 ) -> CompiledJob:
-    """Compile a notebook (a :class:`Notebook`, a path, or its content).
+    """Compile a notebook (a :class:`Notebook`, a path, or its content). ``local_modules``:
+    the modules and packages the job's working directory holds (`helpers` for a helpers.py
+    beside the notebook): imported, they are neither pinned nor reported missing.
 
     Raises :class:`CompileError` listing every error (with cell and line), or
     :class:`NotebookError` when the notebook cannot be read.
     """
     with _cyclic_gc_paused():
-        return _compile(_load(notebook), function_name, packages)
+        return _compile(load_notebook(notebook), function_name, packages, frozenset(local_modules))
 
 
 @contextlib.contextmanager
@@ -103,7 +108,9 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
-def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None) -> CompiledJob:
+def _compile(
+    nb: Notebook, function_name: str | None, packages: list[str] | None, local: frozenset[str]
+) -> CompiledJob:
     diags: list[Diagnostic] = []
     settings: dict = {}
     body: list[tuple[Role, Cell, CellCode]] = []
@@ -215,7 +222,7 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
         for bc in analysed
         for module, line in _imports(bc.tree_source)
     ]
-    pinned = resolve(imports, requested + [(p, None) for p in packages or []], diags)
+    pinned = resolve(imports, requested + [(p, None) for p in packages or []], diags, local)
     name = function_name or entry_name or function_name_for(nb.stem)
     if not name.isidentifier() or name in params:
         diags.append(
@@ -259,6 +266,7 @@ def _compile(nb: Notebook, function_name: str | None, packages: list[str] | None
         distributed_cell=distributed[0] if distributed else None,
         distributed_source=config_code.source if config_code else None,
         imported_modules=sorted({imp.module for imp in imports}),
+        local_modules=sorted({imp.module for imp in imports} & local),
         notebook_metadata=nb.metadata.get("kale_ext", {}),
     )
 
@@ -270,7 +278,7 @@ def write_module(job: CompiledJob, out_dir: str | os.PathLike) -> Path:
     return path
 
 
-def _load(notebook) -> Notebook:
+def load_notebook(notebook) -> Notebook:
     if isinstance(notebook, Notebook):
         return notebook
     if isinstance(notebook, (bytes, dict)):

@@ -85,12 +85,14 @@ def resolve(
     imports: list[Import],
     requested: list[tuple[str, Cell | None]],
     diagnostics: list[Diagnostic],
+    local: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Pinned requirements for ``imports``, overridden by ``requested`` specs (in order)."""
+    """Pinned requirements for ``imports``, overridden by ``requested`` specs (in order).
+    ``local``: modules beside the notebook, which travel with the job (never pinned)."""
     pins: dict[str, str] = {}
     seen: set[str] = set()
     for imp in imports:
-        if imp.module in NOT_PACKAGES or imp.module in seen:
+        if imp.module in NOT_PACKAGES or imp.module in local or imp.module in seen:
             continue
         seen.add(imp.module)
         found = distribution_of(imp.module)

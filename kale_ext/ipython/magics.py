@@ -158,12 +158,26 @@ class KaleMagics(Magics):
             )
         with _user_errors("%%trainjob"):
             options = self._options(args)
-            job, labels, body = self._compile_cell(cell)
-            return self._run(job, options, args, job.notebook, labels, body)
+            workspace = self._workspace(options, {}, None)
+            job, labels, body = self._compile_cell(cell, workspace)
+            return self._run(job, options, args, job.notebook, labels, body, workspace)
 
-    def _compile_cell(self, cell: str):
+    @staticmethod
+    def _workspace(options: dict, metadata, path):
+        """The files the job ships: by default the notebook's folder, else (a cell) the kernel's
+        working directory, where the cell's own `open("data.csv")` reads from."""
+        from pathlib import Path
+
+        from ..job.workspace import Place, choose
+
+        cwd = Path.cwd()
+        place = Place.of(path, base=cwd) if path is not None else Place(cwd, cwd)
+        return choose(options, metadata, place)
+
+    def _compile_cell(self, cell: str, workspace=None):
         from ..compile.codegen import function_name_for
         from ..compile.compiler import compile_notebook
+        from ..job.workspace import modules_beside
         from .kernelcontext import context_notebook, session_notebook_name
 
         notebook = session_notebook_name(self.shell) or "trainjob.ipynb"
@@ -183,7 +197,8 @@ class KaleMagics(Magics):
             name += "_job"
         nb, labels, body = context_notebook(ctx, cell, notebook)
         try:
-            job = compile_notebook(nb, function_name=name)
+            local = workspace.modules if workspace is not None else modules_beside(".")
+            job = compile_notebook(nb, function_name=name, local_modules=local)
         except CompileError as e:
             names = [k for k in self.shell.user_ns if not k.startswith("_")]
             raise UsageError(
@@ -219,12 +234,16 @@ class KaleMagics(Magics):
         with _user_errors("%kale_submit"):
             from ..compile.compiler import compile_notebook
             from ..compile.notebook import read_notebook
+            from ..job.workspace import modules_beside
             from .kernelcontext import find_notebook
 
             options = self._options(args)
             path = find_notebook(self.shell, args.notebook)
-            job = compile_notebook(read_notebook(path))
-            return self._run(job, options, args, path.name, None, None)
+            notebook = read_notebook(path)
+            workspace = self._workspace(options, notebook.metadata.get("kale_ext"), path)
+            local = workspace.modules if workspace is not None else modules_beside(path.parent)
+            job = compile_notebook(notebook, local_modules=local)
+            return self._run(job, options, args, path.name, None, None, workspace)
 
     # -- shared: options, backend, submit --
 
@@ -266,7 +285,7 @@ class KaleMagics(Magics):
             ) from None
         return backend
 
-    def _run(self, job, options: dict, args, notebook: str, labels, body):
+    def _run(self, job, options: dict, args, notebook: str, labels, body, workspace=None):
         from ..backends.submit import preview, submit
         from ..job.defaults import load
 
@@ -276,9 +295,9 @@ class KaleMagics(Magics):
             _describe_cell_diagnostic(d, labels, body) if labels else str(d) for d in job.warnings
         ]
         if args.dry_run:
-            shown = preview(backend, job, options, defaults, notebook)
+            shown = preview(backend, job, options, defaults, notebook, workspace=workspace)
             return DryRun(shown, warnings=compile_warnings + shown.spec.warnings)
-        submitted = submit(backend, job, options, defaults, notebook)
+        submitted = submit(backend, job, options, defaults, notebook, workspace=workspace)
         for w in compile_warnings + submitted.warnings[len(job.warnings) :]:
             print(f"warning: {w}", file=sys.stderr)
         from .widgets import JobMonitor

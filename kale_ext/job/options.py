@@ -27,7 +27,8 @@ MAX_GPUS = 64
 class Option:
     """One job option. ``kind``: count, text, uri, quantity, gpu, texts (a list), requirements
     (a list of packages), pairs (NAME=VALUE on the command line, an object in JSON), params (the
-    same, typed later by the notebook's parameters), config (a DistributedConfig)."""
+    same, typed later by the notebook's parameters), config (a DistributedConfig), switch (true
+    or false; on the command line a flag without a value)."""
 
     name: str
     kind: str
@@ -77,6 +78,12 @@ OPTIONS: tuple[Option, ...] = (
            "--dataset-uri", "URI", pattern=_URI),
     Option("model_uri", "uri", "a model for the runtime's model initializer", "--model-uri",
            "URI", pattern=_URI),
+    Option("workspace", "text", "the folder the job gets as its working directory (default: "
+           "the notebook's)", "--workspace", "DIR", maximum=4096),
+    Option("no_workspace", "switch", "ship no files with the job (no workspace)",
+           "--no-workspace"),
+    Option("workspace_max_size", "quantity", "the most a workspace may hold (default 10Mi)",
+           "--workspace-max-size", "SIZE", example="10Mi"),
 )  # fmt: skip
 
 BY_NAME = {o.name: o for o in OPTIONS}
@@ -207,6 +214,10 @@ def check(option: Option, value: Any, where: str | None = None) -> Any:
         return quantity(value, where)
     if kind == "gpu":
         return _gpu(option, value, where)
+    if kind == "switch":
+        if not isinstance(value, bool):
+            raise ConfigError(where, f"must be true or false, not {_short(value)}")
+        return value
     if kind == "texts":
         return _texts(option, value, where)
     if kind == "requirements":
@@ -257,7 +268,10 @@ def add_flags(parser: argparse.ArgumentParser, title: str | None = None) -> None
     for o in OPTIONS:
         if o.flag is None:
             continue
-        if o.kind in ("texts", "requirements", "pairs", "params"):
+        if o.kind == "switch":
+            group.add_argument(o.flag, dest=o.dest, action="store_const", const=True,
+                               default=None, help=o.help)  # fmt: skip
+        elif o.kind in ("texts", "requirements", "pairs", "params"):
             group.add_argument(o.flag, dest=o.dest, type=_flag_type(o), action="append",
                                default=None, metavar=o.metavar, help=o.help)  # fmt: skip
         else:
@@ -290,6 +304,8 @@ def _schema(option: Option) -> dict:
         bounds = {"maxLength": option.maximum, "pattern": option.pattern}
     elif option.kind == "quantity":
         s = {"oneOf": [{"type": "string"}, {"type": "number", "minimum": 0}]}
+    elif option.kind == "switch":
+        s = {"type": "boolean"}
     elif option.kind == "gpu":
         count = {"type": "integer", "minimum": option.minimum, "maximum": option.maximum}
         s = {"oneOf": [count, {"type": "string", "pattern": "^[Mm][Ii][Gg]-"}]}

@@ -8,8 +8,10 @@ import json
 import shlex
 from dataclasses import dataclass
 
+from .shipping import configmap_names, configmaps
 from .spec import JobSpec
 from .trainjob import to_yaml, training_command, trainjob_dict
+from .workspace import Workspace, size_text
 
 
 @dataclass
@@ -36,7 +38,31 @@ class Preview:
         config = s.config.to_dict()
         if config:
             lines.append(f"config     {json.dumps(config, sort_keys=True)}")
+        lines += workspace_lines(s.workspace)
+        creates = [f"{o['kind']} {o['name']}" + (f" ({size_text(o['size'])})" if o.get("size")
+                   else "") for o in self.creates()]  # fmt: skip
+        lines.append(f"creates    {', '.join(creates)}")
         return lines
+
+    def creates(self) -> list[dict]:
+        """Every object a cluster submit makes: {kind, name, size (bytes of data)}."""
+        out = []
+        if self.spec.workspace is not None:
+            packed = self.spec.workspace.packed()
+            names = configmap_names(packed)
+            for name, size in zip(names, packed.part_sizes(), strict=True):
+                out.append({"kind": "ConfigMap", "name": name, "size": size})
+        return out + [{"kind": "TrainJob", "name": self.spec.name}]
+
+    def workspace_yaml(self) -> str | None:
+        """The workspace's ConfigMaps (with their data) as YAML documents, to apply by hand
+        before the TrainJob; None without a workspace."""
+        if self.spec.workspace is None:
+            return None
+        import yaml
+
+        docs = configmaps(self.spec.workspace.packed())
+        return yaml.safe_dump_all(docs, sort_keys=False)
 
     def shell_command(self) -> str:
         """The command as one shell line (quoted: no shell reads the real one)."""
@@ -48,3 +74,18 @@ def render(spec: JobSpec, notebook_path: str | None = None) -> Preview:
     when the job is submitted; the TrainJob shown here does not list them."""
     trainjob = trainjob_dict(spec, notebook_path or spec.job.notebook, lambda kind, ref: [])
     return Preview(spec=spec, trainjob=trainjob, command=training_command(spec))
+
+
+def workspace_lines(ws: Workspace | None) -> list[str]:
+    """The workspace in a few lines: where, how much, the largest files, what was skipped."""
+    if ws is None:
+        return ["workspace  (none: the job gets no files)"]
+    lines = [
+        f"workspace  {ws.root}: {ws.count} file(s), {size_text(ws.size)} "
+        f"(cap {size_text(ws.max_size)}), {ws.excluded} left out by the ignore rules"
+    ]
+    if ws.count:
+        largest = ", ".join(f"{f.path} ({size_text(f.size)})" for f in ws.largest(3))
+        lines.append(f"           largest: {largest}")
+    lines += [f"           skipped: {path}: {why}" for path, why in ws.skipped]
+    return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 MPI_FRAMEWORKS = frozenset({"deepspeed", "mlx"})
 
 
@@ -18,6 +19,10 @@ class Runtime:
     num_nodes: int = 1
     accelerators: dict = field(default_factory=dict)  # e.g. {"nvidia.com/gpu": "1"} per node
     mpi: bool = False
+    #: the replicated job labelled as the trainer (the one TrainJob.spec.trainer overrides) and
+    #: its containers: what a runtime patch may target (the Trainer refuses other names)
+    trainer_job: str = "node"
+    trainer_containers: tuple[str, ...] = ("node",)
 
     @property
     def launcher(self) -> str:
@@ -31,10 +36,15 @@ class Runtime:
         spec = manifest.get("spec", {})
         jobs = spec.get("template", {}).get("spec", {}).get("replicatedJobs", [])
         image, accelerators = "", {}
+        trainer = next(
+            (j for j in jobs if _labels(j).get(ANCESTOR_LABEL) == "trainer"),
+            next((j for j in jobs if j.get("name") == "node"), {}),
+        )
+        trainer_pod = _pod(trainer)
         for job in jobs:
             if job.get("name") != "node":
                 continue
-            pod = job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
+            pod = _pod(job)
             for c in pod.get("containers", []):
                 if c.get("name") == "node":
                     image = c.get("image", "")
@@ -54,6 +64,8 @@ class Runtime:
             num_nodes=int(policy.get("numNodes", 1) or 1),
             accelerators=accelerators,
             mpi="mpi" in policy,
+            trainer_job=trainer.get("name", "node"),
+            trainer_containers=tuple(c.get("name", "") for c in trainer_pod.get("containers", [])),
         )
 
     def to_dict(self) -> dict:
@@ -66,6 +78,14 @@ class Runtime:
             "accelerators": self.accelerators,
             "initializers": [j for j in self.replicated_jobs if j.endswith("-initializer")],
         }
+
+
+def _pod(job: dict) -> dict:
+    return job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
+
+
+def _labels(job: dict) -> dict:
+    return (job.get("template", {}).get("metadata") or {}).get("labels") or {}
 
 
 #: The runtime the embedded local backend offers: it mirrors the cluster's torch-distributed.

@@ -22,6 +22,7 @@ from .runtimes import DEFAULT_RUNTIME, Runtime
 
 if TYPE_CHECKING:
     from ..compile.compiler import CompiledJob
+    from .workspace import Workspace
 
 
 @dataclass
@@ -42,6 +43,7 @@ class JobSpec:
     model_uri: str | None = None
     warnings: list[str] = field(default_factory=list)
     options: dict = field(default_factory=dict)  # the explicit submit options, for a rerun
+    workspace: Workspace | None = None  # the files the job gets as its working directory
 
 
 def name_limit(runtime: Runtime, nodes: int) -> int:
@@ -118,9 +120,11 @@ def build_job_spec(
     options: JobOptions | dict | None = None,
     runtime: Runtime | None = None,
     defaults=None,
+    workspace: Workspace | None = None,
 ) -> JobSpec:
     """Resolve a compiled notebook and the submit options into one validated JobSpec.
-    ``defaults``: a kale_ext.defaults.Defaults (None: the built-in ones)."""
+    ``defaults``: a kale_ext.defaults.Defaults (None: the built-in ones); ``workspace``: the
+    files the job ships (workspace.choose), checked against its size cap here."""
     explicit = JobOptions.from_dict(options)
     meta = job.notebook_metadata if isinstance(job.notebook_metadata, dict) else {}
     stored = JobOptions.from_dict(meta.get("options"), "metadata.kale_ext.options")
@@ -204,6 +208,7 @@ def build_job_spec(
                 "run_policy.scheduling_policy: min_available, min_resources and "
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
+    warnings += _workspace_warnings(job, workspace)
     chosen = {k: v for k, v in explicit.chosen().items() if k != "name"}
     if "config" in chosen:
         chosen["config"] = DistributedConfig.from_dict(chosen["config"]).to_dict()
@@ -222,4 +227,21 @@ def build_job_spec(
         dataset_uri=o.dataset_uri,
         model_uri=o.model_uri,
         warnings=warnings,
+        workspace=workspace,
     )
+
+
+def _workspace_warnings(job: CompiledJob, workspace: Workspace | None) -> list[str]:
+    """The workspace within its cap (else ConfigError), and what the user should know: files
+    skipped, local modules that do not travel."""
+    if workspace is None:
+        return [
+            f"`{m}` is a module beside the notebook, but the job ships no workspace: the import "
+            "fails unless the image has it"
+            for m in job.local_modules
+        ]
+    from .workspace import too_big
+
+    if workspace.size > workspace.max_size:
+        raise ConfigError("workspace", too_big(workspace))
+    return workspace.warnings()

@@ -12,15 +12,15 @@ import base64
 import json
 import zlib
 from collections.abc import Callable
-from typing import Any
 
 from .. import __version__
 from ..errors import ConfigError
 from .k8s_values import ENV_NAME
+from .podpatch import runtime_patch
+from .shipping import plan as workspace_plan
 from .spec import JobSpec
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
-MANAGER = "kale-ext.io/jupyterlab"  # our runtimePatches entry (a domain-prefixed path)
 ANNOTATION = "kale-ext.io/"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -61,6 +61,20 @@ if todo:
     env = dict(os.environ, PIP_BREAK_SYSTEM_PACKAGES="1")
     if subprocess.call(pip + todo, env=env) and subprocess.call(pip + ["--user"] + todo, env=env):
         sys.exit("kale_ext: could not install " + " ".join(todo))
+ws = spec.get("workspace")
+if ws:  # the notebook's folder, unpacked as the working directory (and importable)
+    import hashlib, io, tarfile
+    parts = os.environ.get("KALE_EXT_WORKSPACE_PARTS") or ws["parts"]
+    names = sorted(n for n in os.listdir(parts) if n.startswith("part-"))
+    data = b"".join(open(os.path.join(parts, n), "rb").read() for n in names)
+    if hashlib.sha256(data).hexdigest() != ws["sha256"]:
+        sys.exit("kale_ext: the workspace in " + parts + " is not the one submitted")
+    work = os.environ.get("KALE_EXT_WORKDIR") or tempfile.mkdtemp(prefix="kale_ext-workspace-")
+    os.makedirs(work, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(work, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    os.chdir(work)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (work, os.environ.get("PYTHONPATH"))))
 path = os.path.join(tempfile.mkdtemp(prefix="kale_ext-"), spec["module"])
 with open(path, "wb") as f:
     f.write(zlib.decompress(base64.b64decode(sys.argv[2])))
@@ -90,6 +104,7 @@ def training_command(spec: JobSpec) -> list[str]:
             "index_urls": spec.pip_index_urls,
             "launcher": spec.runtime.launcher,
             "args": spec.func_args,
+            "workspace": workspace_plan(spec.workspace.packed()) if spec.workspace else None,
         },
         sort_keys=True,
     )
@@ -209,37 +224,7 @@ def build_trainjob(
         labels[KUEUE_PRIORITY] = sched.priority_class
     annotations = {**config.annotations, **provenance(spec, notebook_path)}
 
-    pod_spec: dict[str, Any] = {}
-    if config.node_selector:
-        pod_spec["nodeSelector"] = dict(config.node_selector)
-    if config.affinity is not None:
-        pod_spec["affinity"] = k8s_dict(config.affinity)
-    if config.tolerations:
-        pod_spec["tolerations"] = [k8s_dict(t) for t in config.tolerations]
-    pod_meta = {
-        k: v for k, v in (("labels", config.labels), ("annotations", config.annotations)) if v
-    }
-    patch = None
-    if pod_spec or pod_meta:
-        template: dict[str, Any] = {}
-        if pod_meta:
-            template["metadata"] = pod_meta
-        if pod_spec:
-            template["spec"] = pod_spec
-        patch = m.TrainerV1alpha1RuntimePatch.from_dict(
-            {
-                "manager": MANAGER,
-                "trainingRuntimeSpec": {
-                    "template": {
-                        "spec": {
-                            "replicatedJobs": [
-                                {"name": "node", "template": {"spec": {"template": template}}}
-                            ]
-                        },
-                    }
-                },
-            }
-        )
+    patch = runtime_patch(spec)
     initializer = None
     if spec.dataset_uri or spec.model_uri:
         initializer = m.TrainerV1alpha1Initializer(
@@ -261,7 +246,7 @@ def build_trainjob(
                 name=spec.runtime.name, kind=spec.runtime.kind, apiGroup="trainer.kubeflow.org"
             ),
             trainer=trainer,
-            runtimePatches=[patch] if patch else None,
+            runtimePatches=[m.TrainerV1alpha1RuntimePatch.from_dict(patch)] if patch else None,
             initializer=initializer,
             suspend=policy.suspend if policy and policy.suspend is not None else None,
             activeDeadlineSeconds=policy.active_deadline_seconds if policy else None,

@@ -35,6 +35,10 @@ class NotebookHandler(KaleExtHandler):
 
     fields = ("path", "notebook", "options")
 
+    def root_dir(self) -> str:
+        """The server root: notebooks' paths, and their workspaces, lie under it."""
+        return getattr(self.contents_manager, "root_dir", None) or self.serverapp.root_dir
+
     async def notebook_of(self, body: dict):
         """(data, name, path) of the body's notebook: file bytes or nbformat JSON. With both, the
         JSON is the content (unsaved changes count) and the path names the job and its origin."""
@@ -100,7 +104,8 @@ class CompileHandler(NotebookHandler):
         else:  # the preview reports it where it reports a runtime it cannot have
             runtime, installed = options_error, None
         reply = await self.app.compute(
-            service.preview_json, data, name, path, options, runtime, defaults, installed
+            service.preview_json,
+            *(data, name, path, options, runtime, defaults, installed, self.root_dir()),
         )
         self.reply(reply)
 
@@ -124,9 +129,8 @@ class JobsHandler(NotebookHandler):
             raise to_api_error(options_error)
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
-        result = await self.call(
-            service.submit, backend, data, name, path, body.get("options"), defaults
-        )
+        options, root = body.get("options"), self.root_dir()
+        result = await self.call(service.submit, backend, data, name, path, options, defaults, root)
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
         self.reply(result, 201)

@@ -43,19 +43,20 @@ def _environment_stamp() -> tuple:
     return tuple(stamp)
 
 
-def compile_cached(data: bytes | dict, name: str):
+def compile_cached(data: bytes | dict, name: str, local_modules=()):
     """compile_notebook(load(data, name)), reusing the result for the same content. Raises as
     compile_notebook does (errors are not kept)."""
     from ..compile.compiler import compile_notebook
 
     notebook = load(data, name)  # its sha256 is the content's
-    key = (notebook.sha256, name, _environment_stamp())
+    local_modules = tuple(local_modules)
+    key = (notebook.sha256, name, _environment_stamp(), local_modules)
     with _COMPILED_LOCK:
         job = _COMPILED.get(key)
         if job is not None:
             _COMPILED.move_to_end(key)
             return job
-    job = compile_notebook(notebook)
+    job = compile_notebook(notebook, local_modules=local_modules)
     with _COMPILED_LOCK:
         _COMPILED[key] = job
         while len(_COMPILED) > _COMPILED_SIZE:
@@ -91,20 +92,59 @@ def runtime_for(backend, data: bytes | dict, options, defaults=None) -> tuple:
 
 
 def compile_preview(
-    backend, data: bytes | dict, name: str, path: str | None, options, defaults=None
+    backend,
+    data: bytes | dict,
+    name: str,
+    path: str | None,
+    options,
+    defaults=None,
+    root: str | None = None,
 ) -> dict:
     """POST compile in one thread: the runtime from the backend, then `preview`."""
     runtime, installed = runtime_for(backend, data, options, defaults)
-    return preview(data, name, path, options, runtime, defaults, installed)
+    return preview(data, name, path, options, runtime, defaults, installed, root)
 
 
 def preview_json(
-    data: bytes | dict, name: str, path: str | None, options, runtime, defaults, installed
+    data: bytes | dict,
+    name: str,
+    path: str | None,
+    options,
+    runtime,
+    defaults,
+    installed,
+    root: str | None = None,
 ) -> bytes:
     """`preview` as the reply's JSON, encoded where it is computed (a compile process), so
     that the server's event loop only writes it."""
-    result = preview(data, name, path, options, runtime, defaults, installed)
+    result = preview(data, name, path, options, runtime, defaults, installed, root)
     return json.dumps(result, default=str).encode()
+
+
+def place(root: str | None, path: str | None):
+    """Where a request's notebook lives: its folder under the server ``root`` (None for a
+    notebook sent without a path); folders named in the options are read from the root and
+    must stay under it."""
+    from pathlib import Path, PurePosixPath
+
+    from ..job.workspace import Place
+
+    if root is None:
+        return Place()
+    folder = Path(root, *PurePosixPath(path).parent.parts) if path is not None else None
+    return Place(folder, Path(root), Path(root))
+
+
+def workspace_reply(workspace, root: str | None) -> dict | None:
+    """The workspace's summary, its root named relative to the server root."""
+    import os
+
+    if workspace is None:
+        return None
+    label = str(workspace.root)
+    if root is not None:
+        label = os.path.relpath(workspace.root, os.path.realpath(root)).replace(os.sep, "/")
+    return workspace.summary(label)
 
 
 def preview(
@@ -115,13 +155,16 @@ def preview(
     runtime,
     defaults=None,
     installed: dict | None = None,
+    root: str | None = None,
 ) -> dict:
     """POST compile without the backend (so it can run in another process): compile and config
     errors are results (`ok: false`), not exceptions. ``runtime``: a Runtime or a ConfigError;
     ``defaults``: kale_ext.defaults.Defaults; ``installed``: the runtime image's packages, when
-    known (imports it lacks and the job does not install are warned about)."""
+    known (imports it lacks and the job does not install are warned about); ``root``: the
+    server root (the notebook's workspace is its folder there)."""
     from ..backends.submit import missing_packages
     from ..errors import CompileError
+    from ..job.workspace import choose, modules_beside
 
     result: dict = {
         "ok": False,
@@ -137,9 +180,19 @@ def preview(
         "procs_per_node": None,
         "job_name": None,
         "trainjob_yaml": None,
+        "workspace": None,
+        "creates": [],
     }
+    where = place(root, path)
     try:
-        job = compile_cached(data, name)
+        workspace = choose(options, _metadata(data).get("kale_ext"), where)
+    except ConfigError as e:
+        result["errors"] = [config_diagnostic(e)]
+        return result
+    local = workspace.modules if workspace is not None else modules_beside(where.folder)
+    result["workspace"] = workspace_reply(workspace, root)
+    try:
+        job = compile_cached(data, name, local)
     except CompileError as e:
         result["errors"] = [d.to_dict() for d in e.diagnostics if d.severity == "error"]
         result["warnings"] = [d.to_dict() for d in e.diagnostics if d.severity != "error"]
@@ -160,7 +213,7 @@ def preview(
         from ..job.preview import render
         from ..job.spec import build_job_spec
 
-        shown = render(build_job_spec(job, options, runtime, defaults), path)
+        shown = render(build_job_spec(job, options, runtime, defaults, workspace), path)
         spec = shown.spec
     except ConfigError as e:
         result["errors"] = [config_diagnostic(e)]
@@ -192,18 +245,25 @@ def preview(
         procs_per_node=spec.procs_per_node,
         job_name=spec.name,
         trainjob_yaml=shown.yaml,
+        creates=shown.creates(),
     )
     return result
 
 
 def submit(
-    backend, data: bytes | dict, name: str, path: str | None, options, defaults=None
+    backend,
+    data: bytes | dict,
+    name: str,
+    path: str | None,
+    options,
+    defaults=None,
+    root: str | None = None,
 ) -> dict:
     """POST jobs: backends.submit.submit on the notebook's content. Raises the KaleExtError
     family (a runtime the backend lacks is a ConfigError on `runtime`)."""
     from ..backends.submit import submit as submit_job
 
-    job = submit_job(backend, load(data, name), options, defaults, path)
+    job = submit_job(backend, load(data, name), options, defaults, path, place(root, path))
     return {"name": job.name, "backend": job.backend, "warnings": job.warnings}
 
 

@@ -134,6 +134,19 @@ def test_a_module_of_the_jobs_own_files_needs_no_package(tmp_path, monkeypatch):
     assert diagnostics == []
 
 
+def test_modules_beside_the_notebook_are_neither_pinned_nor_missing():
+    diagnostics = []
+    local = frozenset({"helpers", "numpy"})  # a local file shadows even an installed name
+    assert resolve(imports("helpers", "numpy"), [], diagnostics, local) == []
+    assert diagnostics == []
+    nb = notebook(("from helpers import make_model\nimport numpy", ["imports"]), "make_model()")
+    job = compile_notebook(nb, local_modules=["helpers"])
+    assert job.local_modules == ["helpers"] and job.imported_modules == ["helpers", "numpy"]
+    assert [w.code for w in job.warnings] == []
+    warned = compile_notebook(nb).warnings  # without the workspace: the advice a user got before
+    assert [w.code for w in warned] == ["module-not-installed"]
+
+
 def test_packages_pinned_merged_and_overridden():
     job = compile_notebook(
         notebook(

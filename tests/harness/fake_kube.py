@@ -27,6 +27,7 @@ from unittest import mock
 from kubernetes import client
 
 from tests.harness.crd import validate_trainjob
+from tests.harness.fake_configmaps import ConfigMaps
 from tests.harness.kube_wire import (
     KUBECONFIG,
     ContainerLog,
@@ -65,8 +66,9 @@ def _selected(labels: dict, selector: str | None) -> bool:
     return True
 
 
-class FakeKube:
-    """The API server's objects by (plural, namespace or None) and name, plus container logs."""
+class FakeKube(ConfigMaps):
+    """The API server's objects by (plural, namespace or None) and name, plus container logs
+    (ConfigMaps: fake_configmaps.py)."""
 
     def __init__(self, namespace: str = "team"):
         self.namespace = namespace
@@ -104,6 +106,9 @@ class FakeKube:
                     "list_node",
                     "read_namespaced_secret",
                     "read_namespaced_config_map",
+                    "create_namespaced_config_map",
+                    "patch_namespaced_config_map",
+                    "delete_namespaced_config_map",
                     "delete_collection_namespaced_pod",
                 ),
             ),
@@ -189,9 +194,11 @@ class FakeKube:
         return self.list_namespaced_custom_object(group, version, None, plural)
 
     def delete_namespaced_custom_object(self, group, version, namespace, plural, name, **kw):
-        if self._store(plural, namespace).pop(name, None) is None:
+        gone = self._store(plural, namespace).pop(name, None)
+        if gone is None:
             raise not_found(f"{plural}.{group}", name)
         if plural == "trainjobs":  # the garbage collector: the JobSet's pods go with it
+            self.collect_garbage(namespace, gone["metadata"].get("uid"))
             pods = self._store("pods", namespace)
             for pod in [p for p in pods.values() if _job_of(p) == name]:
                 del pods[pod["metadata"]["name"]]

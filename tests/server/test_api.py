@@ -354,7 +354,8 @@ class TestCompileProcesses:
         data_here = (Path(jp_serverapp.root_dir) / "plain_python.ipynb").read_bytes()
         options = {"name": "fixed"}
         path = "plain_python.ipynb"
-        here = service.compile_preview(LocalBackend(), data_here, path, path, options)
+        root = jp_serverapp.root_dir
+        here = service.compile_preview(LocalBackend(), data_here, path, path, options, None, root)
         assert here == data
         errors = (await api.post("compile", {"notebook": notebook("x = (")})).json
         assert errors["ok"] is False and errors["errors"][0]["code"] == "syntax-error"

@@ -38,6 +38,7 @@ from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import trainjob_dict
 from ..base import Backend, BackendError, Event, JobInfo, LogLine, NotFound, Status, Submitted
+from . import workspace
 from .config import (
     BACKEND,
     CLEAN_POD_POLICY,
@@ -189,8 +190,21 @@ class KubernetesBackend(Cluster, Backend):
         warnings = self._check_room(spec)
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         what = f"create TrainJob {self.namespace}/{spec.name}"
-        # Strict: the server rejects unknown fields instead of pruning them silently
-        self.trainer_objects(what, "create", TRAINJOBS, body, field_validation="Strict")
+        packed = spec.workspace.packed() if spec.workspace is not None else None
+        made = workspace.upload(self, packed) if packed is not None else []  # see workspace.py
+        try:
+            # Strict: the server rejects unknown fields instead of pruning them silently
+            strict = {"field_validation": "Strict"}
+            created = self.trainer_objects(what, "create", TRAINJOBS, body, **strict)
+            if packed is not None:
+                try:
+                    workspace.adopt(self, packed, created)
+                except BackendError:
+                    self._tidy(self._delete_trainjob, f"delete TrainJob {spec.name}", spec.name)
+                    raise
+        except BackendError:
+            workspace.remove(self, made)
+            raise
         for warning in warnings:
             log.warning("%s: %s", spec.name, warning)
         return Submitted(spec.name, tuple(warnings))

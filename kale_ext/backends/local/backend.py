@@ -42,6 +42,7 @@ from ..base import (
 )
 from .processes import alive, kill_group, terminate
 from .supervisor import now, read_record, write_record
+from .workspace import WORKSPACE_PARTS, write_parts
 
 _FIELD_REFS = {
     "status.podIP": "127.0.0.1",
@@ -161,10 +162,12 @@ class LocalBackend(Backend):
         try:
             for k in range(spec.nodes):
                 (job_dir / f"node-{k}.log").touch()
+            if spec.workspace is not None:  # the parts the cluster would mount, for the bootstrap
+                env[WORKSPACE_PARTS] = str(write_parts(spec.workspace, job_dir / "workspace"))
             write_record(job_dir, record)
         except OSError as e:
             shutil.rmtree(job_dir, ignore_errors=True)
-            raise BackendError(f"cannot write the job's logs in {job_dir}: {e.strerror}") from None
+            raise BackendError(f"cannot write the job's files in {job_dir}: {e.strerror}") from None
         if policy and policy.suspend:
             return Submitted(spec.name)
         supervisor = subprocess.Popen(

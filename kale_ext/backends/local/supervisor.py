@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ...files import write_atomic
+from ...job.shipping import WORKDIR_ENV
 from .processes import descendants, kill, kill_group, reserve_port, start_time
 
 _FAILURE = re.compile(
@@ -82,6 +83,7 @@ def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen
         }
         workdir = job_dir / f"node-{k}"
         workdir.mkdir(exist_ok=True)
+        env[WORKDIR_ENV] = str(workdir.resolve())  # the workspace is unpacked here
         with open(job_dir / f"node-{k}.log", "ab", buffering=0) as log:
             procs.append(
                 subprocess.Popen(

@@ -1,0 +1,68 @@
+"""The TrainJob's one runtime patch (manager ``kale-ext.io/jupyterlab``): what the training pods
+get beyond their runtime's template. Trainer v2.3 allows a patch only on the runtime's own
+replicated jobs and containers, so the targets are looked up in the runtime (``Runtime``'s
+``trainer_job`` and ``trainer_containers``), never assumed.
+
+It carries the pod labels and annotations, node selector, affinity and tolerations, and the
+volumes with their mounts in the trainer container (the workspace's among them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ConfigError
+from .spec import JobSpec
+
+MANAGER = "kale-ext.io/jupyterlab"  # a domain-prefixed path, as the Trainer requires
+CONTAINER = "node"  # the trainer's container: the one TrainJob.spec.trainer overrides
+
+
+def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
+    """(pod metadata, pod spec, the trainer container's volume mounts) the patch sets."""
+    from .distributed import k8s_dict
+    from .shipping import mount, volume
+
+    config = spec.config
+    pod_spec: dict[str, Any] = {}
+    if config.node_selector:
+        pod_spec["nodeSelector"] = dict(config.node_selector)
+    if config.affinity is not None:
+        pod_spec["affinity"] = k8s_dict(config.affinity)
+    if config.tolerations:
+        pod_spec["tolerations"] = [k8s_dict(t) for t in config.tolerations]
+    volumes, mounts = [], []
+    if spec.workspace is not None:
+        volumes.append(volume(spec.workspace.packed()))
+        mounts.append(mount())
+    if volumes:
+        pod_spec["volumes"] = volumes
+    meta = {k: v for k, v in (("labels", config.labels), ("annotations", config.annotations)) if v}
+    return meta, pod_spec, mounts
+
+
+def runtime_patch(spec: JobSpec) -> dict | None:
+    """The patch in Kubernetes JSON form, or None when the pods need nothing beyond the
+    runtime's template."""
+    meta, pod_spec, mounts = pod_parts(spec)
+    if mounts:
+        if CONTAINER not in spec.runtime.trainer_containers:
+            have = ", ".join(spec.runtime.trainer_containers) or "none"
+            raise ConfigError(
+                "runtime",
+                f"{spec.runtime.name}'s trainer job {spec.runtime.trainer_job!r} has no container "
+                f"named {CONTAINER!r} (it has {have}), so volumes cannot be mounted in it",
+            )
+        pod_spec["containers"] = [{"name": CONTAINER, "volumeMounts": mounts}]
+    if not (meta or pod_spec):
+        return None
+    template: dict[str, Any] = {}
+    if meta:
+        template["metadata"] = meta
+    if pod_spec:
+        template["spec"] = pod_spec
+    job = {"name": spec.runtime.trainer_job, "template": {"spec": {"template": template}}}
+    return {
+        "manager": MANAGER,
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}},
+    }
