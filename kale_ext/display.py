@@ -4,7 +4,6 @@ the magics return them)."""
 from __future__ import annotations
 
 from .backends.base import JobInfo, LogLine
-from .metrics import parse_metric
 
 JOB_COLUMNS = ("NAME", "STATUS", "NODES", "CREATED", "REASON")
 
@@ -33,8 +32,4 @@ def jobs_table(jobs: list[JobInfo]) -> str:
 
 def log_text(line: LogLine) -> str:
     """A log line as shown: rank-prefixed; kale_ext.report lines as `step N: loss 0.31`."""
-    metric = parse_metric(line.text)
-    if metric is None:
-        return f"{line.prefix} {line.text}"
-    values = ", ".join(f"{k} {v}" for k, v in metric.items() if k not in ("step", "rank"))
-    return f"{line.prefix} step {metric.get('step')}: {values}"
+    return line.shown

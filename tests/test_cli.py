@@ -160,7 +160,7 @@ def test_run_of_a_failing_job_exits_non_zero_with_the_reason(jobs_env, write_nb)
     out = cli("run", path, "--backend", "local", "--follow")
     assert out.returncode == 1
     assert "[rank 0] before" in out.stdout
-    assert "Failed: rank 0 (node 0) exited with code 3" in out.stderr
+    assert """Failed: node 0, rank 0: cell 1 ("training"), line 2: SystemExit: 3""" in out.stderr
 
 
 def test_run_dry_run_submits_nothing(jobs_env):

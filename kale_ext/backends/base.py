@@ -8,15 +8,19 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 
 from ..errors import BackendError, NotFound
+from ..job.defaults import STALL_SECONDS
 from ..job.runtimes import Runtime
 from ..job.spec import JobSpec
+from ..metrics import parse_metric
 
 __all__ = [
     "Backend",
     "BackendError",
     "Event",
+    "Failure",
     "JobInfo",
     "LogLine",
     "NodeState",
@@ -47,6 +51,38 @@ class NodeState:
 
 
 @dataclass
+class Failure:
+    """Why a job failed, on one screen: who failed first, where in the notebook, how it ended
+    and that rank's last lines (kale_ext/backends/failure.py finds it)."""
+
+    summary: str  # one line: `node 1, rank 1: cell 3 ("training"), line 2: KeyError: 'label'`
+    node: int | None = None
+    rank: int | None = None  # global rank
+    exception: str | None = None  # `KeyError: 'label'`
+    cell_index: int | None = None  # 0-based, as in the notebook
+    cell_id: str | None = None
+    cell_label: str | None = None  # the cell's role: `training`, `functions`, ...
+    line: int | None = None  # 1-based, in the cell
+    exit_code: int | None = None
+    signal: str | None = None  # in words: `killed: out of memory`, `signal 9 (SIGKILL)`
+    reason: str | None = None  # the cluster's reason, in plain words
+    log_tail: list[str] = field(default_factory=list)  # that rank's last lines
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> Failure | None:
+        if not data:
+            return None
+        known = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
+        return cls(**known)
+
+
+def stall_text(seconds: float) -> str:
+    """`Stalled (no output for 10 min)`."""
+    quiet = f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+    return f"Stalled (no output for {quiet})"
+
+
+@dataclass
 class JobInfo:
     name: str
     status: Status
@@ -59,10 +95,22 @@ class JobInfo:
     created: str | None = None  # ISO 8601, UTC
     finished: str | None = None
     provenance: dict = field(default_factory=dict)  # notebook, its sha256, source sha256, ...
+    failure: Failure | None = None  # a Failed job's summary
+    last_output: str | None = None  # when a running job last wrote a log line or a metric
+    stalled_after: float | None = None  # set while Running without output for this many s
+
+    @property
+    def status_text(self) -> str:
+        """The status as every view shows it: `Stalled (no output for 10 min)` for a running
+        job that has been quiet too long."""
+        if self.status is Status.RUNNING and self.stalled_after is not None:
+            return stall_text(self.stalled_after)
+        return self.status.value
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["status"] = self.status.value
+        data["status_text"] = self.status_text
         return data
 
 
@@ -87,6 +135,15 @@ class LogLine:
     def prefix(self) -> str:
         return f"[rank {self.rank}]" if self.rank is not None else f"[node {self.node}]"
 
+    @property
+    def shown(self) -> str:
+        """The line as shown: rank-prefixed; kale_ext.report lines as `step N: loss 0.31`."""
+        metric = parse_metric(self.text)
+        if metric is None:
+            return f"{self.prefix} {self.text}"
+        values = ", ".join(f"{k} {v}" for k, v in metric.items() if k not in ("step", "rank"))
+        return f"{self.prefix} step {metric.get('step')}: {values}"
+
 
 @dataclass
 class Event:
@@ -97,11 +154,12 @@ class Event:
     object: str = ""
 
 
-_TORCHRUN_PREFIX = re.compile(r"^\[[A-Za-z_]*?(\d+)\]:")
+_TORCHRUN_PREFIX = re.compile(r"^\[[A-Za-z_]*?(\d+)\]:(\[rank\d+\]: ?)?")
 
 
 def split_rank(node: int, procs_per_node: int, text: str) -> tuple[int | None, str]:
-    """torchrun --tee prefixes lines with the local rank ("[default1]:"): the global rank."""
+    """torchrun --tee prefixes lines with the local rank ("[default1]:"): the global rank.
+    The "[rank1]: " torch.distributed puts before each line of an uncaught error goes too."""
     m = _TORCHRUN_PREFIX.match(text)
     if not m:
         return (node if procs_per_node == 1 else None), text
@@ -112,6 +170,18 @@ class Backend(abc.ABC):
     """A place where jobs run."""
 
     name: str = ""
+    #: Running without output for this many seconds shows as Stalled (None: never); set from
+    #: the defaults' stall_seconds by choose_backend.
+    stall_seconds: float | None = STALL_SECONDS
+
+    def note_output(self, info: JobInfo, last: datetime | None) -> None:
+        """Record when a running job last wrote a line, and whether it has stalled since."""
+        if info.status is not Status.RUNNING or last is None:
+            return
+        info.last_output = last.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        quiet = (datetime.now(timezone.utc) - last).total_seconds()
+        if self.stall_seconds and quiet >= self.stall_seconds:
+            info.stalled_after = self.stall_seconds
 
     @abc.abstractmethod
     def list_runtimes(self) -> list[Runtime]: ...

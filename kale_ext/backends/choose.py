@@ -56,7 +56,10 @@ def choose_backend(name: str | None = None, defaults=None, **settings) -> tuple[
     if defaults is not None and defaults.namespace and not settings.get("namespace"):
         settings["namespace"] = defaults.namespace
     cls = backend_class(name)
-    return cls(**settings_for(cls, settings)), why
+    backend = cls(**settings_for(cls, settings))
+    if defaults is not None:
+        backend.stall_seconds = defaults.stall_seconds
+    return backend, why
 
 
 def settings_for(cls: type, settings: dict) -> dict:

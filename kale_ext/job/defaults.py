@@ -32,6 +32,9 @@ BACKENDS = ("auto", "local", "kubernetes")
 SERVER = "server configuration"
 LAB = "JupyterLab settings"
 BUILT_IN = "built in"
+#: A running job without a log line or a metric for this long shows as stalled.
+STALL_SECONDS = 600
+MAX_STALL_SECONDS = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class Defaults:
     cpu: str | None = None  # per node
     memory: str | None = None  # per node
     gpu: int | str | None = None  # per node: a count, or a MIG profile such as mig-1g.5gb
+    # How jobs are watched, not what they are (so here, not in the job options): a running job
+    # without output this long shows as Stalled in every view. None: never.
+    stall_seconds: int | None = STALL_SECONDS
     sources: dict = field(default_factory=dict, compare=False)  # field -> the layer that set it
 
     def to_dict(self) -> dict:
@@ -83,6 +89,7 @@ UNSET = {
     "cpu": "none requested",
     "memory": "none requested",
     "gpu": "none",
+    "stall_seconds": "never: a quiet job is not flagged",
 }
 
 
@@ -107,6 +114,11 @@ def check(name: str, value: Any, where: str) -> Any:
             raise bad(f"{value!r} is not a Kubernetes namespace name")
     elif name in ("runtime", "image") and (not isinstance(value, str) or value != value.strip()):
         raise bad(f"must be a name without spaces around it, not {value!r}")
+    elif name == "stall_seconds":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad(f"must be a whole number of seconds, not {value!r}")
+        if not 1 <= value <= MAX_STALL_SECONDS:
+            raise bad(f"must be between 1 and {MAX_STALL_SECONDS} seconds, got {value}")
     else:  # a job option: checked as a submit's own value is
         try:
             value = check_option(BY_NAME[name], value, label)

@@ -81,6 +81,12 @@ class KaleExtApp(ExtensionApp):
         allow_none=True,
         help="GPUs per node: a count, or a MIG profile such as mig-1g.5gb.",
     ).tag(config=True)
+    stall_seconds = Int(
+        600,
+        allow_none=True,
+        help="A running job without a log line or a metric for this many seconds shows as "
+        "Stalled (it is not stopped); None: never.",
+    ).tag(config=True)
 
     poll_interval = Float(
         1.0, help="Seconds between status polls of backends that poll (kubernetes)."
@@ -282,6 +288,8 @@ class KaleExtApp(ExtensionApp):
         # compiles and GET defaults report it
         defaults = self.defaults(strict=False) if self.backend_class is None else None
         key = None if defaults is None else (defaults.backend, defaults.namespace)
+        if defaults is not None and self._backend is not None:  # a watch setting: no new backend
+            self._backend.stall_seconds = defaults.stall_seconds
         with self._backend_lock:
             if self._backend is None or key != self._backend_key:
                 self._backend, self._backend_reason = self._make_backend(defaults)

@@ -79,6 +79,7 @@ def test_every_schema_value_the_schema_allows_is_accepted_and_every_default_docu
         "cpu": "4",
         "memory": "16Gi",
         "gpu": 1,
+        "stall_seconds": 120,
     }
     jsonschema.validate(sample, SCHEMA)
     assert defaults.resolve(("test", sample)).to_dict()["defaults"] == sample

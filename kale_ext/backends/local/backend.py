@@ -32,6 +32,7 @@ from ..base import (
     Backend,
     BackendError,
     Event,
+    Failure,
     JobInfo,
     LogLine,
     NodeState,
@@ -40,6 +41,7 @@ from ..base import (
     Submitted,
     split_rank,
 )
+from ..torchrun_report import ReportFolder
 from .processes import alive, kill_group, terminate
 from .supervisor import now, read_record, write_record
 from .workspace import WORKSPACE_PARTS, write_parts
@@ -229,11 +231,25 @@ class LocalBackend(Backend):
             created=record.get("created"),
             finished=record.get("finished"),
             provenance=record.get("provenance", {}),
+            failure=Failure.from_dict(record.get("failure")),
         )
+
+    def _last_output(self, record: dict) -> datetime | None:
+        """When a node last wrote to its log (or the job started, before any did)."""
+        if not record.get("started"):
+            return None
+        moments = [datetime.fromisoformat(record["started"].replace("Z", "+00:00")).timestamp()]
+        for k in range(record["num_nodes"]):
+            try:
+                moments.append((self.jobs_dir / record["name"] / f"node-{k}.log").stat().st_mtime)
+            except OSError:
+                continue
+        return datetime.fromtimestamp(max(moments), timezone.utc)
 
     def get_job(self, name: str) -> JobInfo:
         record = self._record(name)
         info = self._info(record)
+        self.note_output(info, self._last_output(record))
         if self._expired(record):  # report the final state once, then delete (as on a cluster)
             self.delete(name)
         return info
@@ -275,16 +291,22 @@ class LocalBackend(Backend):
         procs = record["procs_per_node"]
         positions = {k: (offsets or {}).get(k, 0) for k in nodes}
         pending = {k: b"" for k in nodes}
+        folders = {k: ReportFolder(k) for k in nodes}  # torchrun's report: one line
+        done = Status(record["status"]).finished
         if tail is not None:
-            yield from self._tail(job_dir, nodes, procs, tail, positions)
+            for line in self._tail(job_dir, nodes, procs, tail, positions):
+                yield from folders[line.node].feed(line)
         while True:
-            finished = Status(self._record(name)["status"]).finished if follow else True
+            finished = Status(self._record(name)["status"]).finished if follow else done
             got = False
             for k in nodes:
                 for line in self._read(job_dir / f"node-{k}.log", k, procs, positions, pending):
                     got = True
-                    yield line
+                    yield from folders[k].feed(line)
             if not follow or (finished and not got):
+                if finished:  # else a report still being written is read again next time
+                    for folder in folders.values():
+                        yield from folder.flush()
                 return
             if not got:
                 time.sleep(0.05)

@@ -12,21 +12,22 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ...files import write_atomic
 from ...job.shipping import WORKDIR_ENV
+from .failures import local_failure, node_env
 from .processes import descendants, kill, kill_group, reserve_port, start_time
 
-_FAILURE = re.compile(
-    r"rank\s*:\s*(?P<rank>\d+)\s*\(local_rank:\s*(?P<local>\d+)\)\s*\n\s*exitcode\s*:\s*(?P<code>-?\d+)"
-)
+#: After a node fails, how long the others may take to end by themselves (and report what
+#: their ranks saw) before they are stopped.
+FAILURE_GRACE = 5.0
 
 
 def now() -> str:
@@ -39,32 +40,6 @@ def read_record(job_dir: Path) -> dict:
 
 def write_record(job_dir: Path, record: dict) -> None:
     write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
-
-
-def killed_by(number: int) -> str:
-    """A signal in words: "signal 9 (SIGKILL)", or "signal 99" where it has no name."""
-    try:
-        return f"signal {number} ({signal.Signals(number).name})"
-    except ValueError:
-        return f"signal {number}"
-
-
-def failure_reason(node: int, code: int, log: Path) -> str:
-    """Plain language for a failed node, naming the rank and signal where torchrun said so."""
-    try:
-        text = log.read_text(errors="replace")[-20000:]
-    except OSError:
-        text = ""
-    failures = list(_FAILURE.finditer(text))
-    m = failures[-1] if failures else None
-    if m:
-        rank, child = int(m["rank"]), int(m["code"])
-        if child < 0:
-            return f"rank {rank} (node {node}) was killed by {killed_by(-child)}"
-        return f"rank {rank} (node {node}) exited with code {child}"
-    if code < 0:
-        return f"node {node} was killed by {killed_by(-code)}"
-    return f"node {node} exited with code {code}"
 
 
 def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen]:
@@ -80,6 +55,7 @@ def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen
             "PET_NODE_RANK": str(k),
             "PET_MASTER_ADDR": "127.0.0.1",
             "PET_MASTER_PORT": str(port),
+            **node_env(job_dir, k),  # where torchrun and the module record errors
         }
         workdir = job_dir / f"node-{k}"
         workdir.mkdir(exist_ok=True)
@@ -137,7 +113,8 @@ def run(job_dir: Path) -> int:
         ]
         write_record(job_dir, record)
 
-        failed: tuple[int, int] | None = None
+        ended: dict[int, int] = {}  # node -> exit code, in the order the nodes ended
+        failed_at: float | None = None
         deadline_s = record.get("active_deadline_seconds")
         ends_by = time.monotonic() + deadline_s if deadline_s else None
         expired = False
@@ -147,14 +124,14 @@ def run(job_dir: Path) -> int:
             if time.monotonic() - last_scan > 0.5:
                 family.update(descendants({p.pid for p in procs}))
                 last_scan = time.monotonic()
-            codes = [p.poll() for p in procs]
-            bad = [(k, c) for k, c in enumerate(codes) if c not in (None, 0)]
-            if bad:
-                failed = bad[0]
+            ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
+            if failed_at is None and any(ended.values()):
+                failed_at = time.monotonic()  # the others may still report what they saw
+            if len(ended) == len(procs):
                 break
-            if all(c == 0 for c in codes):
+            if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
                 break
-            if ends_by is not None and time.monotonic() > ends_by:
+            if failed_at is None and ends_by is not None and time.monotonic() > ends_by:
                 expired = True
                 break
             time.sleep(0.05)
@@ -168,11 +145,13 @@ def run(job_dir: Path) -> int:
         record.update(status="Failed", reason="cancelled")
     elif expired:
         record.update(status="Failed", reason=f"DeadlineExceeded: ran longer than {deadline_s} s")
-    elif failed:
-        node, code = failed
-        reason = failure_reason(node, code, job_dir / f"node-{node}.log")
-        record["nodes"][node]["reason"] = reason
-        record.update(status="Failed", reason=reason)
+    elif failed_at is not None:
+        stopped = [(k, p.returncode) for k, p in enumerate(procs) if k not in ended]
+        exits = [*ended.items(), *stopped]
+        failure = local_failure(job_dir, record, exits)
+        if failure.node is not None:
+            record["nodes"][failure.node]["reason"] = failure.summary
+        record.update(status="Failed", reason=failure.summary, failure=asdict(failure))
     else:
         record.update(status="Complete", reason=None)
     record["finished"] = now()

@@ -1,5 +1,6 @@
-"""The supervisor of a local job, with real processes: the record it keeps, failure reasons in
-words, and stopping every process a job started when a node fails or the job is cancelled."""
+"""The supervisor of a local job, with real processes: the record it keeps, its failure summary
+(tests/backends/local/test_failures.py has the cases), and stopping every process a job started
+when a node fails or the job is cancelled."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kale_ext.backends.local.supervisor import failure_reason, read_record, write_record
+from kale_ext.backends.local.supervisor import read_record, write_record
 from tests.backends.local.waiting import exited, until
 
 PRINT_ENV = (
@@ -102,13 +103,11 @@ def test_a_failed_node_stops_the_others_and_everything_they_started(supervise):
     supervisor, job_dir = supervise(ONE_FAILS)
     assert supervisor.wait(60) == 0
     record = read_record(job_dir)
-    assert record["status"] == "Failed" and record["reason"] == "node 1 exited with code 3"
+    said = "node 1, rank 1: exited with code 3 (no traceback)"
+    assert record["status"] == "Failed" and record["reason"] == said
+    assert (record["failure"]["node"], record["failure"]["exit_code"]) == (1, 3)
     node0, node1 = record["nodes"]
-    assert (node1["state"], node1["exit_code"], node1["reason"]) == (
-        "Failed",
-        3,
-        "node 1 exited with code 3",
-    )
+    assert (node1["state"], node1["exit_code"], node1["reason"]) == ("Failed", 3, said)
     assert (node0["state"], node0["exit_code"]) == ("Failed", -signal.SIGTERM)
     node_pid, escaped = map(int, (job_dir / "pids").read_text().split())
     assert node_pid == node0["pid"]
@@ -126,38 +125,3 @@ def test_cancelling_stops_every_node(supervise):
     for node in record["nodes"]:
         assert node["state"] == "Failed"
         assert exited(node["pid"]), f"node {node['index']} still runs after a cancel"
-
-
-def torchrun_summary(*failures: tuple[int, int, int]) -> str:
-    """torchrun's failure summary for (rank, local rank, exit code), the root cause last."""
-    entries = [
-        f"[{i}]:\n  time      : 2025-01-01_00:00:00\n  host      : node\n"
-        f"  rank      : {rank} (local_rank: {local})\n  exitcode  : {code} (pid: 100)\n"
-        for i, (rank, local, code) in enumerate(failures)
-    ]
-    *others, root = entries
-    return "Failures:\n" + "".join(others) + "Root Cause (first observed failure):\n" + root
-
-
-@pytest.mark.parametrize(
-    "log, node, code, reason",
-    [
-        (None, 1, 3, "node 1 exited with code 3"),
-        (None, 0, -9, "node 0 was killed by signal 9 (SIGKILL)"),
-        (None, 0, -99, "node 0 was killed by signal 99"),
-        ("Traceback ...\nValueError: boom\n", 1, 1, "node 1 exited with code 1"),
-        (torchrun_summary((3, 1, 2)), 1, 1, "rank 3 (node 1) exited with code 2"),
-        (torchrun_summary((2, 0, -9)), 1, 1, "rank 2 (node 1) was killed by signal 9 (SIGKILL)"),
-        (
-            torchrun_summary((2, 0, -15), (3, 1, 1)),
-            1,
-            1,
-            "rank 3 (node 1) exited with code 1",
-        ),  # the root cause, not the ranks torchrun stopped because of it
-    ],
-)
-def test_failure_reasons_in_words(tmp_path, log, node, code, reason):
-    path = tmp_path / f"node-{node}.log"
-    if log is not None:
-        path.write_text(log)
-    assert failure_reason(node, code, path) == reason

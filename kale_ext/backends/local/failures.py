@@ -1,0 +1,92 @@
+"""A local job's failure summary, from what its nodes left in the job's folder.
+
+Each node's command runs with two of torchrun's own settings: ``TORCHELASTIC_ERROR_FILE`` (where
+torchrun's ``@record`` copies the root cause of the node, and where a node without torchrun has
+the module write its error) and ``PET_LOG_DIR`` (torchrun's ``--log-dir``: every worker's error
+record, ``<run>/attempt_0/<local rank>/error.json``). The node's log adds torchrun's report (exit
+codes and signals of ranks that wrote no record).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..base import Failure, LogLine, split_rank
+from ..failure import (
+    RankFailure,
+    first_failure,
+    from_report,
+    merge,
+    rank_tail,
+    read_record,
+    summarize,
+)
+from ..torchrun_report import find_reports, fold_reports
+
+#: How much of the end of a node's log is read for its report and the failing rank's lines.
+LOG_WINDOW = 256 * 1024
+
+
+def error_file(job_dir: Path, node: int) -> Path:
+    return job_dir / f"node-{node}.error.json"
+
+
+def torchrun_dir(job_dir: Path, node: int) -> Path:
+    return job_dir / f"node-{node}.torchrun"
+
+
+def node_env(job_dir: Path, node: int) -> dict[str, str]:
+    """The environment that makes a node's errors land in the job's folder."""
+    return {
+        "TORCHELASTIC_ERROR_FILE": str(error_file(job_dir, node)),
+        "PET_LOG_DIR": str(torchrun_dir(job_dir, node)),
+    }
+
+
+def log_end(job_dir: Path, node: int, procs_per_node: int) -> list[LogLine]:
+    """The last lines of a node's log (at most LOG_WINDOW bytes), reports not folded."""
+    path = job_dir / f"node-{node}.log"
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - LOG_WINDOW))
+            data = f.read()
+    except OSError:
+        return []
+    raw = data.split(b"\n")
+    if size > LOG_WINDOW:
+        raw = raw[1:]  # begins inside a line
+    out = []
+    for chunk in raw:
+        if chunk:
+            text = chunk.decode("utf-8", "replace").rstrip("\r")
+            rank, text = split_rank(node, procs_per_node, text)
+            out.append(LogLine(node, text, rank))
+    return out
+
+
+def node_failures(job_dir: Path, node: int, code: int | None, lines: list[LogLine], procs: int):
+    """The failures one node saw: its error records, its torchrun report, else its exit."""
+    workers = sorted(torchrun_dir(job_dir, node).glob("*/*/*/error.json"))  # run/attempt/rank
+    files = [error_file(job_dir, node), *workers]
+    found = [f for f in (read_record(p, node) for p in files if p.is_file()) if f is not None]
+    found += [from_report(e, node) for e in find_reports(line.text for line in lines)]
+    found = merge(found)
+    if not found and code not in (None, 0):
+        found = [RankFailure(node=node, rank=node if procs == 1 else None, exit_code=code)]
+    return found
+
+
+def local_failure(job_dir: Path, record: dict, exits: list[tuple[int, int | None]]) -> Failure:
+    """The summary of a failed local job; ``exits``: (node, exit code) in the order the nodes
+    ended (None: still running when the job was stopped)."""
+    procs = record["procs_per_node"]
+    logs = {k: log_end(job_dir, k, procs) for k, _ in exits}
+    found = []
+    for k, code in exits:
+        found += node_failures(job_dir, k, code, logs[k], procs)
+    first = first_failure(merge(found))
+    if first is None:
+        first = RankFailure(node=exits[0][0] if exits else 0)
+    tail = rank_tail(fold_reports(logs.get(first.node, []), first.node), first.rank)
+    return summarize(first, tail)

@@ -1,0 +1,202 @@
+"""torchrun's ChildFailedError report: read it, and fold it into one log line.
+
+When a worker fails, torchrun (``torch.distributed.elastic``) raises ChildFailedError from its
+``main``: a traceback of torchrun's own code, then a box of ~30 lines naming each failed rank
+(time, rank, exit code, error file, and the worker's whole traceback again)::
+
+    torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+    ============================================================
+    train.py FAILED
+    ------------------------------------------------------------
+    Failures:
+      <NO_OTHER_FAILURES>
+    ------------------------------------------------------------
+    Root Cause (first observed failure):
+    [0]:
+      time      : 2026-11-25_01:32:40
+      host      : localhost
+      rank      : 1 (local_rank: 1)
+      exitcode  : 1 (pid: 4747)
+      error_file: /tmp/torchelastic_x/attempt_0/1/error.json
+      traceback : cell 2 ("training"), line 8: KeyError: 'label'
+      ...
+    ============================================================
+
+The worker's own lines already hold that traceback, so a log shows the report as one line.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from .base import LogLine
+
+CHILD_FAILED = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"
+_TRACEBACK = "Traceback (most recent call last):"
+_BORDER = re.compile(r"=+")
+_ENTRY = re.compile(r"\[\d+\]:")
+_FIELD = re.compile(r"  (time|rank|exitcode|error_file|traceback)\s*: ?(.*)")
+_RANK = re.compile(r"(\d+) \(local_rank: (\d+)\)")
+_NO_TRACEBACK = "To enable traceback see"
+#: A report's lines at most (beyond, it is shown as it is): memory stays bounded.
+MAX_LINES = 2000
+
+
+@dataclass(frozen=True)
+class ReportEntry:
+    """One failed worker as torchrun's report names it."""
+
+    rank: int
+    local_rank: int
+    exit_code: int
+    message: str  # the first line of its error (our headline), or torchrun's words
+    error_file: str | None = None  # None: the worker wrote none
+    time: float | None = None  # seconds since the epoch (torchrun writes whole seconds)
+    root: bool = False  # torchrun's "first observed failure" on its node
+
+
+def signal_name(number: int) -> str:
+    """`signal 9 (SIGKILL)`; `signal 99` where the number has no name."""
+    try:
+        return f"signal {number} ({signal.Signals(number).name})"
+    except ValueError:
+        return f"signal {number}"
+
+
+def parse_report(lines: list[str]) -> list[ReportEntry]:
+    """The entries of one report (its lines, from the ChildFailedError line on)."""
+    entries: list[ReportEntry] = []
+    fields: dict[str, str] = {}
+    root = False
+
+    def close() -> None:
+        rank = _RANK.match(fields.get("rank", ""))
+        code = re.match(r"-?\d+", fields.get("exitcode", ""))
+        if rank and code:
+            file = fields.get("error_file", "")
+            message = fields.get("traceback", "").strip()
+            if message.startswith(_NO_TRACEBACK):
+                message = ""
+            entries.append(
+                ReportEntry(
+                    rank=int(rank[1]),
+                    local_rank=int(rank[2]),
+                    exit_code=int(code[0]),
+                    message=message,
+                    error_file=file if file and file != "<N/A>" else None,
+                    time=_time(fields.get("time", "")),
+                    root=root,
+                )
+            )
+        fields.clear()
+
+    for line in lines:
+        if _ENTRY.fullmatch(line) or line.startswith("---") or _BORDER.fullmatch(line):
+            close()
+        if line.startswith("Root Cause"):
+            root = True
+        m = _FIELD.fullmatch(line)
+        if m and m[1] not in fields:
+            fields[m[1]] = m[2]
+    close()
+    return entries
+
+
+def _time(text: str) -> float | None:
+    try:  # torchrun writes the worker's local time, to the second
+        return datetime.strptime(text.strip(), "%Y-%m-%d_%H:%M:%S").timestamp()
+    except ValueError:
+        return None
+
+
+def find_reports(lines: Iterable[str]) -> list[ReportEntry]:
+    """Every entry of every report in a log's lines (a node's, or a pod's)."""
+    found: list[ReportEntry] = []
+    held: list[str] | None = None
+    borders = 0
+    for line in lines:
+        if line.startswith(CHILD_FAILED):
+            held, borders = [], 0
+            continue
+        if held is None:
+            continue
+        held.append(line)
+        borders += bool(_BORDER.fullmatch(line))
+        if borders == 2 or len(held) > MAX_LINES:
+            found += parse_report(held)
+            held = None
+    if held:
+        found += parse_report(held)
+    return found
+
+
+def folded(entries: list[ReportEntry], node: int) -> str:
+    """The report in one line: who failed first on the node, and how many with it."""
+    if not entries:
+        return "torchrun: a worker failed (ChildFailedError)"
+    first = next((e for e in entries if e.root), entries[0])
+    how = (
+        f"killed by {signal_name(-first.exit_code)}"
+        if first.exit_code < 0
+        else f"exit code {first.exit_code}"
+    )
+    text = f"torchrun: rank {first.rank} failed first on node {node} ({how})"
+    if first.message:
+        text += f": {first.message}"
+    if len(entries) > 1:
+        text += f"; {len(entries) - 1} other rank(s) failed after it"
+    return text
+
+
+class ReportFolder:
+    """Folds the report (and torchrun's traceback before it) in one node's lines, as they
+    come. A traceback is held until its last line shows whose it is; lines that are no
+    report's come out unchanged and in order, each once."""
+
+    def __init__(self, node: int):
+        self.node = node
+        self.held: list[LogLine] = []
+        self.borders = -1  # -1: in a traceback, not (yet) a report
+
+    def feed(self, line: LogLine) -> list[LogLine]:
+        text = line.text
+        if not self.held:
+            if text == _TRACEBACK or text.startswith(CHILD_FAILED):
+                self.held, self.borders = [line], (0 if text.startswith(CHILD_FAILED) else -1)
+                return []
+            return [line]
+        self.held.append(line)
+        if self.borders < 0:
+            if text.startswith(CHILD_FAILED):
+                self.borders = 0
+            elif not text.startswith(" ") and text != _TRACEBACK:
+                return self.flush()  # someone else's traceback: as it is
+        else:
+            self.borders += bool(_BORDER.fullmatch(text))
+            if self.borders == 2:
+                return [self._fold()]
+        if len(self.held) > MAX_LINES:
+            return self.flush()
+        return []
+
+    def flush(self) -> list[LogLine]:
+        """What is held, as it is (the log ended there, or it was no report)."""
+        out, self.held = self.held, []
+        return out
+
+    def _fold(self) -> LogLine:
+        held, self.held = self.held, []
+        entries = find_reports(line.text for line in held)
+        return replace(held[-1], text=folded(entries, self.node), rank=None)
+
+
+def fold_reports(lines: Iterable[LogLine], node: int) -> Iterable[LogLine]:
+    """A node's whole log with its reports folded (what is held at the end comes as it is)."""
+    folder = ReportFolder(node)
+    for line in lines:
+        yield from folder.feed(line)
+    yield from folder.flush()

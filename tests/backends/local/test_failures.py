@@ -1,0 +1,166 @@
+"""When a job fails, say where and why: real local runs with real torchrun (2 nodes), failing in
+each way a user meets. Each summary names the node and rank that failed first, the cell and
+line where one is known, and the full log keeps every line once, in order."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+
+from kale_ext.backends.base import Status
+from kale_ext.backends.local.backend import LocalBackend
+from kale_ext.backends.submit import submit
+from tests.backends.local.waiting import until
+from tests.conftest import notebook
+
+pytest.importorskip("torch", reason="these runs use torchrun and torch.distributed")
+
+IMPORTS = ("import os\nimport signal\nimport sys\nimport torch.distributed as dist", ["imports"])
+HELPER = ("def label_of(row):\n    return row['label']\n", ["functions"])
+#: Each rank writes to stdout and stderr in turn: the log must keep that order.
+START = (
+    "dist.init_process_group('gloo')\nrank = dist.get_rank()\n"
+    "for i in range(5):\n    print(f'out {i} of {rank}')\n"
+    "    print(f'err {i} of {rank}', file=sys.stderr)\n"
+)
+#: A line of torchrun's own logging (with one process a node, it counts as that rank's).
+TORCHRUN_LOG = re.compile(r"[EWI]\d{4} ")
+#: Every rank meets the others here: a rank that failed before leaves its peer an error.
+END = "dist.barrier()\nprint(f'done {rank}')"
+
+
+@pytest.fixture
+def backend(tmp_path):
+    return LocalBackend(tmp_path / "jobs")
+
+
+@dataclass
+class Case:
+    name: str
+    cell: str  # the notebook's fourth cell (index 3), where rank 1 fails
+    summary: str
+    cell_index: int | None = None
+    line: int | None = None
+    last: str | None = None  # the failing rank's last line of its own
+    options: dict | None = None
+
+
+CASES = [
+    Case(
+        "an exception in a body cell",
+        "if rank == 1:\n    row = {}\n    print(row['label'])",
+        """node 1, rank 1: cell 4 ("training"), line 3: KeyError: 'label'""",
+        3,
+        3,
+        "KeyError: 'label'",
+    ),
+    Case(
+        "an exception in a functions cell's helper",
+        "if rank == 1:\n    label_of({'name': 'x'})",
+        """node 1, rank 1: cell 2 ("functions"), line 2: KeyError: 'label'""",
+        1,
+        2,
+        "KeyError: 'label'",
+    ),
+    Case(
+        "an exception in an imported module",
+        "import shapes\nif rank == 1:\n    shapes.check(3)",
+        """node 1, rank 1: cell 4 ("training"), line 3: ValueError: bad shape 3""",
+        3,
+        3,
+        "ValueError: bad shape 3",
+    ),
+    Case(
+        "a rank killed by a signal",
+        "if rank == 1:\n    print('about to be killed', flush=True)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)",
+        "node 1, rank 1: killed by signal 9 (SIGKILL)",
+        last="about to be killed",
+    ),
+    Case(
+        "a rank exiting non-zero without a traceback",
+        "if rank == 1:\n    print('leaving', flush=True)\n    os._exit(3)",
+        "node 1, rank 1: exited with code 3 (no traceback)",
+        last="leaving",
+    ),
+    Case(
+        "a rank calling sys.exit",
+        "if rank == 1:\n    sys.exit(3)",
+        """node 1, rank 1: cell 4 ("training"), line 2: SystemExit: 3""",
+        3,
+        2,
+        """cell 4 ("training"), line 2: SystemExit: 3""",
+    ),
+    Case(
+        "two processes per node: the global rank",
+        "if rank == 3:\n    {}['label']",
+        """node 1, rank 3: cell 4 ("training"), line 2: KeyError: 'label'""",
+        3,
+        2,
+        "KeyError: 'label'",
+        {"procs_per_node": 2},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_failure_names_where_and_why(backend, tmp_path, case):
+    (tmp_path / "shapes.py").write_text("def check(x):\n    raise ValueError(f'bad shape {x}')\n")
+    nb = notebook(IMPORTS, HELPER, START, case.cell, END)
+    options = {"nodes": 2, "env": {"PYTHONPATH": str(tmp_path)}, **(case.options or {})}
+    name = submit(backend, nb, options).name
+    info = backend.wait(name, timeout=120, interval=0.1)
+
+    assert info.status is Status.FAILED
+    failure = info.failure
+    assert failure.summary == case.summary and info.reason == case.summary
+    failed_rank = 3 if case.options else 1
+    assert (failure.node, failure.rank) == (1, failed_rank)
+    assert (failure.cell_index, failure.line) == (case.cell_index, case.line)
+    if case.cell_index is not None:
+        assert failure.cell_id == f"c{case.cell_index}"
+    prefix = f"[rank {failed_rank}] "
+    own = [t for t in failure.log_tail if t.startswith(prefix)]
+    own = [t for t in own if not TORCHRUN_LOG.match(t[len(prefix) :])]
+    assert own[-1] == prefix + case.last
+    assert info.nodes[1].reason == case.summary
+    if failure.exception:
+        assert backend.get_job(name).failure == failure  # recorded: the same every time
+
+    lines = [(line.rank, line.text) for line in backend.logs(name)]
+    texts = [t for _, t in lines]
+    for rank in range(4 if case.options else 2):  # every line once, each rank's in order
+        mine = [t for r, t in lines if r == rank and t.startswith(("out ", "err "))]
+        assert mine == [f"{s} {i} of {rank}" for i in range(5) for s in ("out", "err")], rank
+    assert not any(t.startswith("Root Cause") or t.startswith("  exitcode") for t in texts)
+    folded = [t for t in texts if t.startswith("torchrun: rank ")]
+    assert 1 <= len(folded) <= 2  # torchrun's report: one line per failed node
+    if case.cell_index is not None:
+        headline = case.summary.split(": ", 1)[1]
+        assert texts.count(headline) == 1  # printed once, by the rank that failed
+        assert any(f"cell {case.cell_index + 1}" in t and "Traceback" not in t for t in folded)
+
+
+def test_a_quiet_running_job_shows_as_stalled_and_keeps_running(backend):
+    backend.stall_seconds = 1
+    hang = "if rank == 1:\n    print('waiting forever', flush=True)\n    import time\n"
+    hang += "    time.sleep(3600)"
+    name = submit(backend, notebook(IMPORTS, HELPER, START, hang, END), {"nodes": 2}).name
+    until(
+        lambda: any(line.text == "waiting forever" for line in backend.logs(name)),
+        "rank 1 to start waiting",
+        timeout=120,
+    )
+    info = until(
+        lambda: (i := backend.get_job(name)).stalled_after is not None and i,
+        "the job to show as stalled",
+    )
+    assert info.status is Status.RUNNING and info.status_text == "Stalled (no output for 1 s)"
+    assert info.to_dict()["status_text"] == "Stalled (no output for 1 s)"
+    assert info.last_output is not None
+    assert [j.status_text for j in backend.list_jobs()] == ["Stalled (no output for 1 s)"]
+    backend.stall_seconds = 3600
+    assert backend.get_job(name).status_text == "Running"  # not killed: only shown
+    backend.delete(name)

@@ -1,0 +1,117 @@
+"""torchrun's ChildFailedError report, read and folded into one line. The reports are recorded
+from torch 2.13's torchrun (paths made neutral): a worker's exception, and a worker killed by a
+signal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kale_ext.backends.base import LogLine
+from kale_ext.backends.torchrun_report import (
+    CHILD_FAILED,
+    ReportEntry,
+    ReportFolder,
+    find_reports,
+    fold_reports,
+    folded,
+    signal_name,
+)
+
+RECORDED = Path(__file__).parent / "recorded"
+EXCEPTION = (RECORDED / "torchrun_exception.txt").read_text().splitlines()
+SIGNAL = (RECORDED / "torchrun_signal.txt").read_text().splitlines()
+
+
+def as_lines(texts: list[str], node: int = 1, rank: int | None = None) -> list[LogLine]:
+    offset, out = 0, []
+    for text in texts:
+        offset += len(text) + 1
+        out.append(LogLine(node, text, rank, offset))
+    return out
+
+
+def test_the_report_of_an_exception_names_each_failed_rank():
+    entries = find_reports(EXCEPTION)
+    assert [(e.rank, e.local_rank, e.exit_code, e.root) for e in entries] == [
+        (0, 0, -15, False),  # stopped by torchrun after rank 1 failed
+        (1, 1, 1, True),
+    ]
+    root = entries[1]
+    assert root.message == """cell 2 ("training"), line 8: KeyError: 'label'"""
+    assert root.error_file.endswith("attempt_0/1/error.json")
+    assert root.time is not None and entries[0].time == root.time + 1
+
+
+def test_the_report_of_a_signal_has_no_error_file():
+    (entry,) = find_reports(SIGNAL)
+    assert (entry.rank, entry.exit_code, entry.error_file) == (0, -9, None)
+    assert entry.message == "Signal 9 (SIGKILL) received by PID 18084"
+
+
+@pytest.mark.parametrize(
+    ("entries", "text"),
+    [
+        (
+            [ReportEntry(3, 1, 1, "cell 2 (\"t\"), line 1: KeyError: 'x'", "/e.json", root=True)],
+            "torchrun: rank 3 failed first on node 1 (exit code 1): "
+            "cell 2 (\"t\"), line 1: KeyError: 'x'",
+        ),
+        (
+            [ReportEntry(0, 0, -15, ""), ReportEntry(1, 1, -9, "", root=True)],
+            "torchrun: rank 1 failed first on node 1 (killed by signal 9 (SIGKILL)); "
+            "1 other rank(s) failed after it",
+        ),
+        ([ReportEntry(2, 0, 3, "")], "torchrun: rank 2 failed first on node 1 (exit code 3)"),
+        ([], "torchrun: a worker failed (ChildFailedError)"),
+    ],
+)
+def test_folded_in_words(entries, text):
+    assert folded(entries, 1) == text
+
+
+@pytest.mark.parametrize(("number", "words"), [(9, "signal 9 (SIGKILL)"), (99, "signal 99")])
+def test_signals_by_name(number, words):
+    assert signal_name(number) == words
+
+
+def test_a_log_shows_the_report_as_one_line_and_every_other_line_once_in_order():
+    before = ["epoch 1", "epoch 2"]
+    after = ["a line written after"]
+    lines = as_lines(before + EXCEPTION + after)
+    shown = list(fold_reports(lines, 1))
+    texts = [line.text for line in shown]
+    assert texts[:2] == before and texts[-1:] == after
+    assert texts[2:4] == EXCEPTION[:2]  # torchrun's own log lines stay
+    assert texts[4].startswith("torchrun: rank 1 failed first on node 1 (exit code 1): cell 2")
+    assert len(shown) == len(before) + 2 + 1 + len(after)
+    assert [line.offset for line in shown] == sorted(line.offset for line in shown)
+    assert shown[4].offset == lines[len(before) + len(EXCEPTION) - 1].offset  # resume after it
+    assert shown[4].rank is None and shown[4].prefix == "[node 1]"
+
+
+def test_a_users_traceback_comes_through_unchanged():
+    user = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        "    x = {}['a']",
+        "KeyError: 'a'",
+        "next",
+    ]
+    assert [line.text for line in fold_reports(as_lines(user, rank=0), 0)] == user
+
+
+def test_a_report_still_being_written_is_held_until_it_ends():
+    folder = ReportFolder(0)
+    lines = as_lines(SIGNAL)
+    cut = next(i for i, line in enumerate(lines) if line.text.startswith(CHILD_FAILED)) + 4
+    assert [out for line in lines[:cut] for out in folder.feed(line)] == [lines[0]]
+    rest = [out for line in lines[cut:] for out in folder.feed(line)]
+    assert len(rest) == 1 and "killed by signal 9 (SIGKILL)" in rest[0].text
+    assert folder.flush() == []
+
+
+def test_what_is_held_when_the_log_ends_comes_out_as_it_is():
+    lines = as_lines(SIGNAL[:10])
+    assert list(fold_reports(lines, 0)) == lines
