@@ -15,6 +15,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { KaleService } from './api';
 import { kaleIcon } from './icon';
 import { LogsView } from './logs/widget';
+import { installSeriesColors } from './metrics/constants';
 import { PanelState } from './panel/state';
 import { KalePanel, PANEL_ID } from './panel/widget';
 import { CellTagBadges } from './tags/badges';
@@ -48,6 +49,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null,
     settings: ISettingRegistry | null
   ) => {
+    installSeriesColors();
     const service = new KaleService(app.serviceManager.serverSettings);
     const logs = new WidgetTracker<MainAreaWidget<LogsView>>({
       namespace: 'kale-ext-logs'

@@ -181,12 +181,14 @@ export async function screenshot(
 export const TALL = { width: 1024, height: 1600 };
 
 /**
- * Save a screenshot of the panel, scrolled to the top.
+ * Save a screenshot of the panel, scrolled to the top, as a test artifact,
+ * and for the docs unless `docs` is false.
  */
 export async function panelScreenshot(
   page: IJupyterLabPageFixture,
   testInfo: TestInfo,
-  name: string
+  name: string,
+  docs = true
 ): Promise<void> {
   const p = panel(page);
   // The panel, and anything around it a focused control scrolled, to the top.
@@ -196,8 +198,9 @@ export async function panelScreenshot(
     }
   });
   const clip = (await p.boundingBox())!;
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  const file = path.join(SCREENSHOTS, name);
+  const dir = docs ? SCREENSHOTS : testInfo.outputDir;
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, name);
   await page.screenshot({ path: file, clip, animations: 'disabled' });
   await testInfo.attach(name, { path: file, contentType: 'image/png' });
 }

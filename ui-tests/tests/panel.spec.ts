@@ -81,7 +81,8 @@ test.describe('the kale_ext panel with a notebook', () => {
         options: {
           runtime: 'torch-distributed',
           nodes: 2,
-          parameters: { epochs: 1 }
+          // as typed: the server types it by the notebook's parameters cell
+          parameters: { epochs: '1' }
         },
         config: {
           requests: { cpu: '500m' },

@@ -15,11 +15,11 @@ const asPanel = (p: unknown) => p as NotebookPanel;
 describe('readForm and writeForm', () => {
   it("keep the form in the notebook's own metadata key", () => {
     const { model } = fakeNotebook();
-    writeForm(
-      asModel(model),
-      { ...emptyForm(), nodes: '2', memoryLimit: '4Gi' },
-      {}
-    );
+    writeForm(asModel(model), {
+      ...emptyForm(),
+      nodes: '2',
+      memoryLimit: '4Gi'
+    });
     expect(METADATA_KEY).toBe('kale_ext');
     expect(model.metadata.kale_ext).toEqual({
       options: { nodes: 2 },
@@ -34,10 +34,10 @@ describe('readForm and writeForm', () => {
     const { model } = fakeNotebook({
       metadata: { options: { nodes: 2 }, config: {} }
     });
-    writeForm(asModel(model), emptyForm(), {});
+    writeForm(asModel(model), emptyForm());
     expect(METADATA_KEY in model.metadata).toBe(false);
     const writes = model.writes;
-    writeForm(asModel(model), emptyForm(), {});
+    writeForm(asModel(model), emptyForm());
     expect(model.writes).toBe(writes);
     expect(readForm(asModel(model))).toEqual(emptyForm());
   });

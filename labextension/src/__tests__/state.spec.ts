@@ -97,6 +97,47 @@ describe('PanelState', () => {
     expect(ctx.state.submitBlocker).toMatch(/Fix the highlighted/);
   });
 
+  it("shows the server's verdict on a parameter on its field", async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service } = ctx;
+    const message =
+      "parameters.epochs: expects an int (a whole number) like its default 6, not 'abc'";
+    service.compile.mockResolvedValue(
+      compileResult({
+        ok: false,
+        errors: [
+          {
+            severity: 'error',
+            message,
+            cell: null,
+            code: 'config',
+            field: 'parameters.epochs'
+          }
+        ]
+      })
+    );
+    state.updateForm({ parameters: { epochs: 'abc' } });
+    // no verdict of its own: the text goes to the server as typed
+    expect(state.fieldErrors).toEqual([]);
+    await compiled(ctx, 2);
+    expect(service.compile.mock.calls[1][0].options.parameters).toEqual({
+      epochs: 'abc'
+    });
+    expect(state.fieldErrors).toEqual([
+      {
+        field: 'parameters.epochs',
+        message: "expects an int (a whole number) like its default 6, not 'abc'"
+      }
+    ]);
+    expect(state.submitBlocker).toMatch(/Fix the highlighted/);
+
+    service.compile.mockResolvedValue(compileResult());
+    state.updateForm({ parameters: { epochs: '7' } });
+    await compiled(ctx, 3);
+    expect(state.fieldErrors).toEqual([]);
+  });
+
   it('blocks Submit while the notebook does not compile', async () => {
     ctx = setup();
     ctx.service.compile.mockResolvedValue({

@@ -1,14 +1,7 @@
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
 
 import type { Kale } from '../types';
-import {
-  emptyEnvRow,
-  emptyForm,
-  IEnvRow,
-  IFormContext,
-  IJobForm,
-  toOptions
-} from './model';
+import { emptyEnvRow, emptyForm, IEnvRow, IJobForm, toOptions } from './model';
 import { formatParameter } from './values';
 
 /**
@@ -20,11 +13,8 @@ import { formatParameter } from './values';
  * What the panel writes to `metadata.kale_ext`: the options without their
  * config, and the config.
  */
-export function toMetadata(
-  form: IJobForm,
-  context: IFormContext = {}
-): Kale.INotebookMetadata {
-  const options = toOptions(form, context);
+export function toMetadata(form: IJobForm): Kale.INotebookMetadata {
+  const options = toOptions(form);
   const config = options.config ?? {};
   delete options.config;
   return { options, config };
@@ -126,6 +116,7 @@ export function fromMetadata(value: unknown): IJobForm {
   }
   for (const [key, v] of Object.entries(Private.object(options.parameters))) {
     form.parameters[key] = formatParameter(v as JSONValue);
+    form.storedParameters[key] = v as JSONValue;
   }
 
   for (const [key, v] of Object.entries(options)) {

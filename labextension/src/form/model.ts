@@ -1,7 +1,7 @@
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
 
 import type { Kale } from '../types';
-import { parseCount, parseParameter } from './values';
+import { formatParameter, isQuantity, parseCount } from './values';
 
 /**
  * One environment variable row of the form: a value, or a Secret's key.
@@ -42,8 +42,12 @@ export interface IJobForm {
   env: IEnvRow[];
   /** The packages to install; null: the pins compile detected. */
   packages: string[] | null;
-  /** Parameter overrides, as typed (JSON text, or plain text for strings). */
+  /** Parameter overrides, as typed (the server types them by the notebook's
+   * `parameters` cell). */
   parameters: { [name: string]: string };
+  /** The parameter values the notebook's metadata held, sent as they were
+   * while their text is unchanged (so reading and writing loses nothing). */
+  storedParameters: { [name: string]: JSONValue };
   /** Options the panel does not edit (image, dataset_uri, ...), kept as found. */
   extraOptions: JSONObject;
   /** Config the panel does not edit (labels, tolerations, ...), kept as found. */
@@ -51,8 +55,8 @@ export interface IJobForm {
 }
 
 /**
- * What the server told us that serializing needs: the notebook's parameters
- * with their defaults (their types decide how a typed value is read).
+ * What the server told us that validating needs: the notebook's parameters
+ * with their defaults, the runtime (its name limit).
  */
 export interface IFormContext {
   parameters?: { [name: string]: JSONValue };
@@ -78,6 +82,7 @@ export function emptyForm(): IJobForm {
     env: [],
     packages: null,
     parameters: {},
+    storedParameters: {},
     extraOptions: {},
     extraConfig: {}
   };
@@ -91,12 +96,6 @@ export function emptyEnvRow(): IEnvRow {
 }
 
 /**
- * A Kubernetes quantity ("500m", "2", "4Gi", "1e3").
- */
-export const QUANTITY =
-  /^(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
-
-/**
  * A MIG profile as the panel accepts it, e.g. "mig-1g.5gb".
  */
 export const MIG_PROFILE = /^mig-\d+g\.\d+gb$/;
@@ -104,11 +103,9 @@ export const MIG_PROFILE = /^mig-\d+g\.\d+gb$/;
 /**
  * The JobOptions the form stands for (config included), ready to send.
  * Values that do not parse are left out: validation reports them.
+ * Parameters go as typed: the server types them.
  */
-export function toOptions(
-  form: IJobForm,
-  context: IFormContext = {}
-): Kale.IJobOptions {
+export function toOptions(form: IJobForm): Kale.IJobOptions {
   const options = Private.copy(form.extraOptions) as Kale.IJobOptions;
   delete options.config;
   const name = form.name.trim();
@@ -118,16 +115,16 @@ export function toOptions(
   if (form.runtime) {
     options.runtime = form.runtime;
   }
-  const nodes = parseCount(form.nodes, 1);
+  const nodes = parseCount(form.nodes, 'nodes');
   if (nodes.ok && nodes.value !== undefined) {
     options.nodes = nodes.value;
   }
-  const procs = parseCount(form.procsPerNode, 1);
+  const procs = parseCount(form.procsPerNode, 'procs_per_node');
   if (procs.ok && procs.value !== undefined) {
     options.procs_per_node = procs.value;
   }
   if (form.gpuMode === 'count') {
-    const gpus = parseCount(form.gpuCount, 0);
+    const gpus = parseCount(form.gpuCount, 'gpu');
     if (gpus.ok && gpus.value !== undefined) {
       options.gpu = gpus.value;
     }
@@ -139,10 +136,9 @@ export function toOptions(
   }
   const parameters: { [name: string]: JSONValue } = {};
   for (const [key, text] of Object.entries(form.parameters)) {
-    const parsed = parseParameter(text, context.parameters?.[key]);
-    if (parsed.ok) {
-      parameters[key] = parsed.value;
-    }
+    const stored = form.storedParameters[key];
+    parameters[key] =
+      stored !== undefined && formatParameter(stored) === text ? stored : text;
   }
   if (Object.keys(parameters).length > 0) {
     options.parameters = parameters;
@@ -167,7 +163,7 @@ export function toConfig(form: IJobForm): Kale.IDistributedConfig {
   const limits = { ...(config.limits ?? {}) };
   const set = (target: Record<string, string>, key: string, text: string) => {
     const t = text.trim();
-    if (QUANTITY.test(t)) {
+    if (isQuantity(t)) {
       target[key] = t;
     }
   };
@@ -216,10 +212,9 @@ export function toConfig(form: IJobForm): Kale.IDistributedConfig {
  */
 export function jobRequest(
   source: Kale.NotebookSource,
-  form: IJobForm,
-  context: IFormContext = {}
+  form: IJobForm
 ): Kale.JobRequest {
-  return { ...source, options: toOptions(form, context) };
+  return { ...source, options: toOptions(form) };
 }
 
 namespace Private {

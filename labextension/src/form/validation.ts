@@ -1,10 +1,12 @@
+import { matches, optionRule, RESERVED_ENV, valueRule } from '../contract';
 import type { Kale } from '../types';
-import { IFormContext, IJobForm, MIG_PROFILE, QUANTITY } from './model';
-import { parseCount, parseParameter } from './values';
+import { IFormContext, IJobForm, MIG_PROFILE } from './model';
+import { parseCount, quantityValue } from './values';
 
 /**
- * A problem with one field of the form, found as the user types (the
- * server's compile checks the rest).
+ * A problem with one field of the form, found as the user types by the
+ * server's rules (the generated contract), or reported by the server's
+ * compile (parameters, and what only the server knows).
  */
 export interface IFieldError {
   /** The form field: `nodes`, `cpuLimit`, `env.2.name`, `parameters.lr`, ... */
@@ -12,71 +14,19 @@ export interface IFieldError {
   message: string;
 }
 
-/**
- * Variables the Trainer sets on every node (the webhook rejects them).
- */
-export const RESERVED_ENV = [
-  'PET_NNODES',
-  'PET_NPROC_PER_NODE',
-  'PET_NODE_RANK',
-  'PET_MASTER_ADDR',
-  'PET_MASTER_PORT'
-];
-
-const JOB_NAME = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const DNS_SUBDOMAIN =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 const REQUIREMENT =
   /^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?\s*([<>=!~;@ ].*)?$/;
 
-const SUFFIXES: { [suffix: string]: number } = {
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  '': 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18
-};
-
 /**
- * The numeric value of a Kubernetes quantity, or null if it is not one.
- */
-export function quantityValue(text: string): number | null {
-  const t = text.trim();
-  if (!QUANTITY.test(t)) {
-    return null;
-  }
-  const m = /^([0-9.]+)(.*)$/.exec(t);
-  if (!m) {
-    return null;
-  }
-  const [, number, suffix] = m;
-  if (suffix in SUFFIXES) {
-    return Number(number) * SUFFIXES[suffix];
-  }
-  return Number(t); // an exponent: 1e3
-}
-
-/**
- * The longest TrainJob name whose pod names stay within 63 characters:
- * `<job>-<replicated job>-0-<index>-<5 chars>` (kale_ext.jobspec.name_limit).
+ * The longest TrainJob name whose pod names stay within a DNS label:
+ * `<job>-<replicated job>-0-<index>-<5 chars>` (`kale_ext/job/spec.py`:
+ * name_limit).
  */
 export function nameLimit(runtime?: Kale.IRuntime, nodes = 1): number {
   const jobs = ['node', ...(runtime?.initializers ?? [])];
   const longest = Math.max(...jobs.map(j => j.length));
-  return 63 - longest - String(Math.max(nodes - 1, 0)).length - 10;
+  const label = valueRule('dns_label').maxLength;
+  return label - longest - String(Math.max(nodes - 1, 0)).length - 10;
 }
 
 /**
@@ -90,34 +40,37 @@ export function validateForm(
   const add = (field: string, message: string) =>
     errors.push({ field, message });
 
-  const nodes = parseCount(form.nodes, 1);
+  const nodes = parseCount(form.nodes, 'nodes');
   const name = form.name.trim();
   if (name) {
     const limit = nameLimit(
       context.runtime,
       nodes.ok ? (nodes.value ?? context.runtime?.num_nodes ?? 1) : 1
     );
-    if (!JOB_NAME.test(name)) {
+    const suggestion = suggestName(name, limit);
+    const instead =
+      suggestion && suggestion !== name ? `: try ${suggestion}` : '';
+    if (!matches('job_name', name)) {
       add(
         'name',
-        "lowercase letters, digits and '-', starting with a letter and ending with a letter or digit"
+        `"${name}" is not a job name (lowercase letters, digits and '-', starting with a letter and ending with a letter or digit)${instead}`
       );
     } else if (name.length > limit) {
       add(
         'name',
-        `${name.length} characters; this runtime allows at most ${limit}`
+        `${name.length} characters; this runtime allows at most ${limit}${instead}`
       );
     }
   }
   if (!nodes.ok) {
     add('nodes', nodes.error);
   }
-  const procs = parseCount(form.procsPerNode, 1);
+  const procs = parseCount(form.procsPerNode, 'procs_per_node');
   if (!procs.ok) {
     add('procsPerNode', procs.error);
   }
   if (form.gpuMode === 'count') {
-    const gpus = parseCount(form.gpuCount, 0);
+    const gpus = parseCount(form.gpuCount, 'gpu');
     if (!gpus.ok) {
       add('gpuCount', gpus.error);
     } else if (gpus.value === undefined) {
@@ -154,7 +107,7 @@ export function validateForm(
   const seen = new Set<string>();
   form.env.forEach((row, i) => {
     const name = row.name.trim();
-    if (!ENV_NAME.test(name)) {
+    if (!matches('env_name', name)) {
       add(
         `env.${i}.name`,
         name
@@ -168,13 +121,13 @@ export function validateForm(
     }
     seen.add(name);
     if (row.source === 'secret') {
-      if (!DNS_SUBDOMAIN.test(row.secret.trim())) {
+      if (!matches('dns_subdomain', row.secret.trim())) {
         add(
           `env.${i}.secret`,
           'the name of a Secret (lowercase, digits, - and .)'
         );
       }
-      if (!SECRET_KEY.test(row.key.trim())) {
+      if (!matches('config_key', row.key.trim())) {
         add(
           `env.${i}.key`,
           'a key of the Secret (letters, digits, -, _ and .)'
@@ -183,23 +136,30 @@ export function validateForm(
     }
   });
 
-  (form.packages ?? []).forEach((spec, i) => {
+  const packages = form.packages ?? [];
+  const most = optionRule('packages').maximum;
+  if (most !== undefined && packages.filter(p => p.trim()).length > most) {
+    add('packages', `at most ${most} packages`);
+  }
+  packages.forEach((spec, i) => {
     const t = spec.trim();
     if (t && !REQUIREMENT.test(t)) {
       add(`packages.${i}`, `"${t}" is not a requirement (e.g. numpy==2.1.0)`);
     }
   });
 
-  for (const [key, text] of Object.entries(form.parameters)) {
-    const defaults = context.parameters;
-    if (defaults && !(key in defaults)) {
-      add(`parameters.${key}`, 'the notebook has no such parameter');
-      continue;
-    }
-    const parsed = parseParameter(text, defaults?.[key]);
-    if (!parsed.ok) {
-      add(`parameters.${key}`, parsed.error);
-    }
-  }
   return errors;
+}
+
+/**
+ * A valid job name close to `text` and within `limit` characters
+ * (`MyTrainingJob` → `mytrainingjob`), or '' when none is near.
+ */
+export function suggestName(text: string, limit: number): string {
+  let name = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^[^a-z]+/, '');
+  name = name.slice(0, Math.max(0, limit)).replace(/-+$/, '');
+  return matches('job_name', name) ? name : '';
 }

@@ -1,8 +1,12 @@
 import type { JSONValue } from '@lumino/coreutils';
 
+import { matches, optionRule, QUANTITY_SUFFIXES } from '../contract';
+
 /**
- * Reading what the user typed into the form's fields: counts and parameter
- * values (typed as the notebook's defaults are).
+ * Reading what the user typed into the form's fields, by the server's rules
+ * (the generated contract): counts within their option's bounds, Kubernetes
+ * quantities. Parameter values are not read here: they are sent as typed,
+ * and the server types them by the notebook's `parameters` cell.
  */
 
 /**
@@ -11,11 +15,12 @@ import type { JSONValue } from '@lumino/coreutils';
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /**
- * Read a whole number of at least `minimum` ('' is not chosen: undefined).
+ * Read a whole number within the bounds of the job option `option`
+ * (`nodes`, `procs_per_node`, `gpu`); '' is not chosen: undefined.
  */
 export function parseCount(
   text: string,
-  minimum: number
+  option: string
 ): Parsed<number | undefined> {
   const t = text.trim();
   if (t === '') {
@@ -25,62 +30,40 @@ export function parseCount(
     return { ok: false, error: `must be a whole number, not "${t}"` };
   }
   const value = Number(t);
-  if (value < minimum) {
+  const { minimum, maximum } = optionRule(option);
+  if (minimum !== undefined && value < minimum) {
     return { ok: false, error: `must be at least ${minimum}` };
+  }
+  if (maximum !== undefined && value > maximum) {
+    return { ok: false, error: `must be at most ${maximum}, not ${value}` };
   }
   return { ok: true, value };
 }
 
 /**
- * Read a parameter value as typed. A string parameter takes the text as it
- * is (or a quoted JSON string); any other takes JSON (Python's True, False
- * and None too) of the default's type.
+ * Whether `text` is a Kubernetes quantity ("500m", "2", "4Gi", "1e3").
  */
-export function parseParameter(
-  text: string,
-  defaultValue?: JSONValue
-): Parsed<JSONValue> {
+export function isQuantity(text: string): boolean {
+  return matches('quantity', text.trim());
+}
+
+/**
+ * The numeric value of a Kubernetes quantity, or null if it is not one.
+ */
+export function quantityValue(text: string): number | null {
   const t = text.trim();
-  if (typeof defaultValue === 'string') {
-    if (t.startsWith('"')) {
-      try {
-        const value = JSON.parse(t) as JSONValue;
-        if (typeof value === 'string') {
-          return { ok: true, value };
-        }
-      } catch {
-        // not a JSON string: the text itself
-      }
-    }
-    return { ok: true, value: text };
+  if (!isQuantity(t)) {
+    return null;
   }
-  const python: { [k: string]: JSONValue } = {
-    True: true,
-    False: false,
-    None: null
-  };
-  let value: JSONValue;
-  if (t in python) {
-    value = python[t];
-  } else {
-    try {
-      value = JSON.parse(t) as JSONValue;
-    } catch {
-      if (defaultValue === undefined) {
-        return { ok: true, value: text };
-      }
-      return {
-        ok: false,
-        error: `"${t}" is not a value: use JSON, e.g. 3, 0.5, true, "text" or [1, 2]`
-      };
-    }
+  const m = /^([0-9.]+)(.*)$/.exec(t);
+  if (!m) {
+    return null;
   }
-  const want = Private.kind(defaultValue);
-  const got = Private.kind(value);
-  if (want !== 'any' && want !== 'null' && got !== want) {
-    return { ok: false, error: `must be ${Private.article(want)}` };
+  const [, number, suffix] = m;
+  if (suffix in QUANTITY_SUFFIXES) {
+    return Number(number) * QUANTITY_SUFFIXES[suffix];
   }
-  return { ok: true, value };
+  return Number(t); // an exponent: 1e3
 }
 
 /**
@@ -91,26 +74,4 @@ export function formatParameter(value: JSONValue | undefined): string {
     return '';
   }
   return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-namespace Private {
-  export type Kind =
-    'string' | 'number' | 'boolean' | 'list' | 'object' | 'null' | 'any';
-
-  export function kind(value: JSONValue | undefined): Kind {
-    if (value === undefined) {
-      return 'any';
-    }
-    if (value === null) {
-      return 'null';
-    }
-    if (Array.isArray(value)) {
-      return 'list';
-    }
-    return typeof value as Kind;
-  }
-
-  export function article(kind: Kind): string {
-    return kind === 'object' ? 'an object' : `a ${kind}`;
-  }
 }

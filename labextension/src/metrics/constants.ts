@@ -1,61 +1,61 @@
 /**
  * The facts the metrics code shares with `kale_ext/metrics.py`: what starts
  * a metrics line, how many points a series keeps, the series colours, how a
- * value that is not a finite number reads, and a chart's size. All of them
- * here, and nothing else, so they can come from the Python side as data.
+ * value that is not a finite number reads, and a chart's size. They come
+ * from the generated contract (`../contract.json`), never a copy.
  */
+import { METRICS, type IChartSize } from '../contract';
+
+export type { IChartSize };
 
 /**
  * What starts a metrics line (`kale_ext/metrics.py`: PREFIX).
  */
-export const METRIC_PREFIX = 'KALE_METRIC ';
+export const METRIC_PREFIX: string = METRICS.prefix;
 
 /**
  * Points kept per metric and rank; beyond it a series is thinned to a
  * quarter, its minima and maxima kept.
  */
-export const MAX_POINTS = 20_000;
+export const MAX_POINTS: number = METRICS.max_points;
 
 /**
  * The series colours, by rank modulo their number; a rank's log lines share
- * its colour. (`labextension/style/base.css` sets them as the classes
- * `kale-ext-who-0` … `kale-ext-who-7`.)
+ * its colour (the classes `kale-ext-who-<i>`, see {@link seriesColorsCss}).
  */
-export const SERIES_COLORS: readonly string[] = [
-  'var(--jp-brand-color1)',
-  'var(--jp-warn-color1)',
-  'var(--jp-success-color1)',
-  'var(--jp-info-color1)',
-  'var(--jp-accent-color0)',
-  'var(--jp-error-color1)',
-  'var(--jp-brand-color0)',
-  'var(--jp-warn-color0)'
-];
+export const SERIES_COLORS: readonly string[] = METRICS.series_colors;
 
 /**
  * How a value that is not a finite number reads.
  */
-export const NAN_TEXT = 'NaN';
-export const INF_TEXT = 'inf';
+export const NAN_TEXT: string = METRICS.nan_text;
+export const INF_TEXT: string = METRICS.inf_text;
 
 /**
- * A chart's size and margins, in SVG user units.
+ * A chart's default size and margins, in SVG user units.
  */
-export interface IChartSize {
-  width: number;
-  height: number;
-  /** Room for the y labels on the left, x labels below. */
-  left: number;
-  bottom: number;
-  top: number;
-  right: number;
+export const CHART_SIZE: Readonly<IChartSize> = METRICS.chart_size;
+
+/**
+ * The CSS that gives each `kale-ext-who-<i>` class its series colour.
+ */
+export function seriesColorsCss(): string {
+  return SERIES_COLORS.map(
+    (color, i) => `.kale-ext-who-${i} { --kale-ext-who-color: ${color}; }`
+  ).join('\n');
 }
 
-export const CHART_SIZE: IChartSize = {
-  width: 280,
-  height: 120,
-  left: 44,
-  bottom: 18,
-  top: 6,
-  right: 8
-};
+/**
+ * Add the series colours to the page once (the log lines, the charts and
+ * the legends use them).
+ */
+export function installSeriesColors(doc: Document = document): void {
+  const id = 'kale-ext-series-colors';
+  if (doc.getElementById(id)) {
+    return;
+  }
+  const style = doc.createElement('style');
+  style.id = id;
+  style.textContent = seriesColorsCss();
+  doc.head.appendChild(style);
+}

@@ -2,7 +2,7 @@ import type { INotebookContent } from '@jupyterlab/nbformat';
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
 import { fromMetadata, toMetadata } from '../form/metadata';
-import type { IFormContext, IJobForm } from '../form/model';
+import type { IJobForm } from '../form/model';
 import type { Kale } from '../types';
 import { undoableMetadataChange } from './undo';
 
@@ -23,12 +23,8 @@ export function readForm(model: INotebookModel): IJobForm {
  * change is part of the document and can be undone; an empty form leaves
  * no key behind.
  */
-export function writeForm(
-  model: INotebookModel,
-  form: IJobForm,
-  context: IFormContext
-): void {
-  const meta = toMetadata(form, context);
+export function writeForm(model: INotebookModel, form: IJobForm): void {
+  const meta = toMetadata(form);
   const empty =
     Object.keys(meta.options).length === 0 &&
     Object.keys(meta.config).length === 0;

@@ -2,6 +2,7 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { VDomModel } from '@jupyterlab/ui-components';
 
 import type { KaleService } from '../api';
+import { formErrors } from '../form/fields';
 import { sameForm } from '../form/metadata';
 import { IFormContext, IJobForm, emptyForm, jobRequest } from '../form/model';
 import { IFieldError, validateForm } from '../form/validation';
@@ -198,7 +199,7 @@ export class PanelState extends VDomModel {
     const model = this.notebook?.model;
     if (model && this._binding.ready) {
       // (not loaded yet: the file's metadata is read once it is)
-      writeForm(model, this.form, this.context);
+      writeForm(model, this.form);
     }
     this.stateChanged.emit();
     this._scheduleCompile();
@@ -340,11 +341,19 @@ export class PanelState extends VDomModel {
    */
   private _request(preferPath: boolean): Kale.JobRequest | null {
     const source = notebookSource(this.notebook, preferPath);
-    return source && jobRequest(source, this.form, this.context);
+    return source && jobRequest(source, this.form);
   }
 
+  /**
+   * The fields' problems: the panel's checks as you type, and the last
+   * compile's errors about a field (a parameter's type, ...).
+   */
   private _validate(): void {
-    this.fieldErrors = validateForm(this.form, this.context);
+    this.fieldErrors = formErrors(
+      validateForm(this.form, this.context),
+      this.compile,
+      this.form
+    );
   }
 
   private _options: PanelState.IOptions;

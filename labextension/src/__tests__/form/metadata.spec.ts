@@ -34,9 +34,7 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
   });
 
   it('writes the options without their config, and the config', () => {
-    expect(
-      toMetadata(full, { parameters: { epochs: 6, optimizer: 'sgd' } })
-    ).toEqual({
+    expect(toMetadata(full)).toEqual({
       options: {
         image: 'repo/img:1',
         name: 'digits',
@@ -44,7 +42,8 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
         nodes: 2,
         procs_per_node: 1,
         gpu: 'mig-1g.5gb',
-        parameters: { epochs: 1, optimizer: 'adam' },
+        // as typed: the server types them by the notebook's parameters cell
+        parameters: { epochs: '1', optimizer: 'adam' },
         packages: ['numpy==2.1.0']
       },
       config: {
@@ -63,10 +62,9 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
   });
 
   it('round-trips: the form read back writes the same metadata', () => {
-    const context = { parameters: { epochs: 6, optimizer: 'sgd' } };
-    const meta = toMetadata(full, context);
+    const meta = toMetadata(full);
     const back = fromMetadata(JSON.parse(JSON.stringify(meta)));
-    expect(toMetadata(back, context)).toEqual(meta);
+    expect(toMetadata(back)).toEqual(meta);
     expect(back.nodes).toBe('2');
     expect(back.gpuMode).toBe('mig');
     expect(back.cpuRequest).toBe('500m');

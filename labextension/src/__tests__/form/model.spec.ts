@@ -94,12 +94,25 @@ describe('toOptions: the form as JobOptions', () => {
     expect(options.env).toBeUndefined();
   });
 
-  it('sends the changed parameters, typed by their defaults', () => {
+  it('sends the changed parameters as typed (the server types them)', () => {
     const options = toOptions(
-      form({ parameters: { epochs: '1', optimizer: 'adam', lr: 'oops' } }),
-      { parameters: { epochs: 6, optimizer: 'sgd', lr: 0.05 } }
+      form({ parameters: { epochs: '1', debug: 'False', lr: '1e-3' } })
     );
-    expect(options.parameters).toEqual({ epochs: 1, optimizer: 'adam' });
+    expect(options.parameters).toEqual({
+      epochs: '1',
+      debug: 'False',
+      lr: '1e-3'
+    });
+    expect(toOptions(form()).parameters).toBeUndefined();
+  });
+
+  it('sends the values the metadata held as they were, until edited', () => {
+    const stored = { lr: 0.5, debug: false };
+    const f = form({
+      parameters: { lr: '0.5', debug: 'True' },
+      storedParameters: stored
+    });
+    expect(toOptions(f).parameters).toEqual({ lr: 0.5, debug: 'True' });
   });
 
   it('sends the packages only once edited', () => {

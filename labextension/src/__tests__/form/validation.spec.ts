@@ -1,6 +1,7 @@
+import contract from '../../contract.json';
 import { IJobForm, emptyEnvRow, emptyForm } from '../../form/model';
 import type { Kale } from '../../types';
-import { nameLimit, quantityValue, validateForm } from '../../form/validation';
+import { nameLimit, suggestName, validateForm } from '../../form/validation';
 
 function errors(change: Partial<IJobForm>, context = {}): [string, string][] {
   return validateForm({ ...emptyForm(), ...change }, context).map(e => [
@@ -30,6 +31,8 @@ describe('validateForm', () => {
     ['a name ending in -', { name: 'train-' }, 'name', /ending with/],
     ['a name too long', { name: 'a'.repeat(49) }, 'name', /at most 48/],
     ['0 nodes', { nodes: '0' }, 'nodes', /at least 1/],
+    ['1001 nodes', { nodes: '1001' }, 'nodes', /at most 1000/],
+    ['257 processes', { procsPerNode: '257' }, 'procsPerNode', /at most 256/],
     ['a fraction of a node', { nodes: '1.5' }, 'nodes', /whole number/],
     ['0 processes', { procsPerNode: '0' }, 'procsPerNode', /at least 1/],
     ['no GPU count', { gpuMode: 'count' }, 'gpuCount', /number of GPUs/],
@@ -140,19 +143,69 @@ describe('validateForm', () => {
     expect(errors(change, { runtime })).toEqual([]);
   });
 
-  it('checks parameters against the notebook', () => {
-    const context = { parameters: { epochs: 6, name: 'x' } };
-    expect(errors({ parameters: { epochs: '1', name: 'y' } }, context)).toEqual(
-      []
-    );
-    expect(errors({ parameters: { epochs: 'many' } }, context)).toEqual([
-      ['parameters.epochs', expect.stringContaining('is not a value')]
+  it('leaves parameters to the server (it types them by the notebook)', () => {
+    const context = { parameters: { epochs: 6 } };
+    expect(
+      errors({ parameters: { epochs: 'abc', gone: '1' } }, context)
+    ).toEqual([]);
+  });
+
+  it('suggests a valid name for an invalid one', () => {
+    expect(errors({ name: 'MyTrainingJob' }, { runtime })).toEqual([
+      ['name', expect.stringMatching(/: try mytrainingjob$/)]
     ]);
-    expect(errors({ parameters: { gone: '1' } }, context)).toEqual([
-      ['parameters.gone', 'the notebook has no such parameter']
+    expect(errors({ name: 'a'.repeat(50) }, { runtime })).toEqual([
+      [
+        'name',
+        `50 characters; this runtime allows at most 48: try ${'a'.repeat(48)}`
+      ]
     ]);
-    // Before the first compile the defaults are unknown: no verdict yet.
-    expect(errors({ parameters: { gone: '1' } })).toEqual([]);
+  });
+});
+
+describe('the checks agree with the contract the server generated', () => {
+  const patterns = contract.k8s.patterns;
+
+  it.each(['digits-ddp', 'MyTrainingJob', 'a-', '1job', 'job.one', 'x'])(
+    'marks the job name %j as the job_name pattern does',
+    name => {
+      const allowed = new RegExp(patterns.job_name.pattern).test(name);
+      const found = errors({ name }, { runtime }).map(([f]) => f);
+      expect(found.includes('name')).toBe(!allowed);
+    }
+  );
+
+  it.each(['HF_TOKEN', '_x', '9LIVES', 'MY-VAR', 'a.b'])(
+    'marks the variable %j as the env_name pattern does',
+    name => {
+      const allowed = new RegExp(patterns.env_name.pattern).test(name);
+      const found = errors({ env: [{ ...emptyEnvRow(), name }] });
+      expect(found.length === 0).toBe(allowed);
+    }
+  );
+
+  it('refuses every variable the Trainer reserves', () => {
+    for (const name of contract.k8s.reserved_env) {
+      expect(errors({ env: [{ ...emptyEnvRow(), name }] })).toEqual([
+        ['env.0.name', `${name} is set by the Trainer on each node`]
+      ]);
+    }
+  });
+
+  it('bounds nodes by the nodes option, naming the bound', () => {
+    const { maximum } = contract.options.nodes;
+    expect(errors({ nodes: String(maximum) })).toEqual([]);
+    expect(errors({ nodes: String(maximum + 1) })).toEqual([
+      ['nodes', `must be at most ${maximum}, not ${maximum + 1}`]
+    ]);
+  });
+
+  it('bounds the packages by the packages option', () => {
+    const { maximum } = contract.options.packages;
+    const many = Array.from({ length: maximum + 1 }, (_, i) => `p${i}`);
+    expect(errors({ packages: many })).toEqual([
+      ['packages', `at most ${maximum} packages`]
+    ]);
   });
 });
 
@@ -167,18 +220,14 @@ describe('nameLimit', () => {
   });
 });
 
-describe('quantityValue', () => {
+describe('suggestName', () => {
   it.each([
-    ['500m', 0.5],
-    ['2', 2],
-    ['1Gi', 2 ** 30],
-    ['1G', 1e9],
-    ['1e3', 1000],
-    ['.5', 0.5],
-    ['4GB', null],
-    ['', null],
-    ['-1', null]
-  ])('%j → %j', (text, value) => {
-    expect(quantityValue(text)).toBe(value);
+    ['MyTrainingJob', 48, 'mytrainingjob'],
+    ['My Training Job!', 48, 'my-training-job'],
+    ['2nd_try', 48, 'nd-try'],
+    ['abcdef', 3, 'abc'],
+    ['---', 48, '']
+  ])('%j (limit %d) → %j', (text, limit, name) => {
+    expect(suggestName(text, limit)).toBe(name);
   });
 });

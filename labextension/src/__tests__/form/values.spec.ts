@@ -1,53 +1,69 @@
-import { parseCount, parseParameter } from '../../form/values';
+import contract from '../../contract.json';
+import {
+  formatParameter,
+  isQuantity,
+  parseCount,
+  quantityValue
+} from '../../form/values';
 
-describe('parseParameter', () => {
-  const cases: [string, string, unknown, unknown][] = [
-    // [what, text, default, expected value or Error message part]
-    ['an int', '3', 6, 3],
-    ['a float for an int', '0.5', 6, 0.5],
-    ['a float', '1e-3', 0.05, 0.001],
-    ['JSON true', 'true', false, true],
-    ["Python's True", 'True', false, true],
-    ["Python's None", 'None', null, null],
-    ['a list', '[1, 2]', [3], [1, 2]],
-    ['an object', '{"a": 1}', { b: 2 }, { a: 1 }],
-    ['a string as typed', 'adam', 'sgd', 'adam'],
-    ['a string that looks like a number', '12', 'sgd', '12'],
-    ['a quoted JSON string', '"a b"', 'sgd', 'a b'],
-    ['anything for a null default', '"x"', null, 'x'],
-    ['text with no default known', 'hello', undefined, 'hello'],
-    ['JSON with no default known', '7', undefined, 7]
-  ];
-  it.each(cases)('reads %s', (_, text, defaultValue, expected) => {
-    expect(parseParameter(text, defaultValue as never)).toEqual({
-      ok: true,
-      value: expected
-    });
+describe('parseCount: a count within its option’s bounds (the contract’s)', () => {
+  const { nodes, procs_per_node: procs, gpu } = contract.options;
+  it.each([
+    ['', 'nodes', { ok: true, value: undefined }],
+    [' 4 ', 'nodes', { ok: true, value: 4 }],
+    ['0', 'gpu', { ok: true, value: 0 }],
+    ['0', 'nodes', { ok: false, error: `must be at least ${nodes.minimum}` }],
+    [
+      String(nodes.maximum + 1),
+      'nodes',
+      {
+        ok: false,
+        error: `must be at most ${nodes.maximum}, not ${nodes.maximum + 1}`
+      }
+    ],
+    [String(procs.maximum), 'procs_per_node', { ok: true, value: 256 }],
+    [
+      String(gpu.maximum + 1),
+      'gpu',
+      { ok: false, error: `must be at most ${gpu.maximum}, not 65` }
+    ],
+    ['1.5', 'nodes', { ok: false, error: 'must be a whole number, not "1.5"' }],
+    ['-2', 'gpu', { ok: false, error: 'must be a whole number, not "-2"' }]
+  ])('%j (%s)', (text, option, expected) => {
+    expect(parseCount(text, option)).toEqual(expected);
   });
 
-  const errors: [string, string, unknown, string][] = [
-    ['text for a number', 'abc', 6, 'is not a value'],
-    ['a string for a number', '"3"', 6, 'must be a number'],
-    ['a number for a bool', '1', true, 'must be a boolean'],
-    ['an object for a list', '{}', [1], 'must be a list'],
-    ['a list for an object', '[]', { a: 1 }, 'must be an object']
-  ];
-  it.each(errors)('rejects %s', (_, text, defaultValue, message) => {
-    const parsed = parseParameter(text, defaultValue as never);
-    expect(parsed.ok).toBe(false);
-    expect(!parsed.ok && parsed.error).toContain(message);
+  it('reads the bounds the server has', () => {
+    expect(nodes).toEqual({ kind: 'count', minimum: 1, maximum: 1000 });
   });
 });
 
-describe('parseCount', () => {
+describe('quantities, by the contract’s pattern and suffixes', () => {
   it.each([
-    ['', 1, { ok: true, value: undefined }],
-    [' 4 ', 1, { ok: true, value: 4 }],
-    ['0', 0, { ok: true, value: 0 }],
-    ['0', 1, { ok: false, error: 'must be at least 1' }],
-    ['1.5', 1, { ok: false, error: 'must be a whole number, not "1.5"' }],
-    ['-2', 0, { ok: false, error: 'must be a whole number, not "-2"' }]
-  ])('%j (minimum %d)', (text, minimum, expected) => {
-    expect(parseCount(text, minimum)).toEqual(expected);
+    ['500m', 0.5],
+    ['2', 2],
+    ['1Gi', 2 ** 30],
+    ['1G', 1e9],
+    ['1e3', 1000],
+    ['.5', 0.5],
+    ['4GB', null],
+    ['', null],
+    ['-1', null],
+    ['1'.repeat(contract.k8s.patterns.quantity.max_length + 1), null]
+  ])('%j → %j', (text, value) => {
+    expect(quantityValue(text)).toBe(value);
+    expect(isQuantity(text)).toBe(value !== null);
+  });
+});
+
+describe('formatParameter', () => {
+  it.each([
+    [undefined, ''],
+    ['adam', 'adam'],
+    [0.5, '0.5'],
+    [false, 'false'],
+    [[1, 2], '[1,2]']
+  ])('%j → %j', (value, text) => {
+    expect(formatParameter(value as never)).toBe(text);
   });
 });

@@ -80,7 +80,7 @@ describe('MetricsStore', () => {
     ]);
     const loss = store.metric('loss')!;
     expect(loss.series.get(0)!.points).toHaveLength(1);
-    expect(describeMetric(loss)).toBe('loss, latest: rank 0 NaN at step 2');
+    expect(describeMetric(loss)).toBe('loss, latest: rank 0 nan at step 2');
   });
 
   it('stays bounded however many points come', () => {

@@ -1,0 +1,86 @@
+import type { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import contract from '../contract.json';
+import { emptyForm, IJobForm } from '../form/model';
+import { validateForm } from '../form/validation';
+import { ResourceFields, ShapeFields } from '../panel/job-form';
+import { render } from './render';
+
+/**
+ * The form's fields show the panel's checks, which are the server's rules
+ * (the generated contract).
+ */
+function shape(change: Partial<IJobForm>): Promise<Widget> {
+  const form = { ...emptyForm(), ...change };
+  return render(
+    <ShapeFields
+      form={form}
+      errors={validateForm(form)}
+      onChange={() => undefined}
+    />
+  );
+}
+
+function field(widget: Widget, name: string) {
+  const node = widget.node;
+  const input = node.querySelector<HTMLInputElement>(`input[name="${name}"]`)!;
+  const ids = input.getAttribute('aria-describedby') ?? '';
+  return {
+    invalid: input.getAttribute('aria-invalid') === 'true',
+    message: ids
+      .split(' ')
+      .filter(id => id.endsWith('-error'))
+      .map(id => node.querySelector(`[id="${id}"]`)?.textContent ?? '')
+      .join('')
+  };
+}
+
+describe('the job form, checked by the contract', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it('marks a name the job_name pattern rejects, suggesting one it allows', async () => {
+    const name = 'MyTrainingJob';
+    const rule = new RegExp(contract.k8s.patterns.job_name.pattern);
+    expect(rule.test(name)).toBe(false);
+    expect(rule.test('mytrainingjob')).toBe(true);
+    widget = await shape({ name });
+    expect(field(widget, 'name')).toEqual({
+      invalid: true,
+      message: expect.stringMatching(/not a job name.*: try mytrainingjob$/)
+    });
+  });
+
+  it('accepts a name the pattern allows', async () => {
+    widget = await shape({ name: 'digits-ddp' });
+    expect(field(widget, 'name')).toEqual({ invalid: false, message: '' });
+  });
+
+  it("marks nodes above the nodes option's maximum, naming the bound", async () => {
+    const { maximum } = contract.options.nodes;
+    widget = await shape({ nodes: String(maximum + 1) });
+    expect(field(widget, 'nodes')).toEqual({
+      invalid: true,
+      message: `must be at most ${maximum}, not ${maximum + 1}`
+    });
+    widget.dispose();
+    widget = await shape({ nodes: String(maximum) });
+    expect(field(widget, 'nodes').invalid).toBe(false);
+  });
+
+  it('marks a memory that is no quantity by the quantity pattern', async () => {
+    const form = { ...emptyForm(), memoryLimit: '4GB' };
+    widget = await render(
+      <ResourceFields
+        form={form}
+        errors={validateForm(form)}
+        onChange={() => undefined}
+      />
+    );
+    expect(field(widget, 'memoryLimit')).toEqual({
+      invalid: true,
+      message: '"4GB" is not a quantity (e.g. 512Mi or 4Gi)'
+    });
+  });
+});

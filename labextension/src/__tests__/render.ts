@@ -1,0 +1,23 @@
+/**
+ * Rendering a React element as the panel does (a ReactWidget attached to
+ * the document), for specs of the panel's views (this file holds no tests).
+ */
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+import type * as React from 'react';
+
+import { until } from './helpers';
+
+/**
+ * Render `element` and wait until it is on the page (or until `shown`).
+ * Dispose of the widget to remove it.
+ */
+export async function render(
+  element: React.ReactElement,
+  shown: (node: HTMLElement) => boolean = node => node.childElementCount > 0
+): Promise<Widget> {
+  const widget = ReactWidget.create(element);
+  Widget.attach(widget, document.body);
+  await until(() => shown(widget.node));
+  return widget;
+}

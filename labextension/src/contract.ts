@@ -1,0 +1,119 @@
+/**
+ * The server's own rules, as the panel checks and draws by them: the
+ * Kubernetes value rules, the job options' bounds and the metrics
+ * constants. They come from `contract.json`, which is generated from the
+ * Python source (`python -m kale_ext.server.contract`) and kept equal to it
+ * by `tests/server/test_contract.py`: the TypeScript side holds no copy.
+ */
+import data from './contract.json';
+
+/**
+ * A Kubernetes value rule: a full-match pattern and a length limit.
+ */
+export interface IValueRule {
+  pattern: RegExp;
+  maxLength: number;
+}
+
+/**
+ * The names of the rules the panel uses (`kale_ext/job/k8s_values.py`).
+ */
+export type RuleName =
+  | 'job_name'
+  | 'dns_label'
+  | 'dns_subdomain'
+  | 'qualified_name'
+  | 'label_value'
+  | 'env_name'
+  | 'config_key'
+  | 'quantity';
+
+/**
+ * A job option's kind and bounds (`kale_ext/job/options.py`).
+ */
+export interface IOptionRule {
+  kind: string;
+  minimum?: number;
+  maximum?: number;
+  pattern?: string;
+}
+
+/**
+ * A chart's size and margins, in SVG user units.
+ */
+export interface IChartSize {
+  width: number;
+  height: number;
+  /** Room for the y labels on the left, x labels below. */
+  left: number;
+  bottom: number;
+  top: number;
+  right: number;
+}
+
+/**
+ * The metrics facts shared with `kale_ext/metrics.py`.
+ */
+export interface IMetricsContract {
+  prefix: string;
+  max_points: number;
+  series_colors: string[];
+  nan_text: string;
+  inf_text: string;
+  chart_size: IChartSize;
+}
+
+interface IContract {
+  k8s: {
+    patterns: Record<string, { pattern: string; max_length: number }>;
+    quantity_suffixes: Record<string, number>;
+    reserved_env: string[];
+  };
+  options: Record<string, IOptionRule>;
+  metrics: IMetricsContract;
+}
+
+const contract = data as IContract;
+
+/**
+ * A Kubernetes value rule by name.
+ */
+export function valueRule(name: RuleName): IValueRule {
+  const rule = contract.k8s.patterns[name];
+  if (!rule) {
+    throw new Error(`contract.json has no rule ${name}`);
+  }
+  return { pattern: new RegExp(rule.pattern), maxLength: rule.max_length };
+}
+
+/**
+ * Whether `value` is allowed by the rule `name` (pattern and length).
+ */
+export function matches(name: RuleName, value: string): boolean {
+  const rule = valueRule(name);
+  return value.length <= rule.maxLength && rule.pattern.test(value);
+}
+
+/**
+ * The variables the Trainer sets on every node (the webhook rejects them).
+ */
+export const RESERVED_ENV: readonly string[] = contract.k8s.reserved_env;
+
+/**
+ * A quantity's suffixes and their factors (`Mi` → 2^20, `m` → 0.001).
+ */
+export const QUANTITY_SUFFIXES: Readonly<Record<string, number>> =
+  contract.k8s.quantity_suffixes;
+
+/**
+ * A job option's kind and bounds, by its REST name (`nodes`,
+ * `procs_per_node`, ...); an empty rule for an option the table lacks.
+ */
+export function optionRule(name: string): IOptionRule {
+  return contract.options[name] ?? { kind: 'unknown' };
+}
+
+/**
+ * The metrics constants.
+ */
+export const METRICS: Readonly<IMetricsContract> = contract.metrics;
