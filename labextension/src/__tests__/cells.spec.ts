@@ -95,6 +95,37 @@ describe('showDiagnosticCell', () => {
     expect(notebook.scrollToItem).toHaveBeenCalledWith(0, 'center');
   });
 
+  it("puts the cursor at the start of a diagnostic's line", async () => {
+    const { panel, notebook, cell } = fakeNotebook();
+    const editor = {
+      lineCount: 3,
+      setCursorPosition: jest.fn(),
+      focus: jest.fn()
+    };
+    (cell as { editor?: unknown }).editor = editor;
+    const show = (line: number | null) =>
+      showDiagnosticCell(
+        panel as unknown as NotebookPanel,
+        { ...diagnostic(0), line },
+        jest.fn()
+      );
+    await show(2);
+    expect(editor.setCursorPosition).toHaveBeenLastCalledWith({
+      line: 1,
+      column: 0
+    });
+    expect(editor.focus).toHaveBeenCalled();
+    expect(notebook.mode).toBe('edit');
+    await show(9); // past the cell's end (the cell changed): its last line
+    expect(editor.setCursorPosition).toHaveBeenLastCalledWith({
+      line: 2,
+      column: 0
+    });
+    await show(null); // no line: the cell is selected, in command mode
+    expect(editor.setCursorPosition).toHaveBeenCalledTimes(2);
+    expect(notebook.mode).toBe('command');
+  });
+
   it('falls back to the index, and leaves the notebook alone past its end', async () => {
     const { panel, notebook } = fakeNotebook();
     const activate = jest.fn();

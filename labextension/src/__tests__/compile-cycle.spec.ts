@@ -60,6 +60,35 @@ describe('CompileCycle', () => {
     cycle.dispose();
   });
 
+  it('keeps what the last compile that compiled knew (parameters, packages)', async () => {
+    const { service, cycle } = setup();
+    cycle.now();
+    await until(() => !cycle.running);
+    const good = cycle.result;
+    expect(cycle.lastCompiled).toBe(good);
+
+    // A cell breaks: no function, no parameters in the answer.
+    service.compile.mockResolvedValue({
+      ok: false,
+      errors: [{ severity: 'error', message: 'SyntaxError', cell: 1 }],
+      warnings: []
+    });
+    cycle.now();
+    await until(() => !cycle.running);
+    expect(cycle.result?.ok).toBe(false);
+    expect(cycle.lastCompiled).toBe(good);
+
+    // An option is wrong, the notebook compiles: its parameters are known.
+    const options = compileResult({ ok: false, parameters: { lr: 0.1 } });
+    service.compile.mockResolvedValue(options);
+    cycle.now();
+    await until(() => !cycle.running);
+    expect(cycle.lastCompiled).toEqual(options);
+    cycle.reset();
+    expect(cycle.lastCompiled).toBeNull();
+    cycle.dispose();
+  });
+
   it('compiles once after a burst of changes', async () => {
     const { service, cycle } = setup();
     cycle.schedule();

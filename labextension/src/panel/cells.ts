@@ -111,7 +111,8 @@ export function toggleCellTag(
 
 /**
  * Select and show the cell a diagnostic is about (by its id first, else its
- * index), bringing its notebook to the front with `activate`.
+ * index), bringing its notebook to the front with `activate`; with a line,
+ * the cursor goes to the start of that line, in edit mode.
  */
 export async function showDiagnosticCell(
   panel: NotebookPanel,
@@ -133,4 +134,12 @@ export async function showDiagnosticCell(
   notebook.deselectAll();
   notebook.activeCellIndex = index;
   await notebook.scrollToItem(index, 'center');
+  const editor = notebook.widgets[index]?.editor;
+  const line = diagnostic.line;
+  if (editor && typeof line === 'number' && line >= 1) {
+    const last = Math.max(editor.lineCount - 1, 0);
+    editor.setCursorPosition({ line: Math.min(line - 1, last), column: 0 });
+    notebook.mode = 'edit';
+    editor.focus();
+  }
 }

@@ -20,6 +20,11 @@ export class CompileCycle implements IDisposable {
 
   /** The last answer, or null before the first (or after a failure). */
   result: Kale.ICompileResult | null = null;
+  /**
+   * The last answer for which the notebook compiled (its function, its
+   * parameters and packages are known), even if its options did not check.
+   */
+  lastCompiled: Kale.ICompileResult | null = null;
   /** Whether a compile is on its way. */
   running = false;
   /** Why the last compile failed (the server's message), or ''. */
@@ -50,6 +55,7 @@ export class CompileCycle implements IDisposable {
   reset(): void {
     this.cancel();
     this.result = null;
+    this.lastCompiled = null;
     this.running = false;
     this.error = '';
   }
@@ -85,6 +91,9 @@ export class CompileCycle implements IDisposable {
         return;
       }
       this.result = result;
+      if (result.function_name) {
+        this.lastCompiled = result;
+      }
       this.error = '';
     } catch (reason) {
       if (abort.signal.aborted) {

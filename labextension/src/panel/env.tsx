@@ -29,6 +29,7 @@ export function EnvEditor(props: IFormProps): JSX.Element {
                 ariaLabel={`Name of environment variable ${i + 1}`}
                 value={row.name}
                 placeholder="NAME"
+                name={`env.${i}.name`}
                 error={errorOf(errors, `env.${i}.name`)}
                 onChange={name => update(i, { name })}
               />
@@ -59,6 +60,7 @@ export function EnvEditor(props: IFormProps): JSX.Element {
                   ariaLabel={`Secret of ${label}`}
                   value={row.secret}
                   placeholder="my-secret"
+                  name={`env.${i}.secret`}
                   error={errorOf(errors, `env.${i}.secret`)}
                   onChange={secret => update(i, { secret })}
                 />
@@ -67,6 +69,7 @@ export function EnvEditor(props: IFormProps): JSX.Element {
                   ariaLabel={`Key in the secret of ${label}`}
                   value={row.key}
                   placeholder="token"
+                  name={`env.${i}.key`}
                   error={errorOf(errors, `env.${i}.key`)}
                   onChange={key => update(i, { key })}
                 />

@@ -7,18 +7,30 @@ import type { IFormProps } from './job-form';
  * The packages the job installs: the pins compile detected, editable.
  */
 export function PackagesEditor(
-  props: IFormProps & { detected: string[] }
+  props: IFormProps & {
+    detected: string[];
+    /** The notebook has not compiled: its imports are not known. */
+    unknown?: boolean;
+  }
 ): JSX.Element {
   const { form, errors, onChange, detected } = props;
   const list = form.packages ?? detected;
   const set = (packages: string[]) => onChange({ packages });
+  const tooMany = errorOf(errors, 'packages');
   return (
     <div className="kale-ext-List">
       <p className="kale-ext-Muted">
-        {form.packages === null
-          ? 'Detected from the imports, pinned to the installed versions.'
-          : 'Edited: these replace the detected pins of the same name.'}
+        {form.packages !== null
+          ? 'Edited: these replace the detected pins of the same name.'
+          : props.unknown
+            ? 'Cannot detect the packages: the notebook does not compile (see Checks).'
+            : 'Detected from the imports, pinned to the installed versions.'}
       </p>
+      {tooMany && (
+        <div className="kale-ext-Field-error" role="alert">
+          {tooMany}
+        </div>
+      )}
       {list.map((spec, i) => {
         const error = errorOf(errors, `packages.${i}`);
         return (
@@ -27,6 +39,7 @@ export function PackagesEditor(
               className="kale-ext-Input"
               type="text"
               spellCheck={false}
+              name={`packages.${i}`}
               aria-label={`Package ${i + 1}`}
               aria-invalid={error ? true : undefined}
               title={error || undefined}

@@ -10,9 +10,14 @@ import type { IFormProps } from './job-form';
  * a changed value is sent as `options.parameters`.
  */
 export function ParametersEditor(
-  props: IFormProps & { defaults: { [name: string]: JSONValue } | undefined }
+  props: IFormProps & {
+    /** The parameters and their defaults; undefined when not known. */
+    defaults: { [name: string]: JSONValue } | undefined;
+    /** The notebook does not compile now: where the defaults are from. */
+    state: 'checking' | 'known' | 'stale' | 'unreadable';
+  }
 ): JSX.Element {
-  const { form, errors, onChange } = props;
+  const { form, errors, onChange, state } = props;
   const defaults = props.defaults ?? {};
   const names = [
     ...Object.keys(defaults),
@@ -30,16 +35,36 @@ export function ParametersEditor(
     }
     onChange({ parameters });
   };
+  const note =
+    state === 'unreadable' ? (
+      <p className="kale-ext-Muted" role="note">
+        Cannot read the parameters: the notebook does not compile (see Checks).
+      </p>
+    ) : state === 'stale' ? (
+      <p className="kale-ext-Muted" role="note">
+        The notebook does not compile now: these are its parameters as of the
+        last check that compiled.
+      </p>
+    ) : null;
   if (names.length === 0) {
     return (
-      <p className="kale-ext-Muted">
-        No parameters: tag a cell of literal assignments <code>parameters</code>
-        .
-      </p>
+      note ?? (
+        <p className="kale-ext-Muted">
+          {state === 'checking' ? (
+            'Reading the parameters…'
+          ) : (
+            <>
+              No parameters: tag a cell of literal assignments{' '}
+              <code>parameters</code>.
+            </>
+          )}
+        </p>
+      )
     );
   }
   return (
     <div className="kale-ext-List">
+      {note}
       {names.map(name => {
         const known = name in defaults;
         const value = form.parameters[name] ?? formatParameter(defaults[name]);

@@ -90,6 +90,19 @@ export class PanelState extends VDomModel {
     return this._compiler.error;
   }
 
+  /**
+   * What is known of the notebook's parameters and packages: from the last
+   * compile, or, while the notebook does not compile, from the last one that
+   * did (`stale`); null when never known.
+   */
+  get compiled(): { result: Kale.ICompileResult; stale: boolean } | null {
+    const last = this._compiler.lastCompiled;
+    if (!last) {
+      return null;
+    }
+    return { result: last, stale: last !== this.compile };
+  }
+
   submitting = false;
   notice: INotice | null = null;
 

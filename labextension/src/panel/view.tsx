@@ -69,7 +69,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
 
 function JobSetup(props: { state: PanelState }): JSX.Element {
   const { state } = props;
-  const { form, fieldErrors: errors, compile } = state;
+  const { form, fieldErrors: errors, compile, compiled } = state;
   const onChange = (change: Parameters<PanelState['updateForm']>[0]) =>
     state.updateForm(change);
   const common = { form, errors, onChange };
@@ -117,19 +117,37 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         />
       </Section>
       <Section id="parameters" title="Parameters">
-        <ParametersEditor {...common} defaults={compile?.parameters} />
+        <ParametersEditor
+          {...common}
+          defaults={compiled?.result.parameters}
+          state={
+            compiled
+              ? compiled.stale
+                ? 'stale'
+                : 'known'
+              : compile || state.compileError
+                ? 'unreadable'
+                : 'checking'
+          }
+        />
       </Section>
       <Section id="env" title="Environment variables">
         <EnvEditor {...common} />
       </Section>
       <Section id="packages" title="Packages" open={false}>
-        <PackagesEditor {...common} detected={compile?.packages ?? []} />
+        <PackagesEditor
+          {...common}
+          detected={compiled?.result.packages ?? []}
+          unknown={!compiled && (compile !== null || !!state.compileError)}
+        />
       </Section>
       <Section id="checks" title="Checks">
         <Validation
           compile={compile}
           compiling={state.compiling}
           error={state.compileError}
+          form={form}
+          fieldErrors={errors}
           onSelect={d => void state.selectCell(d)}
         />
       </Section>

@@ -1,0 +1,54 @@
+import type { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import { emptyForm } from '../form/model';
+import { ParametersEditor } from '../panel/parameters';
+import { render } from './render';
+
+/**
+ * The parameters section says what it knows, also when the notebook does
+ * not compile.
+ */
+function editor(
+  state: 'checking' | 'known' | 'stale' | 'unreadable',
+  defaults?: { [name: string]: number }
+): Promise<Widget> {
+  return render(
+    <ParametersEditor
+      form={emptyForm()}
+      errors={[]}
+      onChange={() => undefined}
+      defaults={defaults}
+      state={state}
+    />
+  );
+}
+
+describe('ParametersEditor', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it.each([
+    ['checking', undefined, 'Reading the parameters…'],
+    ['known', {}, 'No parameters: tag a cell of literal assignments'],
+    [
+      'unreadable',
+      undefined,
+      'Cannot read the parameters: the notebook does not compile'
+    ]
+  ] as const)('%s, with %j: %s', async (state, defaults, text) => {
+    widget = await editor(state, defaults);
+    expect(widget.node.textContent).toContain(text);
+    expect(widget.node.querySelectorAll('input')).toHaveLength(0);
+  });
+
+  it('shows the last known parameters while the notebook does not compile', async () => {
+    widget = await editor('stale', { epochs: 6 });
+    expect(widget.node.textContent).toContain(
+      'The notebook does not compile now'
+    );
+    const input = widget.node.querySelector('input')!;
+    expect(input.getAttribute('aria-label')).toBe('Parameter epochs');
+    expect(input.value).toBe('6');
+  });
+});
