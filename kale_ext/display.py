@@ -1,17 +1,84 @@
-"""Text the front ends show the same way: the jobs table and a log line (the CLI prints them,
-the magics return them)."""
+"""Text the front ends show the same way: the jobs table, one job's status with its failure
+summary, and a log line (the CLI prints them, the magics return them)."""
 
 from __future__ import annotations
 
-from .backends.base import JobInfo, LogLine
+from .backends.base import Failure, JobInfo, LogLine, Status
 
 JOB_COLUMNS = ("NAME", "STATUS", "NODES", "CREATED", "REASON")
+#: What `kale-ext jobs --status` filters by: a backend's statuses, and `stalled` (running, quiet).
+STATUSES = (*(s.value.lower() for s in Status), "stalled")
 
 
 def job_rows(jobs: list[JobInfo]) -> list[tuple[str, ...]]:
     return [
-        (j.name, j.status.value, str(j.num_nodes), j.created or "", j.reason or "") for j in jobs
+        (j.name, j.status_text, str(j.num_nodes), j.created or "", j.reason or "") for j in jobs
     ]
+
+
+def select_jobs(jobs: list[JobInfo], status: str | None) -> list[JobInfo]:
+    """The jobs in ``status`` (one of STATUSES; `running` includes the stalled ones)."""
+    if status is None:
+        return jobs
+    if status == "stalled":
+        return [j for j in jobs if j.status is Status.RUNNING and j.stalled_after is not None]
+    return [j for j in jobs if j.status.value.lower() == status]
+
+
+def failure_lines(failure: Failure, tail: bool = True) -> list[str]:
+    """A failure summary on one screen: who failed first, where and why, the last lines
+    (unless ``tail`` is False: a view that shows the logs anyway)."""
+    who = f"node {failure.node}" if failure.node is not None else "a node"
+    rank = f", rank {failure.rank}" if failure.rank is not None else ""
+    lines = [f"failed first  {who}{rank}"]
+    if failure.cell_index is not None:
+        cell = f'cell {failure.cell_index + 1} ("{failure.cell_label}"), line {failure.line}'
+        lines.append(
+            f"where         {cell}" + (f" (cell id {failure.cell_id})" if failure.cell_id else "")
+        )
+    for label, value in (
+        ("error", failure.exception),
+        ("reason", failure.reason),
+        ("ended", _ending(failure)),
+    ):
+        if value:
+            lines.append(f"{label:<14}{value}")
+    if failure.log_tail and tail:
+        whose = f"rank {failure.rank}" if failure.rank is not None else who
+        lines.append(f"last {len(failure.log_tail)} line(s) of {whose}:")
+        lines += [f"  {text}" for text in failure.log_tail]
+    return lines
+
+
+def _ending(failure: Failure) -> str | None:
+    if failure.signal:
+        return (
+            failure.signal if failure.signal.startswith("killed") else f"killed by {failure.signal}"
+        )
+    return f"exit code {failure.exit_code}" if failure.exit_code is not None else None
+
+
+def job_status(info: JobInfo) -> str:
+    """One job's status as `kale-ext status NAME` and `%kale_status NAME` show it."""
+    shape = f"{info.num_nodes} node(s) × {info.procs_per_node} process(es)"
+    where = ", ".join(x for x in (info.backend, info.runtime, shape) if x)
+    lines = [f"{info.name}: {info.status_text} ({where})"]
+    times = [f"{k} {v}" for k, v in (("created", info.created), ("finished", info.finished)) if v]
+    if info.last_output and not info.finished:
+        times.append(f"last output {info.last_output}")
+    if times:
+        lines.append(", ".join(times))
+    if info.failure is not None:
+        lines.append(info.failure.summary)
+        lines += failure_lines(info.failure)
+    elif info.reason:
+        lines.append(info.reason)
+    nodes = [
+        f"node {n.index} {n.state}" + (f": {n.reason}" if n.reason else "") for n in info.nodes
+    ]
+    if nodes and info.failure is None:
+        lines += nodes
+    return "\n".join(lines)
 
 
 def jobs_table(jobs: list[JobInfo]) -> str:

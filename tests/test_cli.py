@@ -160,7 +160,25 @@ def test_run_of_a_failing_job_exits_non_zero_with_the_reason(jobs_env, write_nb)
     out = cli("run", path, "--backend", "local", "--follow")
     assert out.returncode == 1
     assert "[rank 0] before" in out.stdout
-    assert """Failed: node 0, rank 0: cell 1 ("training"), line 2: SystemExit: 3""" in out.stderr
+    said = """node 0, rank 0: cell 1 ("training"), line 2: SystemExit: 3"""
+    assert f"Failed: {said}" in out.stderr
+    [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
+
+    status = cli("status", name, "--backend", "local")
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    assert lines[0].startswith(f"{name}: Failed (local, torch-distributed, 1 node(s)")
+    assert said in lines and "failed first  node 0, rank 0" in lines
+    assert 'where         cell 1 ("training"), line 2 (cell id c0)' in lines
+    assert "last " in status.stdout and "  [rank 0] before" in lines
+    data = json.loads(cli("status", name, "--backend", "local", "-o", "json").stdout)
+    assert (data["failure"]["cell_index"], data["failure"]["line"]) == (0, 2)
+
+    listed = cli("jobs", "--backend", "local", "--status", "failed", "-o", "json").stdout
+    assert [j["name"] for j in json.loads(listed)] == [name]
+    assert cli("jobs", "--backend", "local", "--status", "Complete").stdout == "no jobs\n"
+    bad = cli("jobs", "--backend", "local", "--status", "lost")
+    assert bad.returncode == 1 and "error: status: must be one of created, queued" in bad.stderr
 
 
 def test_run_dry_run_submits_nothing(jobs_env):

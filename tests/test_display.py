@@ -1,7 +1,7 @@
 """The jobs table and log lines, as the CLI prints them and the magics show them."""
 
-from kale_ext.backends.base import JobInfo, LogLine, Status
-from kale_ext.display import jobs_table, log_text
+from kale_ext.backends.base import Failure, JobInfo, LogLine, NodeState, Status
+from kale_ext.display import job_status, jobs_table, log_text, select_jobs
 
 
 def job(name: str, status: Status = Status.RUNNING, reason: str | None = None) -> JobInfo:
@@ -28,3 +28,65 @@ def test_metric_lines_read_as_steps():
     metric = LogLine(0, 'KALE_METRIC {"step": 3, "loss": 0.25}', rank=1)
     assert log_text(metric) == "[rank 1] step 3: loss 0.25"
     assert log_text(LogLine(1, "hello")) == "[node 1] hello"
+
+
+def test_a_stalled_job_reads_stalled_and_can_be_selected():
+    quiet = job("quiet")
+    quiet.stalled_after = 600
+    jobs = [job("busy"), quiet, job("done", Status.COMPLETE)]
+    assert "Stalled (no output for 10 min)" in jobs_table(jobs).splitlines()[2]
+    assert [j.name for j in select_jobs(jobs, "stalled")] == ["quiet"]
+    assert [j.name for j in select_jobs(jobs, "running")] == ["busy", "quiet"]
+    assert [j.name for j in select_jobs(jobs, "complete")] == ["done"]
+    assert select_jobs(jobs, None) == jobs
+
+
+FAILED = Failure(
+    summary="""node 1, rank 3: cell 4 ("training"), line 2: KeyError: 'label'""",
+    node=1,
+    rank=3,
+    exception="KeyError: 'label'",
+    cell_index=3,
+    cell_id="c3",
+    cell_label="training",
+    line=2,
+    exit_code=1,
+    log_tail=["[rank 3] epoch 1", "[rank 3] KeyError: 'label'"],
+)
+
+
+def test_a_failed_jobs_status_says_where_and_why_on_one_screen():
+    info = job("broken", Status.FAILED, FAILED.summary)
+    info.failure, info.finished = FAILED, "2026-11-25T01:02:00Z"
+    assert job_status(info).splitlines() == [
+        "broken: Failed (local, 2 node(s) × 1 process(es))",
+        "created 2026-11-25T01:00:00Z, finished 2026-11-25T01:02:00Z",
+        FAILED.summary,
+        "failed first  node 1, rank 3",
+        'where         cell 4 ("training"), line 2 (cell id c3)',
+        "error         KeyError: 'label'",
+        "ended         exit code 1",
+        "last 2 line(s) of rank 3:",
+        "  [rank 3] epoch 1",
+        "  [rank 3] KeyError: 'label'",
+    ]
+
+
+def test_a_cluster_reason_and_a_signal_in_words():
+    failure = Failure("node 0: killed: out of memory", node=0, exit_code=137,
+                      signal="killed: out of memory", reason="OOMKilled: the container used "
+                      "more than its 1Gi memory limit")  # fmt: skip
+    info = job("oom", Status.FAILED, failure.summary)
+    info.failure = failure
+    text = job_status(info)
+    assert "ended         killed: out of memory" in text and "reason        OOMKilled" in text
+    assert "where" not in text
+
+
+def test_a_running_jobs_status_lists_its_nodes():
+    info = job("busy")
+    info.nodes = [NodeState(0, "Running"), NodeState(1, "Pending", "Unschedulable: 0/3 nodes")]
+    info.last_output = "2026-11-25T01:05:00Z"
+    lines = job_status(info).splitlines()
+    assert lines[1] == "created 2026-11-25T01:00:00Z, last output 2026-11-25T01:05:00Z"
+    assert lines[-2:] == ["node 0 Running", "node 1 Pending: Unschedulable: 0/3 nodes"]

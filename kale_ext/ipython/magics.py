@@ -2,7 +2,7 @@
 
     %%trainjob [--nodes N] [--gpu G] [--dry-run] ...   the cell's code, run as a training job
     %kale_submit [--notebook PATH] ...                  the notebook file, by its tags
-    %kale_jobs   %kale_logs NAME [-f]   %kale_delete NAME
+    %kale_jobs [--status S]   %kale_status NAME   %kale_logs NAME [-f]   %kale_delete NAME
 
 Every surface takes the same path: compile_notebook → build_job_spec → backend.submit.
 A user error (a bad option, a compile error, a backend's refusal) is shown as a clear message
@@ -22,8 +22,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
+from ..display import STATUSES
 from ..errors import CompileError, KaleExtError
-from .results import DryRun, JobTable
+from .results import DryRun, JobStatus, JobTable
 
 # ---------------------------------------------------------------------------------------------
 # Options (kale_ext/job/options.py: the CLI's flags too)
@@ -87,7 +88,18 @@ SUBMIT.add_argument(
     "--notebook", metavar="PATH", help="the notebook file (default: the kernel's notebook)"
 )
 JOBS = MagicArgumentParser(prog="%kale_jobs", description="List jobs with their status.")
+JOBS.add_argument(
+    "--status",
+    type=str.lower,
+    choices=STATUSES,
+    help="only jobs in this status (stalled: running without output for a while)",
+)
 _add_backend(JOBS)
+STATUS = MagicArgumentParser(
+    prog="%kale_status", description="One job's status; for a failed job, where and why."
+)
+STATUS.add_argument("name")
+_add_backend(STATUS)
 LOGS = MagicArgumentParser(
     prog="%kale_logs", description="Print a job's logs (all nodes, rank-prefixed)."
 )
@@ -316,8 +328,16 @@ class KaleMagics(Magics):
     @line_magic
     def kale_jobs(self, line: str):
         args = _parse(JOBS, line)
+        from ..display import select_jobs
+
         with _user_errors("%kale_jobs"):
-            return JobTable(self._backend(args).list_jobs())
+            return JobTable(select_jobs(self._backend(args).list_jobs(), args.status))
+
+    @line_magic
+    def kale_status(self, line: str):
+        args = _parse(STATUS, line)
+        with _user_errors("%kale_status"):
+            return JobStatus(self._backend(args).get_job(args.name))
 
     @line_magic
     def kale_logs(self, line: str):
@@ -345,6 +365,7 @@ for _magic, _parser in (
     (KaleMagics.trainjob, TRAINJOB),
     (KaleMagics.kale_submit, SUBMIT),
     (KaleMagics.kale_jobs, JOBS),
+    (KaleMagics.kale_status, STATUS),
     (KaleMagics.kale_logs, LOGS),
     (KaleMagics.kale_delete, DELETE),
 ):

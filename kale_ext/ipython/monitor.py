@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..backends.base import JobInfo, LogLine, Status
+from ..backends.base import Failure, JobInfo, LogLine, Status
 from ..metrics import MAX_POINTS, format_value, is_metric_line, metric_values, parse_metric
 from .plots import Point, downsample
 
@@ -19,6 +19,7 @@ from .plots import Point, downsample
 CANCELLING = "Cancelling"
 CANCELLED = "Cancelled"
 DELETED = "Deleted"
+STALLED = "Stalled"  # running, without output for a while (the status reads `Stalled (...)`)
 FINAL = frozenset({Status.COMPLETE.value, Status.FAILED.value, CANCELLED, DELETED})
 #: The status badge's colour.
 STATUS_COLORS = {
@@ -27,6 +28,7 @@ STATUS_COLORS = {
     Status.RUNNING.value: "#1565c0",
     Status.COMPLETE.value: "#2e7d32",
     Status.FAILED.value: "#c62828",
+    STALLED: "#b26a00",
     CANCELLING: "#757575",
     CANCELLED: "#616161",
     DELETED: "#616161",
@@ -107,6 +109,7 @@ class MonitorModel:
         self.cancel_state: str | None = None  # None, "requested", "done", "failed"
         self._before_cancel: tuple[str, str | None] = (self.status, None)
         self.error: str | None = None
+        self.failure: Failure | None = None
 
     # -- status --
 
@@ -141,6 +144,9 @@ class MonitorModel:
         if self.cancel_state == "requested":
             return None  # keep showing "Cancelling" until the delete returns
         status = info.status.value if isinstance(info.status, Status) else str(info.status)
+        if status == Status.RUNNING.value and getattr(info, "stalled_after", None) is not None:
+            status = info.status_text  # `Stalled (no output for 10 min)`: still running
+        self.failure = getattr(info, "failure", None)
         change = self._set(status, info.reason, now)
         if status in FINAL:
             self.ended = _parse_time(info.finished) or self.ended or now
@@ -270,7 +276,13 @@ class MonitorModel:
 
     @property
     def color(self) -> str:
-        return STATUS_COLORS.get(self.status, "#757575")
+        return STATUS_COLORS.get(self.status.split(" (")[0], "#757575")
+
+    def failure_text(self) -> str:
+        """Where and why a failed job failed ('' otherwise); its last lines are in the logs."""
+        from ..display import failure_lines
+
+        return "\n".join(failure_lines(self.failure, tail=False)) if self.failure else ""
 
     @property
     def shape(self) -> str:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..display import JOB_COLUMNS, job_rows, jobs_table
+from ..display import JOB_COLUMNS, job_rows, job_status, jobs_table
 
 if TYPE_CHECKING:
+    from ..backends.base import JobInfo
     from ..job.preview import Preview
 
 
@@ -78,3 +79,21 @@ class JobTable(list):
             for row in job_rows(self)
         )
         return f'<table class="kale-ext-jobs"><tr>{head}</tr>{body}</table>'
+
+
+@dataclass
+class JobStatus:
+    """One job's status, with its failure summary (plain text; preformatted in a notebook)."""
+
+    info: JobInfo
+
+    def __str__(self) -> str:
+        return job_status(self.info)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f'<pre class="kale-ext-status">{html.escape(str(self))}</pre>'

@@ -43,6 +43,8 @@ class TextView:
         self._print_metrics(model, final=model.finished)
         if change is not None and change.status in FINAL:
             self._print(model.summary())
+            if model.failure_text():
+                self._print(model.failure_text())
         if model.error and change is None and not lines:
             self._print(f"[{model.name}] {model.error}")
 
@@ -95,6 +97,8 @@ class WidgetView:
         self.button.on_click(lambda _: on_cancel())
         self.reason = w.HTML()
         self.reason.add_class("kale-ext-reason")
+        self.failure = w.HTML()  # where and why, once the job failed
+        self.failure.add_class("kale-ext-failure")
         self.charts: dict[str, object] = {}
         self._chart_versions: dict[str, int] = {}
         self.metrics = w.HBox(
@@ -105,7 +109,12 @@ class WidgetView:
         self._texts: dict[int | None, str] = {}
         self.tabs = None
         self.widget = w.VBox(
-            [w.HBox([self.badge, self.title, self.clock, self.button]), self.reason, self.metrics],
+            [
+                w.HBox([self.badge, self.title, self.clock, self.button]),
+                self.reason,
+                self.failure,
+                self.metrics,
+            ],
         )
         self.widget.add_class("kale-ext-monitor")
         self._build_logs(model)
@@ -139,6 +148,8 @@ class WidgetView:
         self.tick(model)
         note = model.error or model.reason or ""
         self.reason.value = f"<span>{html.escape(note)}</span>" if note else ""
+        where = model.failure_text()
+        self.failure.value = f"<pre style='margin:0'>{html.escape(where)}</pre>" if where else ""
         self.button.disabled = model.finished or model.cancel_state in ("requested", "done")
         if model.cancel_state == "requested":
             self.button.description = "Cancelling…"

@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 
 from kale_ext import load_ipython_extension
 from kale_ext.compile.compiler import compile_notebook
-from kale_ext.ipython.results import DryRun, JobTable
+from kale_ext.ipython.results import DryRun, JobStatus, JobTable
 from kale_ext.ipython.widgets import JobMonitor
 from tests.conftest import EXAMPLES, notebook
 
@@ -363,6 +363,26 @@ def test_kale_submit_vscode_and_explicit_paths(ip, tmp_path):
         ip, f"%kale_submit --backend local --dry-run --notebook '{tmp_path}/plain_python.ipynb'"
     )
     assert dry.function_name == "plain_python" and dry.parameters["steps"] == 400
+
+
+def test_a_failed_job_says_where_and_why_in_the_monitor_and_kale_status(ip, tmp_path, capsys):
+    broken = notebook(("x = 1", ["imports"]), "print('before')\nrow = {}\nrow['label']")
+    (tmp_path / "broken.ipynb").write_text(json.dumps(broken))
+    monitor = run(
+        ip, f"%kale_submit --backend local --name broken --notebook '{tmp_path}/broken.ipynb'"
+    )
+    assert finished(monitor) == "Failed"
+    said = """node 0, rank 0: cell 2 ("training"), line 3: KeyError: 'label'"""
+    out = capsys.readouterr().out
+    assert f"[broken] Failed: {said}" in out
+    assert 'where         cell 2 ("training"), line 3' in out  # the text monitor, at the end
+
+    status = run(ip, "%kale_status broken --backend local")
+    assert isinstance(status, JobStatus) and said in str(status).splitlines()
+    assert "error         KeyError: &#x27;label&#x27;" in status._repr_html_()
+    assert [j.name for j in run(ip, "%kale_jobs --backend local --status failed")] == ["broken"]
+    assert str(run(ip, "%kale_jobs --backend local --status running")) == "no jobs"
+    assert "invalid choice" in usage_error(ip, capsys, "%kale_jobs --status lost")
 
 
 def test_kale_magics_are_left_out_of_a_submitted_notebook():

@@ -221,3 +221,43 @@ def test_the_default_cap_is_the_one_the_panel_uses_too():
     points = m.metrics["loss"][0]
     assert MAX_POINTS // 4 <= len(points) <= MAX_POINTS
     assert points[0] == (0, 1.0) and points[-1][0] == 3 * MAX_POINTS - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Stalled and failed jobs
+
+
+def test_a_stalled_job_shows_stalled_until_it_writes_again():
+    m = MonitorModel("job", now=T0)
+    quiet = info(Status.RUNNING)
+    quiet.stalled_after = 600
+    assert m.on_info(quiet, at(1)).status == "Stalled (no output for 10 min)"
+    assert not m.finished and m.color == "#b26a00"
+    assert m.on_info(info(Status.RUNNING), at(2)).status == "Running"
+
+
+def test_a_failed_job_says_where_and_why():
+    from kale_ext.backends.base import Failure
+
+    failure = Failure(
+        """node 1, rank 1: cell 4 ("training"), line 3: KeyError: 'label'""",
+        node=1,
+        rank=1,
+        exception="KeyError: 'label'",
+        cell_index=3,
+        cell_label="training",
+        line=3,
+        exit_code=1,
+        log_tail=["[rank 1] KeyError: 'label'"],
+    )
+    failed = info(Status.FAILED, failure.summary)
+    failed.failure = failure
+    m = MonitorModel("job", now=T0)
+    assert m.failure_text() == ""
+    m.on_info(failed, at(5))
+    assert m.failure_text().splitlines() == [
+        "failed first  node 1, rank 1",
+        'where         cell 4 ("training"), line 3',
+        "error         KeyError: 'label'",
+        "ended         exit code 1",
+    ]  # the last lines are in the monitor's logs already

@@ -116,6 +116,36 @@ async def test_two_nodes_from_json_and_resuming_the_stream(api):
     assert len(tail_resumed) == 9  # resuming is exact: tail does not apply
 
 
+async def test_a_failed_jobs_object_says_where_and_why(api):
+    """The panel links a failed job's row to its cell: GET jobs and GET jobs/{name} carry the
+    failure summary with the cell's index, id and line."""
+    from kale_ext.server.schema import validator
+    from tests.conftest import notebook
+
+    nb = notebook(
+        ("import torch.distributed as dist", ["imports"]),
+        "dist.init_process_group('gloo')\nrank = dist.get_rank()\nprint(f'up {rank}')",
+        "if rank == 1:\n    row = {}\n    print(row['label'])\ndist.barrier()",
+    )
+    name = await api.submit({"nodes": 2}, notebook=nb)
+    events = await api.follow(name)
+    said = """node 1, rank 1: cell 3 ("training"), line 3: KeyError: 'label'"""
+    assert events[-1].data == {"status": "Failed", "reason": said}
+    text = [t for _, t in lines(events)]
+    assert sum(t.startswith("torchrun: rank ") for t in text) <= 2  # the report, folded
+    assert text.count("""cell 3 ("training"), line 3: KeyError: 'label'""") == 1
+
+    job = (await api.get(f"jobs/{name}")).json
+    assert not list(validator("#/components/schemas/JobInfo").iter_errors(job))
+    failure = job["failure"]
+    assert failure["summary"] == said and job["status_text"] == "Failed"
+    assert (failure["node"], failure["rank"], failure["exception"]) == (1, 1, "KeyError: 'label'")
+    assert (failure["cell_index"], failure["cell_id"], failure["line"]) == (2, "c2", 3)
+    assert failure["log_tail"][-1].startswith("[node 1] torchrun: rank 1 failed first")
+    listed = (await api.get("jobs")).json["jobs"]
+    assert [j["failure"] for j in listed if j["name"] == name] == [failure]
+
+
 async def test_a_stream_that_started_early_misses_nothing(api, jp_fetch):
     """Follow from the moment of submission, over a chunked stream read as it arrives."""
     name = await api.submit({"nodes": 2}, path="plain_python.ipynb")
