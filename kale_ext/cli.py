@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import CompileError, ConfigError, Diagnostic, KaleExtError
+from .errors import CompileError, Diagnostic, KaleExtError
 
 EXAMPLES = """examples:
   kale-ext compile examples/digits_ddp.ipynb
@@ -16,8 +16,7 @@ EXAMPLES = """examples:
   kale-ext compile notebook.ipynb --function train --package 'numpy>=2'
   kale-ext compile notebook.ipynb --trainjob --nodes 2 --gpu 1 --cpu 4 --memory 16Gi
   kale-ext run examples/digits_ddp.ipynb --nodes 2 --follow
-  kale-ext jobs --status failed
-  kale-ext status digits-ddp-x1y2z
+  kale-ext jobs
   kale-ext logs digits-ddp-x1y2z -f --node 1
   kale-ext delete digits-ddp-x1y2z
   kale-ext defaults -o json
@@ -87,16 +86,6 @@ def _parser() -> argparse.ArgumentParser:
     j = sub.add_parser("jobs", help="list jobs with their status")
     _add_backend(j)
     _add_output(j)
-    j.add_argument(
-        "--status",
-        type=str.lower,
-        help="only jobs in this status: created, queued, running, stalled (running without "
-        "output for the defaults' stall_seconds), complete or failed",
-    )
-    st = sub.add_parser("status", help="one job's status; for a failed job, where and why")
-    st.add_argument("name")
-    _add_backend(st)
-    _add_output(st)
 
     ev = sub.add_parser("events", help="a job's events (scheduling, pulls, failures)")
     ev.add_argument("name")
@@ -159,6 +148,11 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
         help="where jobs run (default: KALE_EXT_BACKEND, else the defaults' backend; `auto`: "
         "kubernetes when a cluster is configured, else local)",
     )
+    p.add_argument(
+        "--allow-cpu-for-gpu",
+        action="store_true",
+        help="local backend: run a job that asks for GPUs on the CPU when this machine has none",
+    )
 
 
 @functools.cache
@@ -172,7 +166,8 @@ def _defaults():
 def _backend(args):
     from .backends.choose import choose_backend
 
-    backend, _ = choose_backend(args.backend, _defaults())
+    allow = getattr(args, "allow_cpu_for_gpu", False) or None  # None: the backend's default
+    backend, _ = choose_backend(args.backend, _defaults(), allow_cpu_for_gpu=allow)
     return backend
 
 
@@ -320,20 +315,10 @@ def _follow(backend, name: str) -> int:
 
 
 def _jobs(args) -> int:
-    from .display import STATUSES, jobs_table, select_jobs
+    from .display import jobs_table
 
-    if args.status is not None and args.status not in STATUSES:
-        raise ConfigError("status", f"must be one of {', '.join(STATUSES)}, not {args.status!r}")
-    jobs = select_jobs(_backend(args).list_jobs(), args.status)
+    jobs = _backend(args).list_jobs()
     _emit(args, [j.to_dict() for j in jobs], lambda rows: print(jobs_table(jobs)))
-    return 0
-
-
-def _status(args) -> int:
-    from .display import job_status
-
-    info = _backend(args).get_job(args.name)
-    _emit(args, info.to_dict(), lambda row: print(job_status(info)))
     return 0
 
 
@@ -413,7 +398,6 @@ COMMANDS = {
     "compile": _compile,
     "run": _run,
     "jobs": _jobs,
-    "status": _status,
     "logs": _logs,
     "delete": _delete,
     "events": _events,

@@ -21,7 +21,12 @@ from ..errors import CompileError, Diagnostic
 from ..files import write_atomic
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module
-from .entrypoint import drives_trainer_client, sdk_settings, split_entrypoint
+from .entrypoint import (
+    drives_trainer_client,
+    sdk_settings,
+    split_entrypoint,
+    untagged_trainer_client,
+)
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
 from .packages import Import, imports_of, resolve
 from .parameters import Parameter, parse_parameters
@@ -199,6 +204,8 @@ def _compile(
                 "duplicate-distributed",
             )
         )
+    if not entry_cells:
+        diags += untagged_trainer_client(body)
     config_code = transform_cell(distributed[0], diags) if len(distributed) == 1 else None
     body.sort(key=lambda item: _BODY_ORDER[item[0]])  # stable: notebook order within a role
     analysed = _analyse(body, diags)
@@ -317,6 +324,8 @@ def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: d
             settings["packages"] = found["packages_to_install"]
         if "env" in found:
             settings["env"] = found["env"]
+        if "func_args" in found:
+            settings["func_args"] = found["func_args"]
 
 
 def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:

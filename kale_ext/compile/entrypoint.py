@@ -14,10 +14,12 @@ import textwrap
 from dataclasses import dataclass
 
 from ..errors import Diagnostic
-from .notebook import Cell
+from .notebook import Cell, Role
 from .transform import CellCode
 
 SDK_NAMES = ("TrainerClient", "CustomTrainer")
+#: The CustomTrainer(...) arguments that become the job's defaults (func_args: its arguments).
+SDK_SETTINGS = ("num_nodes", "resources_per_node", "packages_to_install", "env", "func_args")
 
 
 @dataclass
@@ -121,7 +123,7 @@ def sdk_settings(cell: Cell, source: str, diags: list[Diagnostic]) -> dict:
         if not (isinstance(node, ast.Call) and _called(node) == "CustomTrainer"):
             continue
         for kw in node.keywords:
-            if kw.arg not in ("num_nodes", "resources_per_node", "packages_to_install", "env"):
+            if kw.arg not in SDK_SETTINGS:
                 continue
             try:
                 value = ast.literal_eval(kw.value)
@@ -145,3 +147,23 @@ def sdk_settings(cell: Cell, source: str, diags: list[Diagnostic]) -> dict:
 def _called(call: ast.Call) -> str:
     func = call.func
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def untagged_trainer_client(body: list) -> list[Diagnostic]:
+    """An error for the first job cell that calls TrainerClient or CustomTrainer when no cell is
+    tagged `entrypoint`: compiled as it is, the job would submit jobs itself."""
+    for role, cell, code in body:
+        if role is not Role.TRAINING or not drives_trainer_client(code.source):
+            continue
+        try:
+            tree = ast.parse(code.source)
+            calls = [_called(n) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        except SyntaxError:
+            continue
+        if any(name in SDK_NAMES for name in calls):
+            message = (
+                "this notebook drives TrainerClient: tag the cell that defines the training "
+                "function `entrypoint` (the job is that function; kale_ext submits it)"
+            )
+            return [Diagnostic("error", message, cell.index, cell.id, None, "trainer-client")]
+    return []

@@ -175,20 +175,27 @@ def _texts(option: Option, value: Any, where: str) -> list[str]:
 def _requirements(option: Option, value: Any, where: str) -> list[str]:
     """Package requirements (`numpy>=2`, a URL): never pip options such as `-e /etc`."""
     from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
 
     items = _texts(option, value, where)
+    seen: dict[str, int] = {}  # each package once: two entries would leave pip to pick one
     for i, item in enumerate(items):
         if item.lstrip().startswith("-"):
             raise ConfigError(f"{where}[{i}]", f"{item!r} is a pip option, not a package")
         if "://" in item:
             continue
         try:
-            Requirement(item)
+            name = canonicalize_name(Requirement(item).name)
         except InvalidRequirement as e:
             first = str(e).splitlines()[0]
             raise ConfigError(
                 f"{where}[{i}]", f"{item!r} is not a package requirement: {first}"
             ) from None
+        if name in seen:
+            raise ConfigError(
+                f"{where}[{i}]", f"{item!r}: {name} is listed twice (also {where}[{seen[name]}])"
+            )
+        seen[name] = i
     return items
 
 

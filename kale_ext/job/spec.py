@@ -7,6 +7,7 @@ resource tags) > the user's and the site's defaults (kale_ext.defaults) > the ru
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -104,6 +105,31 @@ def _flag_config(o: JobOptions) -> DistributedConfig:
     )
 
 
+def _without_gpus(config: DistributedConfig) -> DistributedConfig:
+    def keep(resources: dict) -> dict:
+        return {k: v for k, v in resources.items() if "gpu" not in k and "mig-" not in k}
+
+    return dataclasses.replace(config, requests=keep(config.requests), limits=keep(config.limits))
+
+
+def _launcher_warnings(runtime: Runtime, procs: int) -> list[str]:
+    """A runtime that does not launch with torchrun (jax, xgboost, ...) runs the function once
+    per node: more processes per node are refused, and the user is told."""
+    if runtime.launcher == "torchrun":
+        return []
+    if procs > 1:
+        raise ConfigError(
+            "procs_per_node",
+            f"runtime {runtime.name} ({runtime.framework or 'not torch'}) starts one process per "
+            "node; more processes per node need a torch runtime (torchrun)",
+        )
+    return [
+        f"runtime {runtime.name} is a {runtime.framework or 'non-torch'} runtime: the function "
+        "runs once per node with python, not torchrun (no PET_* rendezvous); it reads the "
+        "runtime's own settings from the environment the Trainer gives each node"
+    ]
+
+
 def runtime_name(options: JobOptions | dict | None, kale_metadata, defaults=None) -> str:
     """The runtime a job asks for: options > the notebook's metadata (``metadata.kale_ext``) >
     the defaults (the precedence of build_job_spec). Not validated: the backend looks it up."""
@@ -167,8 +193,11 @@ def build_job_spec(
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
     nodes = nodes if nodes is not None else runtime.num_nodes
     nodes = check(BY_NAME["nodes"], nodes)
+    if o.gpu == 0:  # 0 GPUs is a choice: it takes away the GPUs the layers below ask for
+        config = _without_gpus(config)
     gpus = config.limits.get("nvidia.com/gpu") or config.requests.get("nvidia.com/gpu")
-    default_procs = int(gpus) if gpus and int(gpus) > 0 else 1
+    torchrun = runtime.launcher == "torchrun"  # else one process per node
+    default_procs = int(gpus) if torchrun and gpus and int(gpus) > 0 else 1
     procs = check(
         BY_NAME["procs_per_node"],
         o.procs_per_node if o.procs_per_node is not None else default_procs,
@@ -179,7 +208,10 @@ def build_job_spec(
     )
 
     packages = list(job.packages)
-    for extra in [*settings.get("packages", []), *(o.packages or [])]:
+    sdk_packages = settings.get("packages")
+    if sdk_packages is not None:  # CustomTrainer(packages_to_install=...): checked as options are
+        sdk_packages = check(BY_NAME["packages"], sdk_packages, "CustomTrainer packages_to_install")
+    for extra in [*(sdk_packages or []), *(o.packages or [])]:
         if not isinstance(extra, str) or not extra.strip():
             raise ConfigError(
                 "packages", f"each package must be a requirement string, not {extra!r}"
@@ -192,7 +224,7 @@ def build_job_spec(
         packages = [p for p in packages if canonicalize_name(requirement_name(p)) != key] + [extra]
     urls = o.pip_index_urls if o.pip_index_urls is not None else job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
-    warnings = []
+    warnings = _launcher_warnings(runtime, procs)
     policy = config.run_policy
     if policy is not None:
         if policy.backoff_limit is not None:
@@ -219,7 +251,11 @@ def build_job_spec(
         nodes=nodes,
         procs_per_node=procs,
         job=job,
-        func_args=typed_arguments(job.parameters, o.parameters),
+        func_args={
+            # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters
+            **typed_arguments(job.parameters, settings.get("func_args"), "CustomTrainer func_args"),
+            **typed_arguments(job.parameters, o.parameters),
+        },
         packages=packages,
         pip_index_urls=urls,
         image=o.image or settings.get("image") or base.image,

@@ -88,6 +88,12 @@ class KaleExtApp(ExtensionApp):
         "Stalled (it is not stopped); None: never.",
     ).tag(config=True)
 
+    allow_cpu_for_gpu = Bool(
+        False,
+        help="Local backend: run a job that asks for GPUs on the CPU (CUDA_VISIBLE_DEVICES empty) "
+        "when this machine has none, instead of refusing it.",
+    ).tag(config=True)
+
     poll_interval = Float(
         1.0, help="Seconds between status polls of backends that poll (kubernetes)."
     ).tag(config=True)
@@ -299,7 +305,11 @@ class KaleExtApp(ExtensionApp):
     def _make_backend(self, defaults):
         from ..backends.choose import choose_backend, settings_for
 
-        offered = {"jobs_dir": self.jobs_dir, "poll_interval": self.poll_interval}
+        offered = {
+            "jobs_dir": self.jobs_dir,
+            "poll_interval": self.poll_interval,
+            "allow_cpu_for_gpu": self.allow_cpu_for_gpu,
+        }
         if self.backend_class is not None:
             cls = self.backend_class
             backend = cls(**settings_for(cls, {**offered, "namespace": self.namespace}))
