@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import CompileError, Diagnostic, KaleExtError
+from .errors import CompileError, ConfigError, Diagnostic, KaleExtError
 
 EXAMPLES = """examples:
   kale-ext compile examples/digits_ddp.ipynb
@@ -16,7 +16,8 @@ EXAMPLES = """examples:
   kale-ext compile notebook.ipynb --function train --package 'numpy>=2'
   kale-ext compile notebook.ipynb --trainjob --nodes 2 --gpu 1 --cpu 4 --memory 16Gi
   kale-ext run examples/digits_ddp.ipynb --nodes 2 --follow
-  kale-ext jobs
+  kale-ext jobs --status failed
+  kale-ext status digits-ddp-x1y2z
   kale-ext logs digits-ddp-x1y2z -f --node 1
   kale-ext delete digits-ddp-x1y2z
   kale-ext defaults -o json
@@ -86,6 +87,16 @@ def _parser() -> argparse.ArgumentParser:
     j = sub.add_parser("jobs", help="list jobs with their status")
     _add_backend(j)
     _add_output(j)
+    j.add_argument(
+        "--status",
+        type=str.lower,
+        help="only jobs in this status: created, queued, running, stalled (running without "
+        "output for the defaults' stall_seconds), complete or failed",
+    )
+    st = sub.add_parser("status", help="one job's status; for a failed job, where and why")
+    st.add_argument("name")
+    _add_backend(st)
+    _add_output(st)
 
     ev = sub.add_parser("events", help="a job's events (scheduling, pulls, failures)")
     ev.add_argument("name")
@@ -315,10 +326,20 @@ def _follow(backend, name: str) -> int:
 
 
 def _jobs(args) -> int:
-    from .display import jobs_table
+    from .display import STATUSES, jobs_table, select_jobs
 
-    jobs = _backend(args).list_jobs()
+    if args.status is not None and args.status not in STATUSES:
+        raise ConfigError("status", f"must be one of {', '.join(STATUSES)}, not {args.status!r}")
+    jobs = select_jobs(_backend(args).list_jobs(), args.status)
     _emit(args, [j.to_dict() for j in jobs], lambda rows: print(jobs_table(jobs)))
+    return 0
+
+
+def _status(args) -> int:
+    from .display import job_status
+
+    info = _backend(args).get_job(args.name)
+    _emit(args, info.to_dict(), lambda row: print(job_status(info)))
     return 0
 
 
@@ -398,6 +419,7 @@ COMMANDS = {
     "compile": _compile,
     "run": _run,
     "jobs": _jobs,
+    "status": _status,
     "logs": _logs,
     "delete": _delete,
     "events": _events,
