@@ -110,9 +110,15 @@ def _parser() -> argparse.ArgumentParser:
     lg.add_argument("--node", type=int, help="only this node")
     lg.add_argument("--tail", type=int, help="only the last N lines of each node")
 
-    d = sub.add_parser("delete", help="stop and delete a job")
+    d = sub.add_parser("delete", help="stop and delete a job (its outputs stay)")
     d.add_argument("name")
+    d.add_argument("--outputs", action="store_true", help="delete its outputs too")
     _add_backend(d)
+    o = sub.add_parser("outputs", help="what a job wrote to KALE_EXT_OUTPUT_DIR, with sizes")
+    o.add_argument("name")
+    o.add_argument("--copy", metavar="DIR", help="copy them into DIR")
+    _add_backend(o)
+    _add_output(o)
 
     rt = sub.add_parser("runtimes", help="list the training runtimes")
     _add_backend(rt)
@@ -187,23 +193,18 @@ def _print_diagnostics(diags: list[Diagnostic], stream) -> None:
         print(f"{d.severity}: {d}", file=stream)
 
 
-def _place(args):
-    """Where the notebook lives; a relative --workspace is read from the current folder."""
-    from .job.workspace import Place
-
-    return Place.of(args.notebook, base=Path.cwd())
-
-
 def _compile(args) -> int:
     from .backends.submit import prepare
     from .compile.compiler import write_module
     from .job.configcell import config_of
+    from .job.workspace import Place
 
     notebook = Path(args.notebook)
     preview = None
     options = _job_options(args)
     try:
-        job, workspace = prepare(notebook, options, _place(args), function_name=args.function,
+        place = Place.of(notebook, base=Path.cwd())  # a relative --workspace: from here
+        job, workspace = prepare(notebook, options, place, function_name=args.function,
                                  packages=args.packages)  # fmt: skip
         config = config_of(job)  # the `distributed` cell, checked
         out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
@@ -264,10 +265,11 @@ def _print_preview(preview, stream=None) -> None:
 
 def _run(args) -> int:
     from .backends.submit import preview, submit
+    from .job.workspace import Place
 
     backend = _backend(args)
     options = _job_options(args)
-    where = {"notebook_path": args.notebook, "place": _place(args)}
+    where = {"notebook_path": args.notebook, "place": Place.of(args.notebook, base=Path.cwd())}
     if args.dry_run:
         shown = preview(backend, Path(args.notebook), options, _defaults(), **where)
         _print_preview(shown)
@@ -363,8 +365,17 @@ def _logs(args) -> int:
 
 
 def _delete(args) -> int:
-    _backend(args).delete(args.name)
-    print(f"deleted {args.name}")
+    note = _backend(args).delete(args.name, outputs=args.outputs)
+    print(f"deleted {args.name}" + (f"; {note}" if note else ""))
+    return 0
+
+
+def _outputs(args) -> int:
+    from .display import outputs_text
+
+    backend, copy = _backend(args), args.copy and Path(args.copy)
+    found = backend.copy_outputs(args.name, copy) if copy else backend.outputs(args.name)
+    _emit(args, found.to_dict(), lambda _: print(outputs_text(found)))
     return 0
 
 
@@ -422,6 +433,7 @@ COMMANDS = {
     "status": _status,
     "logs": _logs,
     "delete": _delete,
+    "outputs": _outputs,
     "events": _events,
     "runtimes": _runtimes,
     "defaults": _show_defaults,

@@ -3,7 +3,7 @@ summary, and a log line (the CLI prints them, the magics return them)."""
 
 from __future__ import annotations
 
-from .backends.base import Failure, JobInfo, LogLine, Status
+from .backends.base import Failure, JobInfo, JobOutputs, LogLine, Status
 
 JOB_COLUMNS = ("NAME", "STATUS", "NODES", "CREATED", "REASON")
 #: What `kale-ext jobs --status` filters by: a backend's statuses, and `stalled` (running, quiet).
@@ -100,3 +100,15 @@ def jobs_table(jobs: list[JobInfo]) -> str:
 def log_text(line: LogLine) -> str:
     """A log line as shown: rank-prefixed; kale_ext.report lines as `step N: loss 0.31`."""
     return line.shown
+
+
+def outputs_text(found: JobOutputs) -> str:
+    """A job's outputs: where they are, each file with its size, and what to know."""
+    from .job.workspace import size_text
+
+    lines = [found.location or "(no outputs location)"]
+    width = max((len(f.path) for f in found.files), default=0)
+    lines += [f"  {f.path.ljust(width)}  {size_text(f.size):>9}" for f in found.files]
+    if not found.files and found.location and found.listed:
+        lines.append("  (no files)")
+    return "\n".join(lines + ([found.note] if found.note else []))

@@ -272,3 +272,33 @@ def test_workspace_flags(jobs_env, flags, shown):
     path = project(jobs_env / "project")
     out = cli("run", path.name, "--backend", "local", "--dry-run", *flags, cwd=path.parent)
     assert shown in out.stdout + out.stderr and "Traceback" not in out.stderr
+
+
+def test_outputs_are_listed_copied_and_survive_delete(jobs_env):
+    path = project(jobs_env / "project")
+    nb = notebook(
+        ("import os", ["imports"]),
+        "open(os.path.join(os.environ['KALE_EXT_OUTPUT_DIR'], 'result.txt'), 'w').write('42')",
+    )
+    path.write_text(json.dumps(nb))
+    run = cli("run", path, "--backend", "local", "--follow")
+    assert run.returncode == 0, run.stderr
+    name = run.stderr.split()[1]  # "submitted <name> to the local backend ..."
+    final = path.parent / "outputs" / name
+    listed = cli("outputs", name, "--backend", "local")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [str(final), "  result.txt        2 B"]
+    as_json = json.loads(cli("outputs", name, "--backend", "local", "-o", "json").stdout)
+    assert as_json["files"] == [{"path": "result.txt", "size": 2}]
+    copied = cli("outputs", name, "--backend", "local", "--copy", jobs_env / "copy")
+    assert copied.returncode == 0 and (jobs_env / "copy" / "result.txt").read_text() == "42"
+    deleted = cli("delete", name, "--backend", "local")
+    assert deleted.stdout.strip() == (
+        f"deleted {name}; kept its outputs in {final} (delete them too with --outputs)"
+    )
+    assert (final / "result.txt").read_text() == "42"
+
+
+def test_outputs_of_an_unknown_job(jobs_env):
+    out = cli("outputs", "nope", "--backend", "local")
+    assert out.returncode == 1 and "no local job named 'nope'" in out.stderr

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 from ..errors import BackendError, NotFound
 from ..job.defaults import STALL_SECONDS
@@ -22,9 +23,11 @@ __all__ = [
     "Event",
     "Failure",
     "JobInfo",
+    "JobOutputs",
     "LogLine",
     "NodeState",
     "NotFound",
+    "OutputFile",
     "Status",
     "Submitted",
 ]
@@ -112,6 +115,26 @@ class JobInfo:
         data["status"] = self.status.value
         data["status_text"] = self.status_text
         return data
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: str  # relative to the outputs' location, with "/"
+    size: int  # bytes
+
+
+@dataclass(frozen=True)
+class JobOutputs:
+    """What a job wrote to ``KALE_EXT_OUTPUT_DIR``: where it lasts, the files (when the backend
+    can list them), and what the user should know."""
+
+    location: str
+    files: list[OutputFile] = field(default_factory=list)
+    note: str | None = None
+    listed: bool = True  # False: the backend cannot list them (a volume on a cluster)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -224,7 +247,24 @@ class Backend(abc.ABC):
     def events(self, name: str) -> list[Event]: ...
 
     @abc.abstractmethod
-    def delete(self, name: str) -> None: ...
+    def delete(self, name: str, outputs: bool = False) -> str | None:
+        """Stop and delete a job. Its outputs stay unless ``outputs``; returns what happened to
+        them, in words (None when it had none)."""
+
+    def outputs(self, name: str) -> JobOutputs:
+        """What the job wrote to KALE_EXT_OUTPUT_DIR (NotFound for an unknown job)."""
+        self.get_job(name)
+        return JobOutputs("", [], "this backend keeps no outputs")
+
+    def copy_outputs(self, name: str, into: Path) -> JobOutputs:
+        """Copy the job's outputs into folder ``into``; what was copied."""
+        found = self.outputs(name)
+        raise BackendError(
+            f"the outputs of {name} cannot be copied from here"
+            + (f": they are in {found.location}" if found.location else ""),
+            400,
+            "NotLocal",
+        )
 
     def wait(
         self,

@@ -74,7 +74,12 @@ def installed_packages(backend: Backend, runtime: Runtime) -> dict[str, str] | N
 
 
 def resolve_spec(
-    backend: Backend, job: CompiledJob, options=None, defaults=None, workspace=None
+    backend: Backend,
+    job: CompiledJob,
+    options=None,
+    defaults=None,
+    workspace=None,
+    place: Place | None = None,
 ) -> JobSpec:
     """A compiled notebook and submit options, resolved against the backend's runtime, over
     ``defaults`` (kale_ext.job.defaults.Defaults; None: the built-in ones)."""
@@ -82,6 +87,7 @@ def resolve_spec(
     if isinstance(runtime, ConfigError):
         raise runtime
     spec = build_job_spec(job, options, runtime, defaults, workspace)
+    spec.folder = place.folder if place is not None else None
     spec.warnings += missing_packages(installed_packages(backend, runtime), spec)
     return spec
 
@@ -94,14 +100,18 @@ def prepare(
     (compiled already: only the workspace is chosen)."""
     from ..compile.compiler import load_notebook
 
-    if place is None:
-        place = Place.of(notebook) if isinstance(notebook, (str, os.PathLike)) else Place()
+    place = place or place_of(notebook)
     if isinstance(notebook, CompiledJob):
         return notebook, choose(options, notebook.notebook_metadata, place)
     nb = load_notebook(notebook)
     workspace = choose(options, nb.metadata.get("kale_ext"), place)
     local = workspace.modules if workspace is not None else modules_beside(place.folder)
     return compile_notebook(nb, local_modules=local, **compile_args), workspace
+
+
+def place_of(notebook) -> Place:
+    """Where a notebook given as a path lives (its folder); nowhere for other forms."""
+    return Place.of(notebook) if isinstance(notebook, (str, os.PathLike)) else Place()
 
 
 def _prepared(notebook, options, place, workspace) -> tuple[CompiledJob, Workspace | None]:
@@ -129,8 +139,10 @@ def preview(
     workspace: Workspace | None | str = AUTO,
 ) -> Preview:
     """What submitting would create, with the runtime looked up; submits nothing."""
+    place = place or place_of(notebook)
     job, workspace = _prepared(notebook, options, place, workspace)
-    return render(resolve_spec(backend, job, options, defaults, workspace), notebook_path)
+    spec = resolve_spec(backend, job, options, defaults, workspace, place)
+    return render(spec, notebook_path)
 
 
 def submit(
@@ -146,8 +158,9 @@ def submit(
     nbformat JSON or a CompiledJob. ``place``: where the notebook lives (default: a path's
     folder); ``workspace``: the files it ships (default: chosen by the options and the place;
     see prepare)."""
+    place = place or place_of(notebook)
     job, workspace = _prepared(notebook, options, place, workspace)
-    spec = resolve_spec(backend, job, options, defaults, workspace)
+    spec = resolve_spec(backend, job, options, defaults, workspace, place)
     submitted = backend.submit(spec, _path(notebook, notebook_path))
     warnings = [str(w) for w in job.warnings] + spec.warnings + list(submitted.warnings)
     return Submission(submitted.name, backend.name, spec, warnings)

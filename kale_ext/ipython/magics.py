@@ -112,6 +112,7 @@ LOGS.add_argument("--tail", type=_count(0), help="only the last N lines of each 
 _add_backend(LOGS)
 DELETE = MagicArgumentParser(prog="%kale_delete", description="Stop and delete a job.")
 DELETE.add_argument("name")
+DELETE.add_argument("--outputs", action="store_true", help="delete its outputs too")
 _add_backend(DELETE)
 
 
@@ -170,21 +171,21 @@ class KaleMagics(Magics):
             )
         with _user_errors("%%trainjob"):
             options = self._options(args)
-            workspace = self._workspace(options, {}, None)
+            workspace, place = self._workspace(options, {}, None)
             job, labels, body = self._compile_cell(cell, workspace)
-            return self._run(job, options, args, job.notebook, labels, body, workspace)
+            return self._run(job, options, args, job.notebook, labels, body, workspace, place)
 
     @staticmethod
     def _workspace(options: dict, metadata, path):
-        """The files the job ships: by default the notebook's folder, else (a cell) the kernel's
-        working directory, where the cell's own `open("data.csv")` reads from."""
+        """(the files the job ships, where the notebook lives): by default the notebook's folder,
+        else (a cell) the kernel's working directory, where the cell's `open("data.csv")` reads."""
         from pathlib import Path
 
         from ..job.workspace import Place, choose
 
         cwd = Path.cwd()
         place = Place.of(path, base=cwd) if path is not None else Place(cwd, cwd)
-        return choose(options, metadata, place)
+        return choose(options, metadata, place), place
 
     def _compile_cell(self, cell: str, workspace=None):
         from ..compile.codegen import function_name_for
@@ -252,10 +253,11 @@ class KaleMagics(Magics):
             options = self._options(args)
             path = find_notebook(self.shell, args.notebook)
             notebook = read_notebook(path)
-            workspace = self._workspace(options, notebook.metadata.get("kale_ext"), path)
+            meta = notebook.metadata.get("kale_ext")
+            workspace, place = self._workspace(options, meta, path)
             local = workspace.modules if workspace is not None else modules_beside(path.parent)
             job = compile_notebook(notebook, local_modules=local)
-            return self._run(job, options, args, path.name, None, None, workspace)
+            return self._run(job, options, args, path.name, None, None, workspace, place)
 
     # -- shared: options, backend, submit --
 
@@ -297,7 +299,9 @@ class KaleMagics(Magics):
             ) from None
         return backend
 
-    def _run(self, job, options: dict, args, notebook: str, labels, body, workspace=None):
+    def _run(
+        self, job, options: dict, args, notebook: str, labels, body, workspace=None, place=None
+    ):
         from ..backends.submit import preview, submit
         from ..job.defaults import load
 
@@ -307,9 +311,11 @@ class KaleMagics(Magics):
             _describe_cell_diagnostic(d, labels, body) if labels else str(d) for d in job.warnings
         ]
         if args.dry_run:
-            shown = preview(backend, job, options, defaults, notebook, workspace=workspace)
+            where = {"place": place, "workspace": workspace}
+            shown = preview(backend, job, options, defaults, notebook, **where)
             return DryRun(shown, warnings=compile_warnings + shown.spec.warnings)
-        submitted = submit(backend, job, options, defaults, notebook, workspace=workspace)
+        where = {"place": place, "workspace": workspace}
+        submitted = submit(backend, job, options, defaults, notebook, **where)
         for w in compile_warnings + submitted.warnings[len(job.warnings) :]:
             print(f"warning: {w}", file=sys.stderr)
         from .widgets import JobMonitor
@@ -357,8 +363,8 @@ class KaleMagics(Magics):
     def kale_delete(self, line: str):
         args = _parse(DELETE, line)
         with _user_errors("%kale_delete"):
-            self._backend(args).delete(args.name)
-        print(f"deleted {args.name}")
+            note = self._backend(args).delete(args.name, outputs=args.outputs)
+        print(f"deleted {args.name}" + (f"; {note}" if note else ""))
 
 
 for _magic, _parser in (

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 
+from ..display import outputs_text
 from .monitor import FINAL, Change, MonitorModel
 from .plots import metric_svg
 
@@ -50,6 +51,10 @@ class TextView:
 
     def tick(self, model: MonitorModel) -> None:
         self._print_metrics(model)
+
+    def show_outputs(self, model: MonitorModel, found) -> None:
+        if found.location:
+            self._print(f"[{model.name}] outputs: {outputs_text(found)}")
 
     def _print_metrics(self, model: MonitorModel, final: bool = False) -> None:
         if model.metrics_version == self._metrics_printed:
@@ -179,6 +184,16 @@ class WidgetView:
         if added:
             self.metrics.children = tuple(self.charts.values())
             self.metrics.layout.display = "flex"
+
+    def show_outputs(self, model: MonitorModel, found) -> None:
+        """An Outputs section below the logs: each file with its size."""
+        if not found.location:
+            return
+        box = self._w.HTML(
+            f"<b>Outputs</b><pre style='margin:0'>{html.escape(outputs_text(found))}</pre>"
+        )
+        box.add_class("kale-ext-outputs")
+        self.widget.children = (*self.widget.children, box)
 
     def tick(self, model: MonitorModel) -> None:
         value = f"<span>{model.elapsed()}</span>"

@@ -57,6 +57,7 @@ class JobMonitor:
         self._stop = threading.Event()
         self._errors = 0
         self._thread: threading.Thread | None = None
+        self.outputs = None  # the job's outputs (backends.base.JobOutputs), once it ended
         self.view = WidgetView(self.model, self.cancel) if view == "widget" else TextView()
         self.view.started(self.model)
         if start:
@@ -91,7 +92,21 @@ class JobMonitor:
                 self.view.update(self.model, change, shown)
             else:
                 self.view.tick(self.model)
+        if self.model.finished and self.outputs is None:
+            self._show_outputs()
         return not self.model.finished
+
+    def _show_outputs(self) -> None:
+        """Once the job ends: what it wrote to KALE_EXT_OUTPUT_DIR, with sizes."""
+        read = getattr(self.backend, "outputs", None)  # a Backend has it; a stand-in may not
+        try:
+            self.outputs = read(self.name) if read is not None else None
+        except KaleExtError:
+            return
+        if self.outputs is None:
+            return
+        with self._lock:
+            self.view.show_outputs(self.model, self.outputs)
 
     def _run(self) -> None:
         try:

@@ -84,6 +84,9 @@ OPTIONS: tuple[Option, ...] = (
            "--no-workspace"),
     Option("workspace_max_size", "quantity", "the most a workspace may hold (default 10Mi)",
            "--workspace-max-size", "SIZE", example="10Mi"),
+    Option("outputs", "text", "on Kubernetes, the volume whose files outlive the job: "
+           "pvc:NAME[:/mount] (locally: outputs/<job>/ beside the notebook)", "--outputs",
+           "pvc:NAME", maximum=512),
 )  # fmt: skip
 
 BY_NAME = {o.name: o for o in OPTIONS}

@@ -35,6 +35,9 @@ def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
     if spec.workspace is not None:
         volumes.append(volume(spec.workspace.packed()))
         mounts.append(mount())
+    if spec.outputs is not None:
+        volumes.append(spec.outputs.volume())
+        mounts.append(spec.outputs.volume_mount())
     if volumes:
         pod_spec["volumes"] = volumes
     meta = {k: v for k, v in (("labels", config.labels), ("annotations", config.annotations)) if v}

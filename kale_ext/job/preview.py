@@ -39,6 +39,7 @@ class Preview:
         if config:
             lines.append(f"config     {json.dumps(config, sort_keys=True)}")
         lines += workspace_lines(s.workspace)
+        lines.append(f"outputs    {outputs_text(s)}")
         creates = [f"{o['kind']} {o['name']}" + (f" ({size_text(o['size'])})" if o.get("size")
                    else "") for o in self.creates()]  # fmt: skip
         lines.append(f"creates    {', '.join(creates)}")
@@ -74,6 +75,16 @@ def render(spec: JobSpec, notebook_path: str | None = None) -> Preview:
     when the job is submitted; the TrainJob shown here does not list them."""
     trainjob = trainjob_dict(spec, notebook_path or spec.job.notebook, lambda kind, ref: [])
     return Preview(spec=spec, trainjob=trainjob, command=training_command(spec))
+
+
+def outputs_text(spec: JobSpec) -> str:
+    """Where the nodes' KALE_EXT_OUTPUT_DIR lasts."""
+    if spec.outputs is not None:
+        return f"{spec.outputs}/{spec.name} on a cluster (KALE_EXT_OUTPUT_DIR, shared by the nodes)"
+    return (
+        f"locally outputs/{spec.name}/ beside the notebook; on a cluster they go with the pods "
+        "unless you name a volume (--outputs pvc:NAME)"
+    )
 
 
 def workspace_lines(ws: Workspace | None) -> list[str]:

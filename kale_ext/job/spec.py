@@ -19,10 +19,14 @@ from .configcell import config_of
 from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
 from .options import BY_NAME, JobOptions, check
+from .outputs import parse_outputs
 from .runtimes import DEFAULT_RUNTIME, Runtime
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..compile.compiler import CompiledJob
+    from .outputs import OutputsVolume
     from .workspace import Workspace
 
 
@@ -45,6 +49,8 @@ class JobSpec:
     warnings: list[str] = field(default_factory=list)
     options: dict = field(default_factory=dict)  # the explicit submit options, for a rerun
     workspace: Workspace | None = None  # the files the job gets as its working directory
+    outputs: OutputsVolume | None = None  # where outputs last on a cluster
+    folder: Path | None = None  # the notebook's folder (local outputs go beside it)
 
 
 def name_limit(runtime: Runtime, nodes: int) -> int:
@@ -264,6 +270,7 @@ def build_job_spec(
         model_uri=o.model_uri,
         warnings=warnings,
         workspace=workspace,
+        outputs=parse_outputs(o.outputs),
     )
 
 

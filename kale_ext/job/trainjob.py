@@ -22,6 +22,7 @@ from .spec import JobSpec
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANNOTATION = "kale-ext.io/"
+OUTPUTS = ANNOTATION + "outputs"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 #: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN).
@@ -75,6 +76,10 @@ if ws:  # the notebook's folder, unpacked as the working directory (and importab
         tar.extractall(work, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     os.chdir(work)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (work, os.environ.get("PYTHONPATH"))))
+out = os.environ.get("KALE_EXT_OUTPUT_DIR") or spec.get("outputs")
+out = out or tempfile.mkdtemp(prefix="kale_ext-outputs-")  # no volume: goes with the pod
+os.makedirs(out, exist_ok=True)
+os.environ["KALE_EXT_OUTPUT_DIR"] = out
 path = os.path.join(tempfile.mkdtemp(prefix="kale_ext-"), spec["module"])
 with open(path, "wb") as f:
     f.write(zlib.decompress(base64.b64decode(sys.argv[2])))
@@ -105,6 +110,7 @@ def training_command(spec: JobSpec) -> list[str]:
             "launcher": spec.runtime.launcher,
             "args": spec.func_args,
             "workspace": workspace_plan(spec.workspace.packed()) if spec.workspace else None,
+            "outputs": spec.outputs.folder(spec.name) if spec.outputs else None,
         },
         sort_keys=True,
     )
@@ -145,6 +151,8 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         # what a rerun reuses; literal env values left out: anyone who lists jobs reads this
         ANNOTATION + "options": json.dumps(redacted(spec.options), sort_keys=True),
     }
+    if spec.outputs is not None:  # where KALE_EXT_OUTPUT_DIR lasts
+        out[OUTPUTS] = f"{spec.outputs}/{spec.name}"
     policy = spec.config.run_policy
     if policy is not None:
         if policy.ttl_seconds_after_finished is not None:

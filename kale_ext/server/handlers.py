@@ -137,6 +137,8 @@ class JobsHandler(NotebookHandler):
 
 
 class JobHandler(KaleExtHandler):
+    params = {"DELETE": frozenset({"outputs"})}
+
     @tornado.web.authenticated
     async def get(self, name: str):
         name = check_job_name(name)
@@ -149,9 +151,10 @@ class JobHandler(KaleExtHandler):
         from ..errors import KaleExtError
 
         name = check_job_name(name)
+        outputs = self.bool_arg("outputs")
         backend = await self.backend()
         try:
-            await self.app.run(backend.delete, name)
+            note = await self.app.run(backend.delete, name, outputs)
         except KaleExtError as e:
             if getattr(e, "status", None) == 404:
                 raise ApiError(
@@ -160,7 +163,15 @@ class JobHandler(KaleExtHandler):
                     "NotFound",
                 ) from None
             raise to_api_error(e) from None
-        self.reply({"deleted": name})
+        self.reply({"deleted": name, "outputs": note})
+
+
+class OutputsHandler(KaleExtHandler):
+    @tornado.web.authenticated
+    async def get(self, name: str):
+        name = check_job_name(name)
+        backend = await self.backend()
+        self.reply((await self.call(backend.outputs, name)).to_dict())
 
 
 class EventsHandler(KaleExtHandler):
@@ -386,6 +397,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("jobs/{name}", JobHandler),
     ("jobs/{name}/logs", LogsHandler),
     ("jobs/{name}/events", EventsHandler),
+    ("jobs/{name}/outputs", OutputsHandler),
     ("backend", BackendHandler),
     ("defaults", DefaultsHandler),
     ("tags", TagsHandler),

@@ -138,3 +138,25 @@ def test_widgets_can_render(monkeypatch):
     assert widgets_can_render(_Shell()) is False
     monkeypatch.setenv("KALE_EXT_MONITOR", "widget")
     assert widgets_can_render(object()) is True
+
+
+class WithOutputs(ScriptedBackend):
+    """A job that wrote a model (what Backend.outputs answers)."""
+
+    def outputs(self, name):
+        from kale_ext.backends.base import JobOutputs, OutputFile
+
+        return JobOutputs("/work/outputs/job", [OutputFile("model.pt", 2048)])
+
+
+def test_both_views_show_the_outputs_with_their_sizes_once_the_job_ends(capsys):
+    text = JobMonitor(WithOutputs(SCRIPT, nodes=2), "job", nodes=2, view="text", interval=0.01)
+    assert text.wait(10) == "Complete"
+    assert "[job] outputs: /work/outputs/job\n  model.pt    2.0 KiB\n" in capsys.readouterr().out
+    widget = JobMonitor(WithOutputs(SCRIPT, nodes=2), "job", nodes=2, view="widget", start=False)
+    while widget.poll():
+        assert "kale-ext-outputs" not in str([c._dom_classes for c in widget.view.widget.children])
+    box = widget.view.widget.children[-1]
+    assert "kale-ext-outputs" in box._dom_classes
+    assert "<b>Outputs</b>" in box.value and "model.pt    2.0 KiB" in box.value
+    assert widget.outputs.files[0].size == 2048

@@ -58,7 +58,7 @@ async def test_submit_follow_status_list_events_delete(api, root):
     again = await api.post("jobs", {"path": "plain_python.ipynb", "options": {"name": "plain-one"}})
     assert again.status == 409 and "exists already" in again.json["message"]
 
-    assert (await api.delete("jobs/plain-one")).json == {"deleted": "plain-one"}
+    assert (await api.delete("jobs/plain-one")).json == {"deleted": "plain-one", "outputs": None}
     gone = await api.delete("jobs/plain-one")
     assert gone.status == 404
     assert gone.json["message"] == (

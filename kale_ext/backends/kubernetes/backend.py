@@ -36,8 +36,18 @@ from datetime import datetime, timezone
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
-from ...job.trainjob import trainjob_dict
-from ..base import Backend, BackendError, Event, JobInfo, LogLine, NotFound, Status, Submitted
+from ...job.trainjob import OUTPUTS, trainjob_dict
+from ..base import (
+    Backend,
+    BackendError,
+    Event,
+    JobInfo,
+    JobOutputs,
+    LogLine,
+    NotFound,
+    Status,
+    Submitted,
+)
 from . import workspace
 from .config import (
     BACKEND,
@@ -347,15 +357,33 @@ class KubernetesBackend(Cluster, Backend):
 
     # -- delete --
 
-    def delete(self, name: str) -> None:
-        """Delete the TrainJob, its JobSet and pods (see ``_delete_trainjob``)."""
+    def delete(self, name: str, outputs: bool = False) -> str | None:
+        """Delete the TrainJob, its JobSet and pods (see ``_delete_trainjob``); the files on
+        its outputs volume stay (kale_ext never deletes a volume's files)."""
         try:
+            kept = self.outputs(name)
             self._delete_trainjob(f"delete TrainJob {self.namespace}/{name}", name)
         except NotFound as e:
             raise NotFound(
                 f"job {name} does not exist in namespace {self.namespace}: it was already "
                 f"deleted, or never created ({e})"
             ) from None
+        if not kept.location:
+            return None
+        if outputs:
+            return f"its outputs stay in {kept.location}: delete them from a pod that mounts it"
+        return f"kept its outputs in {kept.location}"
+
+    def outputs(self, name: str) -> JobOutputs:
+        """Where the job's outputs last: the volume it names (its files are not listed: only
+        a pod that mounts the claim can read them)."""
+        notes = self.trainjob(name)["metadata"].get("annotations") or {}
+        location = notes.get(OUTPUTS)
+        if location is None:
+            why = "no outputs volume: what it wrote to KALE_EXT_OUTPUT_DIR went with its pods"
+            return JobOutputs("", [], f"{why} (name one with --outputs pvc:NAME)")
+        how = "on a PersistentVolumeClaim: mount it in a pod (or a notebook server) to read them"
+        return JobOutputs(location, [], how, listed=False)
 
     # -- logs --
 

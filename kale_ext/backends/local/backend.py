@@ -34,6 +34,7 @@ from ..base import (
     Event,
     Failure,
     JobInfo,
+    JobOutputs,
     LogLine,
     NodeState,
     NotFound,
@@ -42,6 +43,7 @@ from ..base import (
     split_rank,
 )
 from ..torchrun_report import ReportFolder
+from .outputs import final_folder, gather, listing
 from .processes import alive, kill_group, terminate
 from .supervisor import now, read_record, write_record
 from .workspace import WORKSPACE_PARTS, write_parts
@@ -135,6 +137,7 @@ class LocalBackend(Backend):
         command = training_command(spec)
         command[0] = sys.executable  # "python" in the image; this environment's Python here
         job_dir = self.jobs_dir / spec.name
+        outputs = final_folder(spec.folder, self.jobs_dir, spec.name)
         try:
             self.jobs_dir.mkdir(parents=True, exist_ok=True)
             job_dir.mkdir()
@@ -144,6 +147,14 @@ class LocalBackend(Backend):
             ) from None
         except OSError as e:
             raise BackendError(f"cannot create the job directory {job_dir}: {e.strerror}") from None
+        if outputs.is_dir() and any(outputs.iterdir()):
+            job_dir.rmdir()
+            raise BackendError(
+                f"{outputs} holds the outputs of an earlier job named {spec.name}: choose another "
+                "name, or move them",
+                409,
+                "AlreadyExists",
+            )
         policy = spec.config.run_policy
         record = {
             "name": spec.name,
@@ -158,6 +169,7 @@ class LocalBackend(Backend):
             "command": command,
             "env": env,
             "provenance": provenance(spec, notebook_path),
+            "outputs": str(outputs),
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
         }
@@ -373,7 +385,7 @@ class LocalBackend(Backend):
 
     # -- delete --
 
-    def delete(self, name: str) -> None:
+    def delete(self, name: str, outputs: bool = False) -> str | None:
         job_dir = self._dir(name)
         record = read_record(job_dir)
         if alive(record.get("supervisor_pid")):  # it stops every node, then exits
@@ -381,7 +393,29 @@ class LocalBackend(Backend):
         for n in read_record(job_dir).get("nodes", []):
             if alive(n.get("pid")):
                 kill_group(n["pid"], signal.SIGKILL)
+        final = Path(record["outputs"]) if record.get("outputs") else None
+        if final is not None:
+            gather(job_dir, final)  # what a supervisor that stopped early left behind
         shutil.rmtree(job_dir, ignore_errors=True)
+        if final is None or not final.is_dir():
+            return None
+        if outputs:
+            shutil.rmtree(final, ignore_errors=True)
+            return f"deleted its outputs in {final}"
+        return f"kept its outputs in {final} (delete them too with --outputs)"
+
+    def outputs(self, name: str) -> JobOutputs:
+        return listing(self._record(name), self._dir(name))
+
+    def copy_outputs(self, name: str, into: Path) -> JobOutputs:
+        found = self.outputs(name)
+        if not found.files or found.note:  # none, or still running: nothing final to copy
+            raise BackendError(f"{name} has no outputs to copy yet ({found.note or 'none'})")
+        try:
+            shutil.copytree(found.location, into, symlinks=True, dirs_exist_ok=True)
+        except OSError as e:
+            raise BackendError(f"cannot copy the outputs of {name} into {into}: {e}") from None
+        return JobOutputs(str(into), found.files, f"copied from {found.location}")
 
 
 def _package_root() -> str:

@@ -21,8 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ...files import write_atomic
+from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from .failures import local_failure, node_env
+from .outputs import gather, staging
 from .processes import descendants, kill, kill_group, reserve_port, start_time
 
 #: After a node fails, how long the others may take to end by themselves (and report what
@@ -60,6 +62,7 @@ def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen
         workdir = job_dir / f"node-{k}"
         workdir.mkdir(exist_ok=True)
         env[WORKDIR_ENV] = str(workdir.resolve())  # the workspace is unpacked here
+        env[OUTPUT_ENV] = str(staging(job_dir, k).resolve())  # gathered when the job ends
         with open(job_dir / f"node-{k}.log", "ab", buffering=0) as log:
             procs.append(
                 subprocess.Popen(
@@ -154,6 +157,8 @@ def run(job_dir: Path) -> int:
         record.update(status="Failed", reason=failure.summary, failure=asdict(failure))
     else:
         record.update(status="Complete", reason=None)
+    if record.get("outputs"):
+        gather(job_dir, Path(record["outputs"]))
     record["finished"] = now()
     write_record(job_dir, record)
     return 0

@@ -1,0 +1,72 @@
+"""A local job's outputs: each node writes into its own folder (``KALE_EXT_OUTPUT_DIR``) in the
+job's folder while it runs; when the job ends they are gathered into ``outputs/<job>/`` beside
+the notebook, flat when the nodes wrote different names, one sub-folder per node (``node-0/``,
+...) when two nodes wrote the same name. Gathered outputs outlive the job's record:
+``delete`` keeps them unless asked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ..base import JobOutputs, OutputFile
+
+STAGING = "outputs"  # in the job's folder: a folder per node while the job runs
+
+
+def final_folder(folder: Path | None, jobs_dir: Path, name: str) -> Path:
+    """Where a job's outputs last: outputs/<job>/ beside the notebook, else (a notebook without
+    a file) in the outputs folder beside the jobs' folder."""
+    base = folder / "outputs" if folder is not None else jobs_dir.parent / "outputs"
+    return base / name
+
+
+def staging(job_dir: Path, node: int) -> Path:
+    path = job_dir / STAGING / f"node-{node}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _files(folder: Path) -> list[str]:
+    """Relative paths of the files (and links) under ``folder``, sorted."""
+    out = []
+    for dirpath, _, names in os.walk(folder):
+        out += [os.path.relpath(os.path.join(dirpath, n), folder) for n in names]
+    return sorted(out)
+
+
+def gather(job_dir: Path, final: Path) -> int:
+    """Move the nodes' outputs into ``final`` (see the module's docstring); return how many
+    files it moved. What is there already (an earlier gathering) is kept."""
+    root = job_dir / STAGING
+    nodes = sorted(p for p in root.glob("node-*") if p.is_dir()) if root.is_dir() else []
+    written = {node: _files(node) for node in nodes}
+    names = [n for files in written.values() for n in files]
+    per_node = len(names) != len(set(names))
+    moved = 0
+    for node, files in written.items():
+        for rel in files:
+            target = final / (node.name if per_node else "") / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(node / rel), str(target))
+            moved += 1
+    shutil.rmtree(root, ignore_errors=True)
+    return moved
+
+
+def listing(record: dict, job_dir: Path) -> JobOutputs:
+    """A job's outputs: gathered, or (while it runs) the nodes' own folders."""
+    final = Path(record["outputs"]) if record.get("outputs") else None
+    running = (job_dir / STAGING).is_dir()
+    folder = job_dir / STAGING if running else final
+    files = []
+    if folder is not None and folder.is_dir():
+        for rel in _files(folder):
+            try:
+                size = (folder / rel).stat().st_size
+            except OSError:
+                continue
+            files.append(OutputFile(rel.replace(os.sep, "/"), size))
+    note = f"the nodes' outputs, gathered into {final} when the job ends" if running else None
+    return JobOutputs(str(final) if final else "", files, note)

@@ -1,0 +1,50 @@
+"""A job's outputs through the REST API (a real Jupyter server, a real job): GET outputs lists
+them with sizes; DELETE keeps them, says where, and deletes them only when asked."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
+
+
+async def test_the_example_saves_its_model_where_it_lasts(api, root, jobs_dir):
+    name = await api.submit({"parameters": {"epochs": 1}}, path="digits_ddp.ipynb")
+    events = await api.follow(name)
+    assert events[-1].data["status"] == "Complete", events[-1].data
+    found = (await api.get(f"jobs/{name}/outputs")).json
+    final = root / "outputs" / name
+    assert found["location"] == str(final) and found["listed"] and found["note"] is None
+    [model] = found["files"]
+    assert (
+        model["path"] == "digits_model.pt"
+        and model["size"] == (final / model["path"]).stat().st_size
+    )
+
+    kept = (await api.delete(f"jobs/{name}")).json
+    assert kept == {
+        "deleted": name,
+        "outputs": f"kept its outputs in {final} (delete them too with --outputs)",
+    }
+    assert (final / "digits_model.pt").is_file()
+
+
+async def test_delete_with_outputs_deletes_them(api, root, jobs_dir):
+    name = await api.submit({"parameters": {"epochs": 1}}, path="digits_ddp.ipynb")
+    await api.follow(name)
+    r = await api.delete(f"jobs/{name}", params={"outputs": "1"})
+    assert r.json["outputs"] == f"deleted its outputs in {root / 'outputs' / name}"
+    assert not (root / "outputs" / name).exists()
+
+
+@pytest.mark.parametrize(
+    "method, path, params, status, says",
+    [
+        ("GET", "jobs/nope/outputs", None, 404, "no local job named 'nope'"),
+        ("DELETE", "jobs/nope", {"outputs": "maybe"}, 400, "must be 0 or 1"),
+        ("GET", "jobs/nope/outputs", {"copy": "/tmp"}, 400, "unknown query parameter 'copy'"),
+    ],
+)
+async def test_bad_requests(api, method, path, params, status, says):
+    r = await api.request(method, path, params=params)
+    assert r.status == status and says in r.json["message"]
