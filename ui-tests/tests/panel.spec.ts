@@ -39,12 +39,10 @@ test.describe('the kale_ext panel with a notebook', () => {
     // Tag the evaluation cell (index 9, untagged) `training` with the editor.
     const evaluation = page.locator('.jp-Notebook .jp-Cell').nth(9);
     await evaluation.locator('.jp-InputPrompt').click();
-    const tags = panel.getByRole('group', { name: 'Tags of cell 10' });
+    const tags = panel.getByRole('radiogroup', { name: 'Role of cell 10' });
     await expect(tags).toBeVisible();
-    await tags.getByRole('button', { name: 'training' }).click();
-    await expect(
-      tags.getByRole('button', { name: 'training' })
-    ).toHaveAttribute('aria-pressed', 'true');
+    await tags.getByRole('radio', { name: 'training' }).click();
+    await expect(tags.getByRole('radio', { name: 'training' })).toBeChecked();
     await expect(evaluation).toHaveClass(/kale-ext-tag-training/);
     await expect(evaluation).toHaveAttribute('data-kale-ext-tags', 'training');
     // The badge follows the tags metadata whoever writes it: the example's
@@ -398,11 +396,11 @@ test('every control of the panel is labelled and reachable by keyboard', async (
     .locator('.jp-InputPrompt')
     .click();
   const skip = panel
-    .getByRole('group', { name: 'Tags of cell 2' })
-    .getByRole('button', { name: 'skip' });
+    .getByRole('radiogroup', { name: 'Role of cell 2' })
+    .getByRole('radio', { name: 'skip' });
   await skip.focus();
   await page.keyboard.press('Space');
-  await expect(skip).toHaveAttribute('aria-pressed', 'true');
+  await expect(skip).toBeChecked();
   await expect(page.locator('.jp-Notebook .jp-Cell').nth(1)).toHaveClass(
     /kale-ext-tag-skip/
   );

@@ -3,8 +3,9 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import {
   ActiveCellWatcher,
+  setCellRole,
   showDiagnosticCell,
-  toggleCellTag
+  undoRoleChange
 } from '../panel/cells';
 import type { Kale } from '../types';
 import { fakeNotebook, fakeTracker } from './fakes';
@@ -59,21 +60,48 @@ describe('ActiveCellWatcher', () => {
   });
 });
 
-describe('toggleCellTag', () => {
+describe('setCellRole', () => {
+  const role = (cell: unknown, tag: string | null) =>
+    setCellRole(cell as Cell, tag, GRAMMAR);
+
   it('sets one role at a time and keeps the other tags', () => {
     const { cell } = fakeNotebook();
     cell.model.tags = ['pipeline-parameters', 'other'];
-    toggleCellTag(cell as unknown as Cell, 'imports', GRAMMAR);
+    expect(role(cell, 'imports')).toMatchObject({
+      before: ['pipeline-parameters', 'other'],
+      after: ['other', 'imports'],
+      from: 'parameters',
+      to: 'imports'
+    });
     expect(cell.model.tags).toEqual(['other', 'imports']);
-    toggleCellTag(cell as unknown as Cell, 'imports', GRAMMAR);
-    expect(cell.model.tags).toEqual(['other']);
   });
 
-  it('removes the tags key when no tag is left', () => {
+  it('is a single choice: the current role again changes nothing', () => {
+    const { cell } = fakeNotebook();
+    cell.model.tags = ['imports'];
+    expect(role(cell, 'imports')).toBeNull();
+    expect(cell.model.tags).toEqual(['imports']);
+  });
+
+  it('untags a cell only when asked to, removing the tags key', () => {
     const { cell } = fakeNotebook();
     cell.model.tags = ['skip'];
-    toggleCellTag(cell as unknown as Cell, 'skip', GRAMMAR);
+    expect(role(cell, null)).toMatchObject({ from: 'skip', to: null });
     expect(cell.model.tags).toBeUndefined();
+    expect(role(cell, null)).toBeNull();
+  });
+
+  it('undoes a change, unless the tags changed since', () => {
+    const { cell } = fakeNotebook();
+    cell.model.tags = ['pipeline-parameters'];
+    const change = role(cell, 'skip')!;
+    expect(undoRoleChange(change)).toBe(true);
+    expect(cell.model.tags).toEqual(['pipeline-parameters']);
+
+    const again = role(cell, 'skip')!;
+    cell.model.tags = ['imports']; // someone else changed them
+    expect(undoRoleChange(again)).toBe(false);
+    expect(cell.model.tags).toEqual(['imports']);
   });
 });
 

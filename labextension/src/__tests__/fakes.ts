@@ -17,7 +17,16 @@ export class FakeModel {
   contentChanged = new Signal<this, void>(this);
   dirty = false;
   metadata: { [key: string]: unknown } = {};
-  sharedModel = {};
+  /** Changes made in an undoable transaction (a step of the notebook's Undo). */
+  undoableWrites = 0;
+  sharedModel = {
+    transact: (f: () => void, undoable = true) => {
+      f();
+      if (undoable) {
+        this.undoableWrites++;
+      }
+    }
+  };
   writes = 0;
   getMetadata(key: string): unknown {
     return copy(this.metadata[key]);

@@ -4,9 +4,25 @@
  */
 import { ReactWidget } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
-import type * as React from 'react';
+import * as React from 'react';
 
 import { until } from './helpers';
+
+/**
+ * Run `action` in React's act(): every update it causes is rendered before
+ * this returns.
+ */
+export async function inAct(action: () => void | Promise<void>): Promise<void> {
+  const scope = globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean };
+  scope.IS_REACT_ACT_ENVIRONMENT = true;
+  try {
+    await React.act(async () => {
+      await action();
+    });
+  } finally {
+    scope.IS_REACT_ACT_ENVIRONMENT = false;
+  }
+}
 
 /**
  * Render `element` and wait until it is on the page (or until `shown`).
@@ -17,7 +33,7 @@ export async function render(
   shown: (node: HTMLElement) => boolean = node => node.childElementCount > 0
 ): Promise<Widget> {
   const widget = ReactWidget.create(element);
-  Widget.attach(widget, document.body);
+  await inAct(() => Widget.attach(widget, document.body));
   await until(() => shown(widget.node));
   return widget;
 }

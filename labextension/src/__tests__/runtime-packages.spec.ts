@@ -61,7 +61,10 @@ describe('RuntimePackages', () => {
     const summary = await until(() =>
       widget!.node.querySelector<HTMLElement>('summary')
     );
-    expect(summary.textContent).toBe('Packages');
+    // a value before it is opened: what opening it does
+    expect(summary.textContent).toBe(
+      'Packagesinstalled in torch: open to list'
+    );
     expect(makeRequest).not.toHaveBeenCalled(); // lazily: only when opened
     summary.click();
     return widget.node;

@@ -223,15 +223,25 @@ describe('PanelState', () => {
   it("sets the tags of the active cell from the server's grammar", async () => {
     ctx = setup();
     await ctx.state.load();
-    const { state, cell } = ctx;
+    const { state, cell, model } = ctx;
     cell.model.tags = ['pipeline-parameters', 'other'];
-    state.toggleTag('imports');
+    state.chooseRole('imports');
+    expect(model.undoableWrites).toBe(1); // a step of the notebook's Undo
     expect(cell.model.tags).toEqual(['other', 'imports']);
     expect(state.activeCell).toEqual({
       index: 0,
       type: 'code',
       tags: ['other', 'imports']
     });
+
+    // The change can be taken back.
+    expect(state.roleChange).toMatchObject({
+      from: 'parameters',
+      to: 'imports'
+    });
+    state.undoRoleChange();
+    expect(cell.model.tags).toEqual(['pipeline-parameters', 'other']);
+    expect(state.roleChange).toBeNull();
   });
 
   it('loads the backend and defaults again and recompiles when the settings change', async () => {

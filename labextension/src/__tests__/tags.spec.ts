@@ -1,10 +1,11 @@
 import {
   cellTags,
+  chooseRole,
   editorTags,
   offeredOn,
+  roleOf,
   roleTags,
-  tagClass,
-  toggleTag
+  tagClass
 } from '../tags/tags';
 import type { Kale } from '../types';
 
@@ -41,10 +42,10 @@ describe('the tags the editor offers', () => {
   });
 });
 
-describe('toggleTag', () => {
+describe('chooseRole', () => {
   it.each([
     [[], 'imports', ['imports']],
-    [['imports'], 'imports', []],
+    [['imports'], null, []],
     [['imports'], 'skip', ['skip']],
     [['pipeline-parameters'], 'parameters', ['parameters']],
     [
@@ -52,9 +53,20 @@ describe('toggleTag', () => {
       'training',
       ['hide-input', 'step:load', 'training']
     ],
-    [['hide-input', 'skip'], 'skip', ['hide-input']]
+    [['hide-input', 'skip'], null, ['hide-input']]
   ])('%j + %s → %j', (tags, tag, expected) => {
-    expect(toggleTag(tags, tag, ROLE)).toEqual(expected);
+    expect(chooseRole(tags, tag, ROLE)).toEqual(expected);
+  });
+});
+
+describe('roleOf', () => {
+  it.each([
+    [[], null],
+    [['hide-input'], null],
+    [['pipeline-parameters'], 'parameters'],
+    [['other', 'skip'], 'skip']
+  ])('%j → %s', (tags, role) => {
+    expect(roleOf(tags, GRAMMAR)).toBe(role);
   });
 });
 

@@ -63,9 +63,11 @@ function InsightSection(props: {
       className="kale-ext-Insight"
       data-section={section}
       open={view.sections[section]}
-      onToggle={e =>
-        view.toggleSection(section, (e.target as HTMLDetailsElement).open)
-      }
+      onToggle={e => {
+        if (e.target === e.currentTarget) {
+          view.toggleSection(section, e.currentTarget.open);
+        }
+      }}
     >
       <summary className="kale-ext-Insight-title">
         {props.title}

@@ -10,6 +10,21 @@ export function errorOf(errors: IFieldError[], field: string): string {
 }
 
 /**
+ * Follow a `<details>`' own toggle: a `<details>` inside it (a list that
+ * folds) toggles too, and React hands that event to every `<details>`
+ * around it.
+ */
+export function ownToggle(
+  setOpen: (open: boolean) => void
+): React.ReactEventHandler<HTMLDetailsElement> {
+  return event => {
+    if (event.target === event.currentTarget) {
+      setOpen(event.currentTarget.open);
+    }
+  };
+}
+
+/**
  * A collapsible section (a native `<details>`, so keyboard and screen
  * readers know it).
  */
@@ -26,7 +41,7 @@ export function Section(props: {
       className="kale-ext-Section"
       data-section={props.id}
       open={open}
-      onToggle={event => setOpen((event.target as HTMLDetailsElement).open)}
+      onToggle={ownToggle(setOpen)}
     >
       <summary className="kale-ext-Section-title">
         <span>{props.title}</span>

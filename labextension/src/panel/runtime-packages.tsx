@@ -3,7 +3,7 @@ import * as React from 'react';
 import type { KaleService } from '../api';
 import { errorMessage } from '../errors';
 import type { Kale } from '../types';
-import { Button } from './fields';
+import { Button, ownToggle } from './fields';
 
 /**
  * Where one runtime's package list stands.
@@ -72,16 +72,20 @@ export function RuntimePackages(props: {
     <details
       className="kale-ext-RuntimePackages"
       open={open}
-      onToggle={event => setOpen((event.target as HTMLDetailsElement).open)}
+      onToggle={ownToggle(setOpen)}
     >
       <summary className="kale-ext-RuntimePackages-title">
         <span>Packages</span>
-        {packages && (
+        {packages ? (
           <span
             className="kale-ext-Count"
             aria-label={`${Object.keys(packages).length} packages`}
           >
             {Object.keys(packages).length}
+          </span>
+        ) : (
+          <span className="kale-ext-Muted kale-ext-RuntimePackages-hint">
+            {open ? '' : `installed in ${runtime}: open to list`}
           </span>
         )}
       </summary>

@@ -10,8 +10,10 @@ import type { Kale } from '../types';
 import {
   ActiveCellWatcher,
   IActiveCell,
+  IRoleChange,
+  setCellRole,
   showDiagnosticCell,
-  toggleCellTag
+  undoRoleChange
 } from './cells';
 import { CompileCycle } from './compile-cycle';
 import { deleteJob, INotice, submitJob } from './job-actions';
@@ -219,12 +221,38 @@ export class PanelState extends VDomModel {
   }
 
   /**
-   * Press one of the offered tags on the active cell.
+   * The last change of a cell's role made here, while it can be undone.
    */
-  toggleTag(tag: string): void {
+  get roleChange(): IRoleChange | null {
+    const change = this._roleChange;
+    return change && change.cell === this._options.tracker.activeCell
+      ? change
+      : null;
+  }
+
+  /**
+   * Give the active cell a role (its role tag; null: untagged).
+   */
+  chooseRole(tag: string | null): void {
     const cell = this._options.tracker.activeCell;
     if (cell) {
-      toggleCellTag(cell, tag, this.server.tags);
+      const shared = this.notebook?.model?.sharedModel ?? null;
+      const change = setCellRole(cell, tag, this.server.tags, shared);
+      if (change) {
+        this._roleChange = change;
+        this.stateChanged.emit();
+      }
+    }
+  }
+
+  /**
+   * Take the last role change back.
+   */
+  undoRoleChange(): void {
+    if (this._roleChange) {
+      undoRoleChange(this._roleChange);
+      this._roleChange = null;
+      this.stateChanged.emit();
     }
   }
 
@@ -318,6 +346,7 @@ export class PanelState extends VDomModel {
    */
   private _bound(): void {
     this.form = emptyForm();
+    this._roleChange = null;
     this._compiler.reset();
     this.notice = null;
     this._cells.refresh();
@@ -369,6 +398,7 @@ export class PanelState extends VDomModel {
     );
   }
 
+  private _roleChange: IRoleChange | null = null;
   private _options: PanelState.IOptions;
   private _compiler: CompileCycle;
   private _cells: ActiveCellWatcher;

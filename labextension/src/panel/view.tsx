@@ -1,7 +1,6 @@
 import * as React from 'react';
 
 import { TagEditor } from '../tags/editor';
-import { editorTags } from '../tags/tags';
 import { BackendInfo } from './backend';
 import { DefaultsInfo } from './defaults';
 import { DiagnosticList, Validation } from './diagnostics';
@@ -84,8 +83,10 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
       <Section id="tags" title="Cell tags">
         <TagEditor
           cell={state.activeCell}
-          tags={editorTags(state.server.tags)}
-          onToggle={tag => state.toggleTag(tag)}
+          grammar={state.server.tags}
+          change={state.roleChange}
+          onChoose={tag => state.chooseRole(tag)}
+          onUndo={() => state.undoRoleChange()}
         />
       </Section>
       <Section id="job" title="Job">

@@ -1,18 +1,24 @@
 import * as React from 'react';
 
-import type { IActiveCell } from '../panel/cells';
+import type { IActiveCell, IRoleChange } from '../panel/cells';
 import type { Kale } from '../types';
+import { editorTags, roleOf, roleTags } from './tags';
 
 /**
- * The kale_ext tags of the active cell: one toggle button per offered tag
- * (a cell has one role, so pressing one replaces the others).
+ * The role of the active cell, as a single choice: one chip per role the
+ * grammar offers and "untagged" (code that runs as training). Choosing one
+ * replaces the cell's other role tags (other tags stay); the last change
+ * can be undone here (and with the notebook's Undo).
  */
 export function TagEditor(props: {
   cell: IActiveCell | null;
-  tags: Kale.ITag[];
-  onToggle: (tag: string) => void;
+  grammar: Kale.ITag[];
+  /** The last role change of this cell, while it can be undone. */
+  change: IRoleChange | null;
+  onChoose: (tag: string | null) => void;
+  onUndo: () => void;
 }): JSX.Element {
-  const { cell, tags } = props;
+  const { cell, grammar, change } = props;
   if (!cell || cell.index < 0) {
     return <p className="kale-ext-Muted">Select a cell of the notebook.</p>;
   }
@@ -23,37 +29,62 @@ export function TagEditor(props: {
       </p>
     );
   }
-  const others = cell.tags.filter(t => !tags.some(o => o.tag === t));
+  const offered = editorTags(grammar);
+  const role = roleOf(cell.tags, grammar);
+  const roles = roleTags(grammar);
+  const others = cell.tags.filter(t => !roles.some(o => o.tag === t));
+  const choices: { tag: string | null; label: string; help: string }[] = [
+    {
+      tag: null,
+      label: 'untagged',
+      help: 'No role: the cell runs as part of the training'
+    },
+    ...offered.map(t => ({ tag: t.tag, label: t.tag, help: t.help }))
+  ];
   return (
     <div className="kale-ext-TagEditor">
       <div
         className="kale-ext-TagEditor-tags"
-        role="group"
-        aria-label={`Tags of cell ${cell.index + 1}`}
+        role="radiogroup"
+        aria-label={`Role of cell ${cell.index + 1}`}
       >
-        {tags.map(t => {
-          const on = cell.tags.includes(t.tag);
+        {choices.map(c => {
+          const row = offered.find(t => t.tag === c.tag);
+          const on = c.tag === null ? role === null : row?.role === role;
           return (
             <button
-              key={t.tag}
+              key={c.label}
               type="button"
-              className={`kale-ext-Tag kale-ext-role-${t.role}${on ? ' kale-ext-mod-on' : ''}`}
-              aria-pressed={on}
-              title={t.help}
-              onClick={() => props.onToggle(t.tag)}
+              role="radio"
+              aria-checked={on}
+              className={`kale-ext-Tag kale-ext-role-${row?.role ?? 'none'}${on ? ' kale-ext-mod-on' : ''}`}
+              title={c.help}
+              onClick={() => props.onChoose(c.tag)}
             >
-              {t.tag}
+              {c.label}
             </button>
           );
         })}
       </div>
       <p className="kale-ext-Muted">
         Cell {cell.index + 1}
-        {cell.tags.some(t => tags.some(o => o.tag === t))
-          ? ''
-          : ': untagged code runs as training'}
+        {role === null ? ': untagged code runs as training' : ''}
         {others.length > 0 && ` · other tags: ${others.join(', ')}`}
       </p>
+      {change && (
+        <p className="kale-ext-TagEditor-change" role="status">
+          Cell {cell.index + 1}: {change.from ?? 'untagged'} →{' '}
+          {change.to ?? 'untagged'}{' '}
+          <button
+            type="button"
+            className="kale-ext-Button kale-ext-Button-link"
+            aria-label={`Undo: make cell ${cell.index + 1} ${change.from ?? 'untagged'} again`}
+            onClick={props.onUndo}
+          >
+            Undo
+          </button>
+        </p>
+      )}
     </div>
   );
 }

@@ -40,18 +40,31 @@ export function offeredOn(tags: string[], offered: string[]): string[] {
 }
 
 /**
- * The cell's tags after pressing `tag`: off if it was on, else on in place
- * of the other offered tags.
+ * The cell's tags with the role tag `tag` chosen in place of the other
+ * offered tags; `null` chooses none (the cell untagged). Other tags stay.
  */
-export function toggleTag(
+export function chooseRole(
   tags: string[],
-  tag: string,
+  tag: string | null,
   offered: string[]
 ): string[] {
-  if (tags.includes(tag)) {
-    return tags.filter(t => t !== tag);
+  const kept = tags.filter(t => !offered.includes(t));
+  return tag === null ? kept : [...kept, tag];
+}
+
+/**
+ * The role a cell's tags give it by the grammar (the first role tag's), or
+ * null when none does.
+ */
+export function roleOf(tags: string[], grammar: Kale.ITag[]): string | null {
+  const roles = roleTags(grammar);
+  for (const t of tags) {
+    const row = roles.find(r => r.tag === t);
+    if (row) {
+      return row.role;
+    }
   }
-  return [...tags.filter(t => !offered.includes(t)), tag];
+  return null;
 }
 
 /**
