@@ -197,14 +197,12 @@ def _compile(args) -> int:
     from .backends.submit import prepare
     from .compile.compiler import write_module
     from .job.configcell import config_of
-    from .job.workspace import Place
 
     notebook = Path(args.notebook)
     preview = None
     options = _job_options(args)
     try:
-        place = Place.of(notebook, base=Path.cwd())  # a relative --workspace: from here
-        job, workspace = prepare(notebook, options, place, function_name=args.function,
+        job, workspace = prepare(notebook, options, function_name=args.function,
                                  packages=args.packages)  # fmt: skip
         config = config_of(job)  # the `distributed` cell, checked
         out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
@@ -215,11 +213,7 @@ def _compile(args) -> int:
                                   workspace=workspace)  # fmt: skip
         path = write_module(job, out_dir)
         if preview is not None:
-            from .files import write_atomic
-
-            write_atomic(out_dir / "trainjob.yaml", preview.yaml)
-            if preview.workspace_yaml() is not None:  # apply it before the TrainJob
-                write_atomic(out_dir / "workspace.yaml", preview.workspace_yaml())
+            preview.write_files(out_dir)  # trainjob.yaml (and workspace.yaml, to apply first)
     except CompileError as e:
         if args.json:
             print(json.dumps(e.to_dict(), indent=2))
@@ -265,11 +259,10 @@ def _print_preview(preview, stream=None) -> None:
 
 def _run(args) -> int:
     from .backends.submit import preview, submit
-    from .job.workspace import Place
 
     backend = _backend(args)
     options = _job_options(args)
-    where = {"notebook_path": args.notebook, "place": Place.of(args.notebook, base=Path.cwd())}
+    where = {"notebook_path": args.notebook}  # a relative --workspace: from the current folder
     if args.dry_run:
         shown = preview(backend, Path(args.notebook), options, _defaults(), **where)
         _print_preview(shown)

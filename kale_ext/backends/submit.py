@@ -110,8 +110,11 @@ def prepare(
 
 
 def place_of(notebook) -> Place:
-    """Where a notebook given as a path lives (its folder); nowhere for other forms."""
-    return Place.of(notebook) if isinstance(notebook, (str, os.PathLike)) else Place()
+    """Where a notebook given as a path lives (its folder; a relative --workspace is read from
+    the current folder); nowhere for other forms."""
+    if isinstance(notebook, (str, os.PathLike)):
+        return Place.of(notebook, base=os.getcwd())
+    return Place()
 
 
 def _prepared(notebook, options, place, workspace) -> tuple[CompiledJob, Workspace | None]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from .shipping import configmap_names, configmaps
 from .spec import JobSpec
@@ -54,6 +55,15 @@ class Preview:
             for name, size in zip(names, packed.part_sizes(), strict=True):
                 out.append({"kind": "ConfigMap", "name": name, "size": size})
         return out + [{"kind": "TrainJob", "name": self.spec.name}]
+
+    def write_files(self, folder: Path) -> None:
+        """trainjob.yaml, and with a workspace workspace.yaml (its ConfigMaps, to apply
+        first), into ``folder``."""
+        from ..files import write_atomic
+
+        write_atomic(folder / "trainjob.yaml", self.yaml)
+        if self.spec.workspace is not None:
+            write_atomic(folder / "workspace.yaml", self.workspace_yaml())
 
     def workspace_yaml(self) -> str | None:
         """The workspace's ConfigMaps (with their data) as YAML documents, to apply by hand

@@ -85,7 +85,7 @@ async def test_status_list_events_delete(api, kube):
     kube.add_event("TrainJob", "fit", "Created", "created the JobSet", 1)
     events = (await api.get("jobs/fit/events")).json["events"]
     assert any(e["reason"] == "Created" for e in events)
-    assert (await api.delete("jobs/fit")).json == {"deleted": "fit"}
+    assert (await api.delete("jobs/fit")).json == {"deleted": "fit", "outputs": None}
     gone = await api.delete("jobs/fit")
     assert gone.status == 404 and "does not exist" in gone.json["message"]
 
