@@ -200,3 +200,18 @@ def fold_reports(lines: Iterable[LogLine], node: int) -> Iterable[LogLine]:
     for line in lines:
         yield from folder.feed(line)
     yield from folder.flush()
+
+
+def fold_by_node(lines: Iterable[LogLine]) -> Iterable[LogLine]:
+    """Lines of several nodes (multiplexed) with each node's reports folded. Closing it closes
+    ``lines`` (a log stream's reader stops, and its streams with it)."""
+    folders: dict[int, ReportFolder] = {}
+    try:
+        for line in lines:
+            yield from folders.setdefault(line.node, ReportFolder(line.node)).feed(line)
+        for folder in folders.values():
+            yield from folder.flush()
+    finally:
+        close = getattr(lines, "close", None)
+        if close is not None:
+            close()

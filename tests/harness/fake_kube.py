@@ -243,10 +243,14 @@ class FakeKube(ConfigMaps):
                 f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating',
             )
         data = log.previous if previous else None
+        if kw.get("tail_lines") is not None or kw.get("timestamps"):  # what the kubelet does
+            data = log.lines(data, kw.get("tail_lines"), bool(kw.get("timestamps")))
         stream = LogStream(log, data, follow and not previous)
         self.streams.append(stream)
-        if kw.get("_preload_content", True):
-            return b"".join(stream.stream()).decode()
+        if kw.get("_preload_content", True):  # read whole, then released
+            text = b"".join(stream.stream()).decode()
+            stream.closed = True
+            return text
         return stream
 
     def list_namespaced_event(self, namespace, **kw):
@@ -366,6 +370,15 @@ class FakeKube(ConfigMaps):
         )
         log = self.logs.setdefault(name, ContainerLog())
         log.started = log.started or phase != "Pending"
+        return name
+
+    def add_pod_object(self, pod: dict, log: str = "") -> str:
+        """A pod as the API server returned it (a recorded object), with its container's log."""
+        name = self.put("pods", copy.deepcopy(pod))["metadata"]["name"]
+        self.logs[name] = ContainerLog()
+        if log:
+            self.logs[name].write(*log.splitlines())
+        self.logs[name].started = pod["status"].get("phase") != "Pending"
         return name
 
     def set_pod(self, name: str, phase: str, state: dict | None = None) -> None:

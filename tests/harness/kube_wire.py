@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import datetime, timezone
 from http import HTTPStatus
 
 import urllib3
@@ -56,12 +57,28 @@ class ContainerLog:
         self.started = False
         self.ended = False
         self.changed = threading.Condition()
+        self.stamps: list[str] = []  # when each line was written, as the kubelet stamps it
 
-    def write(self, *lines: str, newline: bool = True) -> None:
+    def write(self, *lines: str, newline: bool = True, at: str | None = None) -> None:
+        """Append ``lines``, written ``at`` (RFC 3339; default: now)."""
+        stamp = at or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         with self.changed:
             self.started = True
             self.data += "\n".join(lines).encode() + (b"\n" if newline else b"")
+            self.stamps += [stamp] * len(lines)
             self.changed.notify_all()
+
+    def lines(self, data: bytes | None, tail: int | None, timestamps: bool) -> bytes:
+        """The log (or ``data``, the previous one) as `tailLines` and `timestamps` give it."""
+        lines = (self.data if data is None else data).decode().splitlines()
+        stamps = (self.stamps if data is None else [])[: len(lines)]
+        stamps += ["2026-01-01T00:00:00.000000Z"] * (len(lines) - len(stamps))
+        pairs = (
+            list(zip(stamps, lines, strict=True))[-tail:]
+            if tail
+            else list(zip(stamps, lines, strict=True))
+        )
+        return "".join(f"{s} {t}\n" if timestamps else f"{t}\n" for s, t in pairs).encode()
 
     def end(self) -> None:
         with self.changed:
@@ -72,6 +89,7 @@ class ContainerLog:
         """The container died and waits to restart: its log becomes the previous one."""
         with self.changed:
             self.previous, self.data, self.started, self.ended = self.data, b"", False, False
+            self.stamps = []
             self.changed.notify_all()
 
 

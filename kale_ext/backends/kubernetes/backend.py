@@ -45,9 +45,9 @@ from ..base import (
     JobOutputs,
     LogLine,
     NotFound,
-    Status,
     Submitted,
 )
+from ..torchrun_report import fold_by_node
 from . import workspace
 from .config import (
     BACKEND,
@@ -61,6 +61,7 @@ from .config import (
     TTL,
     Cluster,
 )
+from .diagnose import closer_look
 from .logs import job_logs
 from .status import belongs_to, iso, job_info, parse_time, said
 
@@ -269,9 +270,8 @@ class KubernetesBackend(Cluster, Backend):
 
     def get_job(self, name: str) -> JobInfo:
         obj = self.trainjob(name)
-        info = job_info(obj, self.pods(f"{JOBSET_LABEL}={name},{STEP_LABEL}={NODE}"))
-        if info.status is Status.CREATED:
-            info.reason = self._latest_warning(name)  # e.g. the JobSet could not be created
+        pods = self.pods(f"{JOBSET_LABEL}={name},{STEP_LABEL}={NODE}")
+        info = closer_look(self, obj, pods)  # events, the failing rank's lines, a stall
         self._apply_run_policy(obj, info)
         return info
 
@@ -404,4 +404,5 @@ class KubernetesBackend(Cluster, Backend):
         each node: the log streams through a window of that size, so memory stays bounded and
         offsets stay exact (the kubelet's own tail cannot tell where its lines are).
         """
-        return job_logs(self, self.poll_interval, name, node, follow, tail, offsets)
+        lines = job_logs(self, self.poll_interval, name, node, follow, tail, offsets)
+        return fold_by_node(lines)  # torchrun's report of a failed rank: one line

@@ -12,8 +12,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ...job.trainjob import ANNOTATION, KUEUE_QUEUE
-from ..base import JobInfo, NodeState, Status
-from .config import BACKEND, INDEX_LABEL, NODE, STEPS
+from ..base import Event, JobInfo, NodeState, Status
+from .config import BACKEND, INDEX_LABEL, STEPS
+from .failures import cluster_failure
+from .reasons import condition_reason, container_of, kueue_wait, pod_reason
+from .reasons import said as said  # the backend's too
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -28,20 +31,9 @@ def parse_time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def said(reason: str | None, message: str | None) -> str | None:
-    """Reason and message as kubectl describe joins them."""
-    if reason and message:
-        return f"{reason}: {message}"
-    return reason or message or None
-
-
-def _exit(terminated) -> str:
-    return f"{terminated.reason or 'exited'} (exit code {terminated.exit_code})"
-
-
 def node_container(pod):
     """The status of the pod's `node` container, or None before it has one."""
-    return next((c for c in pod.status.container_statuses or [] if c.name == NODE), None)
+    return container_of(pod)
 
 
 def restarts(pod) -> int:
@@ -50,57 +42,37 @@ def restarts(pod) -> int:
     return (container.restart_count or 0) if container else 0
 
 
-def _node_reason(pod) -> str | None:
-    """Why a node is not simply running or done: an exit, a wait, an eviction, the scheduler."""
-    status = pod.status
-    container = node_container(pod)
-    state = container.state if container else None
-    ended = state.terminated if state else None
-    waiting = state.waiting if state else None
-    last = container.last_state.terminated if container and container.last_state else None
-    if ended and (ended.exit_code or ended.reason not in (None, "Completed")):
-        return _exit(ended)
-    if waiting and waiting.reason:
-        return f"{waiting.reason} after {_exit(last)}" if last else said(*_wait(waiting))
-    if status.reason:
-        return said(status.reason, status.message)
-    unscheduled = next(
-        (c for c in status.conditions or [] if c.type == "PodScheduled" and c.status == "False"),
-        None,
-    )
-    return said(unscheduled.reason, unscheduled.message) if unscheduled else None
-
-
-def _wait(waiting) -> tuple[str, str | None]:
-    # ContainerCreating and PodInitializing are normal steps: their reason alone says enough
-    normal = waiting.reason in ("ContainerCreating", "PodInitializing")
-    return waiting.reason, None if normal else waiting.message
-
-
 def newest(pods: Iterable):
     """The most recently created of ``pods``, or None."""
     epoch = datetime.min.replace(tzinfo=timezone.utc)
     return max(pods, key=lambda p: p.metadata.creation_timestamp or epoch, default=None)
 
 
-def node_states(pods: Iterable) -> list[NodeState]:
-    """One state per node index, from the newest pod of each index."""
+def newest_by_node(pods: Iterable) -> dict[int, Any]:
+    """The newest pod of each node index."""
     newest_of: dict[int, Any] = {}
     epoch = datetime.min.replace(tzinfo=timezone.utc)
     for pod in sorted(pods, key=lambda p: p.metadata.creation_timestamp or epoch):
         index = (pod.metadata.labels or {}).get(INDEX_LABEL)
         if index is not None:
             newest_of[int(index)] = pod
+    return dict(sorted(newest_of.items()))
+
+
+def node_states(pods: Iterable, events: Iterable[Event] = ()) -> list[NodeState]:
+    """One state per node index, from the newest pod of each index; ``events`` (the job's)
+    add what the registry said about an image."""
+    events = list(events)
     out = []
-    for index in sorted(newest_of):
-        pod = newest_of[index]
+    for index, pod in newest_by_node(pods).items():
         container = node_container(pod)
         ended = container.state.terminated if container and container.state else None
+        own = [e for e in events if e.object == f"Pod/{pod.metadata.name}"]
         out.append(
             NodeState(
                 index=index,
                 state=pod.status.phase or "Pending",
-                reason=_node_reason(pod),
+                reason=pod_reason(pod, own),
                 exit_code=ended.exit_code if ended else None,
             )
         )
@@ -120,37 +92,48 @@ def finished_condition(obj: dict) -> dict | None:
     return None
 
 
-def job_status(obj: dict, nodes: list[NodeState]) -> tuple[Status, str | None]:
+def job_status(
+    obj: dict, nodes: list[NodeState], events: Iterable[Event] = ()
+) -> tuple[Status, str | None]:
     """The status and its plain reason: conditions first, then what the pods say.
 
     Running pods make a job Running; a pending pod makes it Queued with the scheduler's reason.
     """
     finished = finished_condition(obj)
-    if finished is not None and finished["type"] == "Failed":
+    if finished is not None and finished["type"] == "Failed":  # job_info puts the culprit first
         culprit = next((f"node {n.index}: {n.reason}" for n in nodes if n.reason), None)
-        base = said(finished.get("reason"), finished.get("message"))
-        return Status.FAILED, "; ".join(x for x in (culprit, base) if x) or None
+        return Status.FAILED, "; ".join(x for x in (culprit, condition_reason(obj, finished)) if x)
     if finished is not None:
         return Status.COMPLETE, None
     suspended = (_conditions(obj).get("Suspended") or {}).get("status") == "True"
     if suspended or (obj.get("spec") or {}).get("suspend"):
         queue_name = (obj["metadata"].get("labels") or {}).get(KUEUE_QUEUE)
-        return Status.QUEUED, f"waiting for Kueue queue {queue_name}" if queue_name else "suspended"
+        return Status.QUEUED, kueue_wait(queue_name, events) if queue_name else "suspended"
     pending = [n for n in nodes if n.state == "Pending"]
     if pending:
-        return Status.QUEUED, next((n.reason for n in pending if n.reason), "pods are starting")
+        waits = (f"node {n.index}: {n.reason}" for n in pending if n.reason)
+        return Status.QUEUED, next(waits, "pods are starting")
     if nodes:
         trouble = (f"node {n.index}: {n.reason}" for n in nodes if n.reason)
         return Status.RUNNING, next(trouble, None)
     return Status.CREATED, None
 
 
-def job_info(obj: dict, pods: Iterable) -> JobInfo:
-    """A JobInfo from a TrainJob (Kubernetes JSON form) and its node pods."""
+def job_info(
+    obj: dict, pods: Iterable, events: Iterable[Event] = (), logs: dict | None = None
+) -> JobInfo:
+    """A JobInfo from a TrainJob (Kubernetes JSON form), its node pods and, when known, the
+    job's events and a node's last log lines; a failed job's with its failure summary."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     trainer = spec.get("trainer") or {}
-    nodes = node_states(pods)
-    status, reason = job_status(obj, nodes)
+    pods, events = list(pods), list(events)
+    nodes = node_states(pods, events)
+    status, reason = job_status(obj, nodes, events)
+    failure = None
+    if status is Status.FAILED:
+        failure = cluster_failure(obj, newest_by_node(pods), events, logs)
+        condition = condition_reason(obj, finished_condition(obj))
+        reason = failure.summary if failure.node is None else f"{failure.summary}; {condition}"
     if meta.get("deletionTimestamp"):  # Foreground deletion: gone once its pods are
         reason = f"being deleted; {reason}" if reason else "being deleted"
     finished = finished_condition(obj)
@@ -167,6 +150,7 @@ def job_info(obj: dict, pods: Iterable) -> JobInfo:
         created=meta.get("creationTimestamp"),
         finished=finished.get("lastTransitionTime") if finished else None,
         provenance={k: v for k, v in notes.items() if k.startswith(ANNOTATION)},
+        failure=failure,
     )
 
 

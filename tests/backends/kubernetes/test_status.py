@@ -38,7 +38,7 @@ STATUS_CASES = [
     StatusCase("no status and no pods yet", Status.CREATED),
     StatusCase("unschedulable", Status.QUEUED, "Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
                pods=((0, "Pending", UNSCHEDULABLE),)),
-    StatusCase("image pull back-off", Status.QUEUED, 'ImagePullBackOff: Back-off pulling image "repo/img:bad"',
+    StatusCase("image pull back-off", Status.QUEUED, 'cannot pull image repo/img:bad (ImagePullBackOff): Back-off pulling image "repo/img:bad"',
                pods=((0, "Pending", IMAGE_PULL),)),
     StatusCase("containers being created", Status.QUEUED, "ContainerCreating", pods=((0, "Pending", {}),)),
     StatusCase("all nodes running", Status.RUNNING, pods=((0, "Running", {}), (1, "Running", {}))),
@@ -52,18 +52,18 @@ STATUS_CASES = [
                conditions=(RESUMED,), labels=KUEUE, pods=((0, "Running", {}),)),
     StatusCase("resumed by Kueue, pods unscheduled", Status.QUEUED, "Unschedulable",
                conditions=(RESUMED,), labels=KUEUE, pods=((0, "Pending", UNSCHEDULABLE),)),
-    StatusCase("a node crash-looping", Status.RUNNING, "node 1: CrashLoopBackOff after Error (exit code 1)",
+    StatusCase("a node crash-looping", Status.RUNNING, "node 1: restarting (CrashLoopBackOff) after it exited with code 1",
                pods=((0, "Running", {}), (1, "Running", CRASH_LOOP))),
     StatusCase("pods done, condition not yet written", Status.RUNNING, pods=((0, "Succeeded", {}),)),
     StatusCase("complete", Status.COMPLETE, conditions=(
         ("Complete", "True", "AllJobsCompleted", "jobset completed successfully"),), pods=((0, "Succeeded", {}),)),
     StatusCase("a false Complete condition is not completion", Status.RUNNING, conditions=(
         ("Complete", "False", "JobsRunning", ""),), pods=((0, "Running", {}),)),
-    StatusCase("out of memory", Status.FAILED, "node 0: OOMKilled (exit code 137); FailedJobs: jobset failed", conditions=(
+    StatusCase("out of memory", Status.FAILED, "node 0: killed: out of memory (OOMKilled); a node failed, so the job did (FailedJobs: jobset failed)", conditions=(
         ("Failed", "True", "FailedJobs", "jobset failed"),), pods=((0, "Failed", OOM), (1, "Succeeded", {}))),
-    StatusCase("the container's exit code", Status.FAILED, "node 0: Error (exit code 3)", conditions=(
+    StatusCase("the container's exit code", Status.FAILED, "node 0: exited with code 3", conditions=(
         ("Failed", "True", "FailedJobs", "jobset failed"),), pods=((0, "Failed", EXIT_3),)),
-    StatusCase("deadline exceeded", Status.FAILED, "DeadlineExceeded: TrainJob exceeded its activeDeadlineSeconds",
+    StatusCase("deadline exceeded", Status.FAILED, "ran longer than its active_deadline_seconds and was stopped (DeadlineExceeded: TrainJob exceeded its activeDeadlineSeconds)",
                conditions=(("Failed", "True", "DeadlineExceeded", "TrainJob exceeded its activeDeadlineSeconds"),)),
     StatusCase("backoff limit", Status.FAILED, "BackoffLimitExceeded: Job has reached the specified backoff limit",
                conditions=(("Failed", "True", "FailedJobs",
@@ -115,7 +115,7 @@ def test_job_info_fields(backend, kube):
         "kale-ext.io/source-sha256": "abc",
     }
     assert [(n.index, n.state, n.reason, n.exit_code) for n in info.nodes] == [
-        (0, "Failed", "OOMKilled (exit code 137)", 137),
+        (0, "Failed", "killed: out of memory (OOMKilled)", 137),
         (1, "Succeeded", None, 0),
     ]
 

@@ -1,0 +1,88 @@
+"""One job looked at closely (``get_job``; a listing stays at two calls): the events that say
+why it waits (a registry's message, Kueue's), the failing rank's last lines, and whether a
+running job has been quiet for longer than the backend's ``stall_seconds``."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from ..base import BackendError, JobInfo, LogLine, Status, split_rank
+from .config import NODE, REQUEST_TIMEOUT
+from .status import job_info, newest_by_node, node_container, parse_time
+
+#: How many of the failing pod's last lines are read (for torchrun's report and the tail).
+TAIL_LINES = 200
+_STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?Z ")
+
+
+def closer_look(backend, obj: dict, pods: list) -> JobInfo:
+    """The job's info with the events, logs and stall a single job's view deserves."""
+    name = obj["metadata"]["name"]
+    info = job_info(obj, pods)
+    if info.status is Status.CREATED:
+        info.reason = backend._latest_warning(name)  # e.g. the JobSet could not be created
+        return info
+    if info.status in (Status.QUEUED, Status.FAILED):
+        events = _events(backend, name)
+        info = job_info(obj, pods, events)
+        failed_node = info.failure.node if info.failure else None
+        if failed_node is not None:
+            pod = newest_by_node(pods)[failed_node]
+            logs = {failed_node: _last_lines(backend, pod, failed_node, info.procs_per_node)}
+            info = job_info(obj, pods, events, logs)
+    if info.status is Status.RUNNING and backend.stall_seconds:
+        backend.note_output(info, _last_output(backend, pods, backend.stall_seconds))
+    return info
+
+
+def _events(backend, name: str) -> list:
+    try:
+        return backend._events(name)
+    except BackendError:
+        return []  # events may be forbidden: the pods still say most
+
+
+def _read(backend, pod, what: str, **kwargs) -> str:
+    container = node_container(pod)
+    waiting = container is not None and container.state and container.state.waiting
+    restarted = container is not None and container.last_state and container.last_state.terminated
+    try:
+        return backend.call(
+            f"read the {what} of pod {pod.metadata.name}",
+            backend.core.read_namespaced_pod_log,
+            pod.metadata.name,
+            backend.namespace,
+            container=NODE,
+            previous=bool(waiting and restarted),
+            _request_timeout=REQUEST_TIMEOUT,
+            **kwargs,
+        )
+    except BackendError:
+        return ""
+
+
+def _last_lines(backend, pod, node: int, procs: int) -> list[LogLine]:
+    text = _read(backend, pod, "last lines", tail_lines=TAIL_LINES)
+    return [LogLine(node, t, r) for r, t in (split_rank(node, procs, x) for x in text.splitlines())]
+
+
+def _last_output(backend, pods: list, stall_seconds: float) -> datetime | None:
+    """When a running node last wrote a line (its start, before it wrote any): the nodes are
+    asked one at a time, until one wrote within ``stall_seconds``."""
+    latest = None
+    now = datetime.now(timezone.utc)
+    for pod in newest_by_node(pods).values():
+        container = node_container(pod)
+        running = container.state.running if container and container.state else None
+        if running is None:
+            continue
+        moment = running.started_at
+        m = _STAMP.match(_read(backend, pod, "last line", tail_lines=1, timestamps=True))
+        if m:
+            moment = parse_time(m.group(1) + "Z")
+        if moment is not None and (latest is None or moment > latest):
+            latest = moment
+        if latest is not None and (now - latest).total_seconds() < stall_seconds:
+            break
+    return latest
