@@ -1,0 +1,109 @@
+"""The pods the emulated Trainer renders from a TrainJob and its runtime, as Trainer v2.3
+with JobSet would: the trainer's overrides, the torch plugin's environment, runtime patches,
+JobSet's defaults and labels."""
+
+import copy
+
+import pytest
+
+from tests.harness.cluster.render import MASTER_PORT, num_proc_per_node, render
+from tests.harness.emulated import patch_of, trainjob
+from tests.harness.runtimes import runtime_manifest
+
+
+def env_of(pod: dict) -> dict:
+    [container] = pod["spec"]["containers"]
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env") or []}
+
+
+def test_each_node_gets_a_pod_with_the_torch_plugins_environment():
+    tj = trainjob("fit", nodes=2, image="repo/img:1", env=[{"name": "LR", "value": "0.1"}])
+    tj["metadata"]["namespace"] = "team"
+    rendered = render(tj, runtime_manifest("torch-distributed"))
+    assert rendered.job == "fit-node-0" and rendered.skipped == []
+    assert [p["metadata"]["generateName"] for p in rendered.pods] == [
+        "fit-node-0-0-",
+        "fit-node-0-1-",
+    ]
+    for index, pod in enumerate(rendered.pods):
+        [container] = pod["spec"]["containers"]
+        assert container["image"] == "repo/img:1"
+        assert container["command"] == ["python", "-c", "print('hi')"]
+        assert container["ports"] == [{"containerPort": MASTER_PORT}]
+        assert env_of(pod) == {
+            "LR": "0.1",
+            "PET_NNODES": "2",
+            "PET_NPROC_PER_NODE": "1",
+            "PET_NODE_RANK": {"fieldRef": {
+                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}},
+            "PET_MASTER_ADDR": "fit-node-0-0.fit",
+            "PET_MASTER_PORT": "29500",
+        }  # fmt: skip
+        meta = pod["metadata"]
+        assert meta["annotations"]["batch.kubernetes.io/job-completion-index"] == str(index)
+        assert meta["labels"]["jobset.sigs.k8s.io/jobset-name"] == "fit"
+        assert meta["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] == "node"
+        assert (pod["spec"]["hostname"], pod["spec"]["subdomain"]) == (f"fit-node-0-{index}", "fit")
+        assert pod["spec"]["restartPolicy"] == "OnFailure"
+
+
+def test_the_trainer_overrides_the_runtime_container():
+    runtime = runtime_manifest("torch-distributed")
+    [step] = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    node = step["template"]["spec"]["template"]["spec"]["containers"][0]
+    node.update(command=["old"], args=["--old"], env=[{"name": "A", "value": "runtime"},
+                                                      {"name": "KEEP", "value": "1"}],
+                resources={"limits": {"cpu": "4", "nvidia.com/gpu": "1"}})  # fmt: skip
+    tj = trainjob("fit", args=["--new"], env=[{"name": "A", "value": "job"}],
+                  resourcesPerNode={"limits": {"cpu": "2"}, "requests": {"memory": "1Gi"}})  # fmt: skip
+    tj["metadata"]["namespace"] = "team"
+    [pod] = render(tj, runtime).pods
+    [container] = pod["spec"]["containers"]
+    assert container["command"] == ["python", "-c", "print('hi')"] and container["args"] == [
+        "--new"
+    ]
+    assert container["image"] == node["image"]
+    assert env_of(pod)["A"] == "job" and env_of(pod)["KEEP"] == "1"
+    assert container["resources"] == {"requests": {"memory": "1Gi"},
+                                      "limits": {"cpu": "2", "nvidia.com/gpu": "1"}}  # fmt: skip
+
+
+def test_runtime_patches_apply_in_order():
+    volume = {"name": "data", "configMap": {"name": "data"}}
+    first = patch_of(volumes=[volume], mounts=[{"name": "data", "mountPath": "/data"}],
+                     labels={"team": "a"}, node_selector={"pool": "cpu"})  # fmt: skip
+    second = copy.deepcopy(first)
+    second["manager"] = "example.com/second"
+    second["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"][
+        "template"] = {"metadata": {"labels": {"team": "b"}}}  # fmt: skip
+    tj = trainjob("fit", patches=[first, second])
+    tj["metadata"]["namespace"] = "team"
+    [pod] = render(tj, runtime_manifest("torch-distributed")).pods
+    assert pod["spec"]["volumes"] == [volume] and pod["spec"]["nodeSelector"] == {"pool": "cpu"}
+    assert pod["spec"]["containers"][0]["volumeMounts"] == [{"name": "data", "mountPath": "/data"}]
+    assert pod["metadata"]["labels"]["team"] == "b"
+
+
+def test_other_replicated_jobs_are_not_emulated():
+    tj = trainjob("fit")
+    tj["metadata"]["namespace"] = "team"
+    rendered = render(tj, runtime_manifest("torch-distributed-with-cache"))
+    assert rendered.skipped == ["dataset-initializer"] and len(rendered.pods) == 1
+
+
+@pytest.mark.parametrize(
+    "trainer, container, expected",
+    [
+        ({"numProcPerNode": 3}, {}, "3"),
+        ({"resourcesPerNode": {"limits": {"cpu": "2500m"}}}, {}, "3"),
+        ({"resourcesPerNode": {"requests": {"cpu": "500m"}, "limits": {"cpu": "4"}}}, {}, "1"),
+        ({"resourcesPerNode": {"limits": {"nvidia.com/gpu": "2", "cpu": "8"}}}, {}, "auto"),
+        ({}, {"resources": {"limits": {"nvidia.com/gpu": 1}}}, "auto"),
+        # v2.3.0: GPUs only in the runtime, memory in the TrainJob: the CPU count (trainer#3974)
+        ({"resourcesPerNode": {"limits": {"memory": "1Gi"}}},
+         {"resources": {"limits": {"nvidia.com/gpu": 1}}}, "1"),
+        ({}, {}, "1"),
+    ],
+)  # fmt: skip
+def test_procs_per_node(trainer, container, expected):
+    assert num_proc_per_node(trainer, container) == expected
