@@ -64,8 +64,10 @@ def test_example_trains_on_real_data(backend, tmp_path):
     shutil.copy(EXAMPLES / "digits_ddp.ipynb", example)
     name, info = run(backend, example, {"nodes": 2, "parameters": {"epochs": 1}})
     assert info.status is Status.COMPLETE, info.reason
-    text = [t for _, t in lines(backend, name)]
-    assert any("[rank 1/2] 1438 training and 359 test images" in t for t in text)
+    out = lines(backend, name)
+    text = [t for _, t in out]
+    assert (1, "1438 training and 359 test images, 2 process(es)") in out  # rank 1's line
+    assert not any("[rank" in t for t in text)  # no prefix of its own: the logs carry the rank
     assert sum("test accuracy" in t for t in text) == 2
     assert info.provenance["kale-ext.io/notebook"].endswith("digits_ddp.ipynb")
     assert [p.name for p in (tmp_path / "outputs" / name).iterdir()] == ["digits_model.pt"]
