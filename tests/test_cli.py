@@ -302,3 +302,31 @@ def test_outputs_are_listed_copied_and_survive_delete(jobs_env):
 def test_outputs_of_an_unknown_job(jobs_env):
     out = cli("outputs", "nope", "--backend", "local")
     assert out.returncode == 1 and "no local job named 'nope'" in out.stderr
+
+
+def test_a_quiet_job_is_listed_as_stalled_and_keeps_running(jobs_env, write_nb):
+    """stall_seconds comes from the defaults (here the user's JupyterLab settings)."""
+    from kale_ext.job.defaults import lab_settings_file
+    from tests.backends.local.waiting import until
+
+    settings = lab_settings_file()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"stall_seconds": 1}')
+    path = write_nb(notebook("import time\nprint('thinking', flush=True)\ntime.sleep(600)"))
+    name = cli("run", path, "--backend", "local").stdout.strip()
+    try:
+        until(lambda: "thinking" in cli("logs", name, "--backend", "local").stdout, "its line")
+        stalled = until(
+            lambda: json.loads(
+                cli("jobs", "--backend", "local", "--status", "stalled", "-o", "json").stdout
+            ),
+            "the job to show as stalled",
+        )
+        assert [(j["name"], j["status"], j["status_text"]) for j in stalled] == [
+            (name, "Running", "Stalled (no output for 1 s)")
+        ]
+        status = cli("status", name, "--backend", "local").stdout
+        assert status.startswith(f"{name}: Stalled (no output for 1 s) (local")
+        assert "last output " in status
+    finally:
+        cli("delete", name, "--backend", "local")

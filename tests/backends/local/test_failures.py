@@ -4,6 +4,7 @@ line where one is known, and the full log keeps every line once, in order."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -107,10 +108,12 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_a_failure_names_where_and_why(backend, tmp_path, case):
-    (tmp_path / "shapes.py").write_text("def check(x):\n    raise ValueError(f'bad shape {x}')\n")
-    nb = notebook(IMPORTS, HELPER, START, case.cell, END)
-    options = {"nodes": 2, "env": {"PYTHONPATH": str(tmp_path)}, **(case.options or {})}
-    name = submit(backend, nb, options).name
+    project = tmp_path / "project"  # the workspace: shapes.py travels with the notebook
+    project.mkdir()
+    (project / "shapes.py").write_text("def check(x):\n    raise ValueError(f'bad shape {x}')\n")
+    path = project / "train.ipynb"
+    path.write_text(json.dumps(notebook(IMPORTS, HELPER, START, case.cell, END)))
+    name = submit(backend, path, {"nodes": 2, **(case.options or {})}).name
     info = backend.wait(name, timeout=120, interval=0.1)
 
     assert info.status is Status.FAILED
@@ -137,6 +140,8 @@ def test_a_failure_names_where_and_why(backend, tmp_path, case):
     assert not any(t.startswith("Root Cause") or t.startswith("  exitcode") for t in texts)
     folded = [t for t in texts if t.startswith("torchrun: rank ")]
     assert 1 <= len(folded) <= 2  # torchrun's report: one line per failed node
+    if "shapes" in case.cell:  # the imported module's frame is kept as it is
+        assert sum('shapes.py", line 2, in check' in t for t in texts) == 1
     if case.cell_index is not None:
         headline = case.summary.split(": ", 1)[1]
         assert texts.count(headline) == 1  # printed once, by the rank that failed
