@@ -94,6 +94,29 @@ export namespace Kale {
     procs_per_node?: number;
     job_name?: string;
     trainjob_yaml?: string;
+    /** The files the job gets as its working directory (none: null). */
+    workspace?: IWorkspace | null;
+    /** Every object a cluster submit creates (ConfigMaps, the TrainJob). */
+    creates?: { kind: string; name: string; size?: number }[];
+    /** The volumes the job mounts, when the server reports them. */
+    volumes?: { name: string; mount_path?: string }[];
+    /** The exact command each node runs, when the server reports it. */
+    command?: string | null;
+  }
+
+  /**
+   * A job's workspace (`kale_ext/job/workspace.py`): the folder, relative to
+   * the server root, and what it holds.
+   */
+  export interface IWorkspace {
+    root: string;
+    files: number;
+    size: number;
+    max_size: number;
+    excluded: number;
+    largest: { path: string; size: number }[];
+    skipped: { path: string; reason: string }[];
+    modules: string[];
   }
 
   export interface IRuntime {

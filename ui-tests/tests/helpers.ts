@@ -204,3 +204,20 @@ export async function panelScreenshot(
   await page.screenshot({ path: file, clip, animations: 'disabled' });
   await testInfo.attach(name, { path: file, contentType: 'image/png' });
 }
+
+/**
+ * Wait until the current notebook's kernel is idle and has told the
+ * notebook its language (which changes the notebook, so the panel checks it
+ * again): after this, only the test changes the notebook.
+ */
+export async function kernelSettled(
+  page: IJupyterLabPageFixture
+): Promise<void> {
+  await page.waitForFunction(() => {
+    const panel = window.jupyterapp.shell.currentWidget as any;
+    return (
+      panel?.sessionContext?.session?.kernel?.status === 'idle' &&
+      !!panel.model?.getMetadata('language_info')
+    );
+  });
+}

@@ -22,10 +22,10 @@ test('parameters are typed by the server: its message on the field, its value in
   await expect(status).toHaveText(/Compiles/);
 
   // `abc` for an int parameter: the server's message, on the field.
-  const epochs = panel.getByLabel('Parameter epochs');
+  const epochs = panel.getByLabel('Parameter epochs', { exact: true });
   await epochs.fill('abc');
   const row = panel.locator('.kale-ext-ParamRow', {
-    has: page.getByLabel('Parameter epochs')
+    has: page.getByLabel('Parameter epochs', { exact: true })
   });
   await expect(row.locator('.kale-ext-Field-error')).toHaveText(
     "expects an int (a whole number) like its default 6, not 'abc'"

@@ -1,20 +1,8 @@
-import type { Cell } from '@jupyterlab/cells';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
-import {
-  ActiveCellWatcher,
-  setCellRole,
-  showDiagnosticCell,
-  undoRoleChange
-} from '../panel/cells';
+import { ActiveCellWatcher, showDiagnosticCell } from '../panel/cells';
 import type { Kale } from '../types';
 import { fakeNotebook, fakeTracker } from './fakes';
-
-const GRAMMAR: Kale.ITag[] = [
-  { tag: 'imports', role: 'imports', help: '' },
-  { tag: 'skip', role: 'skip', help: '' },
-  { tag: 'pipeline-parameters', role: 'parameters', help: '' }
-];
 
 describe('ActiveCellWatcher', () => {
   it('shows the active cell and follows its tags', () => {
@@ -57,51 +45,6 @@ describe('ActiveCellWatcher', () => {
     watcher.refresh();
     expect(watcher.current).toBeNull();
     watcher.dispose();
-  });
-});
-
-describe('setCellRole', () => {
-  const role = (cell: unknown, tag: string | null) =>
-    setCellRole(cell as Cell, tag, GRAMMAR);
-
-  it('sets one role at a time and keeps the other tags', () => {
-    const { cell } = fakeNotebook();
-    cell.model.tags = ['pipeline-parameters', 'other'];
-    expect(role(cell, 'imports')).toMatchObject({
-      before: ['pipeline-parameters', 'other'],
-      after: ['other', 'imports'],
-      from: 'parameters',
-      to: 'imports'
-    });
-    expect(cell.model.tags).toEqual(['other', 'imports']);
-  });
-
-  it('is a single choice: the current role again changes nothing', () => {
-    const { cell } = fakeNotebook();
-    cell.model.tags = ['imports'];
-    expect(role(cell, 'imports')).toBeNull();
-    expect(cell.model.tags).toEqual(['imports']);
-  });
-
-  it('untags a cell only when asked to, removing the tags key', () => {
-    const { cell } = fakeNotebook();
-    cell.model.tags = ['skip'];
-    expect(role(cell, null)).toMatchObject({ from: 'skip', to: null });
-    expect(cell.model.tags).toBeUndefined();
-    expect(role(cell, null)).toBeNull();
-  });
-
-  it('undoes a change, unless the tags changed since', () => {
-    const { cell } = fakeNotebook();
-    cell.model.tags = ['pipeline-parameters'];
-    const change = role(cell, 'skip')!;
-    expect(undoRoleChange(change)).toBe(true);
-    expect(cell.model.tags).toEqual(['pipeline-parameters']);
-
-    const again = role(cell, 'skip')!;
-    cell.model.tags = ['imports']; // someone else changed them
-    expect(undoRoleChange(again)).toBe(false);
-    expect(cell.model.tags).toEqual(['imports']);
   });
 });
 

@@ -155,6 +155,11 @@ describe('PanelState', () => {
     ctx = setup();
     await compiled(ctx);
     const { state, service, model } = ctx;
+    service.submit.mockImplementation(async (body: Kale.JobRequest) => ({
+      name: body.options?.name ?? 'nb-abcde',
+      backend: 'local',
+      warnings: []
+    }));
     await state.submit();
     expect(service.submit.mock.calls[0][0]).toEqual({
       path: 'dir/nb.ipynb',
@@ -162,30 +167,99 @@ describe('PanelState', () => {
     });
     expect(state.notice?.text).toBe('Submitted nb-abcde (local)');
     expect(state.submitting).toBe(false);
+    await compiled(ctx, 2); // checked again after a submit (a new name)
 
     state.updateForm({ name: 'mine', nodes: '2' }); // the model is now dirty
-    await compiled(ctx, 2);
+    await compiled(ctx, 3);
     await state.submit();
     const body = service.submit.mock.calls[1][0];
     expect(body.notebook).toEqual(model.toJSON());
     expect(body.options).toEqual({ name: 'mine', nodes: 2 });
+    await compiled(ctx, 4);
 
     // Rerun: the same notebook and options, a new name.
-    const job = { name: 'nb-abcde' } as Kale.IJobInfo;
-    service.submit.mockResolvedValue({
-      name: 'mine',
-      backend: 'local',
-      warnings: []
-    });
-    await state.submit();
-    expect(state.canRerun({ name: 'mine' } as Kale.IJobInfo)).toBe(true);
-    await state.rerun({ name: 'mine' } as Kale.IJobInfo);
-    expect(service.submit.mock.calls[3][0]).toEqual({
+    const job = { name: 'mine' } as Kale.IJobInfo;
+    expect(state.canRerun(job)).toBe(true);
+    await state.rerun(job);
+    expect(service.submit.mock.calls[2][0]).toEqual({
       notebook: model.toJSON(),
       path: 'dir/nb.ipynb',
       options: { nodes: 2 }
     });
     expect(state.canRerun({ ...job, name: 'unknown' })).toBe(false);
+  });
+
+  it('keeps the name the preview shows for the submit, then previews a new one', async () => {
+    ctx = setup();
+    const { state, service } = ctx;
+    let n = 0;
+    // As the server: the name asked for, else a new one each time.
+    service.compile.mockImplementation(async (body: Kale.JobRequest) =>
+      compileResult({ job_name: body.options?.name ?? `nb-name${++n}` })
+    );
+    await compiled(ctx);
+    expect(state.compile?.job_name).toBe('nb-name1');
+
+    // Checked again (a change): the same name.
+    state.updateForm({ nodes: '3' });
+    expect(state.submitBlocker).toBe('Checking the notebook…');
+    await compiled(ctx, 2);
+    expect(service.compile.mock.calls[1][0].options).toEqual({
+      name: 'nb-name1',
+      nodes: 3
+    });
+    expect(state.compile?.job_name).toBe('nb-name1');
+    expect(state.form.name).toBe(''); // not the user's: not in the metadata
+    expect(ctx.model.metadata.kale_ext).toEqual({
+      options: { nodes: 3 },
+      config: {}
+    });
+
+    await state.submit();
+    expect(service.submit.mock.calls[0][0].options).toEqual({
+      name: 'nb-name1',
+      nodes: 3
+    });
+    await compiled(ctx, 3);
+    expect(state.compile?.job_name).toBe('nb-name2'); // the next job's
+
+    // A name the user types wins.
+    state.updateForm({ name: 'mine' });
+    await compiled(ctx, 4);
+    expect(service.compile.mock.calls[3][0].options.name).toBe('mine');
+  });
+
+  it('lets a kept name go when the server refuses it', async () => {
+    ctx = setup();
+    const { state, service } = ctx;
+    service.compile.mockResolvedValueOnce(
+      compileResult({ job_name: 'a-very-long-notebook-name-abcde' })
+    );
+    await compiled(ctx);
+    service.compile.mockResolvedValueOnce(
+      compileResult({
+        ok: false,
+        errors: [
+          {
+            severity: 'error',
+            message: 'name: too long for 1000 nodes',
+            cell: null,
+            field: 'name'
+          }
+        ]
+      })
+    );
+    service.compile.mockResolvedValueOnce(
+      compileResult({ job_name: 'a-very-long-notebook-fghij' })
+    );
+    state.updateForm({ nodes: '1000' });
+    await compiled(ctx, 3);
+    expect(service.compile.mock.calls[1][0].options.name).toBe(
+      'a-very-long-notebook-name-abcde'
+    );
+    expect(service.compile.mock.calls[2][0].options.name).toBeUndefined();
+    expect(state.compile?.job_name).toBe('a-very-long-notebook-fghij');
+    expect(state.fieldErrors).toEqual([]);
   });
 
   it('reruns a job submitted elsewhere from its provenance', async () => {
@@ -225,7 +299,7 @@ describe('PanelState', () => {
     await ctx.state.load();
     const { state, cell, model } = ctx;
     cell.model.tags = ['pipeline-parameters', 'other'];
-    state.chooseRole('imports');
+    state.roles.choose('imports');
     expect(model.undoableWrites).toBe(1); // a step of the notebook's Undo
     expect(cell.model.tags).toEqual(['other', 'imports']);
     expect(state.activeCell).toEqual({
@@ -235,13 +309,13 @@ describe('PanelState', () => {
     });
 
     // The change can be taken back.
-    expect(state.roleChange).toMatchObject({
+    expect(state.roles.change).toMatchObject({
       from: 'parameters',
       to: 'imports'
     });
-    state.undoRoleChange();
+    state.roles.undo();
     expect(cell.model.tags).toEqual(['pipeline-parameters', 'other']);
-    expect(state.roleChange).toBeNull();
+    expect(state.roles.change).toBeNull();
   });
 
   it('loads the backend and defaults again and recompiles when the settings change', async () => {

@@ -3,7 +3,7 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { IDisposable } from '@lumino/disposable';
 import { Signal } from '@lumino/signaling';
 
-import { cellTags, chooseRole, roleOf, roleTags } from '../tags/tags';
+import { cellTags } from '../tags/tags';
 import type { Kale } from '../types';
 
 /**
@@ -84,93 +84,6 @@ export namespace ActiveCellWatcher {
     notebook: () => NotebookPanel | null;
     /** Called whenever the active cell (or its tags) was looked at again. */
     changed: () => void;
-  }
-}
-
-/**
- * A change of a cell's role, to undo it.
- */
-export interface IRoleChange {
-  cell: Cell;
-  /** The cell's tags before and after. */
-  before: string[];
-  after: string[];
-  /** The roles before and after (null: untagged). */
-  from: string | null;
-  to: string | null;
-  /** The notebook's shared model (the change is a step of its Undo). */
-  notebook: ITransactor | null;
-}
-
-/**
- * Give a cell the role tag `tag` (null: no role), in place of its other
- * role tags (one role per cell); other tags stay. Returns the change, or
- * null when the cell already had that role. With `notebook`, the change is
- * a step of the notebook's Undo.
- */
-export function setCellRole(
-  cell: Cell,
-  tag: string | null,
-  grammar: Kale.ITag[],
-  notebook: ITransactor | null = null
-): IRoleChange | null {
-  const offered = roleTags(grammar).map(t => t.tag);
-  const before = cellTags(cell.model.getMetadata('tags'));
-  const from = roleOf(before, grammar);
-  const to = tag === null ? null : (roleOf([tag], grammar) ?? tag);
-  if (from === to) {
-    return null; // a radio choice: choosing the current role changes nothing
-  }
-  const after = chooseRole(before, tag, offered);
-  writeTags(cell, after, notebook);
-  return { cell, before, after, from, to, notebook };
-}
-
-/**
- * Undo a role change, unless the cell's tags changed since.
- */
-export function undoRoleChange(change: IRoleChange): boolean {
-  const { cell } = change;
-  if (
-    cell.isDisposed ||
-    JSON.stringify(cellTags(cell.model.getMetadata('tags'))) !==
-      JSON.stringify(change.after)
-  ) {
-    return false;
-  }
-  writeTags(cell, change.before, change.notebook);
-  return true;
-}
-
-/**
- * The part of a notebook's shared model that makes a change one undoable
- * step of the notebook's Undo.
- */
-export interface ITransactor {
-  transact(f: () => void, undoable?: boolean): void;
-}
-
-/**
- * Write a cell's tags, as one step of the notebook's Undo when `notebook`
- * (its shared model) is given: JupyterLab writes metadata outside of the
- * undo history, but inside the notebook's undoable transaction it is in it.
- */
-function writeTags(
-  cell: Cell,
-  tags: string[],
-  notebook: ITransactor | null
-): void {
-  const write = () => {
-    if (tags.length > 0) {
-      cell.model.setMetadata('tags', tags);
-    } else {
-      cell.model.deleteMetadata('tags');
-    }
-  };
-  if (notebook) {
-    notebook.transact(write, true);
-  } else {
-    write();
   }
 }
 

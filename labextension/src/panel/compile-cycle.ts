@@ -27,6 +27,10 @@ export class CompileCycle implements IDisposable {
   lastCompiled: Kale.ICompileResult | null = null;
   /** Whether a compile is on its way. */
   running = false;
+  /** Whether a compile is due (scheduled, or on its way). */
+  get pending(): boolean {
+    return this.running || this._scheduled;
+  }
   /** Why the last compile failed (the server's message), or ''. */
   error = '';
 
@@ -38,6 +42,7 @@ export class CompileCycle implements IDisposable {
    * Compile a short while after the last call.
    */
   schedule(): void {
+    this._scheduled = true;
     void this._debouncer.invoke();
   }
 
@@ -65,6 +70,11 @@ export class CompileCycle implements IDisposable {
    */
   cancel(): void {
     this._abort?.abort();
+    this.running = false;
+    if (!this._debouncer.isDisposed) {
+      this._debouncer.stop();
+    }
+    this._scheduled = false;
   }
 
   dispose(): void {
@@ -77,6 +87,7 @@ export class CompileCycle implements IDisposable {
   }
 
   private async _run(): Promise<void> {
+    this._scheduled = false;
     const body = this._request();
     if (!body) {
       return;
@@ -111,6 +122,7 @@ export class CompileCycle implements IDisposable {
   private _changed: () => void;
   private _debouncer: Debouncer;
   private _abort: AbortController | null = null;
+  private _scheduled = false;
   private _disposed = false;
 }
 

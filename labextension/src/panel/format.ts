@@ -33,3 +33,18 @@ export function formatPlace(cell: number | null, line?: number | null): string {
   }
   return line ? `cell ${cell + 1}, line ${line}` : `cell ${cell + 1}`;
 }
+
+/**
+ * A size in bytes for people: "812 B", "11.7 KiB", "10 MiB".
+ */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const text = unit === 0 ? String(value) : String(Number(value.toFixed(1)));
+  return `${text} ${units[unit]}`;
+}

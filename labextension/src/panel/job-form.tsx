@@ -85,7 +85,12 @@ export function ShapeFields(
         label="Job name"
         name="name"
         value={form.name}
-        placeholder="generated"
+        placeholder={compile?.job_name ?? 'generated'}
+        hint={
+          form.name.trim() === '' && compile?.job_name
+            ? 'Empty: the job is submitted under the name shown'
+            : undefined
+        }
         error={errorOf(errors, 'name')}
         onChange={name => onChange({ name })}
       />

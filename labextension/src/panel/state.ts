@@ -7,16 +7,11 @@ import { sameForm } from '../form/metadata';
 import { IFormContext, IJobForm, emptyForm, jobRequest } from '../form/model';
 import { IFieldError, validateForm } from '../form/validation';
 import type { Kale } from '../types';
-import {
-  ActiveCellWatcher,
-  IActiveCell,
-  IRoleChange,
-  setCellRole,
-  showDiagnosticCell,
-  undoRoleChange
-} from './cells';
+import { CellRoles } from './cell-roles';
+import { ActiveCellWatcher, IActiveCell, showDiagnosticCell } from './cells';
 import { CompileCycle } from './compile-cycle';
 import { deleteJob, INotice, submitJob } from './job-actions';
+import { JobNameReservation } from './job-name';
 import { JobsModel } from './jobs-model';
 import { NotebookBinding } from './notebook-binding';
 import { notebookSource, readForm, writeForm } from './notebook-io';
@@ -39,6 +34,12 @@ export class PanelState extends VDomModel {
     this.service = options.service;
     this._options = options;
     const changed = () => {
+      const result = this._compiler.result;
+      if (result && !this._compiler.running && !this.form.name.trim()) {
+        if (this._name.observe(result)) {
+          this._compiler.now(); // the kept name was refused: a new one
+        }
+      }
       this._validate();
       this.stateChanged.emit();
     };
@@ -52,6 +53,12 @@ export class PanelState extends VDomModel {
     this._cells = new ActiveCellWatcher({
       tracker: options.tracker,
       notebook: () => this.notebook,
+      changed: () => this.stateChanged.emit()
+    });
+    this.roles = new CellRoles({
+      tracker: options.tracker,
+      notebook: () => this.notebook,
+      grammar: () => this.server.tags,
       changed: () => this.stateChanged.emit()
     });
     this.jobList = new JobsModel({
@@ -77,6 +84,9 @@ export class PanelState extends VDomModel {
 
   /** What the server offers: backend, runtimes, defaults, tag grammar. */
   readonly server: ServerFacts;
+
+  /** The active cell's role, as the tag editor sets it. */
+  readonly roles: CellRoles;
 
   form: IJobForm = emptyForm();
   fieldErrors: IFieldError[] = [];
@@ -153,7 +163,7 @@ export class PanelState extends VDomModel {
     if (this.fieldErrors.length > 0) {
       return 'Fix the highlighted fields first';
     }
-    if (this.compiling || !this.compile) {
+    if (this._compiler.pending || !this.compile) {
       return 'Checking the notebook…';
     }
     if (!this.compile.ok) {
@@ -221,42 +231,6 @@ export class PanelState extends VDomModel {
   }
 
   /**
-   * The last change of a cell's role made here, while it can be undone.
-   */
-  get roleChange(): IRoleChange | null {
-    const change = this._roleChange;
-    return change && change.cell === this._options.tracker.activeCell
-      ? change
-      : null;
-  }
-
-  /**
-   * Give the active cell a role (its role tag; null: untagged).
-   */
-  chooseRole(tag: string | null): void {
-    const cell = this._options.tracker.activeCell;
-    if (cell) {
-      const shared = this.notebook?.model?.sharedModel ?? null;
-      const change = setCellRole(cell, tag, this.server.tags, shared);
-      if (change) {
-        this._roleChange = change;
-        this.stateChanged.emit();
-      }
-    }
-  }
-
-  /**
-   * Take the last role change back.
-   */
-  undoRoleChange(): void {
-    if (this._roleChange) {
-      undoRoleChange(this._roleChange);
-      this._roleChange = null;
-      this.stateChanged.emit();
-    }
-  }
-
-  /**
    * Select and show the cell a diagnostic is about.
    */
   async selectCell(diagnostic: Kale.IDiagnostic): Promise<void> {
@@ -277,8 +251,13 @@ export class PanelState extends VDomModel {
       return;
     }
     const body = this._request(true);
-    if (body) {
-      await this._submit(body);
+    if (!body) {
+      return;
+    }
+    await this._submit(body);
+    if (this.notice?.kind === 'info') {
+      this._name.release(); // taken: the next job gets a new one
+      this._compiler.now();
     }
   }
 
@@ -346,7 +325,8 @@ export class PanelState extends VDomModel {
    */
   private _bound(): void {
     this.form = emptyForm();
-    this._roleChange = null;
+    this.roles.forget();
+    this._name.release();
     this._compiler.reset();
     this.notice = null;
     this._cells.refresh();
@@ -383,7 +363,7 @@ export class PanelState extends VDomModel {
    */
   private _request(preferPath: boolean): Kale.JobRequest | null {
     const source = notebookSource(this.notebook, preferPath);
-    return source && jobRequest(source, this.form);
+    return source && this._name.apply(jobRequest(source, this.form));
   }
 
   /**
@@ -398,7 +378,7 @@ export class PanelState extends VDomModel {
     );
   }
 
-  private _roleChange: IRoleChange | null = null;
+  private _name = new JobNameReservation();
   private _options: PanelState.IOptions;
   private _compiler: CompileCycle;
   private _cells: ActiveCellWatcher;

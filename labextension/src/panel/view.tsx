@@ -9,6 +9,7 @@ import { Button, Section } from './fields';
 import { JobsList } from './jobs';
 import { ResourceFields, RuntimePicker, ShapeFields } from './job-form';
 import { PackagesEditor } from './packages';
+import { PreviewView } from './preview';
 import { RuntimePackages } from './runtime-packages';
 import { ParametersEditor } from './parameters';
 import type { PanelState } from './state';
@@ -84,9 +85,9 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         <TagEditor
           cell={state.activeCell}
           grammar={state.server.tags}
-          change={state.roleChange}
-          onChoose={tag => state.chooseRole(tag)}
-          onUndo={() => state.undoRoleChange()}
+          change={state.roles.change}
+          onChoose={tag => state.roles.choose(tag)}
+          onUndo={() => state.roles.undo()}
         />
       </Section>
       <Section id="job" title="Job">
@@ -182,22 +183,13 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           )}
         </div>
       )}
-      <Section id="preview" title="TrainJob preview" open={false}>
-        {compile?.trainjob_yaml ? (
-          <pre
-            className="kale-ext-Yaml"
-            tabIndex={0}
-            aria-label="TrainJob YAML"
-          >
-            {compile.trainjob_yaml}
-          </pre>
-        ) : (
-          <p className="kale-ext-Muted">
-            {compile && !compile.ok
-              ? 'Fix the errors to see the TrainJob.'
-              : 'No preview yet.'}
-          </p>
-        )}
+      <Section id="preview" title="Preview">
+        <PreviewView
+          compile={compile}
+          backend={state.server.backend}
+          runtime={state.runtime}
+          packages={form.packages}
+        />
       </Section>
     </>
   );

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
-import type { IActiveCell, IRoleChange } from '../panel/cells';
+import type { IRoleChange } from '../panel/cell-roles';
+import type { IActiveCell } from '../panel/cells';
 import type { Kale } from '../types';
 import { editorTags, roleOf, roleTags } from './tags';
 

@@ -1,0 +1,136 @@
+import type { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import { PreviewView } from '../panel/preview';
+import type { Kale } from '../types';
+import { compileResult } from './fakes';
+import { render } from './render';
+
+const YAML = [
+  'kind: TrainJob',
+  'metadata:',
+  '  name: digits-ddp-k3v9q',
+  'spec:',
+  '  trainer:',
+  '    command:',
+  '    - |',
+  ...Array.from({ length: 30 }, (_, i) => `      bootstrap ${i}`),
+  `    - ${'x'.repeat(500)}`,
+  '    numNodes: 2',
+  ''
+].join('\n');
+
+function preview(
+  change: Partial<Kale.ICompileResult>,
+  backend: Kale.IBackend = { name: 'local', reason: '', namespace: null },
+  packages: string[] | null = null
+): Promise<Widget> {
+  return render(
+    <PreviewView
+      compile={compileResult({
+        job_name: 'digits-ddp-k3v9q',
+        nodes: 2,
+        procs_per_node: 1,
+        trainjob_yaml: YAML,
+        config: {
+          requests: { cpu: '500m' },
+          limits: { cpu: '2', memory: '4Gi' }
+        },
+        packages: ['scikit-learn==1.9.1', 'torch==2.13.0'],
+        workspace: {
+          root: 'examples',
+          files: 3,
+          size: 11939,
+          max_size: 10485760,
+          excluded: 0,
+          largest: [],
+          skipped: [],
+          modules: []
+        },
+        ...change
+      })}
+      backend={backend}
+      runtime={{ image: 'local' } as Kale.IRuntime}
+      packages={packages}
+    />
+  );
+}
+
+function facts(widget: Widget): Record<string, string> {
+  const out: Record<string, string> = {};
+  widget.node.querySelectorAll('[data-fact]').forEach(dd => {
+    out[dd.getAttribute('data-fact')!] = dd.textContent ?? '';
+  });
+  return out;
+}
+
+describe('PreviewView', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it('sums the job up first: name, backend, shape, resources, runtime, packages, files, how it runs', async () => {
+    widget = await preview({});
+    expect(facts(widget)).toEqual({
+      name: 'digits-ddp-k3v9q',
+      backend: 'Local: processes on this machine',
+      shape: '2 nodes × 1 process',
+      resources: 'CPU 500m–2 · memory 4Gi',
+      runtime: 'torch-distributed · local',
+      packages: 'scikit-learn==1.9.1, torch==2.13.0',
+      workspace: 'examples: 3 files, 11.7 KiB (at most 10 MiB)',
+      command:
+        '2 processes here, one per node, each with PET_NNODES=2, PET_NODE_RANK=0…1, PET_MASTER_ADDR=127.0.0.1, running the trainer command of the TrainJob below'
+    });
+  });
+
+  it('shows the exact command and the volumes when the server gives them', async () => {
+    widget = await preview({
+      command: 'python -c ...',
+      volumes: [{ name: 'data', mount_path: '/data' }]
+    });
+    expect(facts(widget).volumes).toBe('data at /data');
+    expect(
+      widget.node.querySelector('[aria-label="Local command"]')?.textContent
+    ).toBe('python -c ...');
+  });
+
+  it('says where a cluster job goes, and which packages were edited', async () => {
+    widget = await preview(
+      {},
+      { name: 'kubernetes', reason: '', namespace: 'team' },
+      ['numpy==2.1.0']
+    );
+    const f = facts(widget);
+    expect(f.backend).toBe('Kubernetes, namespace team');
+    expect(f.packages).toBe('numpy==2.1.0 (edited)');
+    expect(f.command).toBeUndefined();
+  });
+
+  it('folds the bootstrap script and the blob, keeping the YAML whole', async () => {
+    widget = await preview({});
+    const pre = widget.node.querySelector('[aria-label="TrainJob YAML"]')!;
+    const folds = [...pre.querySelectorAll('details > summary')];
+    expect(folds.map(s => s.textContent)).toEqual([
+      '30 lines',
+      '500 characters'
+    ]);
+    expect(pre.querySelectorAll('details[open]')).toHaveLength(0);
+    // the text is all there (copying the view copies it all)
+    expect(
+      pre.textContent?.replace('30 lines', '').replace('500 characters', '')
+    ).toBe(YAML);
+  });
+
+  it('says why there is nothing to show', async () => {
+    widget = await render(
+      <PreviewView
+        compile={compileResult({ ok: false, trainjob_yaml: undefined })}
+        backend={null}
+        packages={null}
+      />
+    );
+    expect(widget.node.textContent).toBe(
+      'Fix the errors to see what the job will be.'
+    );
+  });
+});
