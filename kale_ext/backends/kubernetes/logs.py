@@ -248,7 +248,7 @@ class _NodeLogs:
                 _request_timeout=STREAM_TIMEOUT if follow else REQUEST_TIMEOUT,
             )
         except BackendError as e:
-            if follow and e.status in (400, 503, 504):
+            if e.status == 404 or (follow and e.status in (400, 503, 504)):  # 404: pod gone
                 return
             if e.status == 400 and not previous and restarts(pod):
                 yield from self._lines(pod, False, previous=True)

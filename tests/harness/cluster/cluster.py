@@ -190,6 +190,16 @@ class EmulatedCluster:
         return sorted(found, key=lambda p: int(p["metadata"]["labels"][
             "batch.kubernetes.io/job-completion-index"]))  # fmt: skip
 
+    def requests(self, method: str | None = None, plural: str | None = None) -> list:
+        """The requests the API server got (kmock's records: method, url, params, data)."""
+
+        def matching():
+            return [r for r in self.api._requests
+                    if (method is None or r.method == method)
+                    and (plural is None or (r.resource is not None and r.resource.plural == plural))]  # fmt: skip
+
+        return self.call(matching)
+
     def events(self, namespace: str | None = "") -> list[dict]:
         return self.items("v1/events", namespace)
 

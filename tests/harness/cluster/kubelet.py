@@ -43,6 +43,7 @@ from tests.harness.cluster.volumes import (
 )
 
 PODS = "v1/pods"
+TERMINATION = "/dev/termination-log"  # where a container's termination message goes by default
 GRACE = 2.0  # seconds a stopped container gets before SIGKILL (terminationGracePeriodSeconds)
 RETRY = 0.2  # seconds between tries of a pod that waits (a volume's ConfigMap, room on a node)
 
@@ -61,6 +62,7 @@ class PodRun:
     volumes: dict = field(default_factory=dict)  # volume name → folder
     env: dict = field(default_factory=dict)  # the container's environment, resolved
     stopping: bool = False
+    termination: Path | None = None  # the current run's termination message file
 
 
 class Kubelet:
@@ -210,6 +212,9 @@ class Kubelet:
             uid, attempt = run.pod["metadata"]["uid"], len(run.logs)
             last = {"terminated": {"exitCode": code, "reason": reason, "startedAt": run.started,
                                    "finishedAt": now(), "containerID": f"emulated://{uid}-{attempt}"}}  # fmt: skip
+            message = termination_message(_container(run.pod), run.termination, run.logs[-1], code)
+            if message:
+                last["terminated"]["message"] = message
             policy = run.pod["spec"].get("restartPolicy", "Always")
             if policy == "Never" or (policy == "OnFailure" and code == 0):
                 phase = "Failed" if code else "Succeeded"
@@ -253,11 +258,16 @@ class Kubelet:
             (os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin")
         )
         run.killed, run.started = None, now()
+        run.termination = run.folder / "termination" / str(len(run.logs))
+        run.termination.parent.mkdir(parents=True, exist_ok=True)
+        run.termination.write_bytes(b"")  # the kubelet's empty file, mounted at its path
+        mounted = mounts(container, run.volumes)
+        mounted[container.get("terminationMessagePath") or TERMINATION] = str(run.termination)
         await self._event(run, "Normal", "Created", f"Created container: {container['name']}")
         try:
             run.process = await asyncio.create_subprocess_exec(
                 *argv, cwd=work, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                env=process_env(env, home, mounts(container, run.volumes), path),
+                env=process_env(env, home, mounted, path),
                 start_new_session=True,
             )  # fmt: skip
         except OSError as e:
@@ -288,9 +298,15 @@ class Kubelet:
                 fault = None if run.killed else self.faults.pod_fault(kind, run.pod, lines)
                 if fault is not None:
                     run.killed = reason
-                    if kind == "oom":
-                        await self._event(run, "Warning", "OOMKilling", "Memory cgroup out of "
-                                          f"memory: Killed process {process.pid} (python)")  # fmt: skip
+                    if kind == "oom":  # as node-problem-detector reports it: on the node
+                        node = {
+                            "kind": "Node",
+                            "name": run.pod["spec"]["nodeName"],
+                            "namespace": "default",
+                        }
+                        await self.api.record_event(node, "Warning", "OOMKilling", "Memory cgroup out "
+                                                    f"of memory: Killed process {process.pid} (python)",
+                                                    "kernel-monitor")  # fmt: skip
                     _signal(process.pid, signal.SIGKILL)
         await log.end()
 
@@ -345,6 +361,16 @@ class Kubelet:
         self.room.set()
         if remove:
             await self.api.remove(PODS, *key)
+
+
+def termination_message(container: dict, path: Path | None, log: Log, code: int) -> str:
+    """What the container left at its terminationMessagePath (at most 4096 bytes); with
+    ``FallbackToLogsOnError``, a failed container's last log lines when it left nothing."""
+    data = path.read_bytes()[:4096] if path is not None and path.exists() else b""
+    fallback = container.get("terminationMessagePolicy") == "FallbackToLogsOnError"
+    if not data and code and fallback:
+        data = b"\n".join(log.path.read_bytes().splitlines()[-80:])[-2048:]
+    return data.decode("utf-8", "replace")
 
 
 def _signal(pid: int, sig: int) -> None:

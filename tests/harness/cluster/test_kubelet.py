@@ -149,3 +149,39 @@ def test_commands_and_args_expand_variables_as_kubernetes_does(emulated_cluster,
         log_of(core, emulated_cluster.pods("fit")[0])
         == "['1', '$(PET_NNODES)', '$(UNKNOWN)', '$HOME']\n"
     )
+
+
+WRITES_MESSAGE = """
+import os, sys
+path = "/dev/termination-log"
+if os.path.isfile(path) and not os.path.getsize(path):
+    with open(path, "w") as f:
+        f.write('{"why": "cell 2, line 3"}')
+sys.exit(4)
+"""
+
+
+def test_a_container_leaves_its_termination_message(emulated_cluster, kube_api):
+    submit(kube_api[1], trainjob("fit", script=WRITES_MESSAGE))
+    pod = emulated_cluster.wait_for(lambda: [p for p in emulated_cluster.pods("fit")
+                                             if node_state(p).get("waiting", {}).get("reason") == "CrashLoopBackOff"])[0]  # fmt: skip
+    last = pod["status"]["containerStatuses"][0]["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"], last["message"]) == (
+        4,
+        "Error",
+        '{"why": "cell 2, line 3"}',
+    )
+
+
+def test_without_a_message_the_fallback_policy_takes_the_last_lines(tmp_path):
+    from tests.harness.cluster.kubelet import termination_message
+    from tests.harness.cluster.podlogs import Log
+
+    log = Log(tmp_path / "log")
+    log.path.write_bytes(b"".join(b"line %d\n" % i for i in range(100)))
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    fallback = {"terminationMessagePolicy": "FallbackToLogsOnError"}
+    assert termination_message(fallback, empty, log, 1).splitlines()[0] == "line 20"
+    assert termination_message(fallback, empty, log, 0) == ""
+    assert termination_message({}, empty, log, 1) == ""
