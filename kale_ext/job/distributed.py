@@ -24,6 +24,8 @@ from .k8s_values import (
     check_accelerators,
     check_labels,
     check_resources,
+    matches,
+    quantity,
 )
 
 # The kubernetes client's models that users may import from here (loaded on first use).
@@ -34,7 +36,9 @@ _K8S_EXPORTS = (
     "V1Affinity", "V1NodeAffinity", "V1PodAffinity", "V1PodAntiAffinity", "V1NodeSelector",
     "V1NodeSelectorTerm", "V1NodeSelectorRequirement", "V1PreferredSchedulingTerm",
     "V1WeightedPodAffinityTerm", "V1PodAffinityTerm", "V1LabelSelector",
-    "V1LabelSelectorRequirement", "V1Toleration",
+    "V1LabelSelectorRequirement", "V1Toleration", "V1Volume", "V1VolumeMount",
+    "V1PersistentVolumeClaimVolumeSource", "V1SecretVolumeSource", "V1ConfigMapVolumeSource",
+    "V1EmptyDirVolumeSource", "V1PodSecurityContext", "V1LocalObjectReference",
 )  # fmt: skip
 
 __all__ = ["DistributedConfig", "V1RunPolicy", "V1SchedulingPolicy", *_K8S_EXPORTS]
@@ -203,6 +207,12 @@ class DistributedConfig:
     affinity: Any = None
     tolerations: list = field(default_factory=list)
     run_policy: Any = None
+    volumes: list = field(default_factory=list)  # V1Volume
+    volume_mounts: list = field(default_factory=list)  # V1VolumeMount, in the trainer container
+    service_account_name: str | None = None
+    image_pull_secrets: list = field(default_factory=list)  # names (or {"name": ...})
+    security_context: Any = None  # V1PodSecurityContext
+    shm_size: str | None = None  # a memory-backed /dev/shm of this size
 
     def __post_init__(self) -> None:
         self.env = [self._env(v, i) for i, v in enumerate(_list(self.env, "env"))]
@@ -225,6 +235,46 @@ class DistributedConfig:
             self._toleration(v, i) for i, v in enumerate(_list(self.tolerations, "tolerations"))
         ]
         self.run_policy = check_run_policy(self.run_policy)
+        self._check_pod_settings()
+
+    def _check_pod_settings(self) -> None:
+        from .volumes import check_mount, check_volume
+
+        listed = _list(self.volumes, "volumes")
+        self.volumes = [k8s_object(v, "V1Volume", f"volumes[{i}]") for i, v in enumerate(listed)]
+        for i, volume in enumerate(self.volumes):
+            check_volume(volume, i)
+        names = [v.name for v in self.volumes]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise ConfigError("volumes", f"two volumes are named {dup!r}")
+        listed = _list(self.volume_mounts, "volume_mounts")
+        self.volume_mounts = [
+            k8s_object(v, "V1VolumeMount", f"volume_mounts[{i}]") for i, v in enumerate(listed)
+        ]
+        paths: dict[str, str] = {}
+        for i, m in enumerate(self.volume_mounts):
+            m.mount_path = check_mount(m.mount_path, f"volume_mounts[{i}].mountPath")
+            if m.mount_path in paths:
+                raise ConfigError(
+                    f"volume_mounts[{i}].mountPath",
+                    f"{m.mount_path} is the mount of volume {paths[m.mount_path]!r} already",
+                )
+            paths[m.mount_path] = m.name
+        if self.service_account_name is not None and not matches(
+            "dns_subdomain", self.service_account_name
+        ):
+            raise ConfigError(
+                "service_account_name", f"{self.service_account_name!r} is not a service account"
+            )
+        listed = _list(self.image_pull_secrets, "image_pull_secrets")
+        self.image_pull_secrets = [_secret_name(v, i) for i, v in enumerate(listed)]
+        if self.security_context is not None:
+            self.security_context = k8s_object(
+                self.security_context, "V1PodSecurityContext", "security_context"
+            )
+        if self.shm_size is not None:
+            self.shm_size = quantity(self.shm_size, "shm_size")
 
     @staticmethod
     def _env(value, i):
@@ -282,9 +332,9 @@ class DistributedConfig:
             value = getattr(self, f.name)
             if value in (None, [], {}):
                 continue
-            if f.name in ("env", "env_from", "tolerations"):
+            if f.name in ("env", "env_from", "tolerations", "volumes", "volume_mounts"):
                 value = [k8s_dict(v) for v in value]
-            elif f.name == "affinity":
+            elif f.name in ("affinity", "security_context"):
                 value = k8s_dict(value)
             elif f.name == "run_policy":
                 value = {k: v for k, v in dataclasses.asdict(value).items() if v is not None}
@@ -323,7 +373,25 @@ class DistributedConfig:
             affinity=other.affinity if other.affinity is not None else self.affinity,
             tolerations=self.tolerations + other.tolerations,
             run_policy=other.run_policy if other.run_policy is not None else self.run_policy,
+            volumes=list({v.name: v for v in self.volumes + other.volumes}.values()),
+            volume_mounts=list(
+                {m.mount_path: m for m in self.volume_mounts + other.volume_mounts}.values()
+            ),
+            service_account_name=other.service_account_name or self.service_account_name,
+            image_pull_secrets=list(
+                dict.fromkeys(self.image_pull_secrets + other.image_pull_secrets)
+            ),
+            security_context=other.security_context or self.security_context,
+            shm_size=other.shm_size or self.shm_size,
         )
+
+
+def _secret_name(value: Any, i: int) -> str:
+    """An image pull secret: its name, or {"name": ...} (a V1LocalObjectReference)."""
+    name = value.get("name") if isinstance(value, dict) else getattr(value, "name", value)
+    if not matches("dns_subdomain", name):
+        raise ConfigError(f"image_pull_secrets[{i}]", f"{name!r} is not a Secret name")
+    return name
 
 
 def _list(value: Any, where: str) -> list:

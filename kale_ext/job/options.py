@@ -87,6 +87,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("outputs", "text", "on Kubernetes, the volume whose files outlive the job: "
            "pvc:NAME[:/mount] (locally: outputs/<job>/ beside the notebook)", "--outputs",
            "pvc:NAME", maximum=512),
+    Option("volumes", "texts", "a volume for every node: pvc:NAME:/mount[:ro], secret:NAME:/mount, "
+           "configmap:NAME:/mount or emptydir:/mount[:SIZE]; =LOCAL_DIR stands for it in local "
+           "runs; a relative mount is inside the working directory (repeatable)", "--volume",
+           "SPEC", maximum=32),
+    Option("env_from_secrets", "texts", "every key of a Secret as an environment variable "
+           "(repeatable)", "--env-from-secret", "NAME", maximum=16),
+    Option("shm_size", "quantity", "a memory-backed /dev/shm of this size, e.g. 2Gi", "--shm-size",
+           "SIZE", example="2Gi"),
+    Option("service_account", "text", "the service account the nodes run as",
+           "--service-account", "NAME", maximum=253),
+    Option("image_pull_secrets", "texts", "a Secret to pull the image with (repeatable)",
+           "--image-pull-secret", "NAME", maximum=16),
 )  # fmt: skip
 
 BY_NAME = {o.name: o for o in OPTIONS}

@@ -3,8 +3,10 @@ get beyond their runtime's template. Trainer v2.3 allows a patch only on the run
 replicated jobs and containers, so the targets are looked up in the runtime (``Runtime``'s
 ``trainer_job`` and ``trainer_containers``), never assumed.
 
-It carries the pod labels and annotations, node selector, affinity and tolerations, and the
-volumes with their mounts in the trainer container (the workspace's among them).
+It carries the pod labels and annotations, node selector, affinity and tolerations, service
+account, image pull secrets and security context, and the volumes with their mounts in the
+trainer container: the workspace's, the outputs', a memory-backed /dev/shm, the user's (a
+relative mount sits in the working directory, then the fixed ``volumes.WORKDIR``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
     """(pod metadata, pod spec, the trainer container's volume mounts) the patch sets."""
     from .distributed import k8s_dict
     from .shipping import mount, volume
+    from .volumes import SHM_MOUNT, SHM_VOLUME, WORK_VOLUME, WORKDIR, mount_path
 
     config = spec.config
     pod_spec: dict[str, Any] = {}
@@ -38,10 +41,32 @@ def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
     if spec.outputs is not None:
         volumes.append(spec.outputs.volume())
         mounts.append(spec.outputs.volume_mount())
+    if relative_mounts(spec):  # the working directory is a fixed folder they sit inside
+        volumes.append({"name": WORK_VOLUME, "emptyDir": {}})
+        mounts.append({"name": WORK_VOLUME, "mountPath": WORKDIR})
+    if config.shm_size is not None:
+        volumes.append(
+            {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": config.shm_size}}
+        )
+        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT})
+    volumes += [k8s_dict(v) for v in config.volumes]
+    for m in config.volume_mounts:
+        mounts.append({**k8s_dict(m), "mountPath": mount_path(m.mount_path)})
     if volumes:
         pod_spec["volumes"] = volumes
+    if config.service_account_name:
+        pod_spec["serviceAccountName"] = config.service_account_name
+    if config.image_pull_secrets:
+        pod_spec["imagePullSecrets"] = [{"name": n} for n in config.image_pull_secrets]
+    if config.security_context is not None:
+        pod_spec["securityContext"] = k8s_dict(config.security_context)
     meta = {k: v for k, v in (("labels", config.labels), ("annotations", config.annotations)) if v}
     return meta, pod_spec, mounts
+
+
+def relative_mounts(spec: JobSpec) -> bool:
+    """Whether a volume mounts relative to the working directory (then fixed on a cluster)."""
+    return any(not m.mount_path.startswith("/") for m in spec.config.volume_mounts)
 
 
 def runtime_patch(spec: JobSpec) -> dict | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from .shipping import configmap_names, configmaps
 from .spec import JobSpec
 from .trainjob import to_yaml, training_command, trainjob_dict
+from .volumes import describe
 from .workspace import Workspace, size_text
 
 
@@ -41,6 +42,11 @@ class Preview:
             lines.append(f"config     {json.dumps(config, sort_keys=True)}")
         lines += workspace_lines(s.workspace)
         lines.append(f"outputs    {outputs_text(s)}")
+        for v in describe(s.config, s.local_folders):
+            local = f" (locally {v['local']})" if v["local"] else ""
+            what = f"{v['kind']} {v['source']}" if v["source"] else v["kind"]
+            ro = ", read-only" if v["read_only"] else ""
+            lines.append(f"volume     {what} at {v['mount']}{ro}{local}")
         creates = [f"{o['kind']} {o['name']}" + (f" ({size_text(o['size'])})" if o.get("size")
                    else "") for o in self.creates()]  # fmt: skip
         lines.append(f"creates    {', '.join(creates)}")

@@ -21,6 +21,7 @@ from .k8s_values import check_labels, check_resources, matches, quantity, resour
 from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
 from .runtimes import DEFAULT_RUNTIME, Runtime
+from .volumes import SHM_MOUNT, check_mounts, options_layer, workspace_clash
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,6 +52,7 @@ class JobSpec:
     workspace: Workspace | None = None  # the files the job gets as its working directory
     outputs: OutputsVolume | None = None  # where outputs last on a cluster
     folder: Path | None = None  # the notebook's folder (local outputs go beside it)
+    local_folders: dict = field(default_factory=dict)  # volume name → the folder standing for it
 
 
 def name_limit(runtime: Runtime, nodes: int) -> int:
@@ -195,6 +197,11 @@ def build_job_spec(
     if explicit.config is not None:
         config = config.merged(DistributedConfig.from_dict(explicit.config, "options.config"))
     config = config.merged(_flag_config(stored)).merged(_flag_config(explicit))
+    stored_pod, stored_local = options_layer(stored)
+    explicit_pod, explicit_local = options_layer(explicit)
+    config = config.merged(stored_pod).merged(explicit_pod)
+    outputs = parse_outputs(o.outputs)
+    _check_volumes(config, workspace, outputs)
 
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
     nodes = nodes if nodes is not None else runtime.num_nodes
@@ -270,8 +277,23 @@ def build_job_spec(
         model_uri=o.model_uri,
         warnings=warnings,
         workspace=workspace,
-        outputs=parse_outputs(o.outputs),
+        outputs=outputs,
+        local_folders={**stored_local, **explicit_local},
     )
+
+
+def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:
+    """Mounts name volumes and collide with nothing (kale_ext's own mounts included), and no
+    relative mount lands on the workspace's files."""
+    from .shipping import MOUNT as WORKSPACE_MOUNT
+
+    taken = {WORKSPACE_MOUNT: "the workspace's parts"} if workspace is not None else {}
+    if outputs is not None:
+        taken[outputs.mount] = f"the outputs volume ({outputs})"
+    if config.shm_size is not None:
+        taken[SHM_MOUNT] = f"/dev/shm (shm_size {config.shm_size})"
+    check_mounts(config.volumes, config.volume_mounts, taken)
+    workspace_clash(workspace, config.volume_mounts)
 
 
 def _workspace_warnings(job: CompiledJob, workspace: Workspace | None) -> list[str]:

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from .. import __version__
 from ..errors import ConfigError
 from .k8s_values import ENV_NAME
-from .podpatch import runtime_patch
+from .podpatch import relative_mounts, runtime_patch
 from .shipping import plan as workspace_plan
 from .spec import JobSpec
+from .volumes import WORKDIR
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANNOTATION = "kale-ext.io/"
@@ -63,6 +64,7 @@ if todo:
     if subprocess.call(pip + todo, env=env) and subprocess.call(pip + ["--user"] + todo, env=env):
         sys.exit("kale_ext: could not install " + " ".join(todo))
 ws = spec.get("workspace")
+work = os.environ.get("KALE_EXT_WORKDIR") or spec.get("workdir")
 if ws:  # the notebook's folder, unpacked as the working directory (and importable)
     import hashlib, io, tarfile
     parts = os.environ.get("KALE_EXT_WORKSPACE_PARTS") or ws["parts"]
@@ -70,12 +72,13 @@ if ws:  # the notebook's folder, unpacked as the working directory (and importab
     data = b"".join(open(os.path.join(parts, n), "rb").read() for n in names)
     if hashlib.sha256(data).hexdigest() != ws["sha256"]:
         sys.exit("kale_ext: the workspace in " + parts + " is not the one submitted")
-    work = os.environ.get("KALE_EXT_WORKDIR") or tempfile.mkdtemp(prefix="kale_ext-workspace-")
+    work = work or tempfile.mkdtemp(prefix="kale_ext-workspace-")
     os.makedirs(work, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         tar.extractall(work, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-    os.chdir(work)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (work, os.environ.get("PYTHONPATH"))))
+if work:
+    os.chdir(work)
 out = os.environ.get("KALE_EXT_OUTPUT_DIR") or spec.get("outputs")
 out = out or tempfile.mkdtemp(prefix="kale_ext-outputs-")  # no volume: goes with the pod
 os.makedirs(out, exist_ok=True)
@@ -111,6 +114,7 @@ def training_command(spec: JobSpec) -> list[str]:
             "args": spec.func_args,
             "workspace": workspace_plan(spec.workspace.packed()) if spec.workspace else None,
             "outputs": spec.outputs.folder(spec.name) if spec.outputs else None,
+            "workdir": WORKDIR if relative_mounts(spec) else None,
         },
         sort_keys=True,
     )

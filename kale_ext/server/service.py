@@ -164,6 +164,7 @@ def preview(
     server root (the notebook's workspace is its folder there)."""
     from ..backends.submit import missing_packages
     from ..errors import CompileError
+    from ..job.volumes import describe
     from ..job.workspace import choose, modules_beside
 
     result: dict = {
@@ -182,6 +183,8 @@ def preview(
         "trainjob_yaml": None,
         "workspace": None,
         "creates": [],
+        "volumes": [],
+        "outputs": None,
     }
     where = place(root, path)
     try:
@@ -246,6 +249,8 @@ def preview(
         job_name=spec.name,
         trainjob_yaml=shown.yaml,
         creates=shown.creates(),
+        volumes=describe(spec.config, spec.local_folders),
+        outputs=str(spec.outputs) if spec.outputs is not None else None,
     )
     return result
 

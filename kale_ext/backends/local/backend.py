@@ -46,6 +46,7 @@ from ..torchrun_report import ReportFolder
 from .outputs import final_folder, gather, listing
 from .processes import alive, kill_group, terminate
 from .supervisor import now, read_record, write_record
+from .volumes import local_warnings, plan_mounts, remove_mounts
 from .workspace import WORKSPACE_PARTS, write_parts
 
 _FIELD_REFS = {
@@ -134,6 +135,7 @@ class LocalBackend(Backend):
                 "procs_per_node", "more than one process per node needs torch (torchrun) installed"
             )
         env = {**self._env(spec), **self._check_devices(spec)}
+        mounts = plan_mounts(spec)  # every volume honoured here, or an error before any start
         command = training_command(spec)
         command[0] = sys.executable  # "python" in the image; this environment's Python here
         job_dir = self.jobs_dir / spec.name
@@ -170,6 +172,7 @@ class LocalBackend(Backend):
             "env": env,
             "provenance": provenance(spec, notebook_path),
             "outputs": str(outputs),
+            "mounts": mounts,
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
         }
@@ -182,8 +185,9 @@ class LocalBackend(Backend):
         except OSError as e:
             shutil.rmtree(job_dir, ignore_errors=True)
             raise BackendError(f"cannot write the job's files in {job_dir}: {e.strerror}") from None
+        warnings = tuple(local_warnings(spec))
         if policy and policy.suspend:
-            return Submitted(spec.name)
+            return Submitted(spec.name, warnings)
         supervisor = subprocess.Popen(
             [sys.executable, "-m", "kale_ext.backends.local.supervisor", str(job_dir)],
             stdin=subprocess.DEVNULL,
@@ -197,7 +201,7 @@ class LocalBackend(Backend):
         )
         threading.Thread(target=supervisor.wait, daemon=True).start()  # reap it when it ends
         write_record(job_dir, {**read_record(job_dir), "supervisor_pid": supervisor.pid})
-        return Submitted(spec.name)
+        return Submitted(spec.name, warnings)
 
     # -- reading jobs --
 
@@ -396,6 +400,7 @@ class LocalBackend(Backend):
         final = Path(record["outputs"]) if record.get("outputs") else None
         if final is not None:
             gather(job_dir, final)  # what a supervisor that stopped early left behind
+        remove_mounts(job_dir, record.get("mounts", []))
         shutil.rmtree(job_dir, ignore_errors=True)
         if final is None or not final.is_dir():
             return None

@@ -26,6 +26,7 @@ from ...job.shipping import WORKDIR_ENV
 from .failures import local_failure, node_env
 from .outputs import gather, staging
 from .processes import descendants, kill, kill_group, reserve_port, start_time
+from .volumes import make_mounts, remove_mounts
 
 #: After a node fails, how long the others may take to end by themselves (and report what
 #: their ranks saw) before they are stopped.
@@ -63,6 +64,7 @@ def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen
         workdir.mkdir(exist_ok=True)
         env[WORKDIR_ENV] = str(workdir.resolve())  # the workspace is unpacked here
         env[OUTPUT_ENV] = str(staging(job_dir, k).resolve())  # gathered when the job ends
+        make_mounts(job_dir, record.get("mounts", []), k, workdir)  # relative ones, per node
         with open(job_dir / f"node-{k}.log", "ab", buffering=0) as log:
             procs.append(
                 subprocess.Popen(
@@ -109,6 +111,7 @@ def run(job_dir: Path) -> int:
     signal.signal(signal.SIGTERM, stop)
     with reserve_port() as holder:
         port = holder.getsockname()[1]
+        make_mounts(job_dir, record.get("mounts", []), None, job_dir)  # the absolute ones
         procs = start_nodes(job_dir, record, port)
         record.update(status="Running", started=now(), master_port=port)
         record["nodes"] = [
@@ -159,6 +162,7 @@ def run(job_dir: Path) -> int:
         record.update(status="Complete", reason=None)
     if record.get("outputs"):
         gather(job_dir, Path(record["outputs"]))
+    remove_mounts(job_dir, record.get("mounts", []))
     record["finished"] = now()
     write_record(job_dir, record)
     return 0
