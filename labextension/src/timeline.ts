@@ -103,6 +103,11 @@ export class JobTimeline {
     return this._status;
   }
 
+  /** The job as the latest poll answered (null before the first). */
+  get job(): Kale.IJobInfo | null {
+    return this._job;
+  }
+
   /** The node indices seen. */
   get nodes(): number[] {
     return [...this._nodes.keys()].sort((a, b) => a - b);
@@ -122,6 +127,7 @@ export class JobTimeline {
     }
     this._last = now;
     this._status = job.status;
+    this._job = job;
     const count = Math.max(
       job.num_nodes || 0,
       ...(job.nodes ?? []).map(n => n.index + 1),
@@ -175,6 +181,7 @@ export class JobTimeline {
   private _last: number | null = null;
   private _final = false;
   private _status: Kale.JobStatus | null = null;
+  private _job: Kale.IJobInfo | null = null;
 }
 
 /**

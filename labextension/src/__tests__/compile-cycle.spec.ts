@@ -89,6 +89,24 @@ describe('CompileCycle', () => {
     cycle.dispose();
   });
 
+  it('tells when no compile is due any more', async () => {
+    const { service, cycle } = setup();
+    await cycle.settled(); // none due: at once
+    cycle.schedule();
+    expect(cycle.pending).toBe(true);
+    await cycle.settled();
+    expect(cycle.pending).toBe(false);
+    expect(service.compile).toHaveBeenCalledTimes(1);
+    expect(cycle.result).toEqual(compileResult());
+
+    cycle.schedule();
+    const waiting = cycle.settled();
+    cycle.cancel(); // another notebook: nothing due
+    await waiting;
+    expect(service.compile).toHaveBeenCalledTimes(1);
+    cycle.dispose();
+  });
+
   it('compiles once after a burst of changes', async () => {
     const { service, cycle } = setup();
     cycle.schedule();

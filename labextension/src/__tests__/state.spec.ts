@@ -17,16 +17,17 @@ function setup(metadata?: unknown) {
   const service = fakeService();
   const confirm = jest.fn().mockResolvedValue(true);
   const editDefaults = jest.fn();
+  const openLogs = jest.fn();
   const state = new PanelState({
     service: service as unknown as KaleService,
     tracker: fakeTracker(nb) as unknown as INotebookTracker,
-    openLogs: jest.fn(),
+    openLogs,
     confirm,
     editDefaults,
     compileDelay: 0,
     pollInterval: 1e6
   });
-  return { ...nb, state, service, confirm, editDefaults };
+  return { ...nb, state, service, confirm, editDefaults, openLogs };
 }
 
 /**
@@ -165,8 +166,8 @@ describe('PanelState', () => {
       path: 'dir/nb.ipynb',
       options: {}
     });
-    expect(state.notice?.text).toBe('Submitted nb-abcde (local)');
-    expect(state.submitting).toBe(false);
+    expect(state.actions.notice?.text).toBe('Submitted nb-abcde (local)');
+    expect(state.actions.submitting).toBe(false);
     await compiled(ctx, 2); // checked again after a submit (a new name)
 
     state.updateForm({ name: 'mine', nodes: '2' }); // the model is now dirty
@@ -179,14 +180,14 @@ describe('PanelState', () => {
 
     // Rerun: the same notebook and options, a new name.
     const job = { name: 'mine' } as Kale.IJobInfo;
-    expect(state.canRerun(job)).toBe(true);
-    await state.rerun(job);
+    expect(state.jobList.rerunRequest(job)).not.toBeNull();
+    await state.actions.rerun(job);
     expect(service.submit.mock.calls[2][0]).toEqual({
       notebook: model.toJSON(),
       path: 'dir/nb.ipynb',
       options: { nodes: 2 }
     });
-    expect(state.canRerun({ ...job, name: 'unknown' })).toBe(false);
+    expect(state.jobList.rerunRequest({ ...job, name: 'unknown' })).toBeNull();
   });
 
   it('keeps the name the preview shows for the submit, then previews a new one', async () => {
@@ -229,6 +230,18 @@ describe('PanelState', () => {
     expect(service.compile.mock.calls[3][0].options.name).toBe('mine');
   });
 
+  it('a Submit during a check submits what the check found', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service } = ctx;
+    state.updateForm({ nodes: '2' }); // checked a little later
+    expect(state.submitBlocker).toBe('Checking the notebook…');
+    await state.submit();
+    expect(service.compile.mock.calls[1][0].options.nodes).toBe(2);
+    expect(service.submit).toHaveBeenCalledTimes(1);
+    expect(service.submit.mock.calls[0][0].options.nodes).toBe(2);
+  });
+
   it('lets a kept name go when the server refuses it', async () => {
     ctx = setup();
     const { state, service } = ctx;
@@ -262,6 +275,36 @@ describe('PanelState', () => {
     expect(state.fieldErrors).toEqual([]);
   });
 
+  it('leads somewhere after a submit: the logs open, the row comes into view, the job stays in view', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service, openLogs } = ctx;
+    expect(state.currentJob).toBeNull();
+    await state.submit();
+    expect(openLogs).toHaveBeenCalledWith('nb-abcde');
+    expect(state.jobList.revealing).toBe('nb-abcde');
+    expect(state.currentJob).toEqual({ name: 'nb-abcde', job: undefined });
+
+    const listed = { name: 'nb-abcde', status: 'Running' } as Kale.IJobInfo;
+    state.jobList.jobs = [listed];
+    expect(state.currentJob).toEqual({ name: 'nb-abcde', job: listed });
+
+    // A failed submit: its notice, no logs, the last job still current.
+    service.submit.mockRejectedValue(new Error('the cluster said no'));
+    await compiled(ctx, 2);
+    await state.submit();
+    expect(state.actions.notice).toMatchObject({
+      kind: 'error',
+      text: 'the cluster said no'
+    });
+    expect(openLogs).toHaveBeenCalledTimes(1);
+    expect(state.currentJob?.name).toBe('nb-abcde');
+
+    // Changing the form clears what the last submit said.
+    state.updateForm({ nodes: '2' });
+    expect(state.actions.notice).toBeNull();
+  });
+
   it('reruns a job submitted elsewhere from its provenance', async () => {
     ctx = setup();
     await compiled(ctx);
@@ -272,8 +315,8 @@ describe('PanelState', () => {
         'kale-ext.io/options': '{"nodes": 4, "name": "cli-job"}'
       }
     } as unknown as Kale.IJobInfo;
-    expect(ctx.state.canRerun(job)).toBe(true);
-    await ctx.state.rerun(job);
+    expect(ctx.state.jobList.rerunRequest(job)).not.toBeNull();
+    await ctx.state.actions.rerun(job);
     expect(ctx.service.submit.mock.calls[0][0]).toEqual({
       path: 'dir/nb.ipynb',
       options: { nodes: 4 }
@@ -285,13 +328,16 @@ describe('PanelState', () => {
     await compiled(ctx);
     ctx.state.jobList.jobs = [{ name: 'a' }, { name: 'b' }] as Kale.IJobInfo[];
     ctx.confirm.mockResolvedValueOnce(false);
-    await ctx.state.deleteJob('a');
+    await ctx.state.actions.delete('a');
     expect(ctx.service.deleteJob).not.toHaveBeenCalled();
-    expect(ctx.state.notice).toBeNull();
-    await ctx.state.deleteJob('a');
+    expect(ctx.state.actions.notice).toBeNull();
+    await ctx.state.actions.delete('a');
     expect(ctx.service.deleteJob).toHaveBeenCalledWith('a');
     expect(ctx.state.jobList.jobs?.map(j => j.name)).toEqual(['b']);
-    expect(ctx.state.notice).toEqual({ kind: 'info', text: 'Deleted a' });
+    expect(ctx.state.actions.notice).toEqual({
+      kind: 'info',
+      text: 'Deleted a'
+    });
   });
 
   it("sets the tags of the active cell from the server's grammar", async () => {

@@ -39,6 +39,16 @@ export class CompileCycle implements IDisposable {
   }
 
   /**
+   * Resolves once no compile is due or on its way (at once if none is).
+   */
+  settled(): Promise<void> {
+    if (!this.pending) {
+      return Promise.resolve();
+    }
+    return new Promise(resolve => this._waiting.push(resolve));
+  }
+
+  /**
    * Compile a short while after the last call.
    */
   schedule(): void {
@@ -75,6 +85,7 @@ export class CompileCycle implements IDisposable {
       this._debouncer.stop();
     }
     this._scheduled = false;
+    this._settle();
   }
 
   dispose(): void {
@@ -90,6 +101,7 @@ export class CompileCycle implements IDisposable {
     this._scheduled = false;
     const body = this._request();
     if (!body) {
+      this._settle();
       return;
     }
     this._abort?.abort();
@@ -115,6 +127,18 @@ export class CompileCycle implements IDisposable {
     }
     this.running = false;
     this._changed();
+    this._settle();
+  }
+
+  /**
+   * Tell those waiting that no compile is due any more.
+   */
+  private _settle(): void {
+    if (!this.pending) {
+      const waiting = this._waiting;
+      this._waiting = [];
+      waiting.forEach(resolve => resolve());
+    }
   }
 
   private _service: KaleService;
@@ -123,6 +147,7 @@ export class CompileCycle implements IDisposable {
   private _debouncer: Debouncer;
   private _abort: AbortController | null = null;
   private _scheduled = false;
+  private _waiting: (() => void)[] = [];
   private _disposed = false;
 }
 

@@ -55,3 +55,99 @@ export async function deleteJob(
     return { kind: 'error', text: errorMessage(reason) };
   }
 }
+
+/**
+ * Submit, rerun and delete, and what they tell the user: the notice, and
+ * the job submitted last from each notebook (its status stays in view).
+ * A submitted job's logs open, and its row is brought into view.
+ */
+export class JobActions {
+  constructor(options: JobActions.IOptions) {
+    this._options = options;
+  }
+
+  /** Whether a submit is on its way. */
+  submitting = false;
+  /** What the last action told (a submit, a rerun, a delete), or null. */
+  notice: INotice | null = null;
+
+  /**
+   * The job submitted last from the notebook at `path` (here, this session).
+   */
+  currentFor(path: string | undefined): string | null {
+    return (path && this._current.get(path)) || null;
+  }
+
+  /**
+   * Submit a job for the notebook at `path`. Returns whether it went.
+   */
+  async submit(body: Kale.JobRequest, path?: string): Promise<boolean> {
+    if (this.submitting) {
+      return false;
+    }
+    const { jobs, changed } = this._options;
+    this.submitting = true;
+    this.notice = null;
+    changed();
+    this.notice = await submitJob(this._options.service, jobs, body);
+    this.submitting = false;
+    const name = this.notice.kind === 'info' ? jobs.lastSubmitted : null;
+    if (name) {
+      if (path) {
+        this._current.set(path, name);
+      }
+      jobs.reveal(name);
+      this._options.openLogs(name);
+    }
+    changed();
+    return name !== null;
+  }
+
+  /**
+   * Run a job again: the same notebook and options, a new name.
+   */
+  async rerun(job: Kale.IJobInfo, path?: string): Promise<void> {
+    const body = this._options.jobs.rerunRequest(job);
+    if (body) {
+      await this.submit(body, body.path ?? path);
+    }
+  }
+
+  /**
+   * Delete a job, after asking.
+   */
+  async delete(name: string): Promise<void> {
+    const confirm = this._options.confirm;
+    if (confirm && !(await confirm(name))) {
+      return;
+    }
+    this.notice = await deleteJob(this._options.jobs, name);
+    this._options.changed();
+  }
+
+  /**
+   * Forget the notice (the form changed: it would be about an older one).
+   */
+  clearNotice(): void {
+    if (this.notice) {
+      this.notice = null;
+      this._options.changed();
+    }
+  }
+
+  private _options: JobActions.IOptions;
+  private _current = new Map<string, string>();
+}
+
+export namespace JobActions {
+  export interface IOptions {
+    service: KaleService;
+    jobs: JobsModel;
+    /** Open the logs view of a job. */
+    openLogs: (name: string) => void;
+    /** Ask before deleting a job. */
+    confirm?: (name: string) => Promise<boolean>;
+    /** Called when something shown changed. */
+    changed: () => void;
+  }
+}

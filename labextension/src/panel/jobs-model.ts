@@ -21,6 +21,7 @@ export class JobsModel implements IDisposable {
   constructor(options: JobsModel.IOptions) {
     this._service = options.service;
     this.timelines = options.timelines ?? new JobTimelines();
+    this.timelines.changed.connect(this._onTimelines, this);
     this._poll = new Poll({
       factory: () => this._refresh(),
       frequency: {
@@ -41,6 +42,10 @@ export class JobsModel implements IDisposable {
   readonly timelines: JobTimelines;
   /** Jobs being deleted (their row shows it). */
   readonly deleting = new Set<string>();
+  /** The job submitted last from here, or null. */
+  lastSubmitted: string | null = null;
+  /** A job whose row should come into view once it is listed, or null. */
+  revealing: string | null = null;
 
   get changed(): ISignal<this, void> {
     return this._changed;
@@ -68,6 +73,7 @@ export class JobsModel implements IDisposable {
    * Keep the request of a job submitted here.
    */
   remember(name: string, body: Kale.JobRequest): void {
+    this.lastSubmitted = name;
     this._submitted.set(name, body);
     if (this._submitted.size > MAX_RERUNS) {
       this._submitted.delete(this._submitted.keys().next().value!);
@@ -111,6 +117,21 @@ export class JobsModel implements IDisposable {
   }
 
   /**
+   * Bring a job's row into view once it is listed.
+   */
+  reveal(name: string): void {
+    this.revealing = name;
+    this._changed.emit();
+  }
+
+  /**
+   * The row came into view.
+   */
+  revealed(): void {
+    this.revealing = null;
+  }
+
+  /**
    * Delete a job (throws the server's error).
    */
   async delete(name: string): Promise<void> {
@@ -129,15 +150,47 @@ export class JobsModel implements IDisposable {
   dispose(): void {
     if (!this.isDisposed) {
       this._poll.dispose();
+      this.timelines.changed.disconnect(this._onTimelines, this);
       Signal.clearData(this);
+    }
+  }
+
+  /**
+   * A job's status came in from elsewhere (its logs view asks for it every
+   * second, and learns at once when it ends): its row says the same. The
+   * timelines keep the newest answer of all.
+   */
+  private _onTimelines(_: JobTimelines, names: string[]): void {
+    if (!this.jobs) {
+      return;
+    }
+    let changed = false;
+    this.jobs = this.jobs.map(job => {
+      const latest = names.includes(job.name)
+        ? this.timelines.get(job.name)?.job
+        : undefined;
+      if (latest && latest !== job) {
+        changed = true;
+        return latest;
+      }
+      return job;
+    });
+    if (changed) {
+      this._changed.emit();
     }
   }
 
   private async _refresh(): Promise<void> {
     try {
-      this.jobs = await this._service.listJobs();
+      const jobs = await this._service.listJobs();
       this.error = '';
-      this.timelines.observe(this.jobs);
+      this.timelines.observe(jobs);
+      // A job seen to end (by its logs view) does not run again: a list
+      // answered before that is not newer.
+      this.jobs = jobs.map(job => {
+        const timeline = this.timelines.get(job.name);
+        return timeline?.final && timeline.job ? timeline.job : job;
+      });
     } catch (reason) {
       this.error = errorMessage(reason);
       throw reason; // the poll backs off

@@ -9,6 +9,9 @@ export interface IJobsProps {
   error: string;
   deleting: Set<string>;
   now: number;
+  /** A job whose row should come into view once it is listed. */
+  revealing?: string | null;
+  onRevealed?: () => void;
   canRerun: (job: Kale.IJobInfo) => boolean;
   onLogs: (name: string) => void;
   onRerun: (job: Kale.IJobInfo) => void;
@@ -51,8 +54,17 @@ function JobRow(props: IJobsProps & { job: Kale.IJobInfo }): JSX.Element {
       : `${job.num_nodes}`;
   const age = formatAge(job.created, now);
   const rerun = props.canRerun(job);
+  const ref = React.useRef<HTMLLIElement>(null);
+  const reveal = props.revealing === job.name;
+  React.useEffect(() => {
+    if (reveal && ref.current) {
+      ref.current.scrollIntoView?.({ block: 'nearest' });
+      props.onRevealed?.();
+    }
+  }, [reveal]);
   return (
     <li
+      ref={ref}
       className="kale-ext-JobRow"
       data-job={job.name}
       data-status={job.status}

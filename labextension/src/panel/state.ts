@@ -10,7 +10,7 @@ import type { Kale } from '../types';
 import { CellRoles } from './cell-roles';
 import { ActiveCellWatcher, IActiveCell, showDiagnosticCell } from './cells';
 import { CompileCycle } from './compile-cycle';
-import { deleteJob, INotice, submitJob } from './job-actions';
+import { JobActions } from './job-actions';
 import { JobNameReservation } from './job-name';
 import { JobsModel } from './jobs-model';
 import { NotebookBinding } from './notebook-binding';
@@ -66,6 +66,13 @@ export class PanelState extends VDomModel {
       pollInterval: options.pollInterval
     });
     this.jobList.changed.connect(() => this.stateChanged.emit());
+    this.actions = new JobActions({
+      service: options.service,
+      jobs: this.jobList,
+      openLogs: options.openLogs,
+      confirm: options.confirm,
+      changed: () => this.stateChanged.emit()
+    });
     this._binding = new NotebookBinding({
       tracker: options.tracker,
       bound: () => this._bound(),
@@ -115,11 +122,23 @@ export class PanelState extends VDomModel {
     return { result: last, stale: last !== this.compile };
   }
 
-  submitting = false;
-  notice: INotice | null = null;
-
   /** The jobs list. */
   readonly jobList: JobsModel;
+
+  /** Submit, rerun, delete, and what they said. */
+  readonly actions: JobActions;
+
+  /**
+   * The job submitted last from this notebook (this session), as the jobs
+   * list knows it: its name, and its status once listed.
+   */
+  get currentJob(): { name: string; job?: Kale.IJobInfo } | null {
+    const name = this.actions.currentFor(this.notebook?.context.path);
+    if (!name) {
+      return null;
+    }
+    return { name, job: this.jobList.jobs?.find(j => j.name === name) };
+  }
 
   get activeCell(): IActiveCell | null {
     return this._cells.current;
@@ -157,7 +176,7 @@ export class PanelState extends VDomModel {
     if (!this.notebook) {
       return 'Open a notebook first';
     }
-    if (this.submitting) {
+    if (this.actions.submitting) {
       return 'Submitting…';
     }
     if (this.fieldErrors.length > 0) {
@@ -220,6 +239,7 @@ export class PanelState extends VDomModel {
    */
   updateForm(change: Partial<IJobForm>): void {
     this.form = { ...this.form, ...change };
+    this.actions.clearNotice();
     this._validate();
     const model = this.notebook?.model;
     if (model && this._binding.ready) {
@@ -247,6 +267,8 @@ export class PanelState extends VDomModel {
    * Submit the notebook with the form's choices.
    */
   async submit(): Promise<void> {
+    // A change still being checked: submit what the check says, once in.
+    await this._compiler.settled();
     if (this.submitBlocker) {
       return;
     }
@@ -254,40 +276,10 @@ export class PanelState extends VDomModel {
     if (!body) {
       return;
     }
-    await this._submit(body);
-    if (this.notice?.kind === 'info') {
+    if (await this.actions.submit(body, this.notebook?.context.path)) {
       this._name.release(); // taken: the next job gets a new one
       this._compiler.now();
     }
-  }
-
-  /**
-   * Whether a job can be run again with the same options.
-   */
-  canRerun(job: Kale.IJobInfo): boolean {
-    return this.jobList.rerunRequest(job) !== null;
-  }
-
-  /**
-   * Run a job again: the same notebook and options, a new name.
-   */
-  async rerun(job: Kale.IJobInfo): Promise<void> {
-    const body = this.jobList.rerunRequest(job);
-    if (body && !this.submitting) {
-      await this._submit(body);
-    }
-  }
-
-  /**
-   * Delete a job, after asking.
-   */
-  async deleteJob(name: string): Promise<void> {
-    const confirm = this._options.confirm;
-    if (confirm && !(await confirm(name))) {
-      return;
-    }
-    this.notice = await deleteJob(this.jobList, name);
-    this.stateChanged.emit();
   }
 
   openLogs(name: string): void {
@@ -311,24 +303,15 @@ export class PanelState extends VDomModel {
     this.stateChanged.emit();
   }
 
-  private async _submit(body: Kale.JobRequest): Promise<void> {
-    this.submitting = true;
-    this.notice = null;
-    this.stateChanged.emit();
-    this.notice = await submitJob(this.service, this.jobList, body);
-    this.submitting = false;
-    this.stateChanged.emit();
-  }
-
   /**
    * Bound to another notebook (or none): its form is read once its file is.
    */
   private _bound(): void {
     this.form = emptyForm();
     this.roles.forget();
+    this.actions.clearNotice();
     this._name.release();
     this._compiler.reset();
-    this.notice = null;
     this._cells.refresh();
     this._validate();
     this.stateChanged.emit();

@@ -5,13 +5,14 @@ import { BackendInfo } from './backend';
 import { DefaultsInfo } from './defaults';
 import { DiagnosticList, Validation } from './diagnostics';
 import { EnvEditor } from './env';
-import { Button, Section } from './fields';
+import { Section } from './fields';
 import { JobsList } from './jobs';
 import { ResourceFields, RuntimePicker, ShapeFields } from './job-form';
 import { PackagesEditor } from './packages';
 import { PreviewView } from './preview';
 import { RuntimePackages } from './runtime-packages';
 import { ParametersEditor } from './parameters';
+import { SubmitBar } from './submit-bar';
 import type { PanelState } from './state';
 
 /**
@@ -57,12 +58,30 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           error={jobs.error}
           deleting={jobs.deleting}
           now={Date.now()}
-          canRerun={job => state.canRerun(job)}
+          revealing={jobs.revealing}
+          onRevealed={() => jobs.revealed()}
+          canRerun={job => jobs.rerunRequest(job) !== null}
           onLogs={name => state.openLogs(name)}
-          onRerun={job => void state.rerun(job)}
-          onDelete={name => void state.deleteJob(name)}
+          onRerun={job => void state.actions.rerun(job)}
+          onDelete={name => void state.actions.delete(name)}
         />
       </Section>
+      {notebook && (
+        <SubmitBar
+          blocker={state.submitBlocker}
+          submitting={state.actions.submitting}
+          onSubmit={() => void state.submit()}
+          current={state.currentJob}
+          failed={
+            state.actions.notice?.kind === 'error' &&
+            state.actions.notice.diagnostics !== undefined
+              ? state.actions.notice.text
+              : ''
+          }
+          now={Date.now()}
+          onLogs={name => state.openLogs(name)}
+        />
+      )}
     </div>
   );
 }
@@ -73,8 +92,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
   const onChange = (change: Parameters<PanelState['updateForm']>[0]) =>
     state.updateForm(change);
   const common = { form, errors, onChange };
-  const blocker = state.submitBlocker;
-  const notice = state.notice;
+  const notice = state.actions.notice;
   return (
     <>
       <div className="kale-ext-Notebook" title={state.notebook?.context.path}>
@@ -153,19 +171,6 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           onSelect={d => void state.selectCell(d)}
         />
       </Section>
-      <div className="kale-ext-Submit">
-        <Button
-          kind="accept"
-          disabled={blocker !== ''}
-          aria-describedby="kale-ext-submit-why"
-          onClick={() => void state.submit()}
-        >
-          {state.submitting ? 'Submitting…' : 'Submit'}
-        </Button>
-        <span id="kale-ext-submit-why" className="kale-ext-Muted">
-          {blocker}
-        </span>
-      </div>
       {notice && (
         <div
           className={`kale-ext-Notice kale-ext-mod-${notice.kind}`}

@@ -1,0 +1,68 @@
+import type { KaleService } from '../api';
+import { JobsModel } from '../panel/jobs-model';
+import { JobTimelines } from '../timeline';
+import type { Kale } from '../types';
+import { fakeService } from './fakes';
+import { until } from './helpers';
+
+function job(status: Kale.JobStatus, reason = ''): Kale.IJobInfo {
+  return {
+    name: 'nb-abcde',
+    status,
+    reason,
+    backend: 'local',
+    runtime: 'torch-distributed',
+    num_nodes: 1,
+    procs_per_node: 1,
+    nodes: [
+      { index: 0, state: status === 'Complete' ? 'Succeeded' : 'Running' }
+    ]
+  };
+}
+
+describe('JobsModel: one status for a job, wherever it was seen', () => {
+  let now = 0;
+  const timelines = () => new JobTimelines({ now: () => ++now });
+
+  it("takes a status its logs view saw into the job's row", async () => {
+    const service = fakeService();
+    service.listJobs.mockResolvedValue([job('Running')]);
+    const shared = timelines();
+    const jobs = new JobsModel({
+      service: service as unknown as KaleService,
+      pollInterval: 1e6,
+      timelines: shared
+    });
+    const changed = jest.fn();
+    jobs.changed.connect(changed);
+    jobs.setVisible(true);
+    await until(() => jobs.jobs?.length === 1);
+    expect(jobs.jobs![0].status).toBe('Running');
+
+    // The logs view learns first that it ended.
+    shared.observe(job('Complete'));
+    expect(jobs.jobs![0].status).toBe('Complete');
+    expect(changed).toHaveBeenCalled();
+
+    // A list answered before that does not bring "Running" back.
+    jobs.refresh();
+    await until(() => service.listJobs.mock.calls.length >= 2);
+    await until(() => !jobs.error && jobs.jobs![0].status === 'Complete');
+    expect(jobs.jobs![0].status).toBe('Complete');
+    jobs.dispose();
+  });
+
+  it('brings a row into view once, when asked', () => {
+    const jobs = new JobsModel({
+      service: fakeService() as unknown as KaleService,
+      pollInterval: 1e6
+    });
+    jobs.reveal('nb-abcde');
+    expect(jobs.revealing).toBe('nb-abcde');
+    jobs.revealed();
+    expect(jobs.revealing).toBeNull();
+    jobs.remember('nb-abcde', { path: 'nb.ipynb' });
+    expect(jobs.lastSubmitted).toBe('nb-abcde');
+    jobs.dispose();
+  });
+});

@@ -1,0 +1,73 @@
+import * as path from 'path';
+
+import {
+  EXAMPLES,
+  expect,
+  kernelSettled,
+  openPanel,
+  screenshot,
+  test,
+  uploadAndOpen
+} from './helpers';
+
+/**
+ * Jobs really run here (the local backend): give them time.
+ */
+const JOB_TIMEOUT = 180_000;
+
+// A window of an ordinary height: the form is longer than the panel.
+test.use({ viewport: { width: 1280, height: 720 } });
+
+test('Submit is always in view; after it the logs open, the row comes into view, and the row, the bar and the logs agree on the status', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(JOB_TIMEOUT + 60_000);
+  await uploadAndOpen(
+    page,
+    path.join(EXAMPLES, 'digits_ddp.ipynb'),
+    `${tmpPath}/digits_ddp.ipynb`
+  );
+  await kernelSettled(page);
+  const panel = await openPanel(page);
+  await panel.getByLabel('Nodes', { exact: true }).fill('2');
+  await panel.getByLabel('Parameter epochs', { exact: true }).fill('1');
+
+  // The form scrolls; Submit stays in view at the top and at the bottom.
+  const submit = panel.getByRole('button', { name: 'Submit' });
+  await expect(submit).toBeEnabled();
+  const scroller = page.locator('#kale-ext-panel');
+  const scrollable = await scroller.evaluate(
+    node => node.scrollHeight > node.clientHeight
+  );
+  expect(scrollable).toBe(true);
+  for (const top of [0, 1e6]) {
+    await scroller.evaluate((node, y) => (node.scrollTop = y), top);
+    await expect(submit).toBeInViewport({ ratio: 1 });
+  }
+  await scroller.evaluate(node => (node.scrollTop = 0));
+
+  const name = (await panel.locator('[data-fact="name"]').textContent())!;
+  await submit.click();
+
+  // The logs open by themselves, the row comes into view.
+  const logs = page.locator(`#kale-ext-logs-${name}`);
+  await expect(logs).toBeVisible();
+  const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+  await expect(row).toBeInViewport();
+  const current = panel.locator(`.kale-ext-CurrentJob[data-job="${name}"]`);
+  await expect(current).toBeInViewport();
+  await expect(
+    logs.getByRole('log').locator('.kale-ext-LogLine').first()
+  ).toBeVisible({ timeout: JOB_TIMEOUT });
+  await screenshot(page, testInfo, 'panel-submitted.png');
+
+  // One status: when the logs say it ended, the row and the bar say so.
+  await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(
+    'Ended: Complete',
+    { timeout: JOB_TIMEOUT }
+  );
+  await expect(row).toHaveAttribute('data-status', 'Complete');
+  await expect(current).toHaveAttribute('data-status', 'Complete');
+  await expect(current.getByRole('status')).toHaveText('Complete');
+});
