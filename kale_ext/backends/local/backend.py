@@ -43,8 +43,9 @@ from ..base import (
     split_rank,
 )
 from ..torchrun_report import ReportFolder
+from .lifetime import stop_leftovers, supervisor_gone
 from .outputs import final_folder, gather, listing
-from .processes import alive, kill_group, terminate
+from .processes import alive, kill_group, runs, start_time, terminate
 from .supervisor import now, read_record, write_record
 from .volumes import local_warnings, plan_mounts, remove_mounts
 from .workspace import WORKSPACE_PARTS, write_parts
@@ -200,7 +201,8 @@ class LocalBackend(Backend):
             },
         )
         threading.Thread(target=supervisor.wait, daemon=True).start()  # reap it when it ends
-        write_record(job_dir, {**read_record(job_dir), "supervisor_pid": supervisor.pid})
+        me = {"supervisor_pid": supervisor.pid, "supervisor_started": start_time(supervisor.pid)}
+        write_record(job_dir, {**read_record(job_dir), **me})
         return Submitted(spec.name, warnings)
 
     # -- reading jobs --
@@ -220,15 +222,12 @@ class LocalBackend(Backend):
         except (OSError, json.JSONDecodeError) as e:
             raise BackendError(f"the record of job {name} cannot be read: {e}") from None
         status = Status(record["status"])
-        if (
-            not status.finished
-            and record.get("supervisor_pid")
-            and not alive(record["supervisor_pid"])
-        ):
-            record.update(
-                status="Failed", reason="the job's supervisor stopped unexpectedly", finished=now()
-            )
-            write_record(job_dir, record)
+        pid = record.get("supervisor_pid")
+        if not status.finished and pid and not runs(pid, record.get("supervisor_started")):
+            record = read_record(job_dir)  # it may have recorded the job's end, then exited
+            if not Status(record["status"]).finished:
+                record = supervisor_gone(job_dir, record, now())
+                write_record(job_dir, record)
         return record
 
     def _info(self, record: dict) -> JobInfo:
@@ -392,8 +391,10 @@ class LocalBackend(Backend):
     def delete(self, name: str, outputs: bool = False) -> str | None:
         job_dir = self._dir(name)
         record = read_record(job_dir)
-        if alive(record.get("supervisor_pid")):  # it stops every node, then exits
+        supervisor = record.get("supervisor_pid"), record.get("supervisor_started")
+        if runs(*supervisor):  # it stops every node, then exits
             terminate(record["supervisor_pid"], grace=15)
+        stop_leftovers(job_dir)
         for n in read_record(job_dir).get("nodes", []):
             if alive(n.get("pid")):
                 kill_group(n["pid"], signal.SIGKILL)

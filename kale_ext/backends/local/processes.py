@@ -60,6 +60,12 @@ def start_time(pid: int) -> str | None:
     return fields[19] if fields else None
 
 
+def runs(pid: int | None, started: str | None) -> bool:
+    """Whether the process ``pid`` that started at ``started`` still runs (None: any process
+    with that pid): a PID reused after a restart is not the same process."""
+    return alive(pid) and (started is None or start_time(pid) == started)
+
+
 def descendants(roots: set[int]) -> dict[int, str]:
     """Live descendants of ``roots`` with their start times (empty where there is no /proc)."""
     children: dict[int, list[tuple[int, str]]] = {}

@@ -5,7 +5,8 @@ environment the Trainer torch plugin gives a node; records every state change in
 
 It runs detached from the Jupyter server (its own session), so a job outlives a server restart.
 It holds the job's rendezvous port for the job's whole life (see processes.reserve_port).
-When a node fails, the other nodes are stopped: no orphans are left behind.
+When a node fails, the other nodes are stopped: no orphans are left behind. When the
+supervisor itself is killed, the nodes end with it (lifetime.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from .failures import local_failure, node_env
+from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
 from .processes import descendants, kill, kill_group, reserve_port, start_time
 from .volumes import make_mounts, remove_mounts
@@ -47,11 +49,13 @@ def write_record(job_dir: Path, record: dict) -> None:
 
 def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen]:
     """One process group per node: the job's command with that node's PET_* environment, in
-    its own working directory, writing to its own log."""
+    its own working directory, writing to its own log, its temporary files in the job's folder;
+    each node ends with this supervisor (see lifetime.py)."""
     procs = []
     for k in range(record["num_nodes"]):
         env = {
             **os.environ,
+            "TMPDIR": str(scratch(job_dir, k).resolve()),  # removed when the job ends
             **record["env"],
             "PET_NNODES": str(record["num_nodes"]),
             "PET_NPROC_PER_NODE": str(record["procs_per_node"]),
@@ -75,6 +79,7 @@ def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,  # each node is its own process group
+                    preexec_fn=dies_with_parent(signal.SIGTERM),
                 )
             )
     return procs
@@ -113,7 +118,11 @@ def run(job_dir: Path) -> int:
         port = holder.getsockname()[1]
         make_mounts(job_dir, record.get("mounts", []), None, job_dir)  # the absolute ones
         procs = start_nodes(job_dir, record, port)
+        nodes = {p.pid: start_time(p.pid) for p in procs}
+        remember(job_dir, nodes)
+        me = os.getpid()
         record.update(status="Running", started=now(), master_port=port)
+        record.update(supervisor_pid=me, supervisor_started=start_time(me))
         record["nodes"] = [
             {"index": k, "state": "Running", "pid": p.pid} for k, p in enumerate(procs)
         ]
@@ -128,7 +137,10 @@ def run(job_dir: Path) -> int:
         last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
         while not stopping:
             if time.monotonic() - last_scan > 0.5:
+                known = len(family)
                 family.update(descendants({p.pid for p in procs}))
+                if len(family) > known:  # for whoever finds this supervisor gone
+                    remember(job_dir, {**nodes, **family})
                 last_scan = time.monotonic()
             ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
             if failed_at is None and any(ended.values()):
@@ -142,6 +154,7 @@ def run(job_dir: Path) -> int:
                 break
             time.sleep(0.05)
         stop_nodes(procs, family)
+    remove_scratch(job_dir)
 
     record = read_record(job_dir)  # keep what others recorded meanwhile
     for k, p in enumerate(procs):
