@@ -1,5 +1,5 @@
 import { KaleAPIError, KaleService } from '../api';
-import { deleteJob, submitJob } from '../panel/job-actions';
+import { deleteJob, JobActions, submitJob } from '../panel/job-actions';
 import { JobsModel } from '../panel/jobs-model';
 import type { Kale } from '../types';
 import { fakeService } from './fakes';
@@ -75,6 +75,41 @@ describe('deleteJob', () => {
       kind: 'error',
       text: 'job b does not exist'
     });
+    jobs.dispose();
+  });
+});
+
+describe('JobActions', () => {
+  function actions() {
+    const { fake, service, jobs } = setup();
+    const openLogs = jest.fn();
+    const confirm = jest.fn().mockResolvedValue(true);
+    const changed = jest.fn();
+    const act = new JobActions({ service, jobs, openLogs, confirm, changed });
+    return { fake, jobs, act, openLogs, confirm, changed };
+  }
+
+  it('opens the logs of a submitted job, brings its row in, keeps it current for its notebook', async () => {
+    const { jobs, act, openLogs } = actions();
+    expect(await act.submit({ path: 'a.ipynb' }, 'a.ipynb')).toBe(true);
+    expect(openLogs).toHaveBeenCalledWith('nb-abcde');
+    expect(jobs.revealing).toBe('nb-abcde');
+    expect(act.currentFor('a.ipynb')).toBe('nb-abcde');
+    expect(act.currentFor('b.ipynb')).toBeNull();
+    expect(act.notice?.text).toBe('Submitted nb-abcde (local)');
+    act.clearNotice();
+    expect(act.notice).toBeNull();
+    jobs.dispose();
+  });
+
+  it('deletes only once confirmed', async () => {
+    const { fake, jobs, act, confirm } = actions();
+    confirm.mockResolvedValueOnce(false);
+    await act.delete('a');
+    expect(fake.deleteJob).not.toHaveBeenCalled();
+    await act.delete('a');
+    expect(fake.deleteJob).toHaveBeenCalledWith('a');
+    expect(act.notice).toEqual({ kind: 'info', text: 'Deleted a' });
     jobs.dispose();
   });
 });
