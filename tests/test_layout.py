@@ -12,7 +12,7 @@ ORDER = ["compile", "job", "backends", "front"]
 SHARED = {"errors", "files", "metrics", "_version", "__version__", "__init__", "distributed"}
 #: The public facades (`kale_ext.report`, `from kale_ext.distributed import ...`) may reach in.
 PUBLIC = {"kale_ext", "kale_ext.__init__", "kale_ext.distributed"}
-FRONT_ENDS = {"cli", "exporter", "server", "ipython", "display"}
+FRONT_ENDS = {"cli", "exporter", "server", "ipython", "display", "sdk"}
 
 
 def stage_of(module: str) -> str | None:
