@@ -101,6 +101,33 @@ def test_a_notebook_sees_its_workspace_files_and_its_secret(emulated_cluster, tm
     assert TOKEN not in json.dumps(emulated_cluster.get(TRAINJOBS, name))  # only its reference
 
 
+VOLUMES_NB = notebook(
+    ("import os", ["imports"]),
+    "print('token', repr(open('/etc/creds/token').read()), sorted(os.listdir('/etc/creds')))\n"
+    "print('lr', open('conf/lr').read())",
+)
+
+
+def test_a_notebook_reads_its_secret_and_configmap_volumes(emulated_cluster, tmp_path):
+    emulated_cluster.create("v1/secrets", {"metadata": {"name": "creds"},
+                                           "stringData": {"token": TOKEN}})  # fmt: skip
+    emulated_cluster.create(
+        "v1/configmaps", {"metadata": {"name": "settings"}, "data": {"lr": "0.1"}}
+    )
+    (tmp_path / "vol.ipynb").write_text(json.dumps(VOLUMES_NB))
+    out = cli("run", tmp_path / "vol.ipynb", *K8S, "--nodes", "2", "--follow",
+              "--volume", "secret:creds:/etc/creds", "--volume", "configmap:settings:conf")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    for rank in (0, 1):
+        assert f"[rank {rank}] token {TOKEN!r} ['token']" in out.stdout
+        assert f"[rank {rank}] lr 0.1" in out.stdout
+    [patch] = emulated_cluster.get(TRAINJOBS, submitted(out))["spec"]["runtimePatches"]
+    pod = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert {"name": "secret-creds", "secret": {"secretName": "creds"}} in pod["template"]["spec"][
+        "volumes"
+    ]
+
+
 def wait_for_pod(cluster, test) -> dict:
     return cluster.wait_for(lambda: next((p for p in cluster.items("v1/pods") if test(p)), None),
                             120, "the pod")  # fmt: skip

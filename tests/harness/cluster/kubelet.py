@@ -39,6 +39,7 @@ from tests.harness.cluster.volumes import (
     expand,
     materialise,
     mounts,
+    nest,
     process_env,
 )
 
@@ -262,6 +263,7 @@ class Kubelet:
         run.termination.parent.mkdir(parents=True, exist_ok=True)
         run.termination.write_bytes(b"")  # the kubelet's empty file, mounted at its path
         mounted = mounts(container, run.volumes)
+        nest(mounted)
         mounted[container.get("terminationMessagePath") or TERMINATION] = str(run.termination)
         await self._event(run, "Normal", "Created", f"Created container: {container['name']}")
         try:

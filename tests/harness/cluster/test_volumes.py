@@ -17,6 +17,7 @@ from tests.harness.cluster.volumes import (
     expand,
     materialise,
     mounts,
+    nest,
 )
 
 
@@ -156,3 +157,17 @@ def test_python_processes_see_the_mounts_at_their_paths(tmp_path):
                          capture_output=True, check=True)  # fmt: skip
     assert out.stdout.splitlines() == ["inside ['sub'] True", "written"]
     assert (folder / "new.txt").read_text() == "written"
+
+
+def test_a_mount_inside_another_is_found_by_a_relative_path_too(tmp_path):
+    work, conf = tmp_path / "work", tmp_path / "conf"
+    work.mkdir()
+    conf.mkdir()
+    (conf / "lr").write_text("0.1")
+    mounted = {"/kale-ext/work": str(work), "/kale-ext/work/conf": str(conf)}
+    nest(mounted)
+    script = "import os; os.chdir('/kale-ext/work'); print(open('conf/lr').read(), os.listdir('.'))"
+    env = dict(os.environ, PYTHONPATH=str(SHIM), **{MOUNTS_ENV: json.dumps(mounted)})
+    out = subprocess.run([sys.executable, "-c", script], env=env, text=True, capture_output=True,
+                         check=True)  # fmt: skip
+    assert out.stdout == "0.1 ['conf']\n"

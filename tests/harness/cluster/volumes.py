@@ -7,7 +7,8 @@ empty folder, ``persistentVolumeClaim`` a folder per claim that outlives the pod
 must exist), ``downwardAPI`` its fields. A process sees each mount at its ``mountPath``: the
 kubelet hands the mounts to Python processes through ``EMULATED_MOUNTS`` and the
 ``shim/sitecustomize.py`` it puts first on ``PYTHONPATH``, which maps those paths to the folders
-(nothing else here can mount a folder at a path like ``/var/run/...``).
+(nothing else here can mount a folder at a path like ``/var/run/...``); a mount inside another
+one's path is also linked inside that one's folder (``nest``), for relative paths.
 
 The environment: ``value``, ``valueFrom`` (fieldRef, configMapKeyRef, secretKeyRef,
 resourceFieldRef), ``envFrom``, and ``$(VAR)`` references expanded as Kubernetes does
@@ -134,6 +135,20 @@ def mounts(container: dict, volumes: dict[str, Path]) -> dict[str, str]:
             str(folder / mount["subPath"]) if mount.get("subPath") else str(folder)
         )
     return out
+
+
+def nest(mounted: dict[str, str]) -> None:
+    """A mount inside another mount's path appears in that one's folder too (a link), so a
+    process that changed into the outer mount finds it by a relative path, as in a container."""
+    for inner, folder in mounted.items():
+        for outer, outer_folder in mounted.items():
+            base = outer.rstrip("/") + "/"
+            if inner == outer or not inner.startswith(base):
+                continue
+            link = Path(outer_folder) / inner[len(base) :]
+            if not (link.exists() or link.is_symlink()):
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(folder, target_is_directory=True)
 
 
 def field_value(pod: dict, path: str) -> str:
