@@ -28,6 +28,9 @@ KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 #: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN).
 MAX_ARGUMENT = 128 * 1024 - 1
+#: Set on a local run's nodes: the local backend installed what the job lacks into this folder
+#: (backends/local/installs.py); the bootstrap installs nothing into the user's environment.
+LOCAL_PACKAGES_ENV = "KALE_EXT_PACKAGES_DIR"
 
 #: Runs in the training container: install what is missing, write the module, start it.
 BOOTSTRAP = """\
@@ -53,7 +56,7 @@ def missing(requirements):
             out.append(text)
     return out
 
-todo = missing(spec["packages"])
+todo = [] if os.environ.get("KALE_EXT_PACKAGES_DIR") else missing(spec["packages"])
 if todo:
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
            "--no-warn-script-location"]

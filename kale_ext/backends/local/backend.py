@@ -2,8 +2,9 @@
 
 Each node runs the TrainJob's own container command (the same bytes the cluster would run)
 with the PET_* environment the Trainer torch plugin gives it, in the user's current Python
-environment: no venv, no pip unless a package is missing. Jobs live under the Jupyter data
-directory (a job.json record and one log file per node), so they outlive a server restart.
+environment: no venv; what a job lacks goes into its own folder, never into the environment
+(installs.py). Jobs live under the Jupyter data directory (a job.json record and one log file
+per node), so they outlive a server restart.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ..base import (
     split_rank,
 )
 from ..torchrun_report import ReportFolder
+from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
 from .outputs import final_folder, gather, listing
 from .processes import alive, kill_group, runs, start_time, terminate
@@ -136,6 +138,9 @@ class LocalBackend(Backend):
                 "procs_per_node", "more than one process per node needs torch (torchrun) installed"
             )
         env = {**self._env(spec), **self._check_devices(spec)}
+        refused = refusal(spec.packages)  # a local run never changes installed packages
+        if refused is not None:
+            raise refused
         mounts = plan_mounts(spec)  # every volume honoured here, or an error before any start
         command = training_command(spec)
         command[0] = sys.executable  # "python" in the image; this environment's Python here
@@ -171,6 +176,8 @@ class LocalBackend(Backend):
             "created": now(),
             "command": command,
             "env": env,
+            "packages": spec.packages,  # what it lacks is installed in its folder (installs.py)
+            "pip_index_urls": spec.pip_index_urls,
             "provenance": provenance(spec, notebook_path),
             "outputs": str(outputs),
             "mounts": mounts,

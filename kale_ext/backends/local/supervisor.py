@@ -25,6 +25,7 @@ from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from .failures import local_failure, node_env
+from .installs import InstallError, prepare
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
 from .processes import descendants, kill, kill_group, reserve_port, start_time
@@ -47,7 +48,9 @@ def write_record(job_dir: Path, record: dict) -> None:
     write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
 
 
-def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen]:
+def start_nodes(
+    job_dir: Path, record: dict, port: int, extra: dict[str, str] | None = None
+) -> list[subprocess.Popen]:
     """One process group per node: the job's command with that node's PET_* environment, in
     its own working directory, writing to its own log, its temporary files in the job's folder;
     each node ends with this supervisor (see lifetime.py)."""
@@ -63,6 +66,7 @@ def start_nodes(job_dir: Path, record: dict, port: int) -> list[subprocess.Popen
             "PET_MASTER_ADDR": "127.0.0.1",
             "PET_MASTER_PORT": str(port),
             **node_env(job_dir, k),  # where torchrun and the module record errors
+            **(extra or {}),
         }
         workdir = job_dir / f"node-{k}"
         workdir.mkdir(exist_ok=True)
@@ -105,6 +109,27 @@ def stop_nodes(procs: list[subprocess.Popen], family: dict[int, str]) -> None:
             kill(pid, signal.SIGKILL)
 
 
+class Cancelled(Exception):
+    """SIGTERM before the nodes started."""
+
+
+def _cancel(*_) -> None:
+    raise Cancelled
+
+
+def not_started(job_dir: Path, reason: str) -> int:
+    """Record a job that ended before its nodes started."""
+    remove_scratch(job_dir)
+    record = read_record(job_dir)
+    for node in record.get("nodes", []):
+        node.update(state="Failed", reason="not started")
+    me = os.getpid()
+    record.update(status="Failed", reason=reason, finished=now())
+    record.update(supervisor_pid=me, supervisor_started=start_time(me))
+    write_record(job_dir, record)
+    return 0
+
+
 def run(job_dir: Path) -> int:
     record = read_record(job_dir)
     stopping = False
@@ -113,11 +138,16 @@ def run(job_dir: Path) -> int:
         nonlocal stopping
         stopping = True
 
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, _cancel)  # while packages install: pip is stopped with it
+    try:
+        packages = prepare(job_dir, record)  # what the job lacks, in its own folder
+        signal.signal(signal.SIGTERM, stop)
+    except (InstallError, Cancelled) as e:
+        return not_started(job_dir, str(e) if isinstance(e, InstallError) else "cancelled")
     with reserve_port() as holder:
         port = holder.getsockname()[1]
         make_mounts(job_dir, record.get("mounts", []), None, job_dir)  # the absolute ones
-        procs = start_nodes(job_dir, record, port)
+        procs = start_nodes(job_dir, record, port, packages)
         nodes = {p.pid: start_time(p.pid) for p in procs}
         remember(job_dir, nodes)
         me = os.getpid()
