@@ -23,6 +23,8 @@ from typing import Any
 
 from ..errors import ConfigError
 from .k8s_values import matches
+from .limits import TRAIT as LIMITS
+from .limits import configure as configure_limits
 from .options import BY_NAME
 from .options import check as check_option
 from .runtimes import DEFAULT_RUNTIME
@@ -149,10 +151,13 @@ def load(server: dict | None = None, lab_dir: str | None = None, strict: bool = 
     """The effective defaults. ``server``: the server configuration's values when the caller is
     the server (which has them loaded); else they are read from the config files. ``lab_dir``:
     JupyterLab's user settings directory when the server knows it (c.LabApp.user_settings_dir).
-    ``strict=False``: pass over invalid values, and unreadable files, instead of raising."""
+    ``strict=False``: pass over invalid values, and unreadable files, instead of raising.
+
+    Read from the files (the CLI, the magics), the server configuration's option limits
+    (limits.py) are applied to this process too, as the server applies them to its own."""
     layers = []
     for where, read in (
-        (SERVER, lambda: server_config() if server is None else server),
+        (SERVER, lambda: _site(strict) if server is None else server),
         (LAB, lambda: lab_settings(lab_dir)),
     ):
         try:
@@ -163,8 +168,25 @@ def load(server: dict | None = None, lab_dir: str | None = None, strict: bool = 
     return resolve(*layers, strict=strict)
 
 
+def _site(strict: bool) -> dict:
+    """The server configuration's defaults, its option limits now in force here."""
+    section = server_section()
+    try:
+        configure_limits(section.get(LIMITS))
+    except ConfigError:
+        if strict:
+            raise
+    return {name: section[name] for name in FIELDS if name in section}
+
+
 def server_config() -> dict:
     """The defaults set as ``c.KaleExtApp.<field>`` in jupyter_server_config files."""
+    section = server_section()
+    return {name: section[name] for name in FIELDS if name in section}
+
+
+def server_section() -> dict:
+    """Everything set as ``c.KaleExtApp.<name>`` in jupyter_server_config files."""
     from jupyter_core.paths import jupyter_config_path
     from traitlets.config import Application, Config
 
@@ -178,8 +200,7 @@ def server_config() -> dict:
         raise ConfigError(
             "defaults", f"cannot read the Jupyter server configuration: {type(e).__name__}: {e}"
         ) from None
-    section = merged.get("KaleExtApp", {})
-    return {name: section[name] for name in FIELDS if name in section}
+    return dict(merged.get("KaleExtApp", {}))
 
 
 def lab_settings_file(lab_dir: str | None = None) -> Path:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .k8s_values import quantity
+from .limits import WHERE, site_maximum
 
 MAX_NODES = 1_000
 MAX_PROCS_PER_NODE = 256
@@ -104,6 +105,12 @@ OPTIONS: tuple[Option, ...] = (
 BY_NAME = {o.name: o for o in OPTIONS}
 
 
+def _most(option: Option) -> tuple[int | None, str]:
+    """An option's maximum, the site's where it set one (limits.py), with words saying so."""
+    site = site_maximum(option.name) if BY_NAME.get(option.name) is option else None
+    return (option.maximum, "") if site is None else (site, f" (the limit set in the {WHERE})")
+
+
 class _Choices:
     """What JobOptions (made from OPTIONS below) can do."""
 
@@ -152,16 +159,18 @@ def _count(option: Option, value: Any, where: str) -> int:
         raise ConfigError(where, f"must be a whole number, not {_short(value)}")
     if option.minimum is not None and value < option.minimum:
         raise ConfigError(where, f"must be at least {option.minimum}, got {value}")
-    if option.maximum is not None and value > option.maximum:
-        raise ConfigError(where, f"must be at most {option.maximum}, got {value}")
+    most, said = _most(option)
+    if most is not None and value > most:
+        raise ConfigError(where, f"must be at most {most}{said}, got {value}")
     return value
 
 
 def _text(option: Option, value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(where, f"must be a non-empty string, not {_short(value)}")
-    if option.maximum is not None and len(value) > option.maximum:
-        raise ConfigError(where, f"is {len(value)} characters; at most {option.maximum} allowed")
+    most, said = _most(option)
+    if most is not None and len(value) > most:
+        raise ConfigError(where, f"is {len(value)} characters; at most {most} allowed{said}")
     if option.pattern and not re.match(option.pattern, value):
         what = "an http(s) URL" if option.pattern == _URL else "a URI such as hf://… or s3://…"
         raise ConfigError(where, f"{_short(value)} is not {what}")
@@ -181,8 +190,9 @@ def _gpu(option: Option, value: Any, where: str) -> int | str:
 def _texts(option: Option, value: Any, where: str) -> list[str]:
     if not isinstance(value, (list, tuple)):
         raise ConfigError(where, f"must be a list of strings, not {_short(value)}")
-    if option.maximum is not None and len(value) > option.maximum:
-        raise ConfigError(where, f"has {len(value)} entries; at most {option.maximum} allowed")
+    most, said = _most(option)
+    if most is not None and len(value) > most:
+        raise ConfigError(where, f"has {len(value)} entries; at most {most} allowed{said}")
     return [_text(Option(option.name, "text", "", pattern=option.pattern), v, f"{where}[{i}]")
             for i, v in enumerate(value)]  # fmt: skip
 
@@ -217,8 +227,9 @@ def _requirements(option: Option, value: Any, where: str) -> list[str]:
 def _mapping(option: Option, value: Any, where: str) -> dict:
     if not isinstance(value, dict):
         raise ConfigError(where, f"must be an object of NAME: value, not {_short(value)}")
-    if option.maximum is not None and len(value) > option.maximum:
-        raise ConfigError(where, f"has {len(value)} entries; at most {option.maximum} allowed")
+    most, said = _most(option)
+    if most is not None and len(value) > most:
+        raise ConfigError(where, f"has {len(value)} entries; at most {most} allowed{said}")
     return dict(value)
 
 
@@ -318,31 +329,32 @@ def from_args(args: argparse.Namespace) -> dict:
 
 def _schema(option: Option) -> dict:
     bounds = {}
+    most = _most(option)[0]  # the site's limit, where it set one
     if option.kind == "count":
         s: dict = {"type": "integer"}
-        bounds = {"minimum": option.minimum, "maximum": option.maximum}
+        bounds = {"minimum": option.minimum, "maximum": most}
     elif option.kind in ("text", "uri"):
         s = {"type": "string", "minLength": 1}
-        bounds = {"maxLength": option.maximum, "pattern": option.pattern}
+        bounds = {"maxLength": most, "pattern": option.pattern}
     elif option.kind == "quantity":
         s = {"oneOf": [{"type": "string"}, {"type": "number", "minimum": 0}]}
     elif option.kind == "switch":
         s = {"type": "boolean"}
     elif option.kind == "gpu":
-        count = {"type": "integer", "minimum": option.minimum, "maximum": option.maximum}
+        count = {"type": "integer", "minimum": option.minimum, "maximum": most}
         s = {"oneOf": [count, {"type": "string", "pattern": "^[Mm][Ii][Gg]-"}]}
     elif option.kind in ("texts", "requirements"):
         item = {"type": "string", "minLength": 1}
         if option.pattern:
             item["pattern"] = option.pattern
         s = {"type": "array", "items": item}
-        bounds = {"maxItems": option.maximum}
+        bounds = {"maxItems": most}
     elif option.kind == "pairs":
         s = {"type": "object", "additionalProperties": {"type": "string"}}
-        bounds = {"maxProperties": option.maximum}
+        bounds = {"maxProperties": most}
     elif option.kind == "params":
         s = {"type": "object", "additionalProperties": True}
-        bounds = {"maxProperties": option.maximum}
+        bounds = {"maxProperties": most}
     else:
         s = {"$ref": "#/components/schemas/DistributedConfig"}
     s.update({k: v for k, v in bounds.items() if v is not None})

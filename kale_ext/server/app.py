@@ -18,6 +18,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import (
     Bool,
     CaselessStrEnum,
+    Dict,
     Float,
     Int,
     List,
@@ -86,6 +87,13 @@ class KaleExtApp(ExtensionApp):
         allow_none=True,
         help="A running job without a log line or a metric for this many seconds shows as "
         "Stalled (it is not stopped); None: never.",
+    ).tag(config=True)
+
+    option_limits = Dict(
+        value_trait=Int(),
+        help="Lower bounds of job options, {option: maximum} (at most the built-in bound), e.g. "
+        "{'nodes': 8, 'procs_per_node': 4, 'packages': 20}: a job beyond one is refused naming "
+        "the limit. The CLI and the magics read the same setting (kale_ext/job/limits.py).",
     ).tag(config=True)
 
     allow_cpu_for_gpu = Bool(
@@ -158,6 +166,16 @@ class KaleExtApp(ExtensionApp):
                 raise TraitError(f"backend_class must be a Backend subclass, not {cls!r}")
         return cls
 
+    @validate("option_limits")
+    def _check_limits(self, proposal):
+        from ..errors import ConfigError
+        from ..job.limits import check
+
+        try:
+            return check(dict(proposal["value"]))
+        except ConfigError as e:
+            raise TraitError(f"{e.field}: {e.message}") from None
+
     @validate("max_body_bytes", "worker_threads", "compile_processes")
     def _check_count(self, proposal):
         least = 0 if proposal["trait"].name == "compile_processes" else 1
@@ -168,6 +186,9 @@ class KaleExtApp(ExtensionApp):
     # -- set-up and tear-down --
 
     def initialize_settings(self):
+        from ..job.limits import configure
+
+        configure(self.option_limits, by_server=True)  # also in the compile processes
         self._executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="kale_ext")
         self._processes = None  # the compile processes, started on first use
         self._processes_lock = threading.Lock()
@@ -197,6 +218,9 @@ class KaleExtApp(ExtensionApp):
         return self._lag
 
     async def stop_extension(self):
+        from ..job.limits import release
+
+        release()
         for stream in list(self._streams):
             stream.stop()
         if self._lag is not None:
@@ -261,7 +285,7 @@ class KaleExtApp(ExtensionApp):
                     self.compile_processes,
                     mp_context=multiprocessing.get_context("forkserver"),
                     initializer=_warm_up,
-                    initargs=(True,),
+                    initargs=(True, dict(self.option_limits)),
                 )
             return self._processes
 
@@ -328,7 +352,11 @@ _WARM_UP_NOTEBOOK = {
 }
 
 
-def _warm_up(freeze: bool) -> None:
+def _warm_up(freeze: bool, limits: dict | None = None) -> None:
+    if limits is not None:  # a compile process: the server's option limits hold here too
+        from ..job.limits import configure
+
+        configure(limits, by_server=True)
     # The imports leave ~250,000 new long-lived objects; the collections they would trigger,
     # and every full one later, stop every thread for 100-500 ms. So: no collection while they
     # load, then frozen (gc_freeze), no collection ever scans them again (the few cycles of

@@ -101,10 +101,16 @@ def _json_schema(node: Any) -> Any:
     return out
 
 
-@functools.cache
 def validator(pointer: str):
     """A jsonschema validator of the schema at ``pointer`` in the OpenAPI document
-    (`#/components/schemas/JobInfo`)."""
+    (`#/components/schemas/JobInfo`), with the option limits in force (job/limits.py)."""
+    from ..job.limits import current
+
+    return _validator(pointer, tuple(sorted(current().items())))
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(pointer: str, limits: tuple):
     from jsonschema import Draft202012Validator
 
     from ..job.options import json_schema
