@@ -166,7 +166,7 @@ def _kale_ext_errors(module_globals, notebook, cells):  # kale_ext: errors name 
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os.dup2(1, 2)
-                if hasattr(sys.stdout, "reconfigure"):
+                if not getattr(sys.stdout, "write_through", True):  # not unbuffered: by lines
                     sys.stdout.reconfigure(line_buffering=True)
         except (OSError, ValueError):
             pass
