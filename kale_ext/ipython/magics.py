@@ -327,6 +327,7 @@ class KaleMagics(Magics):
             procs_per_node=submitted.spec.procs_per_node,
             interval=0.5 if backend.name == "local" else 2.0,
             shell=self.shell,
+            cell_words=_cell_words(labels, body) if labels else None,
         )
 
     # -- jobs, logs, delete --
@@ -401,6 +402,23 @@ def _describe_cell_diagnostic(d, labels: dict[int, str], body: int, kernel_names
         return f"line {d.line + 1}: {message}" if d.line else message
     where = labels.get(d.cell, f"cell {d.cell + 1}")
     return f"{where}, line {d.line}: {message}" if d.line else f"{where}: {message}"
+
+
+def _cell_words(labels: dict[int, str], body: int):
+    """A job's `cell 3 ("training"), line 2` in the words of the %%trainjob cell it came from
+    (the body's line 1 is the cell's line 2, below the %%trainjob line)."""
+
+    def say(m: re.Match) -> str:
+        index, line = int(m.group(1)) - 1, int(m.group(2))
+        if index == body:
+            return f"the %%trainjob cell, line {line + 1}"
+        return f"{labels.get(index, m.group(0))}, line {line}"
+
+    def words(text: str) -> str:
+        text = re.sub(r" \(cell id kale-ext-\d+\)", "", text)  # ids of cells the user never saw
+        return re.sub(r'\bcell (\d+) \("[^"]*"\), line (\d+)', say, text)
+
+    return words
 
 
 def load_ipython_extension(ipython) -> None:

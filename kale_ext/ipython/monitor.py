@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -78,6 +78,7 @@ class MonitorModel:
         max_points: int = MAX_POINTS,
         show_metric_lines: bool = False,
         now: datetime | None = None,
+        cell_words: Callable[[str], str] | None = None,
     ):
         if max_lines < 1:
             raise ValueError("max_lines must be at least 1")
@@ -101,6 +102,8 @@ class MonitorModel:
         # metrics: name -> rank -> points sorted by step; the latest value (NaN too) apart
         self.max_points = max_points
         self.show_metric_lines = show_metric_lines
+        # how the job's notebook cells read for the user (%%trainjob: "the %%trainjob cell")
+        self.cell_words = cell_words or (lambda text: text)
         self.metrics: dict[str, dict[int, list[Point]]] = {}
         self.latest: dict[str, dict[int, Point]] = {}
         self.metric_lines = 0
@@ -147,7 +150,7 @@ class MonitorModel:
         if status == Status.RUNNING.value and getattr(info, "stalled_after", None) is not None:
             status = info.status_text  # `Stalled (no output for 10 min)`: still running
         self.failure = getattr(info, "failure", None)
-        change = self._set(status, info.reason, now)
+        change = self._set(status, info.reason and self.cell_words(info.reason), now)
         if status in FINAL:
             self.ended = _parse_time(info.finished) or self.ended or now
         return change
@@ -282,7 +285,9 @@ class MonitorModel:
         """Where and why a failed job failed ('' otherwise); its last lines are in the logs."""
         from ..display import failure_lines
 
-        return "\n".join(failure_lines(self.failure, tail=False)) if self.failure else ""
+        if not self.failure:
+            return ""
+        return self.cell_words("\n".join(failure_lines(self.failure, tail=False)))
 
     @property
     def shape(self) -> str:

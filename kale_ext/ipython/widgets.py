@@ -37,6 +37,7 @@ class JobMonitor:
         show_metric_lines: bool = False,
         start: bool = True,
         shell=None,
+        cell_words=None,
     ):
         self.backend = backend
         self.name = name
@@ -48,6 +49,7 @@ class JobMonitor:
             procs_per_node=procs_per_node,
             max_lines=max_lines,
             show_metric_lines=show_metric_lines,
+            cell_words=cell_words,
         )
         if view is None:
             view = "widget" if widgets_can_render(shell) else "text"

@@ -385,6 +385,23 @@ def test_a_failed_job_says_where_and_why_in_the_monitor_and_kale_status(ip, tmp_
     assert "invalid choice" in usage_error(ip, capsys, "%kale_jobs --status lost")
 
 
+def test_a_failed_trainjob_names_the_line_of_its_own_cell(ip, capsys):
+    run(ip, "def label_of(row):\n    return row['label']\n")
+    monitor = run(ip, "%%trainjob --backend local --name oops\nrow = {}\nlabel_of(row)\n")
+    assert finished(monitor) == "Failed"
+    out = capsys.readouterr().out
+    said = "node 0, rank 0: function `label_of` (from the kernel), line 2: KeyError: 'label'"
+    assert f"[oops] Failed: {said}" in out
+    assert "where         function `label_of` (from the kernel), line 2\n" in out
+    assert "cell id" not in monitor.model.failure_text()
+    status = str(run(ip, "%kale_status oops --backend local"))  # the job itself: its cells
+    assert 'cell 1 ("functions"), line 2' in status
+
+    again = run(ip, "%%trainjob --backend local --name oops-two\nx = 1\n{}['label']\n")
+    assert finished(again) == "Failed"
+    assert "the %%trainjob cell, line 3: KeyError" in capsys.readouterr().out
+
+
 def test_kale_magics_are_left_out_of_a_submitted_notebook():
     job = compile_notebook(
         notebook(
