@@ -23,7 +23,6 @@ the kubernetes client and kale_ext rely on from a real API server and kmock 0.8 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from tests.harness.cluster.objects import (
     parse_selector,
     selected,
     strategic_merge,
+    within,
 )
 from tests.harness.cluster.store import (
     RESOURCES,
@@ -165,12 +165,11 @@ class ApiServer(Store, kmock.KubernetesEmulator):
                 left = None if ends is None else ends - time.monotonic()
                 if left is not None and left <= 0:
                     return
-                try:
-                    event = await asyncio.wait_for(anext(stream), left)
-                except asyncio.TimeoutError:
+                got = await within(anext(stream), left)
+                if got is None:
                     return
-                if wanted(event["object"]):
-                    yield event
+                if wanted(got.result()["object"]):
+                    yield got.result()
         finally:
             await bus.unmark(marker)
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kale_ext.backends.local.processes import reserve_port
-from tests.harness.cluster.objects import now
+from tests.harness.cluster.objects import now, within
 from tests.harness.cluster.podlogs import Log
 from tests.harness.cluster.scheduler import place
 from tests.harness.cluster.volumes import (
@@ -102,9 +102,11 @@ class Kubelet:
                 asyncio.get_running_loop().create_task(self._stop(key, run))
 
     async def close(self) -> None:
-        """Stop every process (the cluster shuts down)."""
+        """Stop every process and give back every port (the cluster shuts down)."""
         for key, run in list(self.runs.items()):
             await self._stop(key, run, remove=False)
+        for namespace, subdomain in list(self.ports):
+            self.release(namespace, subdomain)
 
     # ----- a pod's life ----------------------------------------------------------------------
 
@@ -126,6 +128,8 @@ class Kubelet:
             await self._run(run)
         except asyncio.CancelledError:
             pass
+        except Exception as e:  # a harness bug: said where a test looks (the pod's events)
+            await self._event(run, "Warning", "EmulatorError", f"{type(e).__name__}: {e}")
 
     async def _schedule(self, run: PodRun) -> str:
         said = None
@@ -141,8 +145,7 @@ class Kubelet:
                 await self._update(run, conditions=[unscheduled])
                 await self._event(run, "Warning", "FailedScheduling", why, "default-scheduler")
             self.room.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.room.wait(), RETRY * 5)
+            await within(self.room.wait(), RETRY * 5)
         pod = self.api.get(PODS, run.pod["metadata"]["namespace"], run.pod["metadata"]["name"])
         pod["spec"]["nodeName"] = node
         pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True",
@@ -352,9 +355,7 @@ class Kubelet:
                     run, "Normal", "Killing", f"Stopping container {_container(run.pod)['name']}"
                 )
             _signal(process.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), GRACE)
-            except asyncio.TimeoutError:
+            if await within(process.wait(), GRACE) is None:
                 _signal(process.pid, signal.SIGKILL)
                 await process.wait()
         for log in run.logs:

@@ -3,6 +3,7 @@ strategic merge patch (the API server's, used for PATCH and for the Trainer's ru
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import re
 from datetime import datetime, timezone
@@ -121,3 +122,15 @@ def field_values(obj: dict, terms: list[tuple[str, str, tuple[str, ...]]]) -> di
         if node is not None:
             out[key] = str(node)
     return out
+
+
+async def within(awaitable, timeout: float | None) -> asyncio.Future | None:
+    """The finished task of ``awaitable``, or None after ``timeout`` seconds (it is then
+    cancelled). Unlike asyncio.wait_for in Python 3.11, a cancellation meanwhile is never lost."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    finally:
+        if not task.done():
+            task.cancel()
+    return task if done else None

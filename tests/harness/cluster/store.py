@@ -127,8 +127,9 @@ class Store:
         waits = finalizers or (self.graceful is not None and self.graceful(resource, obj))
         if waits:
             if not meta.get("deletionTimestamp"):
-                meta.update(deletionTimestamp=now(), finalizers=finalizers or None)
-                meta.pop("finalizers", None) if not finalizers else None
+                meta["deletionTimestamp"] = now()
+                if finalizers:
+                    meta["finalizers"] = finalizers
                 obj = await self.put(resource, namespace, obj)
             return obj
         await self.remove(resource, namespace, name)
