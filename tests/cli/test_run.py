@@ -4,16 +4,8 @@ import sys
 
 import pytest
 
+from tests.cli import cli, project
 from tests.conftest import EXAMPLES, notebook
-
-
-def cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "kale_ext.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.ipynb")), ids=lambda p: p.name)
@@ -127,12 +119,6 @@ def test_compile_trainjob_bad_settings(tmp_path, flags, code, message):
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
-@pytest.fixture
-def jobs_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
-    return tmp_path
-
-
 def test_run_follow_streams_ranks_and_exits_with_the_status(jobs_env):
     out = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--nodes", "2",
               "--param", "steps=100", "--follow")  # fmt: skip
@@ -190,31 +176,6 @@ def test_run_dry_run_submits_nothing(jobs_env):
     assert "no jobs" in cli("jobs", "--backend", "local").stdout
 
 
-def test_runtimes_and_bad_backend(jobs_env):
-    out = cli("runtimes", "--backend", "local")
-    assert out.returncode == 0 and out.stdout.startswith("torch-distributed")
-    bad = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--gpu", "1")
-    assert bad.returncode == 1 and "this machine has no GPU" in bad.stderr
-
-
-@pytest.mark.parametrize("command", ["jobs", "runtimes"])
-def test_listings_as_json_and_yaml(jobs_env, command):
-    import yaml
-
-    as_json = json.loads(cli(command, "--backend", "local", "-o", "json").stdout)
-    as_yaml = yaml.safe_load(cli(command, "--backend", "local", "-o", "yaml").stdout)
-    assert as_json == (as_yaml or [])
-    if command == "runtimes":
-        assert as_json[0]["name"] == "torch-distributed"
-
-
-def test_events_of_a_job(jobs_env, write_nb):
-    out = cli("run", write_nb(notebook("print(1)")), "--backend", "local", "--follow")
-    [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
-    events = json.loads(cli("events", name, "--backend", "local", "-o", "json").stdout)
-    assert [e["reason"] for e in events] == ["Created", "Started", "Complete"]
-
-
 def test_reported_metrics_are_printed_readably(jobs_env, write_nb):
     nb = notebook(
         ("from kale_ext import report", ["imports"]), "report(step=1, loss=0.5, accuracy=0.75)"
@@ -222,19 +183,6 @@ def test_reported_metrics_are_printed_readably(jobs_env, write_nb):
     out = cli("run", write_nb(nb), "--backend", "local", "--follow")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "[rank 0] step 1: loss 0.5, accuracy 0.75\n"
-
-
-def project(root):
-    """A notebook importing a module beside it and reading a CSV beside it."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "helpers.py").write_text("def double(x):\n    return 2 * x\n")
-    (root / "data.csv").write_text("a\n1\n3\n")
-    nb = notebook(
-        ("from helpers import double", ["imports"]), "print(double(len(open('data.csv').read())))"
-    )
-    path = root / "train.ipynb"
-    path.write_text(json.dumps(nb))
-    return path
 
 
 def test_compile_knows_the_modules_beside_the_notebook_and_shows_its_workspace(tmp_path):
@@ -272,61 +220,3 @@ def test_workspace_flags(jobs_env, flags, shown):
     path = project(jobs_env / "project")
     out = cli("run", path.name, "--backend", "local", "--dry-run", *flags, cwd=path.parent)
     assert shown in out.stdout + out.stderr and "Traceback" not in out.stderr
-
-
-def test_outputs_are_listed_copied_and_survive_delete(jobs_env):
-    path = project(jobs_env / "project")
-    nb = notebook(
-        ("import os", ["imports"]),
-        "open(os.path.join(os.environ['KALE_EXT_OUTPUT_DIR'], 'result.txt'), 'w').write('42')",
-    )
-    path.write_text(json.dumps(nb))
-    run = cli("run", path, "--backend", "local", "--follow")
-    assert run.returncode == 0, run.stderr
-    name = run.stderr.split()[1]  # "submitted <name> to the local backend ..."
-    final = path.parent / "outputs" / name
-    listed = cli("outputs", name, "--backend", "local")
-    assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.splitlines() == [str(final), "  result.txt        2 B"]
-    as_json = json.loads(cli("outputs", name, "--backend", "local", "-o", "json").stdout)
-    assert as_json["files"] == [{"path": "result.txt", "size": 2}]
-    copied = cli("outputs", name, "--backend", "local", "--copy", jobs_env / "copy")
-    assert copied.returncode == 0 and (jobs_env / "copy" / "result.txt").read_text() == "42"
-    deleted = cli("delete", name, "--backend", "local")
-    assert deleted.stdout.strip() == (
-        f"deleted {name}; kept its outputs in {final} (delete them too with --outputs)"
-    )
-    assert (final / "result.txt").read_text() == "42"
-
-
-def test_outputs_of_an_unknown_job(jobs_env):
-    out = cli("outputs", "nope", "--backend", "local")
-    assert out.returncode == 1 and "no local job named 'nope'" in out.stderr
-
-
-def test_a_quiet_job_is_listed_as_stalled_and_keeps_running(jobs_env, write_nb):
-    """stall_seconds comes from the defaults (here the user's JupyterLab settings)."""
-    from kale_ext.job.defaults import lab_settings_file
-    from tests.backends.local.waiting import until
-
-    settings = lab_settings_file()
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text('{"stall_seconds": 1}')
-    path = write_nb(notebook("import time\nprint('thinking', flush=True)\ntime.sleep(600)"))
-    name = cli("run", path, "--backend", "local").stdout.strip()
-    try:
-        until(lambda: "thinking" in cli("logs", name, "--backend", "local").stdout, "its line")
-        stalled = until(
-            lambda: json.loads(
-                cli("jobs", "--backend", "local", "--status", "stalled", "-o", "json").stdout
-            ),
-            "the job to show as stalled",
-        )
-        assert [(j["name"], j["status"], j["status_text"]) for j in stalled] == [
-            (name, "Running", "Stalled (no output for 1 s)")
-        ]
-        status = cli("status", name, "--backend", "local").stdout
-        assert status.startswith(f"{name}: Stalled (no output for 1 s) (local")
-        assert "last output " in status
-    finally:
-        cli("delete", name, "--backend", "local")

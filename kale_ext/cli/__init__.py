@@ -1,0 +1,51 @@
+"""The `kale-ext` command line. It never imports jupyter_server or the Kubeflow SDK eagerly."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import KaleExtError
+
+EXAMPLES = """examples:
+  kale-ext compile examples/digits_ddp.ipynb
+  kale-ext compile notebook.ipynb -o build --json
+  kale-ext compile notebook.ipynb --function train --package 'numpy>=2'
+  kale-ext compile notebook.ipynb --trainjob --nodes 2 --gpu 1 --cpu 4 --memory 16Gi
+  kale-ext run examples/digits_ddp.ipynb --nodes 2 --follow
+  kale-ext jobs --status failed
+  kale-ext status digits-ddp-x1y2z
+  kale-ext logs digits-ddp-x1y2z -f --node 1
+  kale-ext delete digits-ddp-x1y2z
+  kale-ext defaults -o json
+
+Defaults (backend, namespace, runtime, image, pip index URLs, nodes, CPU, memory, GPUs) are
+the same as the JupyterLab panel's: see `kale-ext defaults`.
+"""
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict]:
+    """The parser of every command, and each command's handler by name."""
+    from . import jobs, run, settings
+
+    parser = argparse.ArgumentParser(
+        prog="kale-ext",
+        description="Turn a tagged Jupyter notebook into a distributed training job.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = {**run.register(sub, EXAMPLES), **jobs.register(sub), **settings.register(sub)}
+    return parser, commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, commands = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return commands[args.command](args)
+    except KaleExtError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,77 @@
+"""What the commands share: the backend and defaults a command uses, job option flags, output
+formats."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+
+from ..errors import Diagnostic
+
+
+def add_job_options(p: argparse.ArgumentParser) -> None:
+    """Submit-time choices (kale_ext/job/options.py), shared by `compile --trainjob`, `run`, and
+    the magics."""
+    from ..job.options import add_flags
+
+    add_flags(p, "job options (override the notebook's settings and the defaults)")
+
+
+def job_options(args) -> dict:
+    from ..job.options import from_args
+
+    return from_args(args)
+
+
+def add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-o", "--output", choices=("table", "json", "yaml"), default="table", help="output format"
+    )
+
+
+def emit(args, rows: list[dict], table) -> None:
+    """Print listing ``rows`` as JSON, YAML, or with the ``table`` printer."""
+    if args.output == "json":
+        print(json.dumps(rows, indent=2))
+    elif args.output == "yaml":
+        import yaml
+
+        print(yaml.safe_dump(rows, sort_keys=False, allow_unicode=True), end="")
+    else:
+        table(rows)
+
+
+def add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=("local", "kubernetes"),
+        help="where jobs run (default: KALE_EXT_BACKEND, else the defaults' backend; `auto`: "
+        "kubernetes when a cluster is configured, else local)",
+    )
+    p.add_argument(
+        "--allow-cpu-for-gpu",
+        action="store_true",
+        help="local backend: run a job that asks for GPUs on the CPU when this machine has none",
+    )
+
+
+@functools.cache
+def defaults():
+    """The defaults the panel and the magics use too (kale_ext.defaults), read once a command."""
+    from ..job.defaults import load
+
+    return load()
+
+
+def backend_of(args):
+    from ..backends.choose import choose_backend
+
+    allow = getattr(args, "allow_cpu_for_gpu", False) or None  # None: the backend's default
+    chosen, _ = choose_backend(args.backend, defaults(), allow_cpu_for_gpu=allow)
+    return chosen
+
+
+def print_diagnostics(diags: list[Diagnostic], stream) -> None:
+    for d in diags:
+        print(f"{d.severity}: {d}", file=stream)

@@ -1,0 +1,186 @@
+"""`compile` and `run`: a notebook into a module, a preview, or a job (whose logs `--follow`
+streams)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import CompileError
+from .common import (
+    add_backend,
+    add_job_options,
+    backend_of,
+    defaults,
+    job_options,
+    print_diagnostics,
+)
+
+
+def register(sub, epilog: str) -> dict:
+    """Add the commands' parsers to ``sub``; return their handlers by name."""
+    c = sub.add_parser(
+        "compile",
+        help="compile a notebook into one self-contained training function",
+        description="Compile NOTEBOOK into a module holding one self-contained function. "
+        "The notebook is never modified.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("notebook", help="the .ipynb file")
+    c.add_argument(
+        "-o", "--output-dir", help="where to write the module (default: .kale_ext/ beside it)"
+    )
+    c.add_argument("--function", help="name of the generated function (default: from the file)")
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.add_argument(
+        "--trainjob", action="store_true", help="also write the TrainJob as trainjob.yaml"
+    )
+    add_backend(c)
+    add_job_options(c)
+
+    r = sub.add_parser(
+        "run",
+        help="compile a notebook and run it as a job (locally by default)",
+        description="Compile NOTEBOOK and submit it as a distributed job.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("notebook", help="the .ipynb file")
+    add_backend(r)
+    add_job_options(r)
+    r.add_argument("-f", "--follow", action="store_true", help="stream logs until the job ends")
+    r.add_argument(
+        "--dry-run", action="store_true", help="show the effective settings and TrainJob only"
+    )
+
+    return {"compile": _compile, "run": _run}
+
+
+def _compile(args) -> int:
+    from ..backends.submit import prepare
+    from ..compile.compiler import write_module
+    from ..job.configcell import config_of
+
+    notebook = Path(args.notebook)
+    preview = None
+    options = job_options(args)
+    try:
+        job, workspace = prepare(notebook, options, function_name=args.function,
+                                 packages=args.packages)  # fmt: skip
+        config = config_of(job)  # the `distributed` cell, checked
+        out_dir = Path(args.output_dir) if args.output_dir else notebook.parent / ".kale_ext"
+        if args.trainjob:
+            from ..backends.submit import preview as preview_job
+
+            preview = preview_job(backend_of(args), job, options, defaults(), args.notebook,
+                                  workspace=workspace)  # fmt: skip
+        path = write_module(job, out_dir)
+        if preview is not None:
+            preview.write_files(out_dir)  # trainjob.yaml (and workspace.yaml, to apply first)
+    except CompileError as e:
+        if args.json:
+            print(json.dumps(e.to_dict(), indent=2))
+        else:
+            print_diagnostics(e.diagnostics, sys.stderr)
+            print(f"{notebook}: compile failed with {len(e.errors)} error(s)", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"error: cannot write the module: {e.strerror}: {e.filename}", file=sys.stderr)
+        return 1
+    if args.json:
+        result = {**job.to_dict(), "module_path": str(path)}
+        result["config"] = config.to_dict() if config is not None else None
+        result["workspace"] = workspace.summary() if workspace is not None else None
+        if preview is not None:
+            result["trainjob"] = preview.trainjob
+            result["effective_config"] = preview.spec.config.to_dict()
+            result["creates"] = preview.creates()
+        print(json.dumps(result, indent=2, default=repr))
+        return 0
+    params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
+    print(f"compiled {notebook} → {path}")
+    print(f"  function   {job.function_name}({params})")
+    print(f"  packages   {', '.join(job.packages) or '(none)'}")
+    if job.pip_index_urls:
+        print(f"  indexes    {', '.join(job.pip_index_urls)}")
+    if job.settings:
+        print(f"  settings   {json.dumps(job.settings, sort_keys=True)}")
+    if preview is not None:
+        print(f"  trainjob   {out_dir / 'trainjob.yaml'} ({preview.spec.name})")
+        _print_preview(preview)
+    print_diagnostics(job.warnings, sys.stdout)
+    return 0
+
+
+def _print_preview(preview, stream=None) -> None:
+    """The effective settings: what the job will get, after every layer of precedence."""
+    for line in preview.summary():
+        print(f"  {line}", file=stream)
+    for warning in preview.spec.warnings:
+        print(f"warning: {warning}", file=stream)
+
+
+def _run(args) -> int:
+    from ..backends.submit import preview, submit
+
+    backend = backend_of(args)
+    options = job_options(args)
+    where = {"notebook_path": args.notebook}  # a relative --workspace: from the current folder
+    if args.dry_run:
+        shown = preview(backend, Path(args.notebook), options, defaults(), **where)
+        _print_preview(shown)
+        print(shown.yaml)
+        return 0
+    job = submit(backend, Path(args.notebook), options, defaults(), **where)
+    print(f"submitted {job.name} to the {backend.name} backend ({job.spec.nodes} node(s) × "
+          f"{job.spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
+    for warning in job.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not args.follow:
+        print(job.name)
+        return 0
+    return _follow(backend, job.name)
+
+
+def _follow(backend, name: str) -> int:
+    """Stream the logs with rank prefixes, report status changes (a live spinner with the status
+    and elapsed time on a terminal), and exit with the job's status."""
+    import threading
+    import time
+
+    from rich.console import Console
+
+    from ..display import log_text
+
+    console = Console(stderr=True, highlight=False)
+    started = time.monotonic()
+    spinner = console.status(f"{name}: submitted") if console.is_terminal else None
+
+    def report(info):
+        reason = f": {info.reason}" if info.reason else ""
+        console.print(f"[{name}] {info.status.value}{reason}", markup=False)
+        if spinner is not None:
+            spinner.update(
+                f"{name}: {info.status.value}{reason} ({time.monotonic() - started:.0f} s)"
+            )
+
+    watch = {"interval": 0.5, "on_change": report}
+    watcher = threading.Thread(target=backend.wait, args=(name,), kwargs=watch, daemon=True)
+    if spinner is not None:
+        spinner.start()
+    try:
+        watcher.start()
+        for line in backend.logs(name, follow=True):
+            if spinner is not None:
+                console.print(log_text(line), markup=False, highlight=False)
+            else:
+                print(log_text(line), flush=True)
+        watcher.join(timeout=5)
+    finally:
+        if spinner is not None:
+            spinner.stop()
+    info = backend.get_job(name)
+    return 0 if info.status.value == "Complete" else 1

@@ -1,0 +1,76 @@
+"""What jobs start from: the training runtimes (and their images' packages) and the defaults."""
+
+from __future__ import annotations
+
+import json
+
+from .common import add_backend, add_output, backend_of, defaults, emit
+
+
+def register(sub) -> dict:
+    """Add the commands' parsers to ``sub``; return their handlers by name."""
+    rt = sub.add_parser("runtimes", help="list the training runtimes")
+    add_backend(rt)
+    add_output(rt)
+    rt.add_argument(
+        "--packages",
+        metavar="RUNTIME",
+        help="list the Python packages of RUNTIME's image (runs a short job once, then cached)",
+    )
+    df = sub.add_parser(
+        "defaults",
+        help="the defaults every job starts from, and where each is set",
+        description="The defaults the JupyterLab panel, this CLI and the magics share, lowest "
+        "first: built in < the Jupyter server's configuration (c.KaleExtApp.<field>) < the "
+        "JupyterLab settings (Settings Editor → kale_ext). A notebook's own settings and each "
+        "command's flags come before all of them.",
+    )
+    add_output(df)
+    return {"runtimes": _runtimes, "defaults": _show_defaults}
+
+
+def _runtimes(args) -> int:
+    if args.packages:
+        return _runtime_packages(args)
+
+    def table(rows):
+        for r in rows:
+            accel = ", ".join(f"{v} {k}" for k, v in r["accelerators"].items()) or "no accelerators"
+            shape = f"{r['num_nodes']} node(s)"
+            print(f"{r['name']:<32} {r['framework']:<10} {shape}  {accel}  {r['image']}")
+
+    emit(args, [r.to_dict() for r in backend_of(args).list_runtimes()], table)
+    return 0
+
+
+def _runtime_packages(args) -> int:
+    from ..backends.runtime_packages import probe
+
+    backend = backend_of(args)
+    packages = backend.runtime_packages(args.packages) or probe(backend, args.packages)
+
+    def table(rows):
+        for row in rows:
+            print(f"{row['name']:<40} {row['version']}")
+
+    emit(args, [{"name": k, "version": v} for k, v in sorted(packages.items())], table)
+    return 0
+
+
+def _show_defaults(args) -> int:
+    from ..job.defaults import UNSET, lab_settings_file
+
+    data = defaults().to_dict()
+    rows = [
+        {"name": k, "value": v, "source": data["sources"][k]} for k, v in data["defaults"].items()
+    ]
+
+    def table(rows):
+        for row in rows:
+            unset = row["value"] in (None, [])
+            value = f"({UNSET[row['name']]})" if unset else json.dumps(row["value"])
+            print(f"{row['name']:<16} {value:<32} {row['source']}")
+        print(f"\nJupyterLab settings file: {lab_settings_file()}")
+
+    emit(args, rows, table)
+    return 0

@@ -1,0 +1,69 @@
+import json
+
+from tests.cli import cli, project
+from tests.conftest import notebook
+
+
+def test_events_of_a_job(jobs_env, write_nb):
+    out = cli("run", write_nb(notebook("print(1)")), "--backend", "local", "--follow")
+    [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
+    events = json.loads(cli("events", name, "--backend", "local", "-o", "json").stdout)
+    assert [e["reason"] for e in events] == ["Created", "Started", "Complete"]
+
+
+def test_outputs_are_listed_copied_and_survive_delete(jobs_env):
+    path = project(jobs_env / "project")
+    nb = notebook(
+        ("import os", ["imports"]),
+        "open(os.path.join(os.environ['KALE_EXT_OUTPUT_DIR'], 'result.txt'), 'w').write('42')",
+    )
+    path.write_text(json.dumps(nb))
+    run = cli("run", path, "--backend", "local", "--follow")
+    assert run.returncode == 0, run.stderr
+    name = run.stderr.split()[1]  # "submitted <name> to the local backend ..."
+    final = path.parent / "outputs" / name
+    listed = cli("outputs", name, "--backend", "local")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [str(final), "  result.txt        2 B"]
+    as_json = json.loads(cli("outputs", name, "--backend", "local", "-o", "json").stdout)
+    assert as_json["files"] == [{"path": "result.txt", "size": 2}]
+    copied = cli("outputs", name, "--backend", "local", "--copy", jobs_env / "copy")
+    assert copied.returncode == 0 and (jobs_env / "copy" / "result.txt").read_text() == "42"
+    deleted = cli("delete", name, "--backend", "local")
+    assert deleted.stdout.strip() == (
+        f"deleted {name}; kept its outputs in {final} (delete them too with --outputs)"
+    )
+    assert (final / "result.txt").read_text() == "42"
+
+
+def test_outputs_of_an_unknown_job(jobs_env):
+    out = cli("outputs", "nope", "--backend", "local")
+    assert out.returncode == 1 and "no local job named 'nope'" in out.stderr
+
+
+def test_a_quiet_job_is_listed_as_stalled_and_keeps_running(jobs_env, write_nb):
+    """stall_seconds comes from the defaults (here the user's JupyterLab settings)."""
+    from kale_ext.job.defaults import lab_settings_file
+    from tests.backends.local.waiting import until
+
+    settings = lab_settings_file()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"stall_seconds": 1}')
+    path = write_nb(notebook("import time\nprint('thinking', flush=True)\ntime.sleep(600)"))
+    name = cli("run", path, "--backend", "local").stdout.strip()
+    try:
+        until(lambda: "thinking" in cli("logs", name, "--backend", "local").stdout, "its line")
+        stalled = until(
+            lambda: json.loads(
+                cli("jobs", "--backend", "local", "--status", "stalled", "-o", "json").stdout
+            ),
+            "the job to show as stalled",
+        )
+        assert [(j["name"], j["status"], j["status_text"]) for j in stalled] == [
+            (name, "Running", "Stalled (no output for 1 s)")
+        ]
+        status = cli("status", name, "--backend", "local").stdout
+        assert status.startswith(f"{name}: Stalled (no output for 1 s) (local")
+        assert "last output " in status
+    finally:
+        cli("delete", name, "--backend", "local")
