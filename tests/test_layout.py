@@ -8,7 +8,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kale_ext"
 #: Each stage may import itself and the stages before it; shared leaves are open to all.
-ORDER = ["compile", "job", "backends", "front"]
+ORDER = ["compile", "job", "backends", "runs", "front"]
 SHARED = {"errors", "files", "metrics", "_version", "__version__", "__init__", "distributed"}
 #: The public facades (`kale_ext.report`, `from kale_ext.distributed import ...`) may reach in.
 PUBLIC = {"kale_ext", "kale_ext.__init__", "kale_ext.distributed"}

@@ -1,0 +1,5 @@
+"""Many jobs as one: sweeps over parameters, comparing jobs, experiment tracking.
+
+A stage after backends (it submits and watches ordinary jobs through them) and before the front
+ends (the CLI, the REST API and the magics call it).
+"""
