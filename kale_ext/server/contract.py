@@ -1,6 +1,6 @@
 """What the panel checks and draws by the server's own rules: the Kubernetes value rules, the
-job options' bounds and the metrics constants, as one JSON document generated from the Python
-source (the TypeScript side holds no copy of its own).
+job options' bounds, the volume short forms' kinds and reserved paths and the metrics constants,
+as one JSON document generated from the Python source (the TypeScript side holds no copy).
 
     python -m kale_ext.server.contract > labextension/src/contract.json
 
@@ -13,6 +13,8 @@ import json
 
 from ..job.k8s_values import rules
 from ..job.options import OPTIONS
+from ..job.outputs import MOUNT
+from ..job.volumes import FORMS, KINDS, SHM_MOUNT, WORKDIR
 from ..metrics import frontend_constants
 
 
@@ -30,7 +32,10 @@ def contract() -> dict:
         }
         for o in OPTIONS
     }
-    return {"k8s": rules(), "options": options, "metrics": frontend_constants()}
+    volumes = {"kinds": sorted(KINDS), "forms": FORMS, "workdir": WORKDIR,
+               "shm_mount": SHM_MOUNT, "outputs_mount": MOUNT}  # fmt: skip
+    return {"k8s": rules(), "options": options, "metrics": frontend_constants(),
+            "volumes": volumes}  # fmt: skip
 
 
 def render() -> str:

@@ -61,6 +61,22 @@ export interface IMetricsContract {
   nan_text: string;
   inf_text: string;
   chart_size: IChartSize;
+  /** Words that make a metric one whose best value is its lowest. */
+  lower_is_better: string[];
+}
+
+/**
+ * The volume short forms (`kale_ext/job/volumes.py`): their kinds, the
+ * forms in words, and the paths kale_ext mounts itself.
+ */
+export interface IVolumesContract {
+  kinds: string[];
+  forms: string;
+  /** The working directory on a cluster when a mount path is relative. */
+  workdir: string;
+  shm_mount: string;
+  /** Where the outputs volume is mounted when its mount is not given. */
+  outputs_mount: string;
 }
 
 interface IContract {
@@ -71,6 +87,7 @@ interface IContract {
   };
   options: Record<string, IOptionRule>;
   metrics: IMetricsContract;
+  volumes: IVolumesContract;
 }
 
 const contract = data as IContract;
@@ -117,3 +134,8 @@ export function optionRule(name: string): IOptionRule {
  * The metrics constants.
  */
 export const METRICS: Readonly<IMetricsContract> = contract.metrics;
+
+/**
+ * The volume short forms' facts.
+ */
+export const VOLUMES: Readonly<IVolumesContract> = contract.volumes;

@@ -27,3 +27,4 @@ def test_the_contract_carries_the_rules_the_checks_use():
     assert data["k8s"]["patterns"]["job_name"]["max_length"] == 63
     assert matches("job_name", "digits-ddp") and not matches("job_name", "MyTrainingJob")
     assert data["metrics"]["prefix"] == "KALE_METRIC "
+    assert data["volumes"]["kinds"] == ["configmap", "emptydir", "pvc", "secret"]

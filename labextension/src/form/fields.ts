@@ -1,6 +1,7 @@
 import type { Kale } from '../types';
 import type { IJobForm } from './model';
 import type { IFieldError } from './validation';
+import { parseVolume, sentVolumes } from './volumes';
 
 /**
  * The form's fields as the user knows them: their labels, their order on
@@ -25,6 +26,9 @@ const ORDER = [
   'memoryLimit',
   'parameters',
   'env',
+  'volumes',
+  'shmSize',
+  'outputs',
   'packages'
 ];
 
@@ -42,6 +46,9 @@ const LABELS: Record<string, string> = {
   memoryLimit: 'Memory limit',
   parameters: 'Parameters',
   env: 'Environment variables',
+  volumes: 'Volumes',
+  shmSize: 'Shared memory',
+  outputs: 'Outputs volume',
   packages: 'Packages'
 };
 
@@ -75,14 +82,23 @@ export function fieldLabel(field: string, form: IJobForm): string {
   if (head === 'packages' && key !== undefined) {
     return `Package ${Number(key) + 1}`;
   }
+  if (head === 'volumes' && key !== undefined) {
+    return `Volume ${Number(key) + 1}`;
+  }
   return LABELS[field] ?? field;
 }
 
 /**
  * The form field a server's field name stands for, or null when the form
- * has none (the error stays a general one).
+ * has none (the error stays a general one). A mount's error is the row of
+ * the volume its message names (the server's list holds the notebook's
+ * mounts too).
  */
-export function formField(server: string, form: IJobForm): string | null {
+export function formField(
+  server: string,
+  form: IJobForm,
+  message = ''
+): string | null {
   const field = server.replace(/^config\./, '').replace(/\[(\d+)\]/g, '.$1');
   const resource = /^(requests|limits)\.(cpu|memory)$/.exec(field);
   if (resource) {
@@ -95,7 +111,9 @@ export function formField(server: string, form: IJobForm): string | null {
     nodes: 'nodes',
     procs_per_node: 'procsPerNode',
     cpu: 'cpuRequest',
-    memory: 'memoryRequest'
+    memory: 'memoryRequest',
+    shm_size: 'shmSize',
+    outputs: 'outputs'
   };
   if (field in simple) {
     return simple[field];
@@ -113,6 +131,19 @@ export function formField(server: string, form: IJobForm): string | null {
   const env = /^env\.(\d+)(\.name)?$/.exec(field);
   if (env && Number(env[1]) < form.env.length) {
     return `env.${env[1]}.name`;
+  }
+  const volume = /^volumes\.(\d+)$/.exec(field);
+  if (volume) {
+    const sent = sentVolumes(form.volumes)[Number(volume[1])];
+    return sent ? `volumes.${sent.index}` : null;
+  }
+  if (/^volume_mounts\.\d+/.test(field)) {
+    const bare = message.replace(/^[^:]*: /, '');
+    const i = form.volumes.findIndex(text => {
+      const parsed = parseVolume(text);
+      return parsed.ok && bare.startsWith(`${parsed.value.mount} `);
+    });
+    return i < 0 ? null : `volumes.${i}`;
   }
   const pkg = /^packages\.(\d+)$/.exec(field);
   if (pkg && form.packages !== null && Number(pkg[1]) < form.packages.length) {
@@ -144,7 +175,7 @@ export function formErrors(
 ): IFieldError[] {
   const errors = [...typed];
   for (const d of compile?.errors ?? []) {
-    const field = d.field ? formField(d.field, form) : null;
+    const field = d.field ? formField(d.field, form, d.message) : null;
     if (field && !errors.some(e => e.field === field)) {
       errors.push({ field, message: bareMessage(d) });
     }
@@ -164,6 +195,6 @@ export function generalErrors(
   form: IJobForm
 ): Kale.IDiagnostic[] {
   return (compile?.errors ?? []).filter(
-    d => !d.field || formField(d.field, form) === null
+    d => !d.field || formField(d.field, form, d.message) === null
   );
 }

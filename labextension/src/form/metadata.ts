@@ -40,6 +40,9 @@ export function fromMetadata(value: unknown): IJobForm {
     'env',
     'packages',
     'parameters',
+    'volumes',
+    'shm_size',
+    'outputs',
     'config'
   ];
   const text = (v: unknown) =>
@@ -114,6 +117,13 @@ export function fromMetadata(value: unknown): IJobForm {
       (p): p is string => typeof p === 'string'
     );
   }
+  if (Array.isArray(options.volumes)) {
+    form.volumes = options.volumes.filter(
+      (v): v is string => typeof v === 'string'
+    );
+  }
+  form.shmSize = text(options.shm_size);
+  form.outputs = text(options.outputs);
   for (const [key, v] of Object.entries(Private.object(options.parameters))) {
     form.parameters[key] = formatParameter(v as JSONValue);
     form.storedParameters[key] = v as JSONValue;

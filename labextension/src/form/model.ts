@@ -2,6 +2,7 @@ import type { JSONObject, JSONValue } from '@lumino/coreutils';
 
 import type { Kale } from '../types';
 import { formatParameter, isQuantity, parseCount } from './values';
+import { parseOutputs, sentVolumes } from './volumes';
 
 /**
  * One environment variable row of the form: a value, or a Secret's key.
@@ -48,6 +49,12 @@ export interface IJobForm {
   /** The parameter values the notebook's metadata held, sent as they were
    * while their text is unchanged (so reading and writing loses nothing). */
   storedParameters: { [name: string]: JSONValue };
+  /** Volumes in their short forms (`pvc:data:/data:ro`), one a row, as typed. */
+  volumes: string[];
+  /** The size of a memory-backed /dev/shm ('' none). */
+  shmSize: string;
+  /** The outputs volume on Kubernetes, `pvc:NAME[:/mount]` ('' none). */
+  outputs: string;
   /** Options the panel does not edit (image, dataset_uri, ...), kept as found. */
   extraOptions: JSONObject;
   /** Config the panel does not edit (labels, tolerations, ...), kept as found. */
@@ -61,6 +68,8 @@ export interface IJobForm {
 export interface IFormContext {
   parameters?: { [name: string]: JSONValue };
   runtime?: Kale.IRuntime;
+  /** The job runs on the Local backend (volumes need a local folder). */
+  local?: boolean;
 }
 
 /**
@@ -83,6 +92,9 @@ export function emptyForm(): IJobForm {
     packages: null,
     parameters: {},
     storedParameters: {},
+    volumes: [],
+    shmSize: '',
+    outputs: '',
     extraOptions: {},
     extraConfig: {}
   };
@@ -145,6 +157,18 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   }
   if (form.packages !== null) {
     options.packages = form.packages.map(p => p.trim()).filter(p => p);
+  }
+  const volumes = sentVolumes(form.volumes).map(v => v.text);
+  if (volumes.length > 0) {
+    options.volumes = volumes;
+  }
+  const shm = form.shmSize.trim();
+  if (isQuantity(shm)) {
+    options.shm_size = shm;
+  }
+  const outputs = parseOutputs(form.outputs);
+  if (outputs.ok && outputs.value) {
+    options.outputs = form.outputs.trim();
   }
   const config = toConfig(form);
   if (Object.keys(config).length > 0) {

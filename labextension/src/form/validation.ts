@@ -2,6 +2,7 @@ import { matches, optionRule, RESERVED_ENV, valueRule } from '../contract';
 import type { Kale } from '../types';
 import { IFormContext, IJobForm, MIG_PROFILE } from './model';
 import { parseCount, quantityValue } from './values';
+import { storageErrors } from './volumes';
 
 /**
  * A problem with one field of the form, found as the user types by the
@@ -135,6 +136,8 @@ export function validateForm(
       }
     }
   });
+
+  errors.push(...storageErrors(form, context.local ?? false));
 
   const packages = form.packages ?? [];
   const most = optionRule('packages').maximum;

@@ -43,6 +43,28 @@ describe("the server's field names, as the form's", () => {
   ])('%s → %s', (server, field) => {
     expect(formField(server, f)).toBe(field);
   });
+
+  it('names the Storage rows: a volume by its row, a mount by its path', () => {
+    const s = form({
+      volumes: ['nfs:x:/y', 'pvc:a:/data', 'emptydir:scratch'],
+      shmSize: '1Gi',
+      outputs: 'pvc:out'
+    });
+    // the server gets the volumes that read: its volumes[1] is row 3
+    expect(formField('volumes[1]', s)).toBe('volumes.2');
+    expect(formField('volumes[2]', s)).toBe(null);
+    expect(formField('shm_size', s)).toBe('shmSize');
+    expect(formField('outputs', s)).toBe('outputs');
+    const mount = 'volume_mounts[1].mountPath';
+    expect(
+      formField(
+        mount,
+        s,
+        `${mount}: scratch is also in the workspace (scratch)`
+      )
+    ).toBe('volumes.2');
+    expect(formField(mount, s, `${mount}: /other collides`)).toBe(null);
+  });
 });
 
 describe('labels', () => {
@@ -53,7 +75,10 @@ describe('labels', () => {
     ['env.0.name', 'Name of HF_TOKEN'],
     ['env.1.name', 'Name of variable 2'],
     ['env.0.secret', 'Secret of HF_TOKEN'],
-    ['packages.2', 'Package 3']
+    ['packages.2', 'Package 3'],
+    ['volumes.1', 'Volume 2'],
+    ['shmSize', 'Shared memory'],
+    ['outputs', 'Outputs volume']
   ])('%s reads %j', (field, label) => {
     const f = form({
       env: [

@@ -79,6 +79,26 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
     expect(sameForm(back, full)).toBe(true);
   });
 
+  it('keeps the Storage fields: volumes, shm size and outputs volume', () => {
+    const storage = form({
+      volumes: ['pvc:data:/data:ro', 'emptydir:/scratch:1Gi'],
+      shmSize: '2Gi',
+      outputs: 'pvc:results'
+    });
+    const meta = toMetadata(storage);
+    expect(meta.options).toEqual({
+      volumes: ['pvc:data:/data:ro', 'emptydir:/scratch:1Gi'],
+      shm_size: '2Gi',
+      outputs: 'pvc:results'
+    });
+    const back = fromMetadata(JSON.parse(JSON.stringify(meta)));
+    expect(back.volumes).toEqual(storage.volumes);
+    expect(back.shmSize).toBe('2Gi');
+    expect(back.outputs).toBe('pvc:results');
+    expect(back.extraOptions).toEqual({});
+    expect(sameForm(back, storage)).toBe(true);
+  });
+
   it('reads what other surfaces write (the CLI, a hand edit)', () => {
     const f = fromMetadata({
       options: { gpu: 2, cpu: 4, memory: '8Gi', env: { A: '1', B: 2 } },

@@ -123,6 +123,27 @@ describe('toOptions: the form as JobOptions', () => {
     expect(toOptions(form({ packages: [] })).packages).toEqual([]);
   });
 
+  it('sends the volumes, shm size and outputs that read (validation names the rest)', () => {
+    const options = toOptions(
+      form({
+        volumes: [' pvc:data:/data ', 'nope', ''],
+        shmSize: '2Gi',
+        outputs: 'pvc:results'
+      })
+    );
+    expect(options.volumes).toEqual(['pvc:data:/data']);
+    expect(options.shm_size).toBe('2Gi');
+    expect(options.outputs).toBe('pvc:results');
+    const bad = toOptions(
+      form({ volumes: ['nope'], shmSize: 'x', outputs: 'y' })
+    );
+    expect([bad.volumes, bad.shm_size, bad.outputs]).toEqual([
+      undefined,
+      undefined,
+      undefined
+    ]);
+  });
+
   it('keeps the options and config it does not edit', () => {
     const options = toOptions(
       form({

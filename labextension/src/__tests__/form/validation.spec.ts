@@ -25,6 +25,17 @@ describe('validateForm', () => {
     expect(errors({})).toEqual([]);
   });
 
+  it('checks the Storage fields, and a local folder on the Local backend', () => {
+    const storage = { volumes: ['pvc:data:/data'], shmSize: 'big' };
+    expect(errors(storage)).toEqual([
+      ['shmSize', '"big" is not a size (e.g. 2Gi)']
+    ]);
+    expect(errors(storage, { local: true }).map(e => e[0])).toEqual([
+      'shmSize',
+      'volumes.0'
+    ]);
+  });
+
   type Case = [string, Partial<IJobForm>, string, RegExp];
   const cases: Case[] = [
     ['a name with capitals', { name: 'Train' }, 'name', /lowercase/],
