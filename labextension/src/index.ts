@@ -1,4 +1,5 @@
 import {
+  ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
@@ -9,13 +10,16 @@ import {
   WidgetTracker,
   showDialog
 } from '@jupyterlab/apputils';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStateDB } from '@jupyterlab/statedb';
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import { KaleService } from './api';
 import { kaleIcon } from './icon';
 import { LogsView } from './logs/widget';
 import { installSeriesColors } from './metrics/constants';
+import type { IJobsView } from './panel/jobs-view';
 import { PanelState } from './panel/state';
 import { KalePanel, PANEL_ID } from './panel/widget';
 import { CellTagBadges } from './tags/badges';
@@ -42,12 +46,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Run a tagged notebook as a distributed Kubeflow Trainer job.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette, ISettingRegistry],
+  optional: [ICommandPalette, ISettingRegistry, ILayoutRestorer, IStateDB],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
     palette: ICommandPalette | null,
-    settings: ISettingRegistry | null
+    settings: ISettingRegistry | null,
+    restorer: ILayoutRestorer | null,
+    stateDB: IStateDB | null
   ) => {
     installSeriesColors();
     const service = new KaleService(app.serviceManager.serverSettings);
@@ -55,7 +61,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       namespace: 'kale-ext-logs'
     });
 
-    const state = new PanelState({
+    const state: PanelState = new PanelState({
       service,
       tracker: notebooks,
       openLogs: name =>
@@ -67,17 +73,42 @@ const plugin: JupyterFrontEndPlugin<void> = {
         (
           await showDialog({
             title: 'Delete job',
-            body: `Delete ${name}? Its pods and logs are removed.`,
+            body: Private.deleteText(name, state.server.backend?.name),
             buttons: [
               Dialog.cancelButton(),
               Dialog.warnButton({ label: 'Delete' })
             ]
           })
-        ).button.accept
+        ).button.accept,
+      openNotebook: async path => {
+        const widget = await app.commands.execute('docmanager:open', {
+          path
+        });
+        return widget instanceof NotebookPanel ? widget : null;
+      },
+      jobsViewStore: stateDB
+        ? {
+            fetch: async () =>
+              (await stateDB.fetch(Private.JOBS_VIEW)) as IJobsView | undefined,
+            save: async view => {
+              await stateDB.save(
+                Private.JOBS_VIEW,
+                view as unknown as ReadonlyPartialJSONObject
+              );
+            }
+          }
+        : undefined
     });
     const panel = new KalePanel(state);
     panel.title.icon = kaleIcon;
     app.shell.add(panel, 'left', { rank: 1000 });
+    // After a reload: the panel as it was (open or not), the logs tabs open.
+    restorer?.add(panel, PANEL_ID);
+    void restorer?.restore(logs, {
+      command: CommandIDs.openLogs,
+      args: widget => ({ name: widget.content.jobName }),
+      name: widget => widget.content.jobName
+    });
 
     const badges = new CellTagBadges(notebooks);
     void state.load().then(() => badges.setTags(state.server.tags));
@@ -146,3 +177,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
 };
 
 export default plugin;
+
+namespace Private {
+  /**
+   * Where the jobs list's arrangement is kept (JupyterLab's state database).
+   */
+  export const JOBS_VIEW = 'kale-ext:jobs-view';
+
+  /**
+   * What deleting a job does, on its backend.
+   */
+  export function deleteText(name: string, backend?: string): string {
+    return backend === 'local'
+      ? `Delete ${name}? Its processes are stopped and its logs removed; its outputs stay.`
+      : `Delete ${name}? Its pods and logs are removed.`;
+  }
+}

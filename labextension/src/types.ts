@@ -98,10 +98,26 @@ export namespace Kale {
     workspace?: IWorkspace | null;
     /** Every object a cluster submit creates (ConfigMaps, the TrainJob). */
     creates?: { kind: string; name: string; size?: number }[];
-    /** The volumes the job mounts, when the server reports them. */
-    volumes?: { name: string; mount_path?: string }[];
+    /** The job's own volume mounts. */
+    volumes?: IVolumeMount[];
+    /** The outputs volume, `pvc:NAME:/mount` (null: none). */
+    outputs?: string | null;
     /** The exact command each node runs, when the server reports it. */
     command?: string | null;
+  }
+
+  /**
+   * A volume a job's nodes mount (`POST compile`'s `volumes`).
+   */
+  export interface IVolumeMount {
+    name: string;
+    kind: string;
+    source: string | null;
+    mount: string;
+    mount_path: string;
+    read_only: boolean;
+    /** The folder that stands for it in a local run. */
+    local: string | null;
   }
 
   /**
@@ -170,6 +186,32 @@ export namespace Kale {
     created?: string | null;
     finished?: string | null;
     provenance?: { [key: string]: JSONValue };
+    /** The status as every view shows it (a quiet running job: Stalled). */
+    status_text?: string;
+    /** Why the job failed (every Failed job has one). */
+    failure?: IFailure | null;
+    /** When a running job last wrote a log line or a metric. */
+    last_output?: string | null;
+  }
+
+  /**
+   * Who failed first, where in the notebook and why.
+   */
+  export interface IFailure {
+    summary: string;
+    node?: number | null;
+    rank?: number | null;
+    exception?: string | null;
+    /** 0-based index of the notebook cell where it was raised. */
+    cell_index?: number | null;
+    cell_id?: string | null;
+    cell_label?: string | null;
+    /** 1-based line in that cell. */
+    line?: number | null;
+    exit_code?: number | null;
+    signal?: string | null;
+    reason?: string | null;
+    log_tail?: string[];
   }
 
   export interface ILogLine {

@@ -26,7 +26,8 @@ export function manyJobs(n: number): Record<string, unknown>[] {
 }
 
 /**
- * Answer `GET kale-ext/jobs` with `jobs`.
+ * Answer `GET kale-ext/jobs` with `jobs`, and their logs (which the panel
+ * reads the final metrics from) with none.
  */
 export async function serveJobs(
   page: Page,
@@ -36,6 +37,13 @@ export async function serveJobs(
     route.request().method() === 'GET'
       ? route.fulfill({ json: { jobs } })
       : route.fallback()
+  );
+  await page.route(/\/kale-ext\/jobs\/[^/]+\/logs/, route =>
+    route.fulfill({
+      status: 200,
+      headers: { 'Content-Type': 'text/event-stream; charset=utf-8' },
+      body: 'event: end\ndata: {"status": "Complete", "reason": null}\n\n'
+    })
   );
 }
 

@@ -94,8 +94,8 @@ describe('JobActions', () => {
     expect(await act.submit({ path: 'a.ipynb' }, 'a.ipynb')).toBe(true);
     expect(openLogs).toHaveBeenCalledWith('nb-abcde');
     expect(jobs.revealing).toBe('nb-abcde');
-    expect(act.currentFor('a.ipynb')).toBe('nb-abcde');
-    expect(act.currentFor('b.ipynb')).toBeNull();
+    expect(act.current('a.ipynb')?.name).toBe('nb-abcde');
+    expect(act.current('b.ipynb')).toBeNull();
     expect(act.notice?.text).toBe('Submitted nb-abcde (local)');
     act.clearNotice();
     expect(act.notice).toBeNull();

@@ -86,9 +86,23 @@ describe('PreviewView', () => {
   it('shows the exact command and the volumes when the server gives them', async () => {
     widget = await preview({
       command: 'python -c ...',
-      volumes: [{ name: 'data', mount_path: '/data' }]
+      volumes: [
+        {
+          name: 'data',
+          kind: 'pvc',
+          source: 'data',
+          mount: '/data',
+          mount_path: '/data',
+          read_only: true,
+          local: '/srv/data'
+        }
+      ],
+      outputs: 'pvc:results:/results'
     });
-    expect(facts(widget).volumes).toBe('data at /data');
+    expect(facts(widget).volumes).toBe(
+      'pvc data at /data, read-only (here: /srv/data)'
+    );
+    expect(facts(widget).outputs).toBe('pvc:results:/results');
     expect(
       widget.node.querySelector('[aria-label="Local command"]')?.textContent
     ).toBe('python -c ...');

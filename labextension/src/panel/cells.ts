@@ -5,6 +5,7 @@ import { Signal } from '@lumino/signaling';
 
 import { cellTags } from '../tags/tags';
 import type { Kale } from '../types';
+import { notebookOf } from './jobs-view';
 
 /**
  * The active cell, as the tag editor shows it.
@@ -120,4 +121,36 @@ export async function showDiagnosticCell(
     notebook.mode = 'edit';
     editor.focus();
   }
+}
+
+/**
+ * Open the notebook a job failed in (its path below the server root) at the
+ * cell and line its failure names.
+ */
+export async function showFailureCell(
+  job: Kale.IJobInfo,
+  open: (path: string) => Promise<NotebookPanel | null>,
+  activate: (panel: NotebookPanel) => void
+): Promise<void> {
+  const path = notebookOf(job);
+  const failure = job.failure;
+  if (!path || !failure || typeof failure.cell_index !== 'number') {
+    return;
+  }
+  const panel = await open(path);
+  if (!panel) {
+    return;
+  }
+  await panel.context.ready;
+  await showDiagnosticCell(
+    panel,
+    {
+      severity: 'error',
+      message: failure.summary,
+      cell: failure.cell_index,
+      cell_id: failure.cell_id,
+      line: failure.line
+    },
+    activate
+  );
 }

@@ -27,6 +27,16 @@ export class CompileCycle implements IDisposable {
   lastCompiled: Kale.ICompileResult | null = null;
   /** Whether a compile is on its way. */
   running = false;
+  /**
+   * What is known of the notebook's parameters and packages: from the last
+   * compile, or, while the notebook does not compile, from the last one that
+   * did (`stale`); null when never known.
+   */
+  get known(): CompileCycle.IKnown | null {
+    const last = this.lastCompiled;
+    return last ? { result: last, stale: last !== this.result } : null;
+  }
+
   /** Whether a compile is due (scheduled, or on its way). */
   get pending(): boolean {
     return this.running || this._scheduled;
@@ -152,6 +162,14 @@ export class CompileCycle implements IDisposable {
 }
 
 export namespace CompileCycle {
+  /**
+   * The last compile that compiled, and whether a later one did not.
+   */
+  export interface IKnown {
+    result: Kale.ICompileResult;
+    stale: boolean;
+  }
+
   export interface IOptions {
     service: KaleService;
     /** What to compile now, or null when there is nothing to. */

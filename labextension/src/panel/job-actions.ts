@@ -72,10 +72,15 @@ export class JobActions {
   notice: INotice | null = null;
 
   /**
-   * The job submitted last from the notebook at `path` (here, this session).
+   * The job submitted last from the notebook at `path` (here, this
+   * session): its name, and how the jobs list knows it once listed.
    */
-  currentFor(path: string | undefined): string | null {
-    return (path && this._current.get(path)) || null;
+  current(path: string | undefined): JobActions.ICurrent | null {
+    const name = (path && this._current.get(path)) || null;
+    if (!name) {
+      return null;
+    }
+    return { name, job: this._options.jobs.jobs?.find(j => j.name === name) };
   }
 
   /**
@@ -140,6 +145,14 @@ export class JobActions {
 }
 
 export namespace JobActions {
+  /**
+   * The current job: its name, and its state once listed.
+   */
+  export interface ICurrent {
+    name: string;
+    job?: Kale.IJobInfo;
+  }
+
   export interface IOptions {
     service: KaleService;
     jobs: JobsModel;

@@ -6,6 +6,8 @@ import type { KaleService } from '../api';
 import { errorMessage } from '../errors';
 import { JobTimelines } from '../timeline';
 import type { Kale } from '../types';
+import { FinalMetricsCache } from './job-metrics';
+import { DEFAULT_VIEW, IJobsView } from './jobs-view';
 
 /**
  * Jobs submitted here whose request is kept for a rerun.
@@ -22,6 +24,20 @@ export class JobsModel implements IDisposable {
     this._service = options.service;
     this.timelines = options.timelines ?? new JobTimelines();
     this.timelines.changed.connect(this._onTimelines, this);
+    this.metrics = new FinalMetricsCache({
+      service: options.service,
+      changed: () => this._changed.emit()
+    });
+    this._store = options.store;
+    void this._store
+      ?.fetch()
+      .then(view => {
+        if (view) {
+          this.view = { ...DEFAULT_VIEW, ...view };
+          this._changed.emit();
+        }
+      })
+      .catch(() => undefined);
     this._poll = new Poll({
       factory: () => this._refresh(),
       frequency: {
@@ -42,6 +58,11 @@ export class JobsModel implements IDisposable {
   readonly timelines: JobTimelines;
   /** Jobs being deleted (their row shows it). */
   readonly deleting = new Set<string>();
+  /** How the user arranged the list (kept across reloads). */
+  view: IJobsView = DEFAULT_VIEW;
+  /** The final metrics of the ended jobs. */
+  readonly metrics: FinalMetricsCache;
+
   /** The job submitted last from here, or null. */
   lastSubmitted: string | null = null;
   /** A job whose row should come into view once it is listed, or null. */
@@ -117,6 +138,15 @@ export class JobsModel implements IDisposable {
   }
 
   /**
+   * Arrange the list (the choice is kept).
+   */
+  setView(change: Partial<IJobsView>): void {
+    this.view = { ...this.view, ...change };
+    void this._store?.save(this.view)?.catch(() => undefined);
+    this._changed.emit();
+  }
+
+  /**
    * Bring a job's row into view once it is listed.
    */
   reveal(name: string): void {
@@ -151,6 +181,7 @@ export class JobsModel implements IDisposable {
     if (!this.isDisposed) {
       this._poll.dispose();
       this.timelines.changed.disconnect(this._onTimelines, this);
+      this.metrics.dispose();
       Signal.clearData(this);
     }
   }
@@ -191,6 +222,7 @@ export class JobsModel implements IDisposable {
         const timeline = this.timelines.get(job.name);
         return timeline?.final && timeline.job ? timeline.job : job;
       });
+      this.metrics.want(this.jobs);
     } catch (reason) {
       this.error = errorMessage(reason);
       throw reason; // the poll backs off
@@ -200,6 +232,7 @@ export class JobsModel implements IDisposable {
   }
 
   private _service: KaleService;
+  private _store?: JobsModel.IViewStore;
   private _poll: Poll;
   private _visible = false;
   private _submitted = new Map<string, Kale.JobRequest>();
@@ -213,5 +246,15 @@ export namespace JobsModel {
     pollInterval?: number;
     /** Where the polled statuses go (a new store by default). */
     timelines?: JobTimelines;
+    /** Where the arrangement of the list is kept (across reloads). */
+    store?: IViewStore;
+  }
+
+  /**
+   * Keeps the list's arrangement (JupyterLab's state database).
+   */
+  export interface IViewStore {
+    fetch(): Promise<IJobsView | undefined>;
+    save(view: IJobsView): Promise<void> | void;
   }
 }

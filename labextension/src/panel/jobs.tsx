@@ -1,14 +1,32 @@
 import * as React from 'react';
 
+import { formatValue } from '../metrics/format';
+import { formatDuration } from '../timeline';
 import type { Kale } from '../types';
 import { Button } from './fields';
 import { formatAge } from './format';
+import {
+  COLUMN_LABELS,
+  FinalMetrics,
+  IJobRow,
+  IJobsView,
+  JobColumn,
+  jobRows,
+  metricNames
+} from './jobs-view';
 
 export interface IJobsProps {
   jobs: Kale.IJobInfo[] | null;
   error: string;
   deleting: Set<string>;
   now: number;
+  /** How the user arranged the list, and a change of it. */
+  view: IJobsView;
+  onView: (change: Partial<IJobsView>) => void;
+  /** The path of the bound notebook (for "this notebook"). */
+  notebook: string | null;
+  /** A job's final metrics, once read. */
+  metrics: (name: string) => FinalMetrics | undefined;
   /** A job whose row should come into view once it is listed. */
   revealing?: string | null;
   onRevealed?: () => void;
@@ -16,86 +34,259 @@ export interface IJobsProps {
   onLogs: (name: string) => void;
   onRerun: (job: Kale.IJobInfo) => void;
   onDelete: (name: string) => void;
+  /** Open the notebook a job failed in at its failing cell. */
+  onOpenFailure?: (job: Kale.IJobInfo) => void;
 }
 
+const COLUMNS: JobColumn[] = [
+  'state',
+  'name',
+  'parameters',
+  'duration',
+  'metric',
+  'created'
+];
+
 /**
- * The jobs, newest first, with their live status.
+ * The jobs: this notebook's or all, with their key parameters, duration
+ * and final metric, sorted by any column; a failed job says why and links
+ * to the cell it failed in.
  */
 export function JobsList(props: IJobsProps): JSX.Element {
-  const { jobs, error } = props;
+  const { jobs, error, view, notebook } = props;
+  const names = metricNames(
+    (jobs ?? []).map(j => props.metrics(j.name) ?? new Map())
+  );
+  const metric =
+    view.metric && names.includes(view.metric)
+      ? view.metric
+      : (names[0] ?? null);
+  const rows = jobs
+    ? jobRows(jobs, view, {
+        notebook,
+        now: props.now,
+        metrics: props.metrics,
+        metric
+      })
+    : [];
   return (
     <div className="kale-ext-Jobs">
+      <JobsToolbar {...props} metric={metric} names={names} />
       {error && (
         <div className="kale-ext-Field-error" role="alert">
           Could not list the jobs: {error}
         </div>
       )}
       {jobs === null && !error && <p className="kale-ext-Muted">Loading…</p>}
-      {jobs !== null && jobs.length === 0 && (
-        <p className="kale-ext-Muted">No jobs yet.</p>
+      {jobs !== null && rows.length === 0 && (
+        <p className="kale-ext-Muted">
+          {jobs.length && view.filter === 'notebook' && notebook
+            ? `No jobs of this notebook yet (${jobs.length} of others: show all).`
+            : 'No jobs yet.'}
+        </p>
       )}
-      {jobs !== null && jobs.length > 0 && (
-        <ul className="kale-ext-JobList" aria-label="Jobs">
-          {jobs.map(job => (
-            <JobRow key={job.name} job={job} {...props} />
+      {rows.length > 0 && (
+        <div className="kale-ext-JobTable" role="table" aria-label="Jobs">
+          <div className="kale-ext-JobTable-head" role="row">
+            {COLUMNS.map(c => (
+              <ColumnHeader key={c} column={c} metric={metric} {...props} />
+            ))}
+          </div>
+          {rows.map(row => (
+            <JobRow key={row.job.name} row={row} metric={metric} {...props} />
           ))}
-        </ul>
+        </div>
       )}
     </div>
   );
 }
 
-function JobRow(props: IJobsProps & { job: Kale.IJobInfo }): JSX.Element {
-  const { job, now } = props;
+function JobsToolbar(
+  props: IJobsProps & { metric: string | null; names: string[] }
+): JSX.Element {
+  const { view, onView, notebook, names } = props;
+  const metricId = React.useId();
+  return (
+    <div className="kale-ext-JobsToolbar">
+      <div
+        role="radiogroup"
+        aria-label="Show jobs of"
+        className="kale-ext-Toggle"
+      >
+        {(['notebook', 'all'] as const).map(f => (
+          <button
+            key={f}
+            type="button"
+            role="radio"
+            aria-checked={view.filter === f}
+            disabled={f === 'notebook' && !notebook}
+            className={`kale-ext-Button kale-ext-Button-plain${view.filter === f ? ' kale-ext-mod-on' : ''}`}
+            onClick={() => onView({ filter: f })}
+          >
+            {f === 'notebook' ? 'This notebook' : 'All'}
+          </button>
+        ))}
+      </div>
+      {names.length > 1 && (
+        <>
+          <label htmlFor={metricId} className="kale-ext-Muted">
+            Metric
+          </label>
+          <select
+            id={metricId}
+            className="kale-ext-Select kale-ext-Select-small"
+            value={props.metric ?? ''}
+            onChange={e => onView({ metric: e.target.value })}
+          >
+            {names.map(n => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </>
+      )}
+    </div>
+  );
+}
+
+function ColumnHeader(
+  props: IJobsProps & { column: JobColumn; metric: string | null }
+): JSX.Element {
+  const { column, view, onView } = props;
+  const active = view.sort === column;
+  const label =
+    column === 'metric' && props.metric ? props.metric : COLUMN_LABELS[column];
+  return (
+    <div
+      role="columnheader"
+      className={`kale-ext-JobCol-${column}`}
+      aria-sort={
+        active ? (view.descending ? 'descending' : 'ascending') : 'none'
+      }
+    >
+      <button
+        type="button"
+        className="kale-ext-SortButton"
+        aria-label={`Sort by ${label}`}
+        onClick={() =>
+          onView(
+            active
+              ? { descending: !view.descending }
+              : { sort: column, descending: column === 'created' }
+          )
+        }
+      >
+        {label}
+        {active && (view.descending ? ' ▾' : ' ▴')}
+      </button>
+    </div>
+  );
+}
+
+function JobRow(
+  props: IJobsProps & { row: IJobRow; metric: string | null }
+): JSX.Element {
+  const { row, now } = props;
+  const { job } = row;
   const deleting = props.deleting.has(job.name);
+  const ref = React.useRef<HTMLDivElement>(null);
+  const reveal = props.revealing === job.name;
+  React.useEffect(() => {
+    // (its first cell: a row laid out as table cells has no box of its own)
+    const cell = ref.current?.firstElementChild;
+    if (reveal && cell) {
+      cell.scrollIntoView?.({ block: 'nearest' });
+      props.onRevealed?.();
+    }
+  }, [reveal]);
   const nodes =
     job.procs_per_node > 1
       ? `${job.num_nodes} × ${job.procs_per_node}`
       : `${job.num_nodes}`;
   const age = formatAge(job.created, now);
   const rerun = props.canRerun(job);
-  const ref = React.useRef<HTMLLIElement>(null);
-  const reveal = props.revealing === job.name;
-  React.useEffect(() => {
-    if (reveal && ref.current) {
-      ref.current.scrollIntoView?.({ block: 'nearest' });
-      props.onRevealed?.();
-    }
-  }, [reveal]);
+  const failure = job.failure;
+  const final = props.metric
+    ? props.metrics(job.name)?.get(props.metric)
+    : undefined;
+  const status = deleting ? 'Deleting' : (job.status_text ?? job.status);
   return (
-    <li
+    <div
       ref={ref}
+      role="row"
       className="kale-ext-JobRow"
       data-job={job.name}
       data-status={job.status}
       aria-busy={deleting || undefined}
     >
-      <div className="kale-ext-JobRow-head">
+      <div role="cell" className="kale-ext-JobCol-state">
         <span
           className={`kale-ext-Status kale-ext-Status-${job.status.toLowerCase()}`}
         >
-          {deleting ? 'Deleting' : job.status}
+          {status}
         </span>
+      </div>
+      <div role="cell" className="kale-ext-JobCol-name">
         <span className="kale-ext-JobRow-name" title={job.name}>
           {job.name}
         </span>
+        <span className="kale-ext-JobRow-meta">
+          {job.runtime || '—'} · {nodes}{' '}
+          {job.num_nodes === 1 ? 'node' : 'nodes'}
+        </span>
       </div>
-      <div className="kale-ext-JobRow-meta">
-        {job.runtime || '—'} · {nodes} {job.num_nodes === 1 ? 'node' : 'nodes'}
-        {age && (
+      <div
+        role="cell"
+        className="kale-ext-JobCol-parameters"
+        title="Parameters"
+      >
+        {row.parameters || <span className="kale-ext-Muted">defaults</span>}
+      </div>
+      <div role="cell" className="kale-ext-JobCol-duration" title="Duration">
+        {row.duration !== null ? formatDuration(row.duration) : '—'}
+      </div>
+      <div
+        role="cell"
+        className="kale-ext-JobCol-metric"
+        title={props.metric ?? 'Final metric'}
+      >
+        {final ? (
           <>
-            {' · '}
-            <time dateTime={job.created ?? undefined} title={job.created ?? ''}>
-              {age} ago
-            </time>
+            {formatValue(final.value)}{' '}
+            <span className="kale-ext-Muted">step {final.step}</span>
           </>
+        ) : (
+          '—'
         )}
       </div>
-      {job.reason && (
+      <div role="cell" className="kale-ext-JobCol-created">
+        {age && (
+          <time dateTime={job.created ?? undefined} title={job.created ?? ''}>
+            {age} ago
+          </time>
+        )}
+      </div>
+      {(failure || job.reason) && (
         <div
           className={`kale-ext-JobRow-reason kale-ext-mod-${job.status === 'Failed' ? 'error' : 'info'}`}
         >
-          {job.reason}
+          {failure?.summary ?? job.reason}
+          {failure &&
+            typeof failure.cell_index === 'number' &&
+            props.onOpenFailure && (
+              <>
+                {' '}
+                <Button
+                  kind="link"
+                  aria-label={`Open the notebook of ${job.name} at the cell that failed`}
+                  onClick={() => props.onOpenFailure?.(job)}
+                >
+                  Open cell {failure.cell_index + 1}
+                  {failure.line ? `, line ${failure.line}` : ''}
+                </Button>
+              </>
+            )}
         </div>
       )}
       <div className="kale-ext-JobRow-actions">
@@ -128,6 +319,6 @@ function JobRow(props: IJobsProps & { job: Kale.IJobInfo }): JSX.Element {
           Delete
         </Button>
       </div>
-    </li>
+    </div>
   );
 }

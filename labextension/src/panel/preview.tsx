@@ -100,12 +100,14 @@ function PreviewSummary(props: {
         <>
           <dt>Volumes</dt>
           <dd data-fact="volumes">
-            {compile.volumes
-              .map(v =>
-                v.mount_path ? `${v.name} at ${v.mount_path}` : v.name
-              )
-              .join(', ')}
+            {compile.volumes.map(v => Private.volume(v, local)).join('; ')}
           </dd>
+        </>
+      )}
+      {compile.outputs && (
+        <>
+          <dt>Outputs</dt>
+          <dd data-fact="outputs">{compile.outputs}</dd>
         </>
       )}
       {local && (
@@ -205,6 +207,16 @@ namespace Private {
         return `${label(key)} ${range}`;
       })
       .join(' · ');
+  }
+
+  /**
+   * A volume in words: "pvc data at /data, read-only (here: ./data)".
+   */
+  export function volume(v: Kale.IVolumeMount, local: boolean): string {
+    const what = v.source ? `${v.kind} ${v.source}` : v.kind;
+    const ro = v.read_only ? ', read-only' : '';
+    const here = local && v.local ? ` (here: ${v.local})` : '';
+    return `${what} at ${v.mount_path}${ro}${here}`;
   }
 
   export function download(file: string, text: string): void {

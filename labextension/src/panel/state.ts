@@ -8,7 +8,12 @@ import { IFormContext, IJobForm, emptyForm, jobRequest } from '../form/model';
 import { IFieldError, validateForm } from '../form/validation';
 import type { Kale } from '../types';
 import { CellRoles } from './cell-roles';
-import { ActiveCellWatcher, IActiveCell, showDiagnosticCell } from './cells';
+import {
+  ActiveCellWatcher,
+  IActiveCell,
+  showDiagnosticCell,
+  showFailureCell
+} from './cells';
 import { CompileCycle } from './compile-cycle';
 import { JobActions } from './job-actions';
 import { JobNameReservation } from './job-name';
@@ -63,7 +68,8 @@ export class PanelState extends VDomModel {
     });
     this.jobList = new JobsModel({
       service: options.service,
-      pollInterval: options.pollInterval
+      pollInterval: options.pollInterval,
+      store: options.jobsViewStore
     });
     this.jobList.changed.connect(() => this.stateChanged.emit());
     this.actions = new JobActions({
@@ -109,17 +115,9 @@ export class PanelState extends VDomModel {
     return this._compiler.error;
   }
 
-  /**
-   * What is known of the notebook's parameters and packages: from the last
-   * compile, or, while the notebook does not compile, from the last one that
-   * did (`stale`); null when never known.
-   */
-  get compiled(): { result: Kale.ICompileResult; stale: boolean } | null {
-    const last = this._compiler.lastCompiled;
-    if (!last) {
-      return null;
-    }
-    return { result: last, stale: last !== this.compile };
+  /** The notebook as the last compile that compiled knew it. */
+  get compiled(): CompileCycle.IKnown | null {
+    return this._compiler.known;
   }
 
   /** The jobs list. */
@@ -128,16 +126,9 @@ export class PanelState extends VDomModel {
   /** Submit, rerun, delete, and what they said. */
   readonly actions: JobActions;
 
-  /**
-   * The job submitted last from this notebook (this session), as the jobs
-   * list knows it: its name, and its status once listed.
-   */
-  get currentJob(): { name: string; job?: Kale.IJobInfo } | null {
-    const name = this.actions.currentFor(this.notebook?.context.path);
-    if (!name) {
-      return null;
-    }
-    return { name, job: this.jobList.jobs?.find(j => j.name === name) };
+  /** The job submitted last from this notebook (this session). */
+  get currentJob(): JobActions.ICurrent | null {
+    return this.actions.current(this.notebook?.context.path);
   }
 
   get activeCell(): IActiveCell | null {
@@ -286,6 +277,16 @@ export class PanelState extends VDomModel {
     this._options.openLogs(name);
   }
 
+  /**
+   * Open the notebook a job failed in, at the cell (and line) it failed.
+   */
+  async openFailure(job: Kale.IJobInfo): Promise<void> {
+    const { openNotebook, activate } = this._options;
+    if (openNotebook) {
+      await showFailureCell(job, openNotebook, activate ?? (() => undefined));
+    }
+  }
+
   dispose(): void {
     if (this.isDisposed) {
       return;
@@ -382,6 +383,10 @@ export namespace PanelState {
     activate?: (panel: NotebookPanel) => void;
     /** Ask before deleting a job. */
     confirm?: (name: string) => Promise<boolean>;
+    /** Open a notebook by its path below the server root. */
+    openNotebook?: (path: string) => Promise<NotebookPanel | null>;
+    /** Where the jobs list's arrangement is kept. */
+    jobsViewStore?: JobsModel.IViewStore;
     compileDelay?: number;
     pollInterval?: number;
   }

@@ -58,6 +58,11 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           error={jobs.error}
           deleting={jobs.deleting}
           now={Date.now()}
+          view={jobs.view}
+          onView={change => jobs.setView(change)}
+          notebook={notebook?.context.path ?? null}
+          metrics={name => jobs.metrics.get(name)}
+          onOpenFailure={job => void state.openFailure(job)}
           revealing={jobs.revealing}
           onRevealed={() => jobs.revealed()}
           canRerun={job => jobs.rerunRequest(job) !== null}

@@ -1,0 +1,151 @@
+import {
+  DEFAULT_VIEW,
+  FinalMetrics,
+  IJobsView,
+  jobDuration,
+  jobRows,
+  keyParameters,
+  metricNames,
+  notebookOf
+} from '../panel/jobs-view';
+import type { Kale } from '../types';
+
+const NOW = Date.parse('2026-01-01T01:00:00Z');
+
+function job(
+  name: string,
+  extra: Partial<Kale.IJobInfo> & {
+    notebook?: string;
+    parameters?: object;
+  } = {}
+): Kale.IJobInfo {
+  const { notebook = 'a/nb.ipynb', parameters, ...rest } = extra;
+  return {
+    name,
+    status: 'Complete',
+    backend: 'local',
+    runtime: 'torch-distributed',
+    num_nodes: 1,
+    procs_per_node: 1,
+    nodes: [],
+    created: '2026-01-01T00:00:00Z',
+    finished: '2026-01-01T00:01:00Z',
+    provenance: {
+      'kale-ext.io/notebook': notebook,
+      'kale-ext.io/options': JSON.stringify(parameters ? { parameters } : {})
+    },
+    ...rest
+  };
+}
+
+const JOBS = [
+  job('six', {
+    parameters: { epochs: '6' },
+    created: '2026-01-01T00:10:00Z',
+    finished: '2026-01-01T00:11:00Z'
+  }),
+  job('forty', {
+    parameters: { epochs: 40, lr: 0.001 },
+    created: '2026-01-01T00:20:00Z',
+    finished: '2026-01-01T00:30:00Z'
+  }),
+  job('other', { notebook: 'b/other.ipynb', status: 'Failed' }),
+  job('running', {
+    status: 'Running',
+    created: '2026-01-01T00:59:00Z',
+    finished: null
+  })
+];
+
+const METRICS: Record<string, FinalMetrics> = {
+  six: new Map([['accuracy', { value: 0.9, step: 6 }]]),
+  forty: new Map([
+    ['accuracy', { value: 0.97, step: 40 }],
+    ['loss', { value: 0.1, step: 40 }]
+  ])
+};
+
+function names(
+  view: Partial<IJobsView>,
+  notebook: string | null = 'a/nb.ipynb'
+) {
+  return jobRows(
+    JOBS,
+    { ...DEFAULT_VIEW, ...view },
+    {
+      notebook,
+      now: NOW,
+      metrics: n => METRICS[n],
+      metric: 'accuracy'
+    }
+  ).map(r => r.job.name);
+}
+
+describe('the jobs list as arranged', () => {
+  it("shows this notebook's jobs, newest first, by default", () => {
+    expect(names({})).toEqual(['running', 'forty', 'six']);
+    expect(names({ filter: 'all' })).toEqual([
+      'running',
+      'forty',
+      'six',
+      'other'
+    ]);
+    // no notebook open: all
+    expect(names({}, null)).toHaveLength(4);
+  });
+
+  it.each([
+    // (ties keep the list's order)
+    ['duration', false, ['six', 'running', 'forty']],
+    ['duration', true, ['forty', 'six', 'running']],
+    ['metric', true, ['forty', 'six', 'running']], // unknown last
+    ['metric', false, ['six', 'forty', 'running']],
+    ['name', false, ['forty', 'running', 'six']],
+    ['parameters', false, ['forty', 'six', 'running']], // none last
+    ['state', false, ['running', 'six', 'forty']]
+  ] as const)('sorts by %s (descending: %s)', (sort, descending, expected) => {
+    expect(names({ sort, descending })).toEqual(expected);
+  });
+
+  it('gives each row its parameters, duration and metric', () => {
+    const [running, forty] = jobRows(JOBS, DEFAULT_VIEW, {
+      notebook: 'a/nb.ipynb',
+      now: NOW,
+      metrics: n => METRICS[n],
+      metric: 'accuracy'
+    });
+    expect(forty).toMatchObject({
+      parameters: 'epochs=40, lr=0.001',
+      duration: 600_000,
+      metric: 0.97
+    });
+    expect(running).toMatchObject({
+      parameters: '',
+      duration: 60_000, // so far
+      metric: null
+    });
+  });
+});
+
+describe('a job’s facts', () => {
+  it('reads the notebook and parameters from its provenance', () => {
+    expect(notebookOf(JOBS[2])).toBe('b/other.ipynb');
+    expect(keyParameters(JOBS[0])).toBe('epochs=6');
+    expect(keyParameters({ ...JOBS[0], provenance: {} })).toBe('');
+    expect(
+      keyParameters({
+        ...JOBS[0],
+        provenance: { 'kale-ext.io/options': 'not json' }
+      })
+    ).toBe('');
+  });
+
+  it('knows no duration without a start, or an end for an ended job', () => {
+    expect(jobDuration({ ...JOBS[0], created: null }, NOW)).toBeNull();
+    expect(jobDuration({ ...JOBS[0], finished: null }, NOW)).toBeNull();
+  });
+
+  it('names the metrics the jobs reported, in the order seen', () => {
+    expect(metricNames(Object.values(METRICS))).toEqual(['accuracy', 'loss']);
+  });
+});

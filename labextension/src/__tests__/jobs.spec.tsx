@@ -1,0 +1,136 @@
+import type { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import { JobsList, IJobsProps } from '../panel/jobs';
+import { DEFAULT_VIEW } from '../panel/jobs-view';
+import type { Kale } from '../types';
+import { render } from './render';
+
+const NOW = Date.parse('2026-01-01T01:00:00Z');
+
+function job(name: string, extra: Partial<Kale.IJobInfo> = {}): Kale.IJobInfo {
+  return {
+    name,
+    status: 'Complete',
+    backend: 'local',
+    runtime: 'torch-distributed',
+    num_nodes: 2,
+    procs_per_node: 1,
+    nodes: [],
+    created: '2026-01-01T00:00:00Z',
+    finished: '2026-01-01T00:02:05Z',
+    provenance: {
+      'kale-ext.io/notebook': 'a/nb.ipynb',
+      'kale-ext.io/options': '{"parameters": {"epochs": "6"}}'
+    },
+    ...extra
+  };
+}
+
+function list(props: Partial<IJobsProps>): Promise<Widget> {
+  return render(
+    <JobsList
+      jobs={[]}
+      error=""
+      deleting={new Set()}
+      now={NOW}
+      view={DEFAULT_VIEW}
+      onView={jest.fn()}
+      notebook="a/nb.ipynb"
+      metrics={() => undefined}
+      canRerun={() => true}
+      onLogs={jest.fn()}
+      onRerun={jest.fn()}
+      onDelete={jest.fn()}
+      {...props}
+    />
+  );
+}
+
+describe('JobsList', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it('shows each job’s state, parameters, duration and final metric', async () => {
+    widget = await list({
+      jobs: [job('nb-six')],
+      metrics: () => new Map([['accuracy', { value: 0.9712, step: 6 }]])
+    });
+    const row = widget.node.querySelector('[data-job="nb-six"]')!;
+    const cell = (c: string) =>
+      row.querySelector(`.kale-ext-JobCol-${c}`)?.textContent;
+    expect(cell('state')).toBe('Complete');
+    expect(cell('parameters')).toBe('epochs=6');
+    expect(cell('duration')).toBe('2m 05s');
+    expect(cell('metric')).toBe('0.9712 step 6');
+    expect(
+      [...widget.node.querySelectorAll('[role="columnheader"]')].map(
+        h => h.textContent
+      )
+    ).toEqual([
+      'State',
+      'Name',
+      'Parameters',
+      'Duration',
+      'accuracy',
+      'Started ▾'
+    ]);
+  });
+
+  it('sorts by a column when its header is pressed, and filters by notebook', async () => {
+    const onView = jest.fn();
+    widget = await list({ jobs: [job('nb-six')], onView });
+    const header = widget.node.querySelector<HTMLElement>(
+      '[aria-label="Sort by Duration"]'
+    )!;
+    header.click();
+    expect(onView).toHaveBeenLastCalledWith({
+      sort: 'duration',
+      descending: false
+    });
+    const all = [
+      ...widget.node.querySelectorAll<HTMLElement>('[role="radio"]')
+    ];
+    expect(
+      all.map(b => [b.textContent, b.getAttribute('aria-checked')])
+    ).toEqual([
+      ['This notebook', 'true'],
+      ['All', 'false']
+    ]);
+    all[1].click();
+    expect(onView).toHaveBeenLastCalledWith({ filter: 'all' });
+  });
+
+  it('says a failed job’s failure and links to the cell it failed in', async () => {
+    const onOpenFailure = jest.fn();
+    const failed = job('nb-bad', {
+      status: 'Failed',
+      failure: {
+        summary:
+          'node 1, rank 1: cell 4 ("training"), line 3: KeyError: \'label\'',
+        cell_index: 3,
+        line: 3
+      }
+    });
+    widget = await list({ jobs: [failed], onOpenFailure });
+    const reason = widget.node.querySelector('.kale-ext-JobRow-reason')!;
+    expect(reason.textContent).toContain("KeyError: 'label'");
+    const open = reason.querySelector('button')!;
+    expect(open.textContent).toBe('Open cell 4, line 3');
+    open.click();
+    expect(onOpenFailure).toHaveBeenCalledWith(failed);
+  });
+
+  it('says when this notebook has no jobs but others do', async () => {
+    widget = await list({
+      jobs: [
+        job('x', {
+          provenance: { 'kale-ext.io/notebook': 'b/other.ipynb' }
+        })
+      ]
+    });
+    expect(widget.node.textContent).toContain(
+      'No jobs of this notebook yet (1 of others: show all).'
+    );
+  });
+});

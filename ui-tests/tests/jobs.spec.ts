@@ -1,0 +1,169 @@
+import {
+  expect,
+  IJupyterLabPageFixture,
+  kernelSettled,
+  openNotebook,
+  openPanel,
+  panel,
+  screenshot,
+  test
+} from './helpers';
+
+/**
+ * Jobs really run here (the local backend): give them time.
+ */
+const JOB_TIMEOUT = 120_000;
+
+test.use({ viewport: { width: 1400, height: 900 } });
+
+const TRAIN = [
+  'from kale_ext import report',
+  'for e in range(1, epochs + 1):',
+  '    report(step=e, accuracy=e / 10)',
+  'if fail:',
+  '    raise KeyError("label")',
+  'print("trained", epochs)'
+].join('\n');
+
+test('the jobs list: this notebook or all, parameters, duration, final metric, failure, sorted by any column; its choices and the log tabs survive a reload', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(3 * JOB_TIMEOUT);
+  // Another notebook's job, then this notebook's three.
+  await openNotebook(page, testInfo, tmpPath, 'other.ipynb', [
+    { source: 'print("other")' }
+  ]);
+  await kernelSettled(page);
+  await openNotebook(page, testInfo, tmpPath, 'sweep.ipynb', [
+    { source: 'epochs = 2\nfail = False', tags: ['parameters'] },
+    { source: TRAIN }
+  ]);
+  await kernelSettled(page);
+  await page.notebook.activate('other.ipynb');
+  const p = await openPanel(page);
+  await expect(p.locator('.kale-ext-Notebook')).toContainText('other.ipynb');
+  await submit(page, {});
+  await page.notebook.activate('sweep.ipynb');
+  await expect(p.locator('.kale-ext-Notebook')).toContainText('sweep.ipynb');
+  const two = await submit(page, {});
+  const five = await submit(page, { epochs: '5' });
+  const failed = await submit(page, { epochs: '1', fail: 'True' });
+
+  // Wait for all three to end.
+  const row = (name: string) =>
+    p.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+  for (const [name, status] of [
+    [two, 'Complete'],
+    [five, 'Complete'],
+    [failed, 'Failed']
+  ]) {
+    await expect(row(name)).toHaveAttribute('data-status', status, {
+      timeout: JOB_TIMEOUT
+    });
+  }
+
+  // This notebook's jobs only; then all.
+  const rows = p.locator('.kale-ext-JobRow');
+  await expect(rows).toHaveCount(3);
+  const filter = p.getByRole('radiogroup', { name: 'Show jobs of' });
+  await filter.getByRole('radio', { name: 'All' }).click();
+  await expect(rows).toHaveCount(4);
+  await filter.getByRole('radio', { name: 'This notebook' }).click();
+  await expect(rows).toHaveCount(3);
+
+  // Key parameters, duration, final metric.
+  const cell = (name: string, column: string) =>
+    row(name).locator(`.kale-ext-JobCol-${column}`);
+  await expect(cell(five, 'parameters')).toHaveText('epochs=5');
+  await expect(cell(two, 'parameters')).toHaveText('defaults');
+  await expect(cell(five, 'duration')).toHaveText(/^\d+(\.\d)?s$/);
+  await expect(cell(five, 'metric')).toHaveText('0.5 step 5', {
+    timeout: JOB_TIMEOUT
+  });
+  await expect(cell(two, 'metric')).toHaveText('0.2 step 2');
+
+  // Sort by the metric: best first, then worst first.
+  const names = () =>
+    rows.evaluateAll(els => els.map(e => e.getAttribute('data-job')));
+  await expect(cell(failed, 'metric')).toHaveText('0.1 step 1');
+  await p.getByRole('button', { name: 'Sort by accuracy' }).click();
+  await expect.poll(names).toEqual([failed, two, five]);
+  await p.getByRole('button', { name: 'Sort by accuracy' }).click();
+  await expect.poll(names).toEqual([five, two, failed]);
+
+  // The failure: who, where, why; its cell one click away.
+  const reason = row(failed).locator('.kale-ext-JobRow-reason');
+  await expect(reason).toContainText("KeyError: 'label'", {
+    timeout: JOB_TIMEOUT
+  });
+  await expect(reason).toContainText('cell 2');
+  await widen(page);
+  await screenshot(panel(page), testInfo, 'panel-jobs.png');
+  await reason.getByRole('button', { name: /at the cell that failed/ }).click();
+  await expect(page.locator('.jp-Notebook .jp-Cell').nth(1)).toHaveClass(
+    /jp-mod-active/
+  );
+  expect(await cursorLine(page)).toBe(4); // line 5, counted from 0
+
+  // Reload: the list's choices and the open log tabs come back.
+  await filter.getByRole('radio', { name: 'All' }).click();
+  await row(five)
+    .getByRole('button', { name: `Logs of ${five}` })
+    .click();
+  await expect(page.locator(`#kale-ext-logs-${five}`)).toBeVisible();
+  await page.reload();
+  await expect(page.locator(`#kale-ext-logs-${five}`)).toBeAttached({
+    timeout: 30_000
+  });
+  await expect(page.locator(`#kale-ext-logs-${failed}`)).toBeAttached();
+  const again = await openPanel(page);
+  await expect(
+    again
+      .getByRole('radiogroup', { name: 'Show jobs of' })
+      .getByRole('radio', { name: 'All' })
+  ).toHaveAttribute('aria-checked', 'true');
+  await expect(again.locator('.kale-ext-JobRow')).toHaveCount(4);
+});
+
+/**
+ * Submit the current notebook with these parameters; returns the job's name.
+ */
+async function submit(
+  page: IJupyterLabPageFixture,
+  parameters: Record<string, string>
+): Promise<string> {
+  const p = panel(page);
+  for (const [name, value] of Object.entries(parameters)) {
+    await p.getByLabel(`Parameter ${name}`, { exact: true }).fill(value);
+  }
+  const submitted = page.waitForResponse(
+    r =>
+      /\/kale-ext\/jobs(\?.*)?$/.test(r.url()) &&
+      r.request().method() === 'POST'
+  );
+  await p.getByRole('button', { name: 'Submit' }).click();
+  const body = await (await submitted).json();
+  for (const name of Object.keys(parameters)) {
+    await p.getByRole('button', { name: `Reset ${name}` }).click();
+  }
+  return body.name as string;
+}
+
+async function widen(page: IJupyterLabPageFixture): Promise<void> {
+  const handle = page
+    .locator('#jp-main-split-panel > .lm-SplitPanel-handle')
+    .first();
+  const box = (await handle.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 420, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+}
+
+async function cursorLine(page: IJupyterLabPageFixture): Promise<number> {
+  return page.evaluate(() => {
+    const nb = window.jupyterapp.shell.currentWidget as any;
+    return nb.content.activeCell.editor.getCursorPosition().line;
+  });
+}
