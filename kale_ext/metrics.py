@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 
 PREFIX = "KALE_METRIC "
@@ -36,8 +37,15 @@ SERIES_COLORS = (
 #: How a value that is not a finite number is shown (as Python prints it).
 NAN_TEXT = "nan"
 INF_TEXT = "inf"
-#: A metric chart's size and margins (room for the y labels on the left, x labels below).
-CHART_SIZE = {"width": 280, "height": 120, "left": 44, "right": 8, "top": 6, "bottom": 18}
+#: A metric chart's size and margins (room for the y labels on the left, x labels below); the
+#: panel's charts fill their tab's width and take this height (twice it when made taller).
+CHART_SIZE = {"width": 420, "height": 160, "left": 48, "right": 10, "top": 8, "bottom": 18}
+#: Words that make a metric one whose best value is its lowest (``val_loss``, ``trainError``,
+#: ``mse``); any other metric's best is its highest (``accuracy``, ``f1``).
+LOWER_IS_BETTER = (
+    "loss", "losses", "error", "errors", "err", "mse", "mae", "rmse", "mape", "nll",
+    "perplexity", "ppl", "cost", "wer", "cer", "latency", "time", "regret", "distance",
+)  # fmt: skip
 
 
 def report(step: int | None = None, **metrics: float) -> None:
@@ -111,6 +119,22 @@ def format_value(value: float) -> str:
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 
 
+def lower_is_better(name: str) -> bool:
+    """Whether a metric's best value is its lowest: its name has a word of
+    :data:`LOWER_IS_BETTER` (words split at non-letters and camelCase humps)."""
+    words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+    return any(word in LOWER_IS_BETTER for word in words)
+
+
+def best_point(name: str, points: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """The best (step, value) of a metric's finite points (the earliest of equals), or None."""
+    finite = [p for p in points if math.isfinite(p[1])]
+    if not finite:
+        return None
+    sign = 1 if lower_is_better(name) else -1
+    return min(finite, key=lambda p: (sign * p[1], p[0]))
+
+
 def series_color(rank: int) -> str:
     """The colour of a rank's series (and of its log lines in the panel)."""
     return SERIES_COLORS[rank % len(SERIES_COLORS)]
@@ -126,4 +150,5 @@ def frontend_constants() -> dict:
         "nan_text": NAN_TEXT,
         "inf_text": INF_TEXT,
         "chart_size": dict(CHART_SIZE),
+        "lower_is_better": list(LOWER_IS_BETTER),
     }

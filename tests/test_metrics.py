@@ -12,11 +12,14 @@ from kale_ext import report
 from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.errors import CompileError
 from kale_ext.metrics import (
+    LOWER_IS_BETTER,
     MAX_POINTS,
     PREFIX,
     SERIES_COLORS,
+    best_point,
     format_value,
     frontend_constants,
+    lower_is_better,
     metric_values,
     parse_metric,
     series_color,
@@ -121,10 +124,31 @@ def test_series_colours_go_round_by_rank():
     assert len(set(SERIES_COLORS)) == len(SERIES_COLORS)
 
 
+@pytest.mark.parametrize(
+    ("name", "lower"),
+    [("loss", True), ("val_loss", True), ("trainError", True), ("valMSE", True),
+     ("top1_err", True), ("epoch_time", True), ("perplexity", True), ("errors", True),
+     ("accuracy", False), ("f1", False), ("lossless", False), ("runtime", False),
+     ("val/acc", False)],
+)  # fmt: skip
+def test_which_metrics_are_better_lower(name, lower):
+    # the panel's Jest spec (metrics/summary.spec.ts) holds the same table
+    assert lower_is_better(name) is lower
+
+
+def test_best_point_is_the_lowest_loss_or_the_highest_accuracy():
+    points = [(1, 0.5), (2, 0.3), (3, 0.3), (4, math.nan), (5, 0.4)]
+    assert best_point("loss", points) == (2, 0.3)  # the earliest of equals
+    assert best_point("accuracy", points) == (1, 0.5)
+    assert best_point("loss", [(1, math.inf), (2, math.nan)]) is None
+    assert best_point("loss", []) is None
+
+
 def test_frontend_constants_are_the_ones_used_here():
     constants = json.loads(json.dumps(frontend_constants()))  # JSON as it is, nothing lost
     assert constants["prefix"] == PREFIX and constants["max_points"] == MAX_POINTS
     assert constants["series_colors"] == list(SERIES_COLORS)
+    assert constants["lower_is_better"] == list(LOWER_IS_BETTER)
     assert constants["nan_text"] == format_value(math.nan)
     assert "-" + constants["inf_text"] == format_value(-math.inf)
     size = constants["chart_size"]

@@ -106,10 +106,15 @@ class WidgetView:
         self.failure.add_class("kale-ext-failure")
         self.charts: dict[str, object] = {}
         self._chart_versions: dict[str, int] = {}
-        self.metrics = w.HBox(
-            layout=w.Layout(flex_flow="row wrap", grid_gap="8px 16px", display="none")
+        self.charts_box = w.HBox(layout=w.Layout(flex_flow="row wrap", grid_gap="8px 16px"))
+        self.log_scale = w.ToggleButton(
+            description="Log scale", tooltip="A log y axis (values above 0 only)"
         )
+        self.log_scale.add_class("kale-ext-log-scale")
+        self.log_scale.observe(lambda _: self._redraw_charts(), names="value")
+        self.metrics = w.VBox([self.log_scale, self.charts_box], layout=w.Layout(display="none"))
         self.metrics.add_class("kale-ext-metrics")
+        self._model = model
         self.logs: dict[int | None, object] = {}
         self._texts: dict[int | None, str] = {}
         self.tabs = None
@@ -180,10 +185,20 @@ class WidgetView:
                 chart.add_class("kale-ext-metric-chart")
                 added = True
             self._chart_versions[name] = version
-            chart.value = metric_svg(name, model.metrics.get(name, {}), model.latest.get(name, {}))
+            chart.value = metric_svg(
+                name,
+                model.metrics.get(name, {}),
+                model.latest.get(name, {}),
+                log=self.log_scale.value,
+            )
         if added:
-            self.metrics.children = tuple(self.charts.values())
+            self.charts_box.children = tuple(self.charts.values())
             self.metrics.layout.display = "flex"
+
+    def _redraw_charts(self) -> None:
+        """Every chart again (the log scale was toggled)."""
+        self._chart_versions.clear()
+        self._update_charts(self._model)
 
     def show_outputs(self, model: MonitorModel, found) -> None:
         """An Outputs section below the logs: each file with its size."""

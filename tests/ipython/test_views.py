@@ -94,14 +94,17 @@ def test_widget_plots_the_metrics_live():
     assert view.charts == {}
     monitor.poll()
     loss = view.charts["loss"]
-    assert view.metrics.children == (loss,) and view.metrics.layout.display == "flex"
+    assert view.charts_box.children == (loss,) and view.metrics.layout.display == "flex"
     assert 'aria-label="loss, latest: rank 0 0.9 at step 1, rank 1 0.95 at step 1"' in loss.value
-    assert "<path " not in loss.value  # one step so far: dots
+    assert "<svg" not in loss.value and ">0.925</span>" in loss.value  # one step: a number
     while monitor.poll():
         pass
-    assert view.metrics.children == (loss, view.charts["accuracy"])
-    assert loss.value.count("<path ") == 2
-    assert "rank 0 <b>0.97</b> step 2" in view.charts["accuracy"].value
+    assert view.charts_box.children == (loss, view.charts["accuracy"])
+    assert loss.value.count("<path ") == 3  # a line per rank and their mean
+    assert 'data-scale="linear"' in loss.value
+    assert ">0.97</span> <span" in view.charts["accuracy"].value  # one value: a number
+    view.log_scale.value = True
+    assert 'data-scale="log"' in loss.value and loss.value.count("<path ") == 3
     assert "KALE_METRIC" not in view.logs[None].value and "epoch 1" in view.logs[None].value
 
 

@@ -65,23 +65,73 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
     /^loss, latest: rank 0 [\d.]+ at step 2, rank 1 [\d.]+ at step 2$/,
     { timeout: JOB_TIMEOUT }
   );
+  // A line per rank and their mean; the legend has each one's last and best.
   const series = loss.locator('.kale-ext-Metric-series');
-  await expect(series).toHaveCount(2);
+  await expect(series).toHaveCount(3);
   await expect(series.nth(0)).toHaveAttribute('data-rank', '0');
   await expect(series.nth(1)).toHaveAttribute('data-rank', '1');
-  await expect(series.locator('path')).toHaveCount(2); // 2 steps: a line each
+  await expect(series.nth(2)).toHaveAttribute('data-rank', 'mean');
+  await expect(series.locator('path')).toHaveCount(3); // 2 steps: a line each
   await expect(loss.locator('.kale-ext-Metric-legend li')).toHaveText([
-    /rank 0 [\d.]+ step 2/,
-    /rank 1 [\d.]+ step 2/
+    /^rank 0\s*last [\d.]+ step 2\s*best [\d.]+ step [12]$/,
+    /^rank 1\s*last [\d.]+ step 2\s*best [\d.]+ step [12]$/,
+    /^mean\s*last [\d.]+ step 2\s*best [\d.]+ step [12]$/
   ]);
 
-  // The accuracy, reported once per rank at the end: its values.
+  // The chart fills the view's width.
+  const section = await metrics.boundingBox();
+  const box = (await lossChart.boundingBox())!;
+  expect(box.width).toBeGreaterThan(0.9 * section!.width);
+
+  // Hover: a crosshair and each rank's value at the step under the pointer.
+  const tip = loss.locator('.kale-ext-Metric-tooltip');
+  await expect(tip).toBeHidden();
+  await lossChart.hover({ position: { x: box.width - 20, y: box.height / 2 } });
+  await expect(tip).toBeVisible();
+  await expect(tip).toContainText(
+    /step 2: rank 0 [\d.]+, rank 1 [\d.]+, mean [\d.]+/
+  );
+  await expect(loss.locator('.kale-ext-Metric-crosshair circle')).toHaveCount(
+    3
+  );
+  await screenshot(logs, testInfo, 'metrics-hover.png');
+  await page.mouse.move(0, 0);
+  await expect(tip).toBeHidden();
+  // The keyboard too: focus shows the last step, the arrows move.
+  await lossChart.focus();
+  await expect(tip).toContainText(/step 2: rank 0/);
+  await page.keyboard.press('ArrowLeft');
+  await expect(tip).toContainText(/step 1: rank 0 [\d.]+, rank 1 [\d.]+/);
+  await page.keyboard.press('Escape');
+  await expect(tip).toBeHidden();
+
+  // A log scale: the line redrawn on a log axis.
+  const rank0 = series.nth(0).locator('path');
+  const linear = await rank0.getAttribute('d');
+  const log = loss.getByRole('button', { name: 'Log scale of loss' });
+  await log.click();
+  await expect(log).toHaveAttribute('aria-pressed', 'true');
+  await expect(loss).toHaveAttribute('data-scale', 'log');
+  await expect(rank0).not.toHaveAttribute('d', linear!);
+  await screenshot(logs, testInfo, 'metrics-log.png');
+  await log.click();
+  await expect(loss).toHaveAttribute('data-scale', 'linear');
+
+  // Taller charts, on demand.
+  const height = box.height;
+  await logs.getByRole('button', { name: 'Taller charts' }).click();
+  await expect
+    .poll(async () => (await lossChart.boundingBox())!.height)
+    .toBeGreaterThan(1.5 * height);
+  await logs.getByRole('button', { name: 'Taller charts' }).click();
+
+  // The accuracy, reported once per rank at the end: a number, at its step.
   const accuracy = metrics.locator('[data-metric="accuracy"]');
-  await expect(accuracy.getByRole('img')).toHaveAttribute(
-    'aria-label',
-    /^accuracy, latest: rank 0 0\.\d+ at step 2, rank 1 0\.\d+ at step 2$/,
+  await expect(accuracy.locator('.kale-ext-MetricValue-main')).toHaveText(
+    /^0\.\d+ at step 2 · mean of 2 ranks$/,
     { timeout: JOB_TIMEOUT }
   );
+  await expect(accuracy.locator('svg')).toHaveCount(0);
   const values = accuracy.locator('.kale-ext-Metric-value');
   await expect(values).toHaveCount(2);
   for (const value of await values.allTextContents()) {
@@ -167,13 +217,22 @@ test('the notebook monitor widget plots the metrics too', async ({
     'aria-label',
     'loss, latest: rank 0 0.3333 at step 3, rank 1 0.4333 at step 3'
   );
-  await expect(loss.locator('path')).toHaveCount(2);
-  await expect(
-    monitor.locator('[data-metric="accuracy"]').getByRole('img')
-  ).toHaveAttribute(
+  await expect(loss.locator('path')).toHaveCount(3); // each rank and their mean
+  await expect(loss).toContainText(
+    'mean last 0.3833 step 3 · best 0.3833 step 3'
+  );
+  const accuracy = monitor.locator('[data-metric="accuracy"]');
+  await expect(accuracy.getByRole('img')).toHaveAttribute(
     'aria-label',
     'accuracy, latest: rank 0 0.9 at step 3, rank 1 0.91 at step 3'
   );
+  // reported once: a number, not a chart
+  await expect(accuracy).toContainText('0.905 at step 3 · mean of 2 ranks');
+  await expect(accuracy.locator('svg')).toHaveCount(0);
+  // a log scale
+  await expect(loss.locator('svg')).toHaveAttribute('data-scale', 'linear');
+  await monitor.getByRole('button', { name: 'Log scale' }).click();
+  await expect(loss.locator('svg')).toHaveAttribute('data-scale', 'log');
   // The lines report() printed are plotted, not listed.
   const all = monitor.locator('.kale-ext-log');
   await expect(all).toContainText('[rank 1] step 3');

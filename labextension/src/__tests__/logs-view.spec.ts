@@ -96,10 +96,13 @@ describe('LogsView with metrics and a timeline', () => {
         [...loss.querySelectorAll('.kale-ext-Metric-series')].map(g =>
           g.getAttribute('data-rank')
         )
-      ).toEqual(['0', '1']);
-      expect(loss.querySelectorAll('path')).toHaveLength(2);
+      ).toEqual(['0', '1', 'mean']);
+      // a line per rank and their mean
+      expect(loss.querySelectorAll('path')).toHaveLength(3);
+      // reported once: a number, not a chart
       const accuracy = view.node.querySelector('[data-metric="accuracy"]')!;
-      expect(accuracy.textContent).toContain('0.97');
+      expect(accuracy.querySelector('svg')).toBeNull();
+      expect(accuracy.textContent).toContain('0.97 at step 2');
 
       // The log shows the one plain line; the toggle shows the others.
       const log = view.node.querySelector('[role="log"]')!;

@@ -1,16 +1,27 @@
 import * as React from 'react';
 
-import { chartLayout } from '../metrics/chart';
+import { CHART_SIZE } from '../metrics/constants';
 import { describeMetric, formatValue, seriesClass } from '../metrics/format';
+import { IChartPrefs, loadChartPrefs, saveChartPrefs } from '../metrics/prefs';
 import type { IMetric, MetricsStore } from '../metrics/store';
+import { singleValue } from '../metrics/summary';
+import { MetricChart } from './metric-chart';
 
 /**
- * One small chart per metric, as the job reports them.
+ * The metrics as the job reports them: a value reported once (per rank) as
+ * a number, the others as charts as wide as the view (taller on demand,
+ * remembered).
  */
 export function MetricsPane(props: {
   store: MetricsStore;
   version: number;
 }): JSX.Element {
+  const [prefs, setPrefs] = React.useState<IChartPrefs>(loadChartPrefs);
+  const update = (change: Partial<IChartPrefs>) => {
+    const next = { ...prefs, ...change };
+    saveChartPrefs(next);
+    setPrefs(next);
+  };
   const metrics = props.store.metrics;
   if (metrics.length === 0) {
     return (
@@ -21,99 +32,104 @@ export function MetricsPane(props: {
       </p>
     );
   }
+  const values = metrics.filter(m => singleValue(m) !== null);
+  const charts = metrics.filter(m => singleValue(m) === null);
+  const height = CHART_SIZE.height * (prefs.tall ? 2 : 1);
   return (
-    <div className="kale-ext-Metrics" role="list" aria-label="Metrics">
-      {metrics.map(m => (
-        <MetricChart key={m.name} metric={m} version={m.version} />
-      ))}
+    <div className="kale-ext-Metrics">
+      {values.length > 0 && (
+        <div className="kale-ext-MetricValues" role="list" aria-label="Values">
+          {values.map(m => (
+            <MetricValue key={m.name} metric={m} />
+          ))}
+        </div>
+      )}
+      {charts.length > 0 && (
+        <>
+          <div className="kale-ext-Metrics-toolbar">
+            <button
+              type="button"
+              className="kale-ext-Metrics-taller"
+              aria-pressed={prefs.tall}
+              onClick={() => update({ tall: !prefs.tall })}
+            >
+              Taller charts
+            </button>
+          </div>
+          <div
+            className="kale-ext-MetricCharts"
+            role="list"
+            aria-label="Charts"
+          >
+            {charts.map(m => (
+              <MetricChart
+                key={m.name}
+                metric={m}
+                version={m.version}
+                height={height}
+                log={prefs.log.includes(m.name)}
+                onLogChange={log =>
+                  update({
+                    log: log
+                      ? [...prefs.log, m.name]
+                      : prefs.log.filter(n => n !== m.name)
+                  })
+                }
+              />
+            ))}
+          </div>
+        </>
+      )}
     </div>
   );
 }
 
 /**
- * A line chart of one metric: x = step, a line per rank in its rank's
- * colour (the same as its log lines'), the latest values below.
+ * A metric reported once (per rank), as a number: "0.97 at step 3"; the
+ * mean of several ranks, each rank's value below.
  */
-function MetricChartView(props: {
-  metric: IMetric;
-  /** Changes when the metric does (the metric object is updated in place). */
-  version: number;
-}): JSX.Element {
-  const { metric, version } = props;
-  const layout = React.useMemo(() => chartLayout(metric), [metric, version]);
-  const label = describeMetric(metric);
-  const { size } = layout;
-  const series = [...metric.series.values()];
-  const plotRight = size.width - size.right;
-  const plotBottom = size.height - size.bottom;
+function MetricValue(props: { metric: IMetric }): JSX.Element {
+  const { metric } = props;
+  const single = singleValue(metric)!;
+  const several = single.ranks.length > 1;
   return (
     <figure
-      className="kale-ext-Metric"
+      className="kale-ext-MetricValue"
       role="listitem"
       data-metric={metric.name}
     >
       <figcaption className="kale-ext-Metric-name">{metric.name}</figcaption>
-      <svg
-        className="kale-ext-Metric-chart"
-        role="img"
-        aria-label={label}
-        width={size.width}
-        height={size.height}
-        viewBox={`0 0 ${size.width} ${size.height}`}
+      <p
+        className="kale-ext-MetricValue-main"
+        aria-label={describeMetric(metric)}
       >
-        <g className="kale-ext-Metric-grid" aria-hidden="true">
-          {layout.yTicks.map(t => (
-            <g key={`y${t.label}`}>
-              <line x1={size.left} x2={plotRight} y1={t.y} y2={t.y} />
-              <text x={size.left - 4} y={t.y} textAnchor="end" dy="0.32em">
-                {t.label}
-              </text>
-            </g>
+        <span className="kale-ext-MetricValue-number">
+          {formatValue(single.value)}
+        </span>{' '}
+        <span className="kale-ext-Muted">
+          {single.step !== null && `at step ${formatValue(single.step)}`}
+          {several && ` · mean of ${single.ranks.length} ranks`}
+        </span>
+      </p>
+      {several && (
+        <ul className="kale-ext-Metric-legend">
+          {single.ranks.map(r => (
+            <li key={r.rank} className={seriesClass(r.rank)} data-rank={r.rank}>
+              <span className="kale-ext-Metric-swatch" aria-hidden="true" />
+              rank {r.rank}{' '}
+              <span className="kale-ext-Metric-value">
+                {formatValue(r.value)}
+              </span>
+              {single.step === null && (
+                <span className="kale-ext-Muted">
+                  {' '}
+                  step {formatValue(r.step)}
+                </span>
+              )}
+            </li>
           ))}
-          {layout.xTicks.map(t => (
-            <text
-              key={`x${t.label}`}
-              x={t.x}
-              y={plotBottom + 12}
-              textAnchor="middle"
-            >
-              {t.label}
-            </text>
-          ))}
-          <line
-            className="kale-ext-Metric-axis"
-            x1={size.left}
-            x2={plotRight}
-            y1={plotBottom}
-            y2={plotBottom}
-          />
-        </g>
-        {layout.lines.map(line => (
-          <g
-            key={line.rank}
-            className={`kale-ext-Metric-series ${seriesClass(line.rank)}`}
-            data-rank={line.rank}
-            data-points={line.drawn}
-          >
-            {line.drawn > 1 && <path d={line.d} />}
-            {line.last && <circle cx={line.last.x} cy={line.last.y} r={2.5} />}
-          </g>
-        ))}
-      </svg>
-      <ul className="kale-ext-Metric-legend">
-        {series.map(s => (
-          <li key={s.rank} className={seriesClass(s.rank)} data-rank={s.rank}>
-            <span className="kale-ext-Metric-swatch" aria-hidden="true" />
-            rank {s.rank}{' '}
-            <span className="kale-ext-Metric-value">
-              {formatValue(s.latest.value)}
-            </span>{' '}
-            <span className="kale-ext-Muted">step {s.latest.step}</span>
-          </li>
-        ))}
-      </ul>
+        </ul>
+      )}
     </figure>
   );
 }
-
-const MetricChart = React.memo(MetricChartView);

@@ -1,7 +1,8 @@
 /**
  * The facts the metrics code shares with `kale_ext/metrics.py`: what starts
  * a metrics line, how many points a series keeps, the series colours, how a
- * value that is not a finite number reads, and a chart's size. They come
+ * value that is not a finite number reads, a chart's size, and which
+ * metrics are better lower. They come
  * from the generated contract (`../contract.json`), never a copy.
  */
 import { METRICS, type IChartSize } from '../contract';
@@ -35,6 +36,12 @@ export const INF_TEXT: string = METRICS.inf_text;
  * A chart's default size and margins, in SVG user units.
  */
 export const CHART_SIZE: Readonly<IChartSize> = METRICS.chart_size;
+
+/**
+ * Words that make a metric one whose best value is its lowest (`loss`,
+ * `error`, `mse`, ...); any other metric's best is its highest.
+ */
+export const LOWER_IS_BETTER: readonly string[] = METRICS.lower_is_better;
 
 /**
  * The CSS that gives each `kale-ext-who-<i>` class its series colour.
