@@ -123,6 +123,7 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
   await expect
     .poll(async () => (await lossChart.boundingBox())!.height)
     .toBeGreaterThan(1.5 * height);
+  await screenshot(logs, testInfo, 'metrics-tall.png');
   await logs.getByRole('button', { name: 'Taller charts' }).click();
 
   // The accuracy, reported once per rank at the end: a number, at its step.
