@@ -15,6 +15,7 @@ from ..errors import BackendError, NotFound
 from ..job.defaults import STALL_SECONDS
 from ..job.runtimes import Runtime
 from ..job.spec import JobSpec
+from ..job.trainjob import SWEEP
 from ..metrics import parse_metric
 
 __all__ = [
@@ -79,6 +80,13 @@ class Failure:
         return cls(**known)
 
 
+#: A trial's label (a TrainJob label on Kubernetes) naming its sweep; kept in the job's records
+#: as the annotation SWEEP_ANNOTATION. A job stopped by its sweep's early-stopping rule has a
+#: reason starting with STOPPED_EARLY and reads `Stopped early` in every view.
+SWEEP_LABEL = SWEEP_ANNOTATION = SWEEP
+STOPPED_EARLY = "stopped early"
+
+
 def stall_text(seconds: float) -> str:
     """`Stalled (no output for 10 min)`."""
     quiet = f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
@@ -101,6 +109,11 @@ class JobInfo:
     failure: Failure | None = None  # a Failed job's summary
     last_output: str | None = None  # when a running job last wrote a log line or a metric
     stalled_after: float | None = None  # set while Running without output for this many s
+    sweep: str | None = None  # the sweep it is a trial of (from its SWEEP_LABEL annotation)
+
+    def __post_init__(self) -> None:
+        if self.sweep is None:
+            self.sweep = self.provenance.get(SWEEP_ANNOTATION)
 
     @property
     def status_text(self) -> str:
@@ -108,6 +121,8 @@ class JobInfo:
         job that has been quiet too long."""
         if self.status is Status.RUNNING and self.stalled_after is not None:
             return stall_text(self.stalled_after)
+        if self.status is Status.FAILED and (self.reason or "").startswith(STOPPED_EARLY):
+            return "Stopped early"
         return self.status.value
 
     def to_dict(self) -> dict:
@@ -250,6 +265,11 @@ class Backend(abc.ABC):
     def delete(self, name: str, outputs: bool = False) -> str | None:
         """Stop and delete a job. Its outputs stay unless ``outputs``; returns what happened to
         them, in words (None when it had none)."""
+
+    def stop(self, name: str, reason: str) -> None:
+        """Stop a running job, saying ``reason`` (a sweep stopping a trial early). A backend
+        that cannot keep a stopped job deletes it (its outputs stay)."""
+        self.delete(name)
 
     def outputs(self, name: str) -> JobOutputs:
         """What the job wrote to KALE_EXT_OUTPUT_DIR (NotFound for an unknown job)."""

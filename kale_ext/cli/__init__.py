@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   kale-ext status digits-ddp-x1y2z
   kale-ext logs digits-ddp-x1y2z -f --node 1
   kale-ext delete digits-ddp-x1y2z
+  kale-ext sweep nb.ipynb --param lr=1e-3,1e-2 --param batch=32,64 --parallel 2
   kale-ext defaults -o json
 
 Defaults (backend, namespace, runtime, image, pip index URLs, nodes, CPU, memory, GPUs) are
@@ -26,7 +27,7 @@ the same as the JupyterLab panel's: see `kale-ext defaults`.
 
 def _parser() -> tuple[argparse.ArgumentParser, dict]:
     """The parser of every command, and each command's handler by name."""
-    from . import jobs, run, settings
+    from . import jobs, run, settings, sweep
 
     parser = argparse.ArgumentParser(
         prog="kale-ext",
@@ -35,7 +36,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict]:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands = {**run.register(sub, EXAMPLES), **jobs.register(sub), **settings.register(sub)}
+    commands = {
+        **run.register(sub, EXAMPLES),
+        **jobs.register(sub),
+        **settings.register(sub),
+        **sweep.register(sub),
+    }
     return parser, commands
 
 

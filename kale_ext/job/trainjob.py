@@ -24,6 +24,7 @@ from .volumes import WORKDIR
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANNOTATION = "kale-ext.io/"
 OUTPUTS = ANNOTATION + "outputs"
+SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 #: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN).
@@ -160,6 +161,8 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
     }
     if spec.outputs is not None:  # where KALE_EXT_OUTPUT_DIR lasts
         out[OUTPUTS] = f"{spec.outputs}/{spec.name}"
+    if SWEEP in spec.config.labels:  # a sweep's trial: every backend's record names the sweep
+        out[SWEEP] = spec.config.labels[SWEEP]
     policy = spec.config.run_policy
     if policy is not None:
         if policy.ttl_seconds_after_finished is not None:

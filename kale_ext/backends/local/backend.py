@@ -417,6 +417,11 @@ class LocalBackend(Backend):
             return f"deleted its outputs in {final}"
         return f"kept its outputs in {final} (delete them too with --outputs)"
 
+    def stop(self, name: str, reason: str) -> None:
+        from .stop import stop_job
+
+        stop_job(self._dir(name), reason)
+
     def outputs(self, name: str) -> JobOutputs:
         return listing(self._record(name), self._dir(name))
 

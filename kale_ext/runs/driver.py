@@ -1,0 +1,247 @@
+"""Runs one sweep: submits its trials as ordinary jobs, at most ``parallel`` at a time, reads
+each running trial's ``kale_ext.report`` lines from its logs, feeds them to the study (whose
+MedianPruner may stop a trial early) and records every change in the sweep's record.
+
+    python -m kale_ext.runs.driver NAME
+
+It runs detached (its own session), like a local job's supervisor: the command or server that
+started it may exit. Started again on a sweep (``kale-ext sweep --resume``), it continues:
+trials whose jobs still run are watched again, the study is the same.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from ..backends.base import Backend, NotFound, Status
+from ..errors import KaleExtError
+from ..metrics import metric_values, parse_metric
+from . import record as rec
+from .search import Study, needs_optuna
+from .space import Dimension, Space
+
+#: Seconds between two looks at the running trials.
+POLL = 0.2
+
+
+def _now() -> str:
+    from ..backends.local.supervisor import now
+
+    return now()
+
+
+def backend_of(record: dict) -> Backend:
+    from ..backends.choose import choose_backend
+    from ..job.defaults import load
+
+    backend, _ = choose_backend(record["backend"], load(), **record.get("backend_settings", {}))
+    return backend
+
+
+def space_of(record: dict) -> Space:
+    dims = []
+    for d in record["space"]:
+        values = tuple(d.get("values", ()))
+        dims.append(Dimension(d["name"], "", values, d["kind"], d.get("low", 0), d.get("high", 0)))
+    return Space(tuple(dims))
+
+
+def _step(values, count: int) -> int:
+    step = values.step
+    return int(step) if step is not None and float(step).is_integer() else count
+
+
+class Driver:
+    def __init__(self, name: str, backend: Backend | None = None):
+        self.name = name
+        self.folder = rec.sweep_dir(name)
+        self.record = rec.read(name)
+        self.backend = backend or backend_of(self.record)
+        self.study = Study(self.folder, self.record) if needs_optuna(self.record) else None
+        self.space = space_of(self.record)
+        self.offsets: dict[str, dict[int, int]] = {}
+        self.reports: dict[str, int] = {}
+        self.compiled = None
+        self.defaults = backend_defaults()
+
+    def save(self) -> None:
+        rec.write(self.record)
+
+    # -- starting trials --
+
+    def _planned(self) -> int:
+        if self.record["search"] == "grid":
+            return len(self.space.grid())
+        return self.record["max_trials"]
+
+    def _start_next(self) -> None:
+        from ..backends.submit import submit
+
+        number = len(self.record["trials"])
+        trial_id, params = None, None
+        if self.study is not None:
+            trial_id, trial = self.study.ask()
+        if self.record["search"] == "grid":
+            params = self.space.grid()[number]
+        else:
+            params = self.space.suggest(trial)
+        entry = {"number": number, "job": f"{self.name}-{number}", "parameters": params,
+                 "status": rec.PENDING, "metric": None, "step": None, "reason": None,
+                 "study_trial": trial_id}  # fmt: skip
+        self.record["trials"].append(entry)
+        self.save()  # a restarted driver knows the trial, submitted or not
+        options = {**self.record["options"], "parameters": params, "name": entry["job"]}
+        try:
+            job, workspace = self._compiled()
+            submit(self.backend, job, options, self.defaults, workspace=workspace,
+                   notebook_path=self.record.get("notebook_path"), place=self._place())  # fmt: skip
+            entry["status"] = rec.RUNNING
+        except KaleExtError as e:
+            self._finish(entry, rec.FAILED, f"not submitted: {e}")
+        self.save()
+
+    def _place(self):
+        from ..job.workspace import Place
+
+        folder = self.record.get("folder")
+        return Place(Path(folder)) if folder else Place()
+
+    def _compiled(self):
+        """The notebook compiled once for every trial, with the workspace it ships."""
+        if self.compiled is None:
+            from ..backends.submit import prepare
+
+            self.compiled = prepare(self.folder / rec.NOTEBOOK, self.record["options"],
+                                    self._place())  # fmt: skip
+        return self.compiled
+
+    # -- watching trials --
+
+    def _metric(self, entry: dict) -> tuple[float, int] | None:
+        """Read the trial's new report lines: its last value of the sweep's metric (rank 0)."""
+        metric = self.record.get("metric")
+        if not metric:
+            return None
+        job = entry["job"]
+        offsets = self.offsets.setdefault(job, {})
+        last = None
+        for line in self.backend.logs(job, offsets=dict(offsets) or None):
+            offsets[line.node] = line.offset
+            record = parse_metric(line.text)
+            if record is None:
+                continue
+            values = metric_values(record)
+            if values.rank not in (None, 0) or metric not in values.values:
+                continue
+            count = self.reports[job] = self.reports.get(job, -1) + 1
+            last = (values.values[metric], _step(values, count))
+            entry["metric"], entry["step"] = last
+            if self.study is not None and self._report(entry, *last):
+                return last
+        return last
+
+    def _report(self, entry: dict, value: float, step: int) -> bool:
+        """Feed one intermediate value; stop the trial when the pruner says so."""
+        if not self.record.get("early_stop") or entry["study_trial"] is None:
+            self.study.report(entry["study_trial"], value, step)
+            return False
+        if not self.study.report(entry["study_trial"], value, step):
+            return False
+        median = self._median(step)
+        shown = f" below the median {median:.4g}" if self.record.get("goal") == "max" else (
+            f" above the median {median:.4g}")  # fmt: skip
+        why = (f"{rec.STOPPED_EARLY}: {self.record['metric']} {value:.4g} at step {step}"
+               + (shown if median is not None else ""))  # fmt: skip
+        try:
+            self.backend.stop(entry["job"], why)
+        except NotFound:
+            pass
+        self._finish(entry, rec.STOPPED, why)
+        return True
+
+    def _median(self, step: int) -> float | None:
+        from statistics import median
+
+        done = [t for t in self.study.study.get_trials(deepcopy=False)
+                if t.state.name == "COMPLETE" and step in t.intermediate_values]  # fmt: skip
+        values = [t.intermediate_values[step] for t in done]
+        return median(values) if values else None
+
+    def _finish(self, entry: dict, status: str, reason: str | None = None) -> None:
+        entry["status"], entry["reason"] = status, reason
+        if self.study is not None and entry["study_trial"] is not None:
+            self.study.finish(entry["study_trial"], status, entry.get("metric"))
+
+    def _watch(self, entry: dict) -> None:
+        try:
+            info = self.backend.get_job(entry["job"])
+        except NotFound:
+            self._finish(entry, rec.FAILED, "its job was deleted")
+            return
+        self._metric(entry)
+        if entry["status"] == rec.STOPPED or not info.status.finished:
+            return
+        self._metric(entry)  # lines written just before it ended
+        if info.status is Status.COMPLETE:
+            missing = self.record.get("metric") and entry.get("metric") is None
+            if missing and self.study is not None:
+                self._finish(entry, rec.FAILED, f"it reported no {self.record['metric']}")
+            else:
+                self._finish(entry, rec.COMPLETE)
+        else:
+            self._finish(entry, rec.FAILED, info.reason or "failed")
+
+    # -- the loop --
+
+    def step(self) -> bool:
+        """One look at the trials and one start if there is room; False when all is done."""
+        for entry in self.record["trials"]:
+            if entry["status"] == rec.PENDING:  # a driver stopped between record and submit
+                self._finish(entry, rec.FAILED, "not submitted: the sweep's driver was stopped")
+            elif entry["status"] == rec.RUNNING:
+                self._watch(entry)
+        self.save()
+        running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])
+        if running < self.record["parallel"] and len(self.record["trials"]) < self._planned():
+            self._start_next()
+            return True
+        return running > 0
+
+    def run(self) -> int:
+        self.record.update(status="Running", reason=None)
+        self.save()
+        try:
+            while self.step():
+                if not self._room():
+                    time.sleep(POLL)
+        except KaleExtError as e:
+            self.record.update(status="Failed", reason=str(e), finished=_now())
+            self.save()
+            return 1
+        best = rec.best_trial(self.record)
+        done = sum(t["status"] == rec.COMPLETE for t in self.record["trials"])
+        self.record.update(status="Complete", finished=_now(),
+                           reason=f"{done} of {len(self.record['trials'])} trials complete"
+                           + (f"; best {best['job']}" if best else ""))  # fmt: skip
+        self.save()
+        return 0
+
+    def _room(self) -> bool:
+        running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])
+        return running < self.record["parallel"] and len(self.record["trials"]) < self._planned()
+
+
+def backend_defaults():
+    from ..job.defaults import load
+
+    return load()
+
+
+def main(argv: list[str]) -> int:
+    return Driver(argv[1]).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,121 @@
+"""A sweep's record: one folder per sweep beside the local jobs (``<jobs>/.sweeps/NAME/``) with
+``sweep.json`` (its settings and trials, written atomically), the notebook it runs (a snapshot:
+every trial runs the same code), the Optuna study (``study.db``) and the driver's log."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from ..errors import BackendError, NotFound
+from ..files import jobs_dir, write_atomic
+from ..metrics import format_value
+
+RECORD = "sweep.json"
+NOTEBOOK = "notebook.ipynb"
+STUDY = "study.db"
+DRIVER_LOG = "driver.log"
+#: A trial's states: its job's while it runs; Stopped when the sweep stopped it early.
+RUNNING, COMPLETE, FAILED, STOPPED, PENDING = "Running", "Complete", "Failed", "Stopped", "Pending"
+FINISHED = (COMPLETE, FAILED, STOPPED)
+#: How a job a sweep stopped early reads in every view (its reason starts so).
+STOPPED_EARLY = "stopped early"
+
+
+def sweeps_dir() -> Path:
+    """Where sweeps are recorded: beside the local jobs, hidden from their listing."""
+    return jobs_dir() / ".sweeps"
+
+
+def sweep_dir(name: str) -> Path:
+    if not name or "/" in name or name.startswith("."):
+        raise NotFound(f"no sweep named {name!r}")
+    return sweeps_dir() / name
+
+
+def read(name: str) -> dict:
+    """The record of sweep ``name`` (NotFound when there is none)."""
+    path = sweep_dir(name) / RECORD
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise NotFound(f"no sweep named {name!r}") from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise BackendError(f"the record of sweep {name} cannot be read: {e}") from None
+
+
+def write(record: dict) -> None:
+    write_atomic(sweep_dir(record["name"]) / RECORD, json.dumps(record, indent=2))
+
+
+def names() -> list[str]:
+    """Every recorded sweep, newest first."""
+    if not sweeps_dir().is_dir():
+        return []
+    found = [p for p in sweeps_dir().iterdir() if (p / RECORD).is_file()]
+    return [p.name for p in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)]
+
+
+def _better(record: dict, a: float, b: float) -> bool:
+    return a > b if record.get("goal") == "max" else a < b
+
+
+def best_trial(record: dict) -> dict | None:
+    """The completed trial with the best final metric (the first of equals), or None."""
+    best = None
+    for trial in record.get("trials", []):
+        value = trial.get("metric")
+        if trial.get("status") != COMPLETE or value is None or not math.isfinite(value):
+            continue
+        if best is None or _better(record, value, best["metric"]):
+            best = trial
+    return best
+
+
+def ranked(record: dict) -> list[dict]:
+    """The trials, best first: those with a final metric by it, then the rest by number."""
+    sign = -1 if record.get("goal") == "max" else 1
+
+    def key(t: dict):
+        value = t.get("metric")
+        has = t.get("status") == COMPLETE and value is not None and math.isfinite(value)
+        return (0, sign * value, t["number"]) if has else (1, 0, t["number"])
+
+    return sorted(record.get("trials", []), key=key)
+
+
+def summary(record: dict) -> dict:
+    """The record as the REST API and ``-o json`` give it: the trials, best first, the best
+    named (``best``: its job; each trial's ``best`` true or false)."""
+    best = best_trial(record)
+    trials = [{**t, "best": best is not None and t["number"] == best["number"]}
+              for t in ranked(record)]  # fmt: skip
+    out = {k: v for k, v in record.items() if k not in ("trials", "options", "driver_started")}
+    return {**out, "best": best["job"] if best else None, "trials": trials}
+
+
+def table(record: dict) -> str:
+    """The trial table: best first, the best marked with `*`."""
+    data = summary(record)
+    metric = record.get("metric")
+    params = [d["name"] for d in record.get("space", [])]
+    head = ["", "TRIAL", "JOB", "STATUS", *params, (metric or "METRIC").upper(), "REASON"]
+    rows = [head]
+    for t in data["trials"]:
+        value = t.get("metric")
+        shown = format_value(value) if isinstance(value, (int, float)) else ""
+        values = [_param_text(t["parameters"].get(p)) for p in params]
+        rows.append(["*" if t["best"] else "", str(t["number"]), t.get("job") or "",
+                     t["status"], *values, shown, t.get("reason") or ""])  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1]
+             for r in rows]  # fmt: skip
+    title = f"sweep {record['name']}: {record.get('status')}"
+    if record.get("reason"):
+        title += f" ({record['reason']})"
+    return "\n".join([title, *(line.rstrip() for line in lines)])
+
+
+def _param_text(value) -> str:
+    return format_value(value) if isinstance(value, float) else json.dumps(value)
