@@ -13,6 +13,7 @@ from ..job.runtimes import Runtime
 from ..job.spec import JobSpec, build_job_spec, runtime_name
 from ..job.workspace import Place, Workspace, choose, modules_beside
 from .base import Backend
+from .tracking import start_run
 
 AUTO = "auto"  # the workspace: chosen from the options and where the notebook lives
 
@@ -156,14 +157,22 @@ def submit(
     notebook_path: str | None = None,
     place: Place | None = None,
     workspace: Workspace | None | str = AUTO,
+    parent_run: str | None = None,
 ) -> Submission:
     """Compile (unless given a CompiledJob), resolve, submit. ``notebook``: a path, a Notebook,
     nbformat JSON or a CompiledJob. ``place``: where the notebook lives (default: a path's
     folder); ``workspace``: the files it ships (default: chosen by the options and the place;
-    see prepare)."""
+    see prepare). With tracking on, the job is an MLflow run (a child of ``parent_run``)."""
     place = place or place_of(notebook)
     job, workspace = _prepared(notebook, options, place, workspace)
     spec = resolve_spec(backend, job, options, defaults, workspace, place)
-    submitted = backend.submit(spec, _path(notebook, notebook_path))
+    path = _path(notebook, notebook_path)
+    tracked = start_run(spec, backend.name, path, defaults, parent_run)
+    try:
+        submitted = backend.submit(spec, path)
+    except BaseException:
+        tracked.abandon()
+        raise
     warnings = [str(w) for w in job.warnings] + spec.warnings + list(submitted.warnings)
+    warnings += tracked.warnings
     return Submission(submitted.name, backend.name, spec, warnings)

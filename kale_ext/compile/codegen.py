@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..metrics import PREFIX as METRIC_PREFIX
+from ..mlflow_api import RUN_ID_ENV
 from . import excepthook
 from .notebook import source_lines
 
@@ -27,6 +28,14 @@ _SHIM_SOURCE = {
         "    import json as _json, os as _os\n"
         "    record = {'step': step, 'rank': int(_os.environ.get('RANK', 0)), **metrics}\n"
         f"    print({METRIC_PREFIX!r} + _json.dumps(record, default=float), flush=True)\n"
+        "    if _kale_ext_track is not None:\n"
+        "        _kale_ext_track(record)\n"
+        "_kale_ext_track = None  # kale_ext shim: report() also goes to MLflow in a tracked job\n"
+        f"if __import__('os').environ.get({RUN_ID_ENV!r}):\n"
+        "    try:\n"
+        "        from kale_ext.tracking_sink import track as _kale_ext_track\n"
+        "    except ImportError:  # an image without kale_ext: the logs still carry the metrics\n"
+        "        pass\n"
     ),
     "display": (
         "def display(*objs, **kwargs):  # kale_ext shim: a notebook's display() prints reprs\n"

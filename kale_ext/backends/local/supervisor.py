@@ -24,6 +24,7 @@ from pathlib import Path
 from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
+from ...mlflow_api import finish as finish_run
 from .failures import local_failure, node_env
 from .installs import InstallError, prepare
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
@@ -109,6 +110,16 @@ def stop_nodes(procs: list[subprocess.Popen], family: dict[int, str]) -> None:
             kill(pid, signal.SIGKILL)
 
 
+def end_tracked_run(job_dir: Path, record: dict, cancelled: bool) -> None:
+    """End the job's MLflow run when it has one (its outputs uploaded); a problem doing so is
+    said in node 0's log."""
+    outputs = Path(record["outputs"]) if record.get("outputs") else None
+    note = finish_run(record.get("env") or {}, record["status"], outputs, cancelled)
+    if note:
+        with open(job_dir / "node-0.log", "a", encoding="utf-8") as log:
+            log.write(f"kale_ext: MLflow: {note}\n")
+
+
 class Cancelled(Exception):
     """SIGTERM before the nodes started."""
 
@@ -127,6 +138,7 @@ def not_started(job_dir: Path, reason: str) -> int:
     record.update(status="Failed", reason=reason, finished=now())
     record.update(supervisor_pid=me, supervisor_started=start_time(me))
     write_record(job_dir, record)
+    end_tracked_run(job_dir, record, cancelled=reason.startswith("cancelled"))
     return 0
 
 
@@ -208,6 +220,7 @@ def run(job_dir: Path) -> int:
     remove_mounts(job_dir, record.get("mounts", []))
     record["finished"] = now()
     write_record(job_dir, record)
+    end_tracked_run(job_dir, record, cancelled=stopping)
     return 0
 
 
