@@ -19,6 +19,7 @@ def register(sub) -> dict:
         help="only jobs in this status: created, queued, running, stalled (running without "
         "output for the defaults' stall_seconds), complete or failed",
     )
+    j.add_argument("--sweep", metavar="SWEEP", help="only the trials of this sweep")
     st = sub.add_parser("status", help="one job's status; for a failed job, where and why")
     st.add_argument("name")
     add_backend(st)
@@ -62,6 +63,8 @@ def _jobs(args) -> int:
     if args.status is not None and args.status not in STATUSES:
         raise ConfigError("status", f"must be one of {', '.join(STATUSES)}, not {args.status!r}")
     jobs = select_jobs(backend_of(args).list_jobs(), args.status)
+    if args.sweep is not None:
+        jobs = [j for j in jobs if j.sweep == args.sweep]
     emit(args, [j.to_dict() for j in jobs], lambda rows: print(jobs_table(jobs)))
     return 0
 

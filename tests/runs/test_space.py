@@ -70,6 +70,7 @@ def test_commas_inside_brackets_and_quotes_do_not_split():
 
 def test_optuna_draws_each_kind_within_its_range():
     import optuna
+
     space = parse_space(PARAMS, {"lr": "loguniform(1e-5,1e-1)", "layers": "int(1,4)",
                                  "sizes": "[1],[2,3]"})  # fmt: skip
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))

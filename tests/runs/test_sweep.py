@@ -47,13 +47,17 @@ def test_a_random_sweep_stops_a_bad_trial_early_and_says_so(sweep_nb, backend):
     stopped = [t for t in record["trials"] if t["status"] == "Stopped"]
     assert stopped and all(t["parameters"]["quality"] == 0.1 for t in stopped)
     reason = stopped[0]["reason"]
-    assert reason.startswith("stopped early: accuracy 0.1 at step ") and "below the median" in reason
+    assert (
+        reason.startswith("stopped early: accuracy 0.1 at step ") and "below the median" in reason
+    )
     info = backend.get_job(stopped[0]["job"])  # the job itself reads as stopped, not crashed
     assert info.status_text == "Stopped early" and info.reason == reason
     assert info.failure is None
     assert "Stopped early" in jobs_table([info])
-    study = optuna.load_study(study_name=started["name"],
-                              storage=f"sqlite:///{rec.sweep_dir(started['name']) / rec.STUDY}")
+    study = optuna.load_study(
+        study_name=started["name"],
+        storage=f"sqlite:///{rec.sweep_dir(started['name']) / rec.STUDY}",
+    )
     states = [t.state.name for t in study.trials]  # fmt: skip
     assert states.count("PRUNED") == len(stopped) and states.count("COMPLETE") >= 2
 

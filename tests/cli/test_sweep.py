@@ -1,0 +1,51 @@
+"""`kale-ext sweep`, `sweep-status`, `sweeps` and `jobs --sweep`, run as a user runs them."""
+
+import json
+
+from tests.cli import cli
+from tests.conftest import notebook
+from tests.runs.conftest import TRAINING
+
+
+def _nb(root):
+    path = root / "nb.ipynb"
+    cells = (("quality = 0.5\nlayers = 1\n", ["parameters"]), (TRAINING, ["training"]))
+    path.write_text(json.dumps(notebook(*cells)))
+    return path
+
+
+def test_a_grid_sweep_followed_to_its_end_with_the_best_marked(jobs_env):
+    path = _nb(jobs_env)
+    out = cli("sweep", path, "--param", "quality=0.6,0.9", "--metric", "accuracy",
+              "--parallel", "2", "--backend", "local", "--follow")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "started (a grid of 2, 2 at a time)" in out.stderr
+    name = out.stderr.split()[1]
+    last = out.stdout.strip().split("\n\n")[-1].splitlines()
+    assert last[0] == f"sweep {name}: Complete (2 of 2 trials complete; best {name}-1)"
+    assert last[2].split() == ["*", "1", f"{name}-1", "Complete", "0.9", "0.9"]
+    jobs = json.loads(cli("jobs", "--sweep", name, "--backend", "local", "-o", "json").stdout)
+    assert sorted(j["name"] for j in jobs) == [f"{name}-0", f"{name}-1"]
+    assert {j["sweep"] for j in jobs} == {name}
+    status = json.loads(cli("sweep-status", name, "-o", "json").stdout)
+    assert status["best"] == f"{name}-1" and [t["best"] for t in status["trials"]] == [True, False]
+    listed = cli("sweeps").stdout
+    assert name in listed and f"best {name}-1" in listed
+
+
+def test_bad_sweeps_say_what_is_wrong(jobs_env):
+    path = _nb(jobs_env)
+    cases = [
+        (["--param", "layers=int(4,1)", "--random", "2", "--metric", "accuracy"],
+         "error: param.layers: 'int(4,1)': the low end 4 must be below the high end 1"),
+        (["--param", "depth=1,2"], "error: param.depth: the notebook has no such parameter"),
+        (["--param", "layers=1,x"], "error: param.layers: expects an int (a whole number)"),
+        (["--param", "quality=0.1", "--random", "2"],
+         "error: metric: a random search needs the metric to go by (--metric NAME)"),
+    ]  # fmt: skip
+    for flags, message in cases:
+        out = cli("sweep", path, *flags, "--backend", "local")
+        assert out.returncode == 1 and out.stderr.startswith(message), out.stderr
+    assert cli("sweeps", "-o", "json").stdout.strip() == "[]"
+    missing = cli("sweep-status", "nope")
+    assert missing.returncode == 1 and "no sweep named 'nope'" in missing.stderr
