@@ -101,18 +101,30 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
   await widen(page);
   await screenshot(panel(page), testInfo, 'panel-jobs.png');
   await reason.getByRole('button', { name: /at the cell that failed/ }).click();
-  await expect(page.locator('.jp-Notebook .jp-Cell').nth(1)).toHaveClass(
-    /jp-mod-active/
-  );
+  // (other.ipynb is open too: the cell of the notebook in front)
+  await expect(
+    page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell').nth(1)
+  ).toHaveClass(/jp-mod-active/);
   expect(await cursorLine(page)).toBe(4); // line 5, counted from 0
 
   // Reload: the list's choices and the open log tabs come back.
+  // (JupyterLab saves the workspace a moment after a change: reload once
+  // the filter and the log tab are saved)
+  const saved = page.waitForRequest(r => {
+    const body = r.method() === 'PUT' && r.url().includes('/api/workspaces');
+    const data = body ? (r.postData() ?? '') : '';
+    return data.includes('"filter":"all"') && data.includes(five);
+  });
   await filter.getByRole('radio', { name: 'All' }).click();
   await row(five)
     .getByRole('button', { name: `Logs of ${five}` })
     .click();
   await expect(page.locator(`#kale-ext-logs-${five}`)).toBeVisible();
-  await page.reload();
+  await saved;
+  // (the restored tabs, not the Launcher, are in front: galata's wait for
+  // the Launcher does not apply)
+  await page.reload({ waitForIsReady: false });
+  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
   await expect(page.locator(`#kale-ext-logs-${five}`)).toBeAttached({
     timeout: 30_000
   });
