@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import os
 import sys
+import threading
 import time
 
 from ..display import outputs_text
@@ -82,10 +83,13 @@ class TextView:
 class WidgetView:
     """ipywidgets: badge, title, elapsed time, cancel button, reason, logs per node in tabs."""
 
-    def __init__(self, model: MonitorModel, on_cancel):
+    def __init__(self, model: MonitorModel, on_cancel, lock: threading.RLock | None = None):
         import ipywidgets as w
 
         self._w = w
+        # held while the model changes (the monitor's thread) and while the charts are redrawn
+        # for a click on the log scale toggle (the kernel's thread)
+        self._lock = lock or threading.RLock()
         self.badge = w.HTML(layout=w.Layout(width="auto"))
         self.badge.add_class("kale-ext-badge")
         self.title = w.HTML(
@@ -197,8 +201,9 @@ class WidgetView:
 
     def _redraw_charts(self) -> None:
         """Every chart again (the log scale was toggled)."""
-        self._chart_versions.clear()
-        self._update_charts(self._model)
+        with self._lock:
+            self._chart_versions.clear()
+            self._update_charts(self._model)
 
     def show_outputs(self, model: MonitorModel, found) -> None:
         """An Outputs section below the logs: each file with its size."""

@@ -60,7 +60,9 @@ class JobMonitor:
         self._errors = 0
         self._thread: threading.Thread | None = None
         self.outputs = None  # the job's outputs (backends.base.JobOutputs), once it ended
-        self.view = WidgetView(self.model, self.cancel) if view == "widget" else TextView()
+        self.view = (
+            WidgetView(self.model, self.cancel, self._lock) if view == "widget" else TextView()
+        )
         self.view.started(self.model)
         if start:
             self.start()

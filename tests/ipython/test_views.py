@@ -4,6 +4,7 @@ end: the models exist, nothing renders) following a job that a scripted backend 
 from __future__ import annotations
 
 import io
+import threading
 
 from kale_ext.backends.base import Status
 from kale_ext.ipython.monitor import CANCELLED, MonitorModel
@@ -106,6 +107,21 @@ def test_widget_plots_the_metrics_live():
     view.log_scale.value = True
     assert 'data-scale="log"' in loss.value and loss.value.count("<path ") == 3
     assert "KALE_METRIC" not in view.logs[None].value and "epoch 1" in view.logs[None].value
+
+
+def test_widget_log_scale_redraws_under_the_monitors_lock():
+    backend = ScriptedBackend(METRICS_SCRIPT, nodes=2)
+    monitor = JobMonitor(backend, "job", nodes=2, view="widget", start=False)
+    while monitor.poll():
+        pass
+    loss = monitor.view.charts["loss"]
+    toggle = threading.Thread(target=lambda: setattr(monitor.view.log_scale, "value", True))
+    with monitor._lock:  # the monitor's thread is changing the model
+        toggle.start()
+        toggle.join(0.2)
+        assert toggle.is_alive() and 'data-scale="linear"' in loss.value
+    toggle.join(10)
+    assert not toggle.is_alive() and 'data-scale="log"' in loss.value
 
 
 def test_widget_cancel_button():
