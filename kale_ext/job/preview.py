@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from .node_resources import LocalResources
 from .shipping import configmap_names, configmaps
 from .spec import JobSpec
 from .trainjob import to_yaml, training_command, trainjob_dict
@@ -50,7 +51,14 @@ class Preview:
         creates = [f"{o['kind']} {o['name']}" + (f" ({size_text(o['size'])})" if o.get("size")
                    else "") for o in self.creates()]  # fmt: skip
         lines.append(f"creates    {', '.join(creates)}")
+        local = self.local_resources()
+        lines += [f"local      cpu: {local['cpu']}", f"local      memory: {local['memory']}"]
         return lines
+
+    def local_resources(self) -> dict[str, str]:
+        """What the Local backend does with the CPU and memory per node: ``{cpu, memory}``."""
+        asked = LocalResources.of(self.spec.config)
+        return asked.to_dict(self.spec.nodes, self.spec.procs_per_node)
 
     def creates(self) -> list[dict]:
         """Every object a cluster submit makes: {kind, name, size (bytes of data)}."""

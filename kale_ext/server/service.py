@@ -185,6 +185,7 @@ def preview(
         "creates": [],
         "volumes": [],
         "outputs": None,
+        "local_resources": None,
     }
     where = place(root, path)
     try:
@@ -251,6 +252,7 @@ def preview(
         creates=shown.creates(),
         volumes=describe(spec.config, spec.local_folders),
         outputs=str(spec.outputs) if spec.outputs is not None else None,
+        local_resources=shown.local_resources(),
     )
     return result
 

@@ -57,6 +57,8 @@ async def test_compile_by_json_with_options(api, root):
     assert data["function_name"] == "notebook"
     assert (data["nodes"], data["job_name"]) == (2, "my-job")
     assert data["config"]["limits"] == {"cpu": "2", "memory": "4Gi"}
+    assert data["local_resources"]["cpu"].startswith("2 core(s) per node")  # what Local does
+    assert data["local_resources"]["memory"].startswith("4Gi per node: a node over it is stopped")
     assert data["config"]["env"] == [{"name": "MODE", "value": "fast"}]
     trainjob = yaml.safe_load(data["trainjob_yaml"])
     assert trainjob["spec"]["trainer"]["numNodes"] == 2

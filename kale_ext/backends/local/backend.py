@@ -26,7 +26,8 @@ from pathlib import Path
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
 from ...job.distributed import k8s_dict
-from ...job.runtimes import TORCH_DISTRIBUTED, Runtime
+from ...job.framework_env import gpu_count
+from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import provenance, training_command
 from ..base import (
@@ -44,10 +45,12 @@ from ..base import (
     split_rank,
 )
 from ..torchrun_report import ReportFolder
+from .frameworks import LOCAL_RUNTIMES
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
 from .outputs import final_folder, gather, listing
 from .processes import alive, kill_group, runs, start_time, terminate
+from .resources import resources_record
 from .supervisor import now, read_record, write_record
 from .volumes import local_warnings, plan_mounts, remove_mounts
 from .workspace import WORKSPACE_PARTS, write_parts
@@ -69,7 +72,7 @@ class LocalBackend(Backend):
     # -- runtimes --
 
     def list_runtimes(self) -> list[Runtime]:
-        return [TORCH_DISTRIBUTED]
+        return list(LOCAL_RUNTIMES)
 
     def runtime_packages(self, name: str) -> dict[str, str]:
         """The local runtime is this Python environment."""
@@ -128,10 +131,9 @@ class LocalBackend(Backend):
         return {"CUDA_VISIBLE_DEVICES": ""}
 
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
-        if spec.runtime.name != TORCH_DISTRIBUTED.name:
-            raise NotFound(
-                f"runtime {spec.runtime.name!r} is not available locally (torch-distributed is)"
-            )
+        if spec.runtime not in LOCAL_RUNTIMES:
+            known = ", ".join(r.name for r in LOCAL_RUNTIMES)
+            raise NotFound(f"runtime {spec.runtime.name!r} is not available locally ({known} are)")
         torch = importlib.util.find_spec("torch") is not None
         if not torch and spec.procs_per_node > 1:
             raise ConfigError(
@@ -142,6 +144,7 @@ class LocalBackend(Backend):
         if refused is not None:
             raise refused
         mounts = plan_mounts(spec)  # every volume honoured here, or an error before any start
+        resources, resource_warnings = resources_record(spec)  # cores and memory per node
         command = training_command(spec)
         command[0] = sys.executable  # "python" in the image; this environment's Python here
         job_dir = self.jobs_dir / spec.name
@@ -171,6 +174,8 @@ class LocalBackend(Backend):
             if policy and policy.suspend
             else None,
             "runtime": spec.runtime.name,
+            "framework": spec.runtime.framework,  # the environment its nodes get
+            "gpus": gpu_count({"requests": spec.config.requests, "limits": spec.config.limits}),
             "num_nodes": spec.nodes,
             "procs_per_node": spec.procs_per_node,
             "created": now(),
@@ -181,6 +186,7 @@ class LocalBackend(Backend):
             "provenance": provenance(spec, notebook_path),
             "outputs": str(outputs),
             "mounts": mounts,
+            "resources": resources,
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
         }
@@ -193,7 +199,7 @@ class LocalBackend(Backend):
         except OSError as e:
             shutil.rmtree(job_dir, ignore_errors=True)
             raise BackendError(f"cannot write the job's files in {job_dir}: {e.strerror}") from None
-        warnings = tuple(local_warnings(spec))
+        warnings = (*local_warnings(spec), *resource_warnings)
         if policy and policy.suspend:
             return Submitted(spec.name, warnings)
         supervisor = subprocess.Popen(

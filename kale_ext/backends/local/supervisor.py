@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,11 +25,14 @@ from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
+from ..base import Failure
 from .failures import local_failure, node_env
+from .frameworks import framework_env
 from .installs import InstallError, prepare
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
 from .processes import descendants, kill, kill_group, reserve_port, start_time
+from .resources import MemoryWatch, chain, node_settings
 from .volumes import make_mounts, remove_mounts
 
 #: After a node fails, how long the others may take to end by themselves (and report what
@@ -52,20 +55,19 @@ def write_record(job_dir: Path, record: dict) -> None:
 def start_nodes(
     job_dir: Path, record: dict, port: int, extra: dict[str, str] | None = None
 ) -> list[subprocess.Popen]:
-    """One process group per node: the job's command with that node's PET_* environment, in
+    """One process group per node: the job's command with that node's PET_* (or its runtime's)
+    environment, in
     its own working directory, writing to its own log, its temporary files in the job's folder;
     each node ends with this supervisor (see lifetime.py)."""
     procs = []
     for k in range(record["num_nodes"]):
+        threads, pin = node_settings(record, k)  # its cores and thread counts
         env = {
             **os.environ,
+            **threads,
             "TMPDIR": str(scratch(job_dir, k).resolve()),  # removed when the job ends
             **record["env"],
-            "PET_NNODES": str(record["num_nodes"]),
-            "PET_NPROC_PER_NODE": str(record["procs_per_node"]),
-            "PET_NODE_RANK": str(k),
-            "PET_MASTER_ADDR": "127.0.0.1",
-            "PET_MASTER_PORT": str(port),
+            **framework_env(record, k, port),  # PET_*, or the runtime's own (DMLC_*, JAX_*)
             **node_env(job_dir, k),  # where torchrun and the module record errors
             **(extra or {}),
         }
@@ -84,7 +86,7 @@ def start_nodes(
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,  # each node is its own process group
-                    preexec_fn=dies_with_parent(signal.SIGTERM),
+                    preexec_fn=chain(dies_with_parent(signal.SIGTERM), pin),
                 )
             )
     return procs
@@ -108,6 +110,14 @@ def stop_nodes(procs: list[subprocess.Popen], family: dict[int, str]) -> None:
     for pid, started in family.items():
         if start_time(pid) == started:  # the same process, not a reused PID
             kill(pid, signal.SIGKILL)
+
+
+def over_memory(failure: Failure, memory: MemoryWatch) -> Failure:
+    """The failure of a node the memory watchdog stopped: that node, and why."""
+    k = memory.killed
+    return replace(failure, summary=f"node {k}: {memory.text}", node=k, rank=None,
+                   signal=memory.text, reason=memory.text, exit_code=-signal.SIGKILL,
+                   log_tail=failure.log_tail if failure.node == k else [])  # fmt: skip
 
 
 def end_tracked_run(job_dir: Path, record: dict, cancelled: bool) -> None:
@@ -177,7 +187,10 @@ def run(job_dir: Path) -> int:
         expired = False
         family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run
         last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
+        memory = MemoryWatch(record)
         while not stopping:
+            if failed_at is None:
+                memory.check([p.pid for p in procs])  # a node over its memory limit is stopped
             if time.monotonic() - last_scan > 0.5:
                 known = len(family)
                 family.update(descendants({p.pid for p in procs}))
@@ -210,6 +223,8 @@ def run(job_dir: Path) -> int:
         stopped = [(k, p.returncode) for k, p in enumerate(procs) if k not in ended]
         exits = [*ended.items(), *stopped]
         failure = local_failure(job_dir, record, exits)
+        if memory.killed is not None:
+            failure = over_memory(failure, memory)
         if failure.node is not None:
             record["nodes"][failure.node]["reason"] = failure.summary
         record.update(status="Failed", reason=failure.summary, failure=asdict(failure))

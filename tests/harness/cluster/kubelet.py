@@ -329,12 +329,19 @@ class Kubelet:
         ports = {str(p): str(s.getsockname()[1]) for p, s in held.items()}
         suffixes = (f".{subdomain}", f".{subdomain}.{ns}", f".{subdomain}.{ns}.svc",
                     f".{subdomain}.{ns}.svc.cluster.local")  # fmt: skip
+
+        def local(host: str) -> bool:
+            return any(host.endswith(s) and "." not in host[: -len(s)] for s in suffixes)
+
         out = {}
         for k, v in env.items():
+            host, colon, port = v.rpartition(":")
             if v in ports:
                 v = ports[v]
-            elif any(v.endswith(s) and "." not in v[: -len(s)] for s in suffixes):
+            elif local(v):
                 v = "127.0.0.1"
+            elif colon and port in ports and local(host):  # host:port (JAX_COORDINATOR_ADDRESS)
+                v = f"127.0.0.1:{ports[port]}"
             out[k] = v
         return out
 

@@ -4,8 +4,8 @@ From the runtime's JobSet template: the TrainJob's ``runtimePatches`` strategic-
 order; the trainer (the replicated job whose template is labelled ``trainjob-ancestor-step:
 trainer``, container ``node``) takes the TrainJob's image, command and args in place of the
 runtime's, its env upserted by name, its ``resourcesPerNode`` merged over the runtime's (keys
-in the TrainJob win); the torch plugin's ``PET_*`` variables and container port 29500
-(reference/kubeflow-trainer.md §3); then JobSet's defaults (``restartPolicy: OnFailure``, DNS
+in the TrainJob win); the torch plugin's ``PET_*`` variables (or the xgboost and jax plugins' own, from
+kale_ext/job/framework_env.py) and container port 29500 (reference/kubeflow-trainer.md §3); then JobSet's defaults (``restartPolicy: OnFailure``, DNS
 hostnames ``<job>-node-0-<i>`` under the subdomain ``<job>``) and its and the Job
 controller's labels and annotations. The trainer job's pods only: other replicated jobs
 (initializers, an MPI launcher) are not emulated (``skipped``).
@@ -17,6 +17,7 @@ import copy
 import math
 from dataclasses import dataclass, field
 
+from kale_ext.job.framework_env import FRAMEWORK_ENV, cluster_env, gpu_count
 from tests.harness.cluster.objects import strategic_merge
 from tests.harness.runtimes import ANCESTOR
 
@@ -67,8 +68,9 @@ def _upsert(items: list[dict], new: list[dict], key: str = "name") -> list[dict]
     return out + copy.deepcopy(new)
 
 
-def _trainer_container(tj: dict, pod: dict, torch: bool, nodes: int) -> None:
-    """The TrainJob's trainer, and the torch plugin's variables, on the `node` container."""
+def _trainer_container(tj: dict, pod: dict, plugin: str | None, nodes: int) -> None:
+    """The TrainJob's trainer, and its ML policy plugin's variables (torch's PET_*, xgboost's
+    DMLC_*, jax's JAX_*: kale_ext/job/framework_env.py), on the `node` container."""
     trainer = (tj.get("spec") or {}).get("trainer") or {}
     name = tj["metadata"]["name"]
     container = next((c for c in pod.get("containers") or [] if c.get("name") == NODE), None)
@@ -83,17 +85,19 @@ def _trainer_container(tj: dict, pod: dict, torch: bool, nodes: int) -> None:
         had = container.get("resources") or {}
         merged = {k: {**(had.get(k) or {}), **(asked.get(k) or {})} for k in ("requests", "limits")}
         container["resources"] = {k: v for k, v in merged.items() if v}
-    if not torch:
+    if plugin is None:
         return
-    pet = [
-        {"name": "PET_NNODES", "value": str(nodes)},
-        {"name": "PET_NPROC_PER_NODE", "value": num_proc_per_node(trainer, container)},
-        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {
-            "fieldPath": f"metadata.annotations['{INDEX}']"}}},
-        {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
-        {"name": "PET_MASTER_PORT", "value": str(MASTER_PORT)},
-    ]  # fmt: skip
-    container["env"] = _upsert(container["env"], pet)
+    env = cluster_env(plugin, name, nodes, gpu_count(container.get("resources") or {}))
+    if plugin == "torch":
+        env = [
+            {"name": "PET_NNODES", "value": str(nodes)},
+            {"name": "PET_NPROC_PER_NODE", "value": num_proc_per_node(trainer, container)},
+            {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {
+                "fieldPath": f"metadata.annotations['{INDEX}']"}}},
+            {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
+            {"name": "PET_MASTER_PORT", "value": str(MASTER_PORT)},
+        ]  # fmt: skip
+    container["env"] = _upsert(container["env"], env)
     container["ports"] = _upsert(container.get("ports") or [], [{"containerPort": MASTER_PORT}],
                                  "containerPort")  # fmt: skip
 
@@ -113,6 +117,7 @@ def render(tj: dict, runtime: dict) -> Rendered:
     policy = runtime["spec"].get("mlPolicy") or {}
     trainer = (tj.get("spec") or {}).get("trainer") or {}
     nodes = int(trainer.get("numNodes") or policy.get("numNodes") or 1)
+    plugin = next((k for k in ("torch", *FRAMEWORK_ENV) if k in policy), None)
     jobs = jobset_template(tj, runtime)["spec"]["replicatedJobs"]
     labels_of = [
         ((j.get("template") or {}).get("metadata") or {}).get("labels") or {} for j in jobs
@@ -127,7 +132,7 @@ def render(tj: dict, runtime: dict) -> Rendered:
     template = step["template"]["spec"]["template"]
     for index in range(nodes):
         pod = copy.deepcopy(template.get("spec") or {})
-        _trainer_container(tj, pod, "torch" in policy, nodes)
+        _trainer_container(tj, pod, plugin, nodes)
         pod.setdefault("restartPolicy", "OnFailure")
         pod.update(hostname=f"{job_name}-{index}", subdomain=name)
         meta = copy.deepcopy(template.get("metadata") or {})

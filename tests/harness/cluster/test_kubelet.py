@@ -64,6 +64,29 @@ def test_each_node_runs_with_the_torch_plugins_environment_in_its_own_folder(
         )
 
 
+FRAMEWORK = "import json, os; print(json.dumps({k: v for k, v in os.environ.items() if k[:4] in ('DMLC', 'JAX_', 'PET_')}))"
+
+
+@pytest.mark.parametrize("runtime", ["xgboost-distributed", "jax-distributed"])
+def test_other_runtimes_nodes_run_with_their_plugins_environment(
+    emulated_cluster, kube_api, runtime
+):
+    core, custom = kube_api
+    tj = trainjob("fit", script=FRAMEWORK, nodes=2)
+    tj["spec"]["runtimeRef"]["name"] = runtime
+    submit(custom, tj)
+    assert emulated_cluster.wait_for(lambda: finished(emulated_cluster, "fit")) == "Complete"
+    seen = [json.loads(log_of(core, p)) for p in emulated_cluster.pods("fit")]
+    if runtime.startswith("xgboost"):
+        ports = {s.pop("DMLC_TRACKER_PORT") for s in seen}
+        assert seen == [{"DMLC_TRACKER_URI": "127.0.0.1", "DMLC_TASK_ID": str(k),
+                         "DMLC_NUM_WORKER": "2"} for k in (0, 1)]  # fmt: skip
+    else:
+        ports = {s.pop("JAX_COORDINATOR_ADDRESS").removeprefix("127.0.0.1:") for s in seen}
+        assert seen == [{"JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": str(k)} for k in (0, 1)]
+    assert len(ports) == 1 and ports != {"29500"}  # the job's own port, mapped from 29500
+
+
 def test_the_nodes_of_a_job_reach_each_other(emulated_cluster, kube_api):
     core, custom = kube_api
     submit(custom, trainjob("fit", script=RENDEZVOUS, nodes=2))

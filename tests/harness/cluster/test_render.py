@@ -107,3 +107,28 @@ def test_other_replicated_jobs_are_not_emulated():
 )  # fmt: skip
 def test_procs_per_node(trainer, container, expected):
     assert num_proc_per_node(trainer, container) == expected
+
+
+@pytest.mark.parametrize(
+    "runtime, gpus, expected",
+    [
+        ("xgboost-distributed", None, {"DMLC_TRACKER_URI": "fit-node-0-0.fit",
+                                       "DMLC_TRACKER_PORT": "29500", "DMLC_NUM_WORKER": "2"}),
+        ("xgboost-distributed", "2", {"DMLC_NUM_WORKER": "4"}),
+        ("jax-distributed", None, {"JAX_NUM_PROCESSES": "2",
+                                   "JAX_COORDINATOR_ADDRESS": "fit-node-0-0.fit:29500"}),
+    ],
+)  # fmt: skip
+def test_other_runtimes_get_their_own_plugins_environment(runtime, gpus, expected):
+    tj = trainjob("fit", nodes=2, image="repo/img:1")
+    if gpus:
+        tj["spec"]["trainer"]["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": gpus}}
+    rendered = render(tj, runtime_manifest(runtime))
+    index = {"fieldRef": {
+        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}  # fmt: skip
+    rank = "DMLC_TASK_ID" if runtime.startswith("xgboost") else "JAX_PROCESS_ID"
+    for pod in rendered.pods:
+        env = env_of(pod)
+        assert {k: env[k] for k in expected} == expected and env[rank] == index
+        assert not any(k.startswith("PET_") for k in env)
+        assert pod["spec"]["containers"][0]["ports"] == [{"containerPort": MASTER_PORT}]
