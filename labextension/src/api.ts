@@ -160,6 +160,11 @@ export class KaleService {
     await this._send(Private.jobPath(name), 'DELETE');
   }
 
+  /** What a job wrote to `KALE_EXT_OUTPUT_DIR`, with sizes. */
+  jobOutputs(name: string): Promise<Kale.IJobOutputs> {
+    return this._get(`${Private.jobPath(name)}/outputs`);
+  }
+
   async listEvents(name: string): Promise<Kale.IJobEvent[]> {
     return (
       await this._get<{ events: Kale.IJobEvent[] }>(

@@ -57,6 +57,11 @@ export namespace Kale {
     config?: IDistributedConfig;
     dataset_uri?: string;
     model_uri?: string;
+    /** Volume short forms: `pvc:NAME:/mount[:ro]`, ... */
+    volumes?: string[];
+    shm_size?: string;
+    /** The outputs volume on Kubernetes, `pvc:NAME[:/mount]`. */
+    outputs?: string;
     [key: string]: JSONValue | IDistributedConfig | undefined;
   }
 
@@ -104,6 +109,27 @@ export namespace Kale {
     outputs?: string | null;
     /** The exact command each node runs, when the server reports it. */
     command?: string | null;
+    /** What a Local run does with CPU and memory, when the server says. */
+    local_resources?: ILocalResources | null;
+  }
+
+  /**
+   * A node's CPU and memory on the Local backend, a line each.
+   */
+  export interface ILocalResources {
+    cpu?: string;
+    memory?: string;
+  }
+
+  /**
+   * `GET jobs/{name}/outputs`: what a job wrote to `KALE_EXT_OUTPUT_DIR`.
+   */
+  export interface IJobOutputs {
+    location: string;
+    files: { path: string; size: number }[];
+    note: string | null;
+    /** False: the backend cannot list them (a volume on a cluster). */
+    listed: boolean;
   }
 
   /**
@@ -133,6 +159,9 @@ export namespace Kale {
     largest: { path: string; size: number }[];
     skipped: { path: string; reason: string }[];
     modules: string[];
+    /** Its files (the first 1000), with their sizes. */
+    list?: { path: string; size: number }[];
+    list_truncated?: boolean;
   }
 
   export interface IRuntime {

@@ -35,6 +35,23 @@ describe('ActiveCellWatcher', () => {
     expect(watcher.current).toBeNull(); // disposed: no longer follows
   });
 
+  it('names no cell before the notebook is read (its cell type is not known)', async () => {
+    let read = () => undefined as void;
+    const nb = fakeNotebook({ ready: new Promise<void>(r => (read = r)) });
+    const watcher = new ActiveCellWatcher({
+      tracker: fakeTracker(nb) as unknown as INotebookTracker,
+      notebook: () => nb.panel as unknown as NotebookPanel,
+      changed: () => undefined
+    });
+    watcher.refresh();
+    expect(watcher.current).toBeNull();
+    read();
+    await nb.panel.context.ready;
+    watcher.refresh();
+    expect(watcher.current).toEqual({ index: 0, type: 'code', tags: [] });
+    watcher.dispose();
+  });
+
   it('shows no cell outside the bound notebook', () => {
     const nb = fakeNotebook();
     const watcher = new ActiveCellWatcher({

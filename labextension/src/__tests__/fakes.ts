@@ -91,15 +91,18 @@ export function fakeNotebook(
     scrollToItem: jest.fn().mockResolvedValue(undefined)
   };
   const path = options.path ?? 'dir/nb.ipynb';
+  const context = {
+    ready: options.ready ?? Promise.resolve(),
+    isReady: options.ready === undefined,
+    localPath: path,
+    path
+  };
+  void options.ready?.then(() => (context.isReady = true));
   const panel = {
     id: `nb-${path}`,
     model,
     content: notebook,
-    context: {
-      ready: options.ready ?? Promise.resolve(),
-      localPath: path,
-      path
-    },
+    context,
     disposed: new Signal({}),
     isDisposed: false
   };

@@ -83,4 +83,47 @@ describe('the job form, checked by the contract', () => {
       message: '"4GB" is not a quantity (e.g. 512Mi or 4Gi)'
     });
   });
+
+  it.each([
+    [
+      'the general rule',
+      null,
+      'Locally: pinned to whole cores on this machine',
+      'Locally: not enforced'
+    ],
+    [
+      "the server's words",
+      {
+        cpu: '2 core(s) per node, its own',
+        memory: '4Gi per node: stopped over it'
+      },
+      'Locally: 2 core(s) per node, its own',
+      'Locally: 4Gi per node: stopped over it'
+    ]
+  ])(
+    'on Local says what CPU and memory do, by %s',
+    async (_, reported, cpu, memory) => {
+      const form = emptyForm();
+      widget = await render(
+        <ResourceFields
+          form={form}
+          errors={[]}
+          onChange={() => undefined}
+          local
+          reported={reported}
+        />
+      );
+      const hint = (name: string) =>
+        widget!.node.querySelector(`[data-hint="${name}"]`)?.textContent;
+      expect([hint('cpu'), hint('memory')]).toEqual([cpu, memory]);
+    }
+  );
+
+  it('gives no local hints on Kubernetes', async () => {
+    const form = emptyForm();
+    widget = await render(
+      <ResourceFields form={form} errors={[]} onChange={() => undefined} />
+    );
+    expect(widget.node.querySelector('[data-hint]')).toBeNull();
+  });
 });

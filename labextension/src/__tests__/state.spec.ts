@@ -305,6 +305,39 @@ describe('PanelState', () => {
     expect(state.actions.notice).toBeNull();
   });
 
+  it('drops a "Submitted" notice once the job cannot be submitted as it stands', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service } = ctx;
+    await state.submit();
+    expect(state.actions.notice?.text).toMatch(/^Submitted/);
+    await compiled(ctx, 2);
+    service.compile.mockResolvedValue({
+      ok: false,
+      errors: [{ severity: 'error', message: 'bad', cell: 0 }],
+      warnings: []
+    });
+    await state.settingsChanged();
+    await compiled(ctx, 3);
+    expect(state.actions.notice).toBeNull();
+  });
+
+  it('checks the volumes for the backend the jobs go to', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    ctx.state.updateForm({ volumes: ['pvc:data:/data'] });
+    expect(ctx.state.fieldErrors).toEqual([]); // no backend known yet
+    await ctx.state.load(); // local: a claim needs its folder here
+    expect(ctx.state.fieldErrors.map(e => e.field)).toEqual(['volumes.0']);
+    ctx.service.getBackend.mockResolvedValue({
+      name: 'kubernetes',
+      reason: 'r',
+      namespace: 'ml'
+    });
+    await ctx.state.settingsChanged();
+    expect(ctx.state.fieldErrors).toEqual([]);
+  });
+
   it('reruns a job submitted elsewhere from its provenance', async () => {
     ctx = setup();
     await compiled(ctx);

@@ -58,8 +58,10 @@ export class ActiveCellWatcher implements IDisposable {
 
   private _update(): void {
     const cell = this._cell;
-    const notebook = this._notebook()?.content;
-    if (!cell || !notebook || cell.isDisposed) {
+    const panel = this._notebook();
+    const notebook = panel?.content;
+    // (before its file is read, a notebook holds a placeholder code cell)
+    if (!cell || !notebook || cell.isDisposed || !panel?.context.isReady) {
       this.current = null;
     } else {
       this.current = {

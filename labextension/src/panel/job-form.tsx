@@ -125,9 +125,14 @@ export function ResourceFields(
   props: IFormProps & {
     /** The default GPUs per node, which "none chosen" gets. */
     defaultGpu?: number | string | null;
+    /** The job runs on the Local backend, where no kubelet applies them. */
+    local?: boolean;
+    /** What the server says a Local run does with CPU and memory. */
+    reported?: Kale.ILocalResources | null;
   }
 ): JSX.Element {
   const { form, errors, onChange, defaultGpu } = props;
+  const hints = props.local ? localHints(props.reported) : null;
   // Choosing nothing leaves the GPUs to the defaults.
   const unset =
     !defaultGpu || defaultGpu === '0' ? 'None' : `Default (${defaultGpu})`;
@@ -187,6 +192,11 @@ export function ResourceFields(
           onChange={cpuLimit => onChange({ cpuLimit })}
         />
       </div>
+      {hints && (
+        <div className="kale-ext-Field-hint" data-hint="cpu">
+          {hints.cpu}
+        </div>
+      )}
       <div className="kale-ext-Pair">
         <TextField
           label="Memory request"
@@ -207,6 +217,25 @@ export function ResourceFields(
           onChange={memoryLimit => onChange({ memoryLimit })}
         />
       </div>
+      {hints && (
+        <div className="kale-ext-Field-hint" data-hint="memory">
+          {hints.memory}
+        </div>
+      )}
     </>
   );
+}
+
+/**
+ * What CPU and memory per node do on the Local backend: the server's words
+ * when its preview says, else the general rule.
+ */
+export function localHints(reported?: Kale.ILocalResources | null): {
+  cpu: string;
+  memory: string;
+} {
+  return {
+    cpu: `Locally: ${reported?.cpu ?? 'pinned to whole cores on this machine'}`,
+    memory: `Locally: ${reported?.memory ?? 'not enforced'}`
+  };
 }

@@ -4,6 +4,7 @@ import { formatValue } from '../metrics/format';
 import { formatDuration } from '../timeline';
 import type { Kale } from '../types';
 import { Button } from './fields';
+import { JobOutputs } from './job-outputs';
 import { formatAge } from './format';
 import {
   COLUMN_LABELS,
@@ -36,6 +37,8 @@ export interface IJobsProps {
   onDelete: (name: string) => void;
   /** Open the notebook a job failed in at its failing cell. */
   onOpenFailure?: (job: Kale.IJobInfo) => void;
+  /** Read what a job wrote to its outputs folder. */
+  outputs?: (name: string) => Promise<Kale.IJobOutputs>;
 }
 
 const COLUMNS: JobColumn[] = [
@@ -318,6 +321,9 @@ function JobRow(
         >
           Delete
         </Button>
+        {props.outputs && (
+          <JobOutputs name={job.name} status={status} load={props.outputs} />
+        )}
       </div>
     </div>
   );

@@ -3,8 +3,8 @@ import * as React from 'react';
 
 import type { Kale } from '../types';
 import { Button } from './fields';
-import { formatBytes } from './format';
 import { foldYaml } from './preview-yaml';
+import { WorkspaceFact } from './workspace';
 
 /**
  * What submitting will do, read first: the job's name, where it runs, its
@@ -50,7 +50,6 @@ function PreviewSummary(props: {
   const nodes = compile.nodes ?? 1;
   const procs = compile.procs_per_node ?? 1;
   const packages = props.packages ?? compile.packages ?? [];
-  const workspace = compile.workspace;
   return (
     <dl
       className="kale-ext-Facts kale-ext-PreviewSummary"
@@ -92,9 +91,7 @@ function PreviewSummary(props: {
       </dd>
       <dt>Workspace</dt>
       <dd data-fact="workspace">
-        {workspace
-          ? `${workspace.root || '.'}: ${Private.plural(workspace.files, 'file')}, ${formatBytes(workspace.size)} (at most ${formatBytes(workspace.max_size)})`
-          : 'none: the job gets no files'}
+        <WorkspaceFact workspace={compile.workspace} />
       </dd>
       {compile.volumes && compile.volumes.length > 0 && (
         <>

@@ -83,6 +83,7 @@ export class PanelState extends VDomModel {
       tracker: options.tracker,
       bound: () => this._bound(),
       ready: () => {
+        this._cells.refresh();
         this._readMetadata();
         this._compiler.now();
       },
@@ -157,7 +158,11 @@ export class PanelState extends VDomModel {
    * What serializing and validating the form need from the server.
    */
   get context(): IFormContext {
-    return { parameters: this.compile?.parameters, runtime: this.runtime };
+    return {
+      parameters: this.compile?.parameters,
+      runtime: this.runtime,
+      local: this.server.backend?.name === 'local'
+    };
   }
 
   /**
@@ -360,6 +365,14 @@ export class PanelState extends VDomModel {
       this.compile,
       this.form
     );
+    // A "Submitted …" notice is about an older form: gone once this one
+    // cannot be submitted.
+    if (
+      this.actions.notice?.kind === 'info' &&
+      (this.fieldErrors.length > 0 || this.compile?.ok === false)
+    ) {
+      this.actions.clearNotice();
+    }
   }
 
   private _name = new JobNameReservation();

@@ -11,6 +11,7 @@ import { ResourceFields, RuntimePicker, ShapeFields } from './job-form';
 import { PackagesEditor } from './packages';
 import { PreviewView } from './preview';
 import { RuntimePackages } from './runtime-packages';
+import { StorageFields } from './storage';
 import { ParametersEditor } from './parameters';
 import { SubmitBar } from './submit-bar';
 import type { PanelState } from './state';
@@ -69,6 +70,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onLogs={name => state.openLogs(name)}
           onRerun={job => void state.actions.rerun(job)}
           onDelete={name => void state.actions.delete(name)}
+          outputs={name => state.service.jobOutputs(name)}
         />
       </Section>
       {notebook && (
@@ -98,6 +100,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
     state.updateForm(change);
   const common = { form, errors, onChange };
   const notice = state.actions.notice;
+  const local = state.server.backend?.name === 'local';
   return (
     <>
       <div className="kale-ext-Notebook" title={state.notebook?.context.path}>
@@ -139,6 +142,8 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         <ResourceFields
           {...common}
           defaultGpu={state.server.defaults?.defaults.gpu}
+          local={local}
+          reported={compile?.local_resources}
         />
       </Section>
       <Section id="parameters" title="Parameters">
@@ -158,6 +163,9 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
       </Section>
       <Section id="env" title="Environment variables">
         <EnvEditor {...common} />
+      </Section>
+      <Section id="storage" title="Storage" open={false}>
+        <StorageFields {...common} local={local} />
       </Section>
       <Section id="packages" title="Packages" open={false}>
         <PackagesEditor
