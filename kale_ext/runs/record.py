@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..errors import BackendError, NotFound
@@ -23,9 +25,27 @@ FINISHED = (COMPLETE, FAILED, STOPPED)
 STOPPED_EARLY = "stopped early"
 
 
+#: The jobs folder sweeps are recorded beside, when not KALE_EXT_JOBS_DIR's (a server's own).
+ROOT: ContextVar[Path | None] = ContextVar("sweeps_root", default=None)
+
+
+@contextmanager
+def using(root: Path | None):
+    """Record and read sweeps beside the jobs in ``root`` (None: the default jobs folder)."""
+    token = ROOT.set(Path(root) if root else None)
+    try:
+        yield
+    finally:
+        ROOT.reset(token)
+
+
+def jobs_root() -> Path:
+    return ROOT.get() or jobs_dir()
+
+
 def sweeps_dir() -> Path:
     """Where sweeps are recorded: beside the local jobs, hidden from their listing."""
-    return jobs_dir() / ".sweeps"
+    return jobs_root() / ".sweeps"
 
 
 def sweep_dir(name: str) -> Path:

@@ -167,11 +167,11 @@ def driver_running(name: str) -> bool:
 def start_driver(name: str) -> dict:
     """Start the sweep's driver, detached; the sweep's record."""
     from ..backends.local.processes import start_time
-    from ..files import jobs_dir, write_atomic
+    from ..files import write_atomic
 
     folder = rec.sweep_dir(name)
     root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "KALE_EXT_JOBS_DIR": str(jobs_dir().resolve()),
+    env = {**os.environ, "KALE_EXT_JOBS_DIR": str(rec.jobs_root().resolve()),
            "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}  # fmt: skip
     with open(folder / rec.DRIVER_LOG, "ab") as log:
         driver = subprocess.Popen(

@@ -25,6 +25,7 @@ from .logstream import LogStream, parse_event_id, parse_offsets
 from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
 from .paths import read_notebook_bytes, relative_path
+from .sweeps import SweepHandler, SweepsHandler
 
 NAMESPACE = "kale-ext"
 SSE_TYPE = "text/event-stream; charset=utf-8"
@@ -398,6 +399,8 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("jobs/{name}/logs", LogsHandler),
     ("jobs/{name}/events", EventsHandler),
     ("jobs/{name}/outputs", OutputsHandler),
+    ("sweeps", SweepsHandler),
+    ("sweeps/{name}", SweepHandler),
     ("backend", BackendHandler),
     ("defaults", DefaultsHandler),
     ("tags", TagsHandler),

@@ -1,0 +1,71 @@
+"""POST/GET sweeps against a real Jupyter server: a sweep's trials are real local jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from kale_ext.runs.sweep import MAX_PARALLEL, MAX_TRIALS
+from kale_ext.server.schema import check, document
+from tests.conftest import notebook
+from tests.runs.conftest import TRAINING
+
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
+
+NB = notebook(("quality = 0.5\nlayers = 1\n", ["parameters"]), (TRAINING, ["training"]))
+
+
+async def test_a_grid_sweep_from_the_api_lists_its_trials_best_first(api, jobs_dir):
+    body = {
+        "notebook": NB,
+        "path": "sweep.ipynb",
+        "sweep": {"params": {"quality": [0.6, 0.9]}, "parallel": 2, "metric": "accuracy"},
+    }
+    started = await api.post("sweeps", body)
+    assert started.status == 201, started.text
+    name = started.json["name"]
+    assert started.headers["Location"].endswith(f"/kale-ext/sweeps/{name}")
+    assert (jobs_dir / ".sweeps" / name / "sweep.json").is_file()  # beside the server's jobs
+    deadline = time.monotonic() + 180
+    while (got := (await api.get(f"sweeps/{name}")).json)["status"] in ("Starting", "Running"):
+        assert time.monotonic() < deadline, got
+        await asyncio.sleep(0.2)
+    assert check(got, "#/components/schemas/Sweep") is None
+    assert got["status"] == "Complete" and got["best"] == f"{name}-1"
+    assert [(t["parameters"], t["metric"], t["best"]) for t in got["trials"]] == [
+        ({"quality": 0.9}, 0.9, True), ({"quality": 0.6}, 0.6, False)]  # fmt: skip
+    job = (await api.get(f"jobs/{name}-1")).json
+    assert job["sweep"] == name and job["status"] == "Complete"
+    listed = (await api.get("sweeps")).json["sweeps"]
+    assert [s["name"] for s in listed] == [name]
+
+
+@pytest.mark.parametrize(
+    ("sweep", "field", "says"),
+    [
+        ({"params": {"quality": "uniform(0,1)"}}, "param.quality", "a range needs a random"),
+        ({"params": {"depth": "1,2"}}, "param.depth", "no such parameter"),
+        ({"params": {"quality": "0.1"}, "search": "random", "trials": 2}, "metric", "metric"),
+        ({"params": {"quality": "0.1"}, "parallel": MAX_PARALLEL + 1}, "sweep.parallel", ""),
+        ({"params": {"quality": "0.1"}, "trials": MAX_TRIALS + 1}, "sweep.trials", ""),
+        ({"params": {}}, "sweep.params", ""),
+        ({"params": {"quality": "0.1"}, "speed": 1}, "sweep.speed", "speed"),
+    ],
+)  # fmt: skip
+async def test_a_bad_sweep_is_a_400_naming_the_field(api, jobs_dir, sweep, field, says):
+    reply = await api.post("sweeps", {"notebook": NB, "sweep": sweep})
+    assert reply.status == 400, reply.text
+    assert reply.json["field"] == field and says in reply.json["message"]
+    assert (await api.get("sweeps")).json["sweeps"] == []
+
+
+async def test_an_unknown_sweep_is_a_404(api):
+    reply = await api.get("sweeps/nope")
+    assert reply.status == 404 and "no sweep named 'nope'" in reply.json["message"]
+
+
+def test_the_schema_bounds_are_the_sweeps_own():
+    props = document()["components"]["schemas"]["SweepSettings"]["properties"]
+    assert props["trials"]["maximum"] == MAX_TRIALS and props["parallel"]["maximum"] == MAX_PARALLEL
