@@ -118,11 +118,13 @@ class JobInfo:
     @property
     def status_text(self) -> str:
         """The status as every view shows it: `Stalled (no output for 10 min)` for a running
-        job that has been quiet too long."""
+        job that has been quiet too long, a queued job with why it waits."""
         if self.status is Status.RUNNING and self.stalled_after is not None:
             return stall_text(self.stalled_after)
         if self.status is Status.FAILED and (self.reason or "").startswith(STOPPED_EARLY):
             return "Stopped early"
+        if self.status is Status.QUEUED and self.reason:  # `Queued (waiting for 4 CPUs, ...)`
+            return f"{self.status.value} ({self.reason})"
         return self.status.value
 
     def to_dict(self) -> dict:
@@ -270,6 +272,11 @@ class Backend(abc.ABC):
         """Stop a running job, saying ``reason`` (a sweep stopping a trial early). A backend
         that cannot keep a stopped job deletes it (its outputs stay)."""
         self.delete(name)
+
+    def job_source(self, name: str) -> str | None:
+        """The compiled module the job runs, as submitted (None: this backend cannot tell)."""
+        self.get_job(name)  # NotFound names the job
+        return None
 
     def outputs(self, name: str) -> JobOutputs:
         """What the job wrote to KALE_EXT_OUTPUT_DIR (NotFound for an unknown job)."""

@@ -59,6 +59,8 @@ def choose_backend(name: str | None = None, defaults=None, **settings) -> tuple[
     backend = cls(**settings_for(cls, settings))
     if defaults is not None:
         backend.stall_seconds = defaults.stall_seconds
+        if hasattr(backend, "capacity"):  # the local queue's
+            backend.capacity = defaults.local_capacity
     return backend, why
 
 

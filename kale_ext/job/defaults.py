@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..mlflow_api import TrackingError, check_uri
 from .k8s_values import matches
 from .limits import TRAIT as LIMITS
 from .limits import configure as configure_limits
@@ -37,6 +38,8 @@ BUILT_IN = "built in"
 #: A running job without a log line or a metric for this long shows as stalled.
 STALL_SECONDS = 600
 MAX_STALL_SECONDS = 7 * 24 * 3600
+#: The most processes the local backend may be told to run at once.
+MAX_LOCAL_CAPACITY = 4096
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,12 @@ class Defaults:
     # How jobs are watched, not what they are (so here, not in the job options): a running job
     # without output this long shows as Stalled in every view. None: never.
     stall_seconds: int | None = STALL_SECONDS
+    # Experiment tracking: each job is a run on this MLflow server (MLFLOW_TRACKING_URI, when
+    # set, comes first). None: off.
+    mlflow_tracking_uri: str | None = None
+    # Local backend: processes running at once (nodes × processes per node, over all jobs);
+    # jobs beyond it wait in line. None: this machine's CPU count.
+    local_capacity: int | None = None
     sources: dict = field(default_factory=dict, compare=False)  # field -> the layer that set it
 
     def to_dict(self) -> dict:
@@ -92,6 +101,8 @@ UNSET = {
     "memory": "none requested",
     "gpu": "none",
     "stall_seconds": "never: a quiet job is not flagged",
+    "mlflow_tracking_uri": "off, unless MLFLOW_TRACKING_URI is set",
+    "local_capacity": "the CPU count",
 }
 
 
@@ -121,6 +132,18 @@ def check(name: str, value: Any, where: str) -> Any:
             raise bad(f"must be a whole number of seconds, not {value!r}")
         if not 1 <= value <= MAX_STALL_SECONDS:
             raise bad(f"must be between 1 and {MAX_STALL_SECONDS} seconds, got {value}")
+    elif name == "local_capacity":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad(f"must be a whole number of processes, not {value!r}")
+        if not 1 <= value <= MAX_LOCAL_CAPACITY:
+            raise bad(f"must be between 1 and {MAX_LOCAL_CAPACITY} processes, got {value}")
+    elif name == "mlflow_tracking_uri":
+        if not isinstance(value, str):
+            raise bad(f"must be the address of an MLflow tracking server, not {value!r}")
+        try:
+            check_uri(value)
+        except TrackingError as e:
+            raise bad(str(e)) from None
     else:  # a job option: checked as a submit's own value is
         try:
             value = check_option(BY_NAME[name], value, label)

@@ -24,6 +24,7 @@ from .volumes import WORKDIR
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANNOTATION = "kale-ext.io/"
 OUTPUTS = ANNOTATION + "outputs"
+DEFINITION = ANNOTATION + "definition"
 SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -131,6 +132,16 @@ def training_command(spec: JobSpec) -> list[str]:
     return ["python", "-c", BOOTSTRAP, plan, payload]
 
 
+def source_of(command: list[str]) -> str | None:
+    """The compiled module a :func:`training_command` carries (None: not one of ours)."""
+    if len(command) != 5 or command[1:3] != ["-c", BOOTSTRAP]:
+        return None
+    try:
+        return zlib.decompress(base64.b64decode(command[4])).decode("utf-8")
+    except (ValueError, zlib.error, UnicodeDecodeError):
+        return None
+
+
 #: An env value as the job's records show it (the options annotation, GET jobs): a literal value
 #: may be a secret. A valueFrom reference (a Secret's key) is shown as it is.
 REDACTED = "<redacted>"
@@ -148,6 +159,20 @@ def redacted(options: dict) -> dict:
     return out
 
 
+def definition(spec: JobSpec) -> dict:
+    """What a job is, as resolved at submit (every layer applied): to compare two jobs."""
+    return {
+        "runtime": spec.runtime.name,
+        "image": spec.image or spec.runtime.image or None,
+        "nodes": spec.nodes,
+        "procs_per_node": spec.procs_per_node,
+        "parameters": spec.func_args,
+        "packages": spec.packages,
+        "requests": dict(spec.config.requests),
+        "limits": dict(spec.config.limits),
+    }
+
+
 def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str]:
     job = spec.job
     out = {
@@ -158,6 +183,8 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         ANNOTATION + "function": job.function_name,
         # what a rerun reuses; literal env values left out: anyone who lists jobs reads this
         ANNOTATION + "options": json.dumps(redacted(spec.options), sort_keys=True),
+        # what `kale-ext diff` compares
+        DEFINITION: json.dumps(definition(spec), sort_keys=True, default=str),
     }
     if spec.outputs is not None:  # where KALE_EXT_OUTPUT_DIR lasts
         out[OUTPUTS] = f"{spec.outputs}/{spec.name}"

@@ -88,6 +88,12 @@ class KaleExtApp(ExtensionApp):
         help="A running job without a log line or a metric for this many seconds shows as "
         "Stalled (it is not stopped); None: never.",
     ).tag(config=True)
+    local_capacity = Int(
+        None,
+        allow_none=True,
+        help="Local backend: processes that run at once over all jobs (nodes × processes per "
+        "node); a job beyond it waits in line as Queued. None: this machine's CPU count.",
+    ).tag(config=True)
 
     option_limits = Dict(
         value_trait=Int(),
@@ -320,6 +326,8 @@ class KaleExtApp(ExtensionApp):
         key = None if defaults is None else (defaults.backend, defaults.namespace)
         if defaults is not None and self._backend is not None:  # a watch setting: no new backend
             self._backend.stall_seconds = defaults.stall_seconds
+            if hasattr(self._backend, "capacity"):  # the local queue's
+                self._backend.capacity = defaults.local_capacity
         with self._backend_lock:
             if self._backend is None or key != self._backend_key:
                 self._backend, self._backend_reason = self._make_backend(defaults)

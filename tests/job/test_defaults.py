@@ -80,6 +80,8 @@ def test_every_schema_value_the_schema_allows_is_accepted_and_every_default_docu
         "memory": "16Gi",
         "gpu": 1,
         "stall_seconds": 120,
+        "mlflow_tracking_uri": "http://mlflow.example:5000",
+        "local_capacity": 8,
     }
     jsonschema.validate(sample, SCHEMA)
     assert defaults.resolve(("test", sample)).to_dict()["defaults"] == sample

@@ -32,7 +32,7 @@ def backend(tmp_path, monkeypatch):
     system_tmp = tmp_path / "system-tmp"
     system_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(system_tmp))
-    backend = LocalBackend(tmp_path / "jobs")
+    backend = LocalBackend(tmp_path / "jobs", capacity=4)  # 2 nodes × 2 processes on 2 CPUs
     yield backend
     for info in backend.list_jobs():
         backend.delete(info.name)

@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
-from ...job.trainjob import OUTPUTS, trainjob_dict
+from ...job.trainjob import OUTPUTS, source_of, trainjob_dict
 from ..base import (
     Backend,
     BackendError,
@@ -373,6 +373,9 @@ class KubernetesBackend(Cluster, Backend):
         if outputs:
             return f"its outputs stay in {kept.location}: delete them from a pod that mounts it"
         return f"kept its outputs in {kept.location}"
+
+    def job_source(self, name: str) -> str | None:
+        return source_of(self.trainjob(name).get("spec", {}).get("trainer", {}).get("command", []))
 
     def outputs(self, name: str) -> JobOutputs:
         """Where the job's outputs last: the volume it names (its files are not listed: only

@@ -14,9 +14,7 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -29,7 +27,7 @@ from ...job.distributed import k8s_dict
 from ...job.framework_env import gpu_count
 from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
-from ...job.trainjob import provenance, training_command
+from ...job.trainjob import provenance, source_of, training_command
 from ..base import (
     Backend,
     BackendError,
@@ -49,7 +47,8 @@ from .frameworks import LOCAL_RUNTIMES
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
 from .outputs import final_folder, gather, listing
-from .processes import alive, kill_group, runs, start_time, terminate
+from .processes import alive, kill_group, runs, terminate
+from .queue import capacity, check_fits, launch, leave, need_of
 from .resources import resources_record
 from .supervisor import now, read_record, write_record
 from .volumes import local_warnings, plan_mounts, remove_mounts
@@ -65,9 +64,15 @@ _FIELD_REFS = {
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self, jobs_dir: str | os.PathLike | None = None, allow_cpu_for_gpu: bool = False):
+    def __init__(
+        self,
+        jobs_dir: str | os.PathLike | None = None,
+        allow_cpu_for_gpu: bool = False,
+        capacity: int | None = None,
+    ):
         self.jobs_dir = Path(jobs_dir) if jobs_dir else default_jobs_dir()
         self.allow_cpu_for_gpu = allow_cpu_for_gpu
+        self.capacity = capacity  # processes at once (the queue); None: the CPU count
 
     # -- runtimes --
 
@@ -145,6 +150,10 @@ class LocalBackend(Backend):
             raise refused
         mounts = plan_mounts(spec)  # every volume honoured here, or an error before any start
         resources, resource_warnings = resources_record(spec)  # cores and memory per node
+        gpus = gpu_count({"requests": spec.config.requests, "limits": spec.config.limits})
+        shape = {"num_nodes": spec.nodes, "procs_per_node": spec.procs_per_node, "gpus": gpus}
+        need, machine = need_of({**shape, "env": env}), capacity(self.capacity)
+        check_fits(need, shape, machine)  # never queued forever
         command = training_command(spec)
         command[0] = sys.executable  # "python" in the image; this environment's Python here
         job_dir = self.jobs_dir / spec.name
@@ -175,7 +184,7 @@ class LocalBackend(Backend):
             else None,
             "runtime": spec.runtime.name,
             "framework": spec.runtime.framework,  # the environment its nodes get
-            "gpus": gpu_count({"requests": spec.config.requests, "limits": spec.config.limits}),
+            "gpus": gpus,
             "num_nodes": spec.nodes,
             "procs_per_node": spec.procs_per_node,
             "created": now(),
@@ -189,6 +198,7 @@ class LocalBackend(Backend):
             "resources": resources,
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
+            "queue": {"need": [need.procs, need.gpus], "capacity": [machine.procs, machine.gpus]},
         }
         try:
             for k in range(spec.nodes):
@@ -202,19 +212,8 @@ class LocalBackend(Backend):
         warnings = (*local_warnings(spec), *resource_warnings)
         if policy and policy.suspend:
             return Submitted(spec.name, warnings)
-        supervisor = subprocess.Popen(
-            [sys.executable, "-m", "kale_ext.backends.local.supervisor", str(job_dir)],
-            stdin=subprocess.DEVNULL,
-            stdout=open(job_dir / "supervisor.log", "ab"),  # noqa: SIM115 (the child owns it)
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # outlives the Jupyter server
-            env={
-                **os.environ,
-                "PYTHONPATH": _package_root() + os.pathsep + os.environ.get("PYTHONPATH", ""),
-            },
-        )
-        threading.Thread(target=supervisor.wait, daemon=True).start()  # reap it when it ends
-        me = {"supervisor_pid": supervisor.pid, "supervisor_started": start_time(supervisor.pid)}
+        pid, started = launch(job_dir, need, machine)  # its place in line, and its supervisor
+        me = {"supervisor_pid": pid, "supervisor_started": started}
         write_record(job_dir, {**read_record(job_dir), **me})
         return Submitted(spec.name, warnings)
 
@@ -416,6 +415,7 @@ class LocalBackend(Backend):
             gather(job_dir, final)  # what a supervisor that stopped early left behind
         remove_mounts(job_dir, record.get("mounts", []))
         shutil.rmtree(job_dir, ignore_errors=True)
+        leave(self.jobs_dir, name)
         if final is None or not final.is_dir():
             return None
         if outputs:
@@ -427,6 +427,9 @@ class LocalBackend(Backend):
         from .stop import stop_job
 
         stop_job(self._dir(name), reason)
+
+    def job_source(self, name: str) -> str | None:
+        return source_of(self._record(name).get("command", []))
 
     def outputs(self, name: str) -> JobOutputs:
         return listing(self._record(name), self._dir(name))
@@ -440,7 +443,3 @@ class LocalBackend(Backend):
         except OSError as e:
             raise BackendError(f"cannot copy the outputs of {name} into {into}: {e}") from None
         return JobOutputs(str(into), found.files, f"copied from {found.location}")
-
-
-def _package_root() -> str:
-    return str(Path(__file__).resolve().parents[2])

@@ -25,13 +25,14 @@ from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
-from ..base import Failure
+from ..base import Failure, Status
 from .failures import local_failure, node_env
 from .frameworks import framework_env
 from .installs import InstallError, prepare
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
 from .processes import descendants, kill, kill_group, reserve_port, start_time
+from .queue import Need, leave, wait_turn
 from .resources import MemoryWatch, chain, node_settings
 from .volumes import make_mounts, remove_mounts
 
@@ -239,5 +240,37 @@ def run(job_dir: Path) -> int:
     return 0
 
 
+def _waiting(job_dir: Path, reason: str | None) -> None:
+    """Record that the job waits in the local queue, and why (None: its turn came)."""
+    record = read_record(job_dir)
+    status = Status.QUEUED.value if reason else Status.CREATED.value
+    if (record["status"], record.get("reason")) != (status, reason):
+        me = os.getpid()
+        record.update(
+            status=status, reason=reason, supervisor_pid=me, supervisor_started=start_time(me)
+        )
+        write_record(job_dir, record)
+
+
+def main(job_dir: Path) -> int:
+    """Wait for the job's turn in the local queue (queue.py), run it, then free its place."""
+    queue = read_record(job_dir).get("queue")
+    if not queue:
+        return run(job_dir)
+    signal.signal(signal.SIGTERM, _cancel)
+    need, machine = Need(*queue["need"]), Need(*queue["capacity"])
+    try:
+        try:
+            wait_turn(
+                job_dir.parent, job_dir.name, need, machine, lambda why: _waiting(job_dir, why)
+            )
+        except Cancelled:
+            return not_started(job_dir, "cancelled while queued")
+        _waiting(job_dir, None)
+        return run(job_dir)
+    finally:
+        leave(job_dir.parent, job_dir.name)
+
+
 if __name__ == "__main__":
-    sys.exit(run(Path(sys.argv[1])))
+    sys.exit(main(Path(sys.argv[1])))

@@ -26,7 +26,7 @@ RANKS = (
 
 @pytest.fixture
 def backend(tmp_path):
-    return LocalBackend(tmp_path / "jobs")
+    return LocalBackend(tmp_path / "jobs", capacity=4)  # 2 nodes × 2 processes on 2 CPUs
 
 
 def run(backend, nb, options=None, timeout=120):

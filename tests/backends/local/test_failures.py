@@ -34,7 +34,7 @@ END = "dist.barrier()\nprint(f'done {rank}')"
 
 @pytest.fixture
 def backend(tmp_path):
-    return LocalBackend(tmp_path / "jobs")
+    return LocalBackend(tmp_path / "jobs", capacity=4)  # 2 nodes × 2 processes on 2 CPUs
 
 
 @dataclass
