@@ -1,0 +1,202 @@
+import { ChildProcess, execFileSync, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+import {
+  expect,
+  kernelSettled,
+  openNotebook,
+  openPanel,
+  screenshot,
+  test
+} from './helpers';
+
+/**
+ * The panel against a Kubernetes cluster: the emulated one of the Python
+ * tests (`python -m tests.harness.cluster`: a Kubernetes API on a loopback
+ * port that admits TrainJobs as Kubeflow Trainer v2.3 does and runs each
+ * pod's command as a local process), and a Jupyter server of its own whose
+ * backend is `kubernetes`, reaching it through the kubeconfig it wrote. Both
+ * are started for this file and stopped after it; the other files keep the
+ * run's local-backend server.
+ */
+
+const REPOSITORY = path.resolve(__dirname, '..', '..');
+const JOB_TIMEOUT = 90_000;
+
+/** A port the OS has just given out (as jupyter-server.js picks the run's). */
+function freePort(): number {
+  const script =
+    "const s = require('net').createServer();" +
+    "s.listen(0, '127.0.0.1', () => {" +
+    ' process.stdout.write(String(s.address().port)); s.close(); });';
+  return Number(
+    execFileSync(process.execPath, ['-e', script], { encoding: 'utf-8' })
+  );
+}
+
+const PORT = freePort();
+test.use({ baseURL: `http://127.0.0.1:${PORT}` });
+test.describe.configure({ mode: 'serial' });
+
+let folder = '';
+const started: ChildProcess[] = [];
+
+/** Start `command` in a process group of its own (stopped as a whole). */
+function start(command: string, args: string[], cwd: string, env = {}) {
+  const child = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe']
+  });
+  started.push(child);
+  return child;
+}
+
+/** Until `child` prints a line matching `ready` (or exits, or time runs out). */
+function printed(child: ChildProcess, ready: RegExp, what: string) {
+  return new Promise<void>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(
+      () => reject(new Error(`${what}: not ready in 60 s:\n${seen}`)),
+      60_000
+    );
+    const listen = (data: Buffer) => {
+      seen += data.toString();
+      if (ready.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', listen);
+    child.stderr!.on('data', listen);
+    child.on('exit', code => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited (${code}):\n${seen}`));
+    });
+  });
+}
+
+test.beforeAll(async () => {
+  test.setTimeout(150_000);
+  folder = fs.mkdtempSync(path.join(os.tmpdir(), 'kale-ext-cluster-'));
+  const kubeconfig = path.join(folder, 'kubeconfig');
+  const cluster = start(
+    'python',
+    ['-m', 'tests.harness.cluster', '--kubeconfig', kubeconfig],
+    REPOSITORY
+  );
+  await printed(cluster, /^ready /m, 'the emulated cluster');
+  const server = start(
+    'jupyter',
+    [
+      'lab',
+      '--config',
+      'jupyter_server_test_config.py',
+      '--ServerApp.ip=127.0.0.1',
+      `--ServerApp.port=${PORT}`,
+      '--ServerApp.port_retries=0'
+    ],
+    path.resolve(__dirname, '..'),
+    { KALE_EXT_BACKEND: 'kubernetes', KUBECONFIG: kubeconfig }
+  );
+  await printed(server, /is running at:/, 'the Jupyter server');
+});
+
+test.afterAll(async () => {
+  for (const child of started.reverse()) {
+    if (child.exitCode === null) {
+      const ended = new Promise(resolve => child.on('exit', resolve));
+      process.kill(-child.pid!, 'SIGTERM');
+      await ended;
+    }
+  }
+  fs.rmSync(folder, { recursive: true, force: true });
+});
+
+/** Each rank prints `steps` lines, then a last line naming its rank. */
+const STEPS = [
+  { source: 'import os\nimport time', tags: ['imports'] },
+  { source: 'steps = 3', tags: ['parameters'] },
+  {
+    source:
+      "rank = os.environ['RANK']\n" +
+      'for step in range(steps):\n' +
+      "    print(f'step {step} on rank {rank}', flush=True)\n" +
+      '    time.sleep(0.5)\n' +
+      "print(f'finished on rank {rank}', flush=True)"
+  }
+];
+
+test('on a cluster: submit on 2 nodes, watch it run and complete with node 1’s log, delete a running job', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(2 * JOB_TIMEOUT + 60_000);
+  await openNotebook(page, testInfo, tmpPath, 'ranks.ipynb', STEPS);
+  await kernelSettled(page);
+  const panel = await openPanel(page);
+  await expect(panel.locator('[data-fact="backend"]')).toContainText(
+    'Kubernetes'
+  );
+  await panel.getByLabel('Nodes', { exact: true }).fill('2');
+  const submit = panel.getByRole('button', { name: 'Submit' });
+  await expect(submit).toBeEnabled();
+
+  // A short job: Running, then Complete; node 1's log ends with its line.
+  const name = (await panel.locator('[data-fact="name"]').textContent())!;
+  await submit.click();
+  const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+  await expect(row).toHaveAttribute('data-status', 'Running', {
+    timeout: JOB_TIMEOUT
+  });
+  const logs = page.locator(`#kale-ext-logs-${name}`);
+  await expect(logs).toBeVisible();
+  await logs.getByRole('tab', { name: 'Node 1' }).click();
+  const lines = logs.getByRole('log').locator('.kale-ext-LogLine');
+  await expect(lines.filter({ hasText: 'on rank 1' }).first()).toBeVisible({
+    timeout: JOB_TIMEOUT
+  });
+  await expect(row).toHaveAttribute('data-status', 'Complete', {
+    timeout: JOB_TIMEOUT
+  });
+  // Its last line (torchrun may report after it, as node 0's store closes).
+  await expect(lines.filter({ hasText: 'finished on rank 1' })).toHaveCount(1);
+  await expect(lines.filter({ hasText: 'on rank 0' })).toHaveCount(0);
+  await screenshot(page, testInfo, 'cluster-complete.png', false);
+
+  // A long job, deleted while it runs: its pods go, and its row.
+  await panel.getByLabel('Parameter steps', { exact: true }).fill('600');
+  await submit.click();
+  const other = panel.locator(`.kale-ext-JobRow:not([data-job="${name}"])`);
+  await expect(other).toHaveCount(1, { timeout: JOB_TIMEOUT });
+  const long = (await other.getAttribute('data-job'))!;
+  const running = panel.locator(`.kale-ext-JobRow[data-job="${long}"]`);
+  await expect(running).toHaveAttribute('data-status', 'Running', {
+    timeout: JOB_TIMEOUT
+  });
+  await expect(
+    page
+      .locator(`#kale-ext-logs-${long}`)
+      .getByRole('log')
+      .locator('.kale-ext-LogLine')
+      .first()
+  ).toBeVisible({ timeout: JOB_TIMEOUT });
+  await running.getByRole('button', { name: `Delete ${long}` }).click();
+  const dialog = page.locator('.jp-Dialog');
+  await expect(dialog).toContainText(long);
+  await screenshot(page, testInfo, 'cluster-delete.png', false);
+  await dialog.getByRole('button', { name: 'Delete' }).click();
+  await expect(running).toHaveCount(0, { timeout: JOB_TIMEOUT });
+  // The TrainJob goes once its pods have stopped (foreground deletion).
+  await expect
+    .poll(
+      async () => (await page.request.get(`/kale-ext/jobs/${long}`)).status(),
+      {
+        timeout: JOB_TIMEOUT
+      }
+    )
+    .toBe(404);
+});
