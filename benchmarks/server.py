@@ -381,6 +381,41 @@ def bench_startup(workdir: Path, starts: int) -> dict:
     }
 
 
+def report_logs(workdir: Path, args) -> None:
+    """(b): the event loop while jobs' logs are followed, unpaced then paced."""
+    server = Server(workdir / "logs", debug_loop_lag=True)
+    try:
+        warm = warm_up(server)
+        print(
+            f"    the warm-up after the first request (imports, then one full garbage "
+            f"collection, in a thread): the loop stalled at most {warm['max_ms']} ms; "
+            f"full collection {warm['gc_max_ms'][2]} ms"
+        )
+        for lines, rate in ((args.lines, 0), (args.paced_lines, args.rate)):
+            b = bench_logs(server, args.jobs, lines, rate)
+            lag = b["lag"]
+            how = f"{rate} lines/s each" if rate else "as fast as they can print"
+            print(
+                f"(b) following {b['jobs']} jobs' logs ({how}): {b['events']} events in "
+                f"{b['seconds']:.1f} s ({b['events_per_s']:.0f}/s), statuses "
+                f"{b['statuses']}; event-loop lag (10 ms timer, {lag['count']} samples): "
+                f"p50 {lag['p50_ms']} ms, p99 {lag['p99_ms']} ms, max {lag['max_ms']} ms; "
+                f"the loop thread's own work (CPU time) in a timer period: "
+                f"p99 {lag['busy_p99_ms']} ms, max {lag['busy_max_ms']} ms; in the worst "
+                f"period ({lag['worst_ms'][0]} ms) the loop thread ran {lag['worst_ms'][1]} "
+                f"ms and the process's other threads {lag['worst_ms'][2]} ms of CPU; "
+                f"longest garbage collection per generation {lag['gc_max_ms']} ms; "
+                f"a cheap request meanwhile: p50 {b['probe_p50_ms']:.1f} ms, "
+                f"max {b['probe_max_ms']:.1f} ms (load average {b['load']:.2f})"
+            )
+            print(
+                f"    max stall is {verdict(lag['max_ms'], 50)}; the loop's own work: "
+                f"{verdict(lag['busy_max_ms'], 50)}"
+            )
+    finally:
+        server.stop()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--clients", type=int, default=20)
@@ -391,6 +426,7 @@ def main(argv=None) -> int:
     p.add_argument("--paced-lines", type=int, default=3000, help="lines per job, paced run")
     p.add_argument("--starts", type=int, default=5)
     p.add_argument("--no-compile", dest="compile", action="store_false", help="skip (a)")
+    p.add_argument("--no-logs", dest="logs", action="store_false", help="skip (b)")
     p.add_argument("--no-startup", dest="startup", action="store_false", help="skip (c)")
     p.add_argument(
         "--compile-processes",
@@ -422,37 +458,8 @@ def main(argv=None) -> int:
                     print(f"    p95 is {verdict(c['p95_ms'], 150)}")
             finally:
                 server.stop()
-        server = Server(workdir / "logs", debug_loop_lag=True)
-        try:
-            warm = warm_up(server)
-            print(
-                f"    the warm-up after the first request (imports, then one full garbage "
-                f"collection, in a thread): the loop stalled at most {warm['max_ms']} ms; "
-                f"full collection {warm['gc_max_ms'][2]} ms"
-            )
-            for lines, rate in ((args.lines, 0), (args.paced_lines, args.rate)):
-                b = bench_logs(server, args.jobs, lines, rate)
-                lag = b["lag"]
-                how = f"{rate} lines/s each" if rate else "as fast as they can print"
-                print(
-                    f"(b) following {b['jobs']} jobs' logs ({how}): {b['events']} events in "
-                    f"{b['seconds']:.1f} s ({b['events_per_s']:.0f}/s), statuses "
-                    f"{b['statuses']}; event-loop lag (10 ms timer, {lag['count']} samples): "
-                    f"p50 {lag['p50_ms']} ms, p99 {lag['p99_ms']} ms, max {lag['max_ms']} ms; "
-                    f"the loop thread's own work (CPU time) in a timer period: "
-                    f"p99 {lag['busy_p99_ms']} ms, max {lag['busy_max_ms']} ms; in the worst "
-                    f"period ({lag['worst_ms'][0]} ms) the loop thread ran {lag['worst_ms'][1]} "
-                    f"ms and the process's other threads {lag['worst_ms'][2]} ms of CPU; "
-                    f"longest garbage collection per generation {lag['gc_max_ms']} ms; "
-                    f"a cheap request meanwhile: p50 {b['probe_p50_ms']:.1f} ms, "
-                    f"max {b['probe_max_ms']:.1f} ms (load average {b['load']:.2f})"
-                )
-                print(
-                    f"    max stall is {verdict(lag['max_ms'], 50)}; the loop's own work: "
-                    f"{verdict(lag['busy_max_ms'], 50)}"
-                )
-        finally:
-            server.stop()
+        if args.logs:
+            report_logs(workdir, args)
         if args.startup:
             s = bench_startup(workdir, args.starts)
             print(
