@@ -1,0 +1,85 @@
+"""`kale-ext diff` of two real local runs: one with a changed parameter and an edited cell."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kale_ext.backends.local.backend import LocalBackend
+from kale_ext.errors import ConfigError, NotFound
+from kale_ext.runs.diff import compare
+from tests.cli import cli
+from tests.conftest import notebook
+
+
+def tiny(step_cell: str) -> dict:
+    return notebook(
+        ("from kale_ext import report", ["imports"]),
+        ("epochs = 2", ["parameters"]),
+        step_cell,
+    )
+
+
+BEFORE = "for e in range(epochs):\n    report(step=e, loss=1 / (e + 1))"
+AFTER = "for e in range(epochs):\n    report(step=e, loss=1 / (e + 2), accuracy=e / 10)"
+
+
+def local(*args):
+    out = cli(*args, "--backend", "local")
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture
+def two_runs(tmp_path, monkeypatch):
+    """The same notebook run as it was, then with --param epochs=3 after editing its cell."""
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(tiny(BEFORE)))
+    local("run", path, "--name", "first", "--follow")
+    path.write_text(json.dumps(tiny(AFTER)))
+    local("run", path, "--name", "second", "--param", "epochs=3", "--follow")
+    return LocalBackend(tmp_path / "jobs")
+
+
+def test_diff_names_the_parameter_the_hashes_the_function_and_final_metrics(two_runs):
+    found = json.loads(local("diff", "first", "second", "-o", "json"))
+    differ = {d["field"]: d["values"] for d in found["differences"]}
+    assert differ["parameters.epochs"] == [None, "3"]  # the first ran with the notebook's 2
+    assert {"notebook-sha256", "source-sha256"} <= set(differ)
+    assert "runtime" not in differ and "nodes" not in differ
+    metrics = {m["metric"]: m["values"] for m in found["metrics"]}
+    assert metrics == {"loss": [0.5, 0.25], "accuracy": [None, 0.2]}  # each last value
+    [source] = found["source_diffs"]
+    assert (source["from"], source["to"]) == ("first", "second")
+    changed = [line for line in source["diff"].splitlines() if line[:1] in "-+"]
+    assert [(line[0], line[1:].strip()) for line in changed] == [
+        ("-", "--- first/function.py"[1:]),
+        ("+", "+++ second/function.py"[1:]),
+        ("-", "report(step=e, loss=1 / (e + 1))"),
+        ("+", "report(step=e, loss=1 / (e + 2), accuracy=e / 10)"),
+    ]
+
+    table = local("diff", "first", "second")
+    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines() if line.strip()}
+    assert rows["parameters.epochs"] == ["-", "3"]
+    assert rows["loss"] == ["0.5", "0.25"]
+    assert "--- first/function.py" in table and "+++ second/function.py" in table
+
+
+def test_a_job_against_itself_reruns_nothing_and_bad_names_are_named(two_runs):
+    with pytest.raises(ConfigError, match="name 2 to 10 different jobs"):
+        compare(two_runs, ["first", "first"])
+    with pytest.raises(NotFound, match="no local job named 'nope'"):
+        compare(two_runs, ["first", "nope"])
+    out = cli("diff", "first", "nope", "--backend", "local")
+    assert out.returncode == 1 and "no local job named 'nope'" in out.stderr
+
+
+def test_a_rerun_of_the_same_notebook_differs_in_nothing(two_runs, tmp_path):
+    (tmp_path / "train.ipynb").write_text(json.dumps(tiny(BEFORE)))  # the edit undone
+    local("run", tmp_path / "train.ipynb", "--name", "third", "--follow")
+    found = compare(two_runs, ["first", "third"])
+    assert (found.differences, found.source_diffs) == ([], [])
+    assert "(the same definition, notebook and source)" in local("diff", "first", "third")
