@@ -88,7 +88,7 @@ def test_one_entrypoint_only(tmp_path):
 
 
 def test_cli_compiles_an_sdk_style_notebook(write_nb, tmp_path):
-    from tests.test_cli import cli
+    from tests.cli import cli
 
     path = write_nb(notebook((TRAIN_FN, ["entrypoint"]), DRIVER), "sdk_style.ipynb")
     out = cli("compile", path, "-o", tmp_path / "out", "--trainjob")
