@@ -21,6 +21,7 @@ from .base import (
     json_type,
     to_api_error,
 )
+from .compare import DiffHandler
 from .logstream import LogStream, parse_event_id, parse_offsets
 from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
@@ -401,6 +402,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("jobs/{name}/outputs", OutputsHandler),
     ("sweeps", SweepsHandler),
     ("sweeps/{name}", SweepHandler),
+    ("diff", DiffHandler),
     ("backend", BackendHandler),
     ("defaults", DefaultsHandler),
     ("tags", TagsHandler),
