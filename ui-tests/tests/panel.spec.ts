@@ -142,6 +142,11 @@ test.describe('the kale_ext panel with a notebook', () => {
     await dialog.getByRole('button', { name: 'Delete' }).click();
     await expect(row).toHaveCount(0);
     await expect(notice).toContainText(`Deleted ${name}`);
+
+    // An old notice goes once the form is invalid: it no longer describes
+    // what Submit would do.
+    await panel.getByLabel('Memory limit per node').fill('abc');
+    await expect(notice).toHaveCount(0);
   });
 
   test('a compile error links to its cell', async ({
