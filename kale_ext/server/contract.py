@@ -16,6 +16,9 @@ from ..job.options import OPTIONS
 from ..job.outputs import MOUNT
 from ..job.volumes import FORMS, KINDS, SHM_MOUNT, WORKDIR
 from ..metrics import frontend_constants
+from ..runs.search import SEARCHES
+from ..runs.space import RANGES
+from ..runs.sweep import GOALS, MAX_NAME, MAX_PARALLEL, MAX_TRIALS
 
 
 def contract() -> dict:
@@ -34,8 +37,11 @@ def contract() -> dict:
     }
     volumes = {"kinds": sorted(KINDS), "forms": FORMS, "workdir": WORKDIR,
                "shm_mount": SHM_MOUNT, "outputs_mount": MOUNT}  # fmt: skip
+    sweep = {"ranges": list(RANGES), "searches": list(SEARCHES), "goals": list(GOALS),
+             "max_trials": MAX_TRIALS, "max_parallel": MAX_PARALLEL,
+             "max_name": MAX_NAME}  # fmt: skip
     return {"k8s": rules(), "options": options, "metrics": frontend_constants(),
-            "volumes": volumes}  # fmt: skip
+            "volumes": volumes, "sweep": sweep}  # fmt: skip
 
 
 def render() -> str:

@@ -160,6 +160,24 @@ export class KaleService {
     await this._send(Private.jobPath(name), 'DELETE');
   }
 
+  /**
+   * Start a sweep: each trial an ordinary job. A bad spec or option is a
+   * {@link KaleAPIError} naming it (`param.lr`, `trials`).
+   */
+  startSweep(body: Kale.SweepRequest): Promise<Kale.ISweep> {
+    return this._send('sweeps', 'POST', body);
+  }
+
+  /** Every sweep with its trials, newest first. */
+  async listSweeps(): Promise<Kale.ISweep[]> {
+    return (await this._get<{ sweeps: Kale.ISweep[] }>('sweeps')).sweeps;
+  }
+
+  /** A sweep with its trials, best first. */
+  getSweep(name: string): Promise<Kale.ISweep> {
+    return this._get(`sweeps/${encodeURIComponent(name)}`);
+  }
+
   /** What a job wrote to `KALE_EXT_OUTPUT_DIR`, with sizes. */
   jobOutputs(name: string): Promise<Kale.IJobOutputs> {
     return this._get(`${Private.jobPath(name)}/outputs`);

@@ -79,6 +79,20 @@ export interface IVolumesContract {
   outputs_mount: string;
 }
 
+/**
+ * A sweep's rules (`kale_ext/runs/space.py`, `sweep.py`): the ranges a
+ * swept parameter may take, the searches, the goals and the bounds.
+ */
+export interface ISweepContract {
+  /** `uniform`, `loguniform`, `int`: ranges (`choice(...)` is a list). */
+  ranges: string[];
+  searches: string[];
+  goals: string[];
+  max_trials: number;
+  max_parallel: number;
+  max_name: number;
+}
+
 interface IContract {
   k8s: {
     patterns: Record<string, { pattern: string; max_length: number }>;
@@ -88,6 +102,7 @@ interface IContract {
   options: Record<string, IOptionRule>;
   metrics: IMetricsContract;
   volumes: IVolumesContract;
+  sweep: ISweepContract;
 }
 
 const contract = data as IContract;
@@ -139,3 +154,8 @@ export const METRICS: Readonly<IMetricsContract> = contract.metrics;
  * The volume short forms' facts.
  */
 export const VOLUMES: Readonly<IVolumesContract> = contract.volumes;
+
+/**
+ * The sweeps' rules.
+ */
+export const SWEEP: Readonly<ISweepContract> = contract.sweep;

@@ -16,6 +16,8 @@ import { IStateDB } from '@jupyterlab/statedb';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
 import { KaleService } from './api';
+import { CompareView } from './compare/widget';
+import { SweepView } from './compare/sweep-view';
 import { kaleIcon } from './icon';
 import { LogsView } from './logs/widget';
 import { installSeriesColors } from './metrics/constants';
@@ -33,6 +35,8 @@ export namespace CommandIDs {
   export const openPanel = 'kale-ext:open-panel';
   export const openLogs = 'kale-ext:open-logs';
   export const editDefaults = 'kale-ext:edit-defaults';
+  export const compare = 'kale-ext:compare';
+  export const openSweep = 'kale-ext:open-sweep';
 }
 
 /**
@@ -60,12 +64,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const logs = new WidgetTracker<MainAreaWidget<LogsView>>({
       namespace: 'kale-ext-logs'
     });
+    const sweeps = new WidgetTracker<MainAreaWidget<SweepView>>({
+      namespace: 'kale-ext-sweeps'
+    });
 
     const state: PanelState = new PanelState({
       service,
       tracker: notebooks,
       openLogs: name =>
         void app.commands.execute(CommandIDs.openLogs, { name }),
+      openSweep: name =>
+        void app.commands.execute(CommandIDs.openSweep, { name }),
+      compare: names =>
+        void app.commands.execute(CommandIDs.compare, { names }),
       editDefaults: () => void app.commands.execute(CommandIDs.editDefaults),
       canEditDefaults: () => app.commands.isEnabled(CommandIDs.editDefaults),
       activate: notebook => app.shell.activateById(notebook.id),
@@ -109,6 +120,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
       args: widget => ({ name: widget.content.jobName }),
       name: widget => widget.content.jobName
     });
+    void restorer?.restore(sweeps, {
+      command: CommandIDs.openSweep,
+      args: widget => ({ name: widget.content.sweepName }),
+      name: widget => widget.content.sweepName
+    });
 
     const badges = new CellTagBadges(notebooks);
     void state.load().then(() => badges.setTags(state.server.tags));
@@ -139,6 +155,59 @@ const plugin: JupyterFrontEndPlugin<void> = {
         widget.id = `kale-ext-logs-${name}`;
         widget.title.icon = kaleIcon;
         void logs.add(widget);
+        app.shell.add(widget, 'main');
+        app.shell.activateById(widget.id);
+        return widget;
+      }
+    });
+    app.commands.addCommand(CommandIDs.compare, {
+      label: 'Compare jobs side by side',
+      execute: args => {
+        const names = Array.isArray(args.names)
+          ? args.names.map(String).filter(Boolean)
+          : [];
+        if (names.length < 2) {
+          return;
+        }
+        const content = new CompareView({
+          service,
+          names,
+          openLogs: name =>
+            void app.commands.execute(CommandIDs.openLogs, { name })
+        });
+        const widget = new MainAreaWidget({ content });
+        widget.id = `kale-ext-compare-tab-${Date.now()}`;
+        widget.title.icon = kaleIcon;
+        app.shell.add(widget, 'main');
+        app.shell.activateById(widget.id);
+        return widget;
+      }
+    });
+    app.commands.addCommand(CommandIDs.openSweep, {
+      label: args => (args.name ? `Sweep ${args.name}` : 'Sweep'),
+      execute: args => {
+        const name = String(args.name ?? '');
+        if (!name) {
+          return;
+        }
+        const open = sweeps.find(w => w.content.sweepName === name);
+        if (open) {
+          open.content.refresh();
+          app.shell.activateById(open.id);
+          return open;
+        }
+        const content = new SweepView({
+          service,
+          name,
+          openLogs: job =>
+            void app.commands.execute(CommandIDs.openLogs, { name: job }),
+          compare: names =>
+            void app.commands.execute(CommandIDs.compare, { names })
+        });
+        const widget = new MainAreaWidget({ content });
+        widget.id = `kale-ext-sweep-tab-${name}`;
+        widget.title.icon = kaleIcon;
+        void sweeps.add(widget);
         app.shell.add(widget, 'main');
         app.shell.activateById(widget.id);
         return widget;

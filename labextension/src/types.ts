@@ -221,6 +221,72 @@ export namespace Kale {
     failure?: IFailure | null;
     /** When a running job last wrote a log line or a metric. */
     last_output?: string | null;
+    /** The sweep it is a trial of, or null. */
+    sweep?: string | null;
+  }
+
+  /**
+   * `POST sweeps`' `sweep`: the swept parameters (spec text as typed) and
+   * how to search.
+   */
+  export interface ISweepSettings {
+    params: { [name: string]: string | JSONValue[] };
+    search?: string;
+    trials?: number;
+    parallel?: number;
+    seed?: number;
+    metric?: string;
+    goal?: string;
+    early_stop?: boolean;
+    name?: string;
+  }
+
+  /**
+   * The body of `POST sweeps`.
+   */
+  export type SweepRequest = JobRequest & { sweep: ISweepSettings };
+
+  export type TrialStatus =
+    'Pending' | 'Running' | 'Complete' | 'Failed' | 'Stopped';
+
+  /**
+   * One trial of a sweep: an ordinary job.
+   */
+  export interface ISweepTrial {
+    number: number;
+    job: string;
+    parameters: { [name: string]: JSONValue };
+    status: TrialStatus;
+    /** The metric's last value reported, at `step`. */
+    metric: number | null;
+    step?: number | null;
+    /** Why it failed or was stopped early. */
+    reason?: string | null;
+    best: boolean;
+  }
+
+  /**
+   * `GET sweeps/{name}`: a sweep with its trials, best first.
+   */
+  export interface ISweep {
+    name: string;
+    status: 'Starting' | 'Running' | 'Complete' | 'Failed' | 'Interrupted';
+    reason?: string | null;
+    created?: string;
+    finished?: string | null;
+    backend?: string;
+    notebook_path?: string | null;
+    search: string;
+    max_trials?: number | null;
+    parallel: number;
+    seed?: number | null;
+    metric?: string | null;
+    goal?: 'min' | 'max' | null;
+    early_stop?: boolean;
+    space: { [key: string]: JSONValue }[];
+    /** The job of the best completed trial. */
+    best: string | null;
+    trials: ISweepTrial[];
   }
 
   /**

@@ -28,3 +28,5 @@ def test_the_contract_carries_the_rules_the_checks_use():
     assert matches("job_name", "digits-ddp") and not matches("job_name", "MyTrainingJob")
     assert data["metrics"]["prefix"] == "KALE_METRIC "
     assert data["volumes"]["kinds"] == ["configmap", "emptydir", "pvc", "secret"]
+    assert data["sweep"]["ranges"] == ["uniform", "loguniform", "int"]
+    assert data["sweep"]["max_parallel"] == 64

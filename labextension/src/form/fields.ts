@@ -25,6 +25,7 @@ const ORDER = [
   'memoryRequest',
   'memoryLimit',
   'parameters',
+  'sweep',
   'env',
   'volumes',
   'shmSize',
@@ -69,6 +70,15 @@ export function fieldLabel(field: string, form: IJobForm): string {
   const [head, key, part] = field.split('.');
   if (head === 'parameters' && key !== undefined) {
     return `Parameter ${field.slice('parameters.'.length)}`;
+  }
+  if (head === 'sweep' && key !== undefined) {
+    const setting: Record<string, string> = {
+      search: 'Sweep search',
+      trials: 'Sweep trials',
+      parallel: 'Sweep parallel',
+      metric: 'Sweep metric'
+    };
+    return setting[key] ?? `Sweep of ${field.slice('sweep.'.length)}`;
   }
   if (head === 'env' && key !== undefined) {
     const row = form.env[Number(key)];

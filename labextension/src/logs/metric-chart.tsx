@@ -26,19 +26,25 @@ function MetricChartView(props: {
   height: number;
   log: boolean;
   onLogChange: (log: boolean) => void;
+  /**
+   * Lines that are not ranks (a job each, to compare them): each line's
+   * name, and no mean drawn.
+   */
+  labelOf?: (rank: number) => string;
 }): JSX.Element {
-  const { metric, version, height, log } = props;
+  const { metric, version, height, log, labelOf } = props;
+  const who = (rank: number | null) =>
+    rank === null ? 'mean' : labelOf ? labelOf(rank) : `rank ${rank}`;
   const box = React.useRef<HTMLDivElement>(null);
   const width = useWidth(box, CHART_SIZE.width);
-  const layout = React.useMemo(
-    () =>
-      chartLayout(
-        metric,
-        { ...CHART_SIZE, width, height },
-        { scale: log ? 'log' : 'linear' }
-      ),
-    [metric, version, width, height, log]
-  );
+  const layout = React.useMemo(() => {
+    const drawn = chartLayout(
+      metric,
+      { ...CHART_SIZE, width, height },
+      { scale: log ? 'log' : 'linear' }
+    );
+    return labelOf ? { ...drawn, mean: null } : drawn;
+  }, [metric, version, width, height, log, labelOf]);
   const steps = React.useMemo(() => hoverSteps(metric), [metric, version]);
   const [step, setStep] = React.useState<number | null>(null);
   const hover = step === null ? null : hoverAt(metric, layout, step);
@@ -110,6 +116,7 @@ function MetricChartView(props: {
               key={line.rank}
               className={`kale-ext-Metric-series ${seriesClass(line.rank!)}`}
               data-rank={line.rank}
+              data-label={labelOf ? who(line.rank) : undefined}
               data-points={line.drawn}
             >
               {line.drawn > 1 && <path d={line.d} />}
@@ -142,10 +149,10 @@ function MetricChartView(props: {
               : undefined
           }
         >
-          {hover && <HoverValues hover={hover} />}
+          {hover && <HoverValues hover={hover} who={who} />}
         </div>
       </div>
-      <Legend metric={metric} />
+      <Legend metric={metric} who={who} mean={!labelOf} />
     </figure>
   );
 }
@@ -211,11 +218,16 @@ function Crosshair(props: {
   );
 }
 
-function HoverValues(props: { hover: IHover }): JSX.Element {
-  const { hover } = props;
+function HoverValues(props: {
+  hover: IHover;
+  who: (rank: number | null) => string;
+}): JSX.Element {
+  const { hover, who } = props;
   return (
     <>
-      <span className="kale-ext-VisuallyHidden">{describeHover(hover)}</span>
+      <span className="kale-ext-VisuallyHidden">
+        {describeHover(hover, who)}
+      </span>
       <div className="kale-ext-Metric-tooltipStep" aria-hidden="true">
         step {formatValue(hover.step)}
       </div>
@@ -228,7 +240,7 @@ function HoverValues(props: { hover: IHover }): JSX.Element {
             }
           >
             <span className="kale-ext-Metric-swatch" />
-            {v.rank === null ? 'mean' : `rank ${v.rank}`}{' '}
+            {who(v.rank)}{' '}
             <span className="kale-ext-Metric-value">
               {formatValue(v.value)}
             </span>
@@ -249,16 +261,21 @@ function HoverValues(props: { hover: IHover }): JSX.Element {
  * Each line's last and best value (best: lowest for a loss or an error,
  * highest otherwise).
  */
-function Legend(props: { metric: IMetric }): JSX.Element {
-  const { metric } = props;
+function Legend(props: {
+  metric: IMetric;
+  who: (rank: number | null) => string;
+  /** Whether the ranks' mean has a row. */
+  mean: boolean;
+}): JSX.Element {
+  const { metric, who } = props;
   const rows = [...metric.series.values()].map(s => ({
     key: String(s.rank),
-    label: `rank ${s.rank}`,
+    label: who(s.rank),
     className: seriesClass(s.rank),
     last: s.latest,
     best: bestPoint(metric.name, s.points)
   }));
-  const mean = meanSeries(metric);
+  const mean = props.mean ? meanSeries(metric) : [];
   if (mean.length) {
     rows.push({
       key: 'mean',

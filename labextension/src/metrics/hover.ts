@@ -89,9 +89,13 @@ export function hoverAt(
 /**
  * A hover in words: "step 5: rank 0 0.31, rank 1 0.33 (step 4), mean 0.32".
  */
-export function describeHover(hover: IHover): string {
+export function describeHover(
+  hover: IHover,
+  name: (rank: number | null) => string = rank =>
+    rank === null ? 'mean' : `rank ${rank}`
+): string {
   const parts = hover.values.map(v => {
-    const who = v.rank === null ? 'mean' : `rank ${v.rank}`;
+    const who = name(v.rank);
     const at = v.step === hover.step ? '' : ` (step ${formatValue(v.step)})`;
     return `${who} ${formatValue(v.value)}${at}`;
   });

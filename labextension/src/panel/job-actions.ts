@@ -109,6 +109,42 @@ export class JobActions {
   }
 
   /**
+   * Start a sweep for the notebook at `path`: its view opens. Returns
+   * whether it started.
+   */
+  async submitSweep(body: Kale.SweepRequest): Promise<boolean> {
+    if (this.submitting) {
+      return false;
+    }
+    const { service, jobs, changed } = this._options;
+    this.submitting = true;
+    this.notice = null;
+    changed();
+    let started: Kale.ISweep | null = null;
+    try {
+      started = await service.startSweep(body);
+      jobs.refresh();
+      const trials = started.max_trials ?? started.trials.length;
+      this.notice = {
+        kind: 'info',
+        text: `Started sweep ${started.name} (${started.search}${trials ? `, ${trials} trials` : ''}, ${started.parallel} at once)`
+      };
+    } catch (reason) {
+      this.notice = {
+        kind: 'error',
+        text: errorMessage(reason),
+        diagnostics: reason instanceof KaleAPIError ? reason.errors : []
+      };
+    }
+    this.submitting = false;
+    if (started) {
+      this._options.openSweep?.(started.name);
+    }
+    changed();
+    return started !== null;
+  }
+
+  /**
    * Run a job again: the same notebook and options, a new name.
    */
   async rerun(job: Kale.IJobInfo, path?: string): Promise<void> {
@@ -158,6 +194,8 @@ export namespace JobActions {
     jobs: JobsModel;
     /** Open the logs view of a job. */
     openLogs: (name: string) => void;
+    /** Open the view of a sweep. */
+    openSweep?: (name: string) => void;
     /** Ask before deleting a job. */
     confirm?: (name: string) => Promise<boolean>;
     /** Called when something shown changed. */

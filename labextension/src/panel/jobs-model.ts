@@ -58,6 +58,8 @@ export class JobsModel implements IDisposable {
   readonly timelines: JobTimelines;
   /** Jobs being deleted (their row shows it). */
   readonly deleting = new Set<string>();
+  /** Jobs checked for comparing, in the order checked. */
+  selected: string[] = [];
   /** How the user arranged the list (kept across reloads). */
   view: IJobsView = DEFAULT_VIEW;
   /** The final metrics of the ended jobs. */
@@ -147,6 +149,15 @@ export class JobsModel implements IDisposable {
   }
 
   /**
+   * Check or uncheck a job for comparing.
+   */
+  select(name: string, on: boolean): void {
+    const rest = this.selected.filter(n => n !== name);
+    this.selected = on ? [...rest, name] : rest;
+    this._changed.emit();
+  }
+
+  /**
    * Bring a job's row into view once it is listed.
    */
   reveal(name: string): void {
@@ -170,6 +181,7 @@ export class JobsModel implements IDisposable {
     try {
       await this._service.deleteJob(name);
       this.jobs = (this.jobs ?? []).filter(j => j.name !== name);
+      this.selected = this.selected.filter(n => n !== name);
     } finally {
       this.deleting.delete(name);
       this._changed.emit();

@@ -39,6 +39,13 @@ export interface IJobsProps {
   onOpenFailure?: (job: Kale.IJobInfo) => void;
   /** Read what a job wrote to its outputs folder. */
   outputs?: (name: string) => Promise<Kale.IJobOutputs>;
+  /** The jobs checked for comparing, and checking one. */
+  selected?: string[];
+  onSelect?: (name: string, on: boolean) => void;
+  /** Open the side-by-side view of the checked jobs. */
+  onCompare?: (names: string[]) => void;
+  /** Open the view of a sweep. */
+  onSweep?: (name: string) => void;
 }
 
 const COLUMNS: JobColumn[] = [
@@ -109,6 +116,8 @@ function JobsToolbar(
 ): JSX.Element {
   const { view, onView, notebook, names } = props;
   const metricId = React.useId();
+  const listed = new Set((props.jobs ?? []).map(j => j.name));
+  const checked = (props.selected ?? []).filter(n => listed.has(n));
   return (
     <div className="kale-ext-JobsToolbar">
       <div
@@ -148,6 +157,21 @@ function JobsToolbar(
             ))}
           </select>
         </>
+      )}
+      {props.onCompare && (
+        <Button
+          kind="plain"
+          className="kale-ext-CompareButton"
+          disabled={checked.length < 2}
+          title={
+            checked.length < 2
+              ? 'Check two or more jobs to compare them'
+              : `Compare ${checked.join(', ')} side by side`
+          }
+          onClick={() => props.onCompare?.(checked)}
+        >
+          Compare{checked.length ? ` (${checked.length})` : ''}
+        </Button>
       )}
     </div>
   );
@@ -231,12 +255,35 @@ function JobRow(
         </span>
       </div>
       <div role="cell" className="kale-ext-JobCol-name">
+        {props.onSelect && (
+          <input
+            type="checkbox"
+            className="kale-ext-JobRow-check"
+            aria-label={`Select ${job.name} to compare`}
+            checked={props.selected?.includes(job.name) ?? false}
+            onChange={e => props.onSelect?.(job.name, e.target.checked)}
+          />
+        )}
         <span className="kale-ext-JobRow-name" title={job.name}>
           {job.name}
         </span>
         <span className="kale-ext-JobRow-meta">
           {job.runtime || '—'} · {nodes}{' '}
           {job.num_nodes === 1 ? 'node' : 'nodes'}
+          {job.sweep && (
+            <>
+              {' · '}
+              <Button
+                kind="link"
+                className="kale-ext-JobRow-sweep"
+                aria-label={`Sweep ${job.sweep} of ${job.name}`}
+                title="A trial of this sweep: open its trials"
+                onClick={() => props.onSweep?.(job.sweep!)}
+              >
+                sweep {job.sweep}
+              </Button>
+            </>
+          )}
         </span>
       </div>
       <div

@@ -1,9 +1,11 @@
 import type { JSONValue } from '@lumino/coreutils';
 import * as React from 'react';
 
+import type { ISweepForm } from '../form/sweep';
 import { formatParameter } from '../form/values';
 import { Button, TextField, errorOf } from './fields';
 import type { IFormProps } from './job-form';
+import { SWEEP_HINT, SweepSettings } from './sweep-fields';
 
 /**
  * The notebook's parameters (its `parameters` cells), with their defaults;
@@ -15,9 +17,12 @@ export function ParametersEditor(
     defaults: { [name: string]: JSONValue } | undefined;
     /** The notebook does not compile now: where the defaults are from. */
     state: 'checking' | 'known' | 'stale' | 'unreadable';
+    /** The sweep: a swept parameter takes a list or a range. */
+    sweep?: ISweepForm;
+    onSweep?: (change: Partial<ISweepForm>) => void;
   }
 ): JSX.Element {
-  const { form, errors, onChange, state } = props;
+  const { form, errors, onChange, state, sweep, onSweep } = props;
   const defaults = props.defaults ?? {};
   const names = [
     ...Object.keys(defaults),
@@ -68,6 +73,45 @@ export function ParametersEditor(
       {names.map(name => {
         const known = name in defaults;
         const value = form.parameters[name] ?? formatParameter(defaults[name]);
+        const swept = sweep?.params[name];
+        const toggle = sweep && onSweep && (
+          <Button
+            kind="link"
+            className="kale-ext-SweepToggle"
+            aria-pressed={swept !== undefined}
+            aria-label={`Sweep ${name}`}
+            title="Try several values: a list or a range, a job each"
+            onClick={() => {
+              const params = { ...sweep.params };
+              if (swept === undefined) {
+                params[name] = value;
+              } else {
+                delete params[name];
+              }
+              onSweep({ params });
+            }}
+          >
+            Sweep
+          </Button>
+        );
+        if (swept !== undefined && onSweep) {
+          return (
+            <div key={name} className="kale-ext-ParamRow kale-ext-mod-swept">
+              <TextField
+                label={`${name} (sweep)`}
+                name={`sweep.${name}`}
+                ariaLabel={`Sweep values of ${name}`}
+                value={swept}
+                hint={SWEEP_HINT}
+                error={errorOf(errors, `sweep.${name}`)}
+                onChange={text =>
+                  onSweep({ params: { ...sweep!.params, [name]: text } })
+                }
+              />
+              {toggle}
+            </div>
+          );
+        }
         return (
           <div key={name} className="kale-ext-ParamRow">
             <TextField
@@ -92,9 +136,13 @@ export function ParametersEditor(
                 {known ? 'Reset' : 'Remove'}
               </Button>
             )}
+            {known && toggle}
           </div>
         );
       })}
+      {sweep && onSweep && Object.keys(sweep.params).length > 0 && (
+        <SweepSettings sweep={sweep} errors={errors} onChange={onSweep} />
+      )}
     </div>
   );
 }

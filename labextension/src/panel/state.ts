@@ -5,6 +5,13 @@ import type { KaleService } from '../api';
 import { formErrors } from '../form/fields';
 import { sameForm } from '../form/metadata';
 import { IFormContext, IJobForm, emptyForm, jobRequest } from '../form/model';
+import {
+  ISweepForm,
+  emptySweep,
+  isSweeping,
+  sweepSettings,
+  validateSweep
+} from '../form/sweep';
 import { IFieldError, validateForm } from '../form/validation';
 import type { Kale } from '../types';
 import { CellRoles } from './cell-roles';
@@ -76,6 +83,7 @@ export class PanelState extends VDomModel {
       service: options.service,
       jobs: this.jobList,
       openLogs: options.openLogs,
+      openSweep: options.openSweep,
       confirm: options.confirm,
       changed: () => this.stateChanged.emit()
     });
@@ -104,6 +112,8 @@ export class PanelState extends VDomModel {
 
   form: IJobForm = emptyForm();
   fieldErrors: IFieldError[] = [];
+  /** The swept parameters and how to search (Submit starts a sweep). */
+  sweep: ISweepForm = emptySweep();
 
   /** The last compile's answer. */
   get compile(): Kale.ICompileResult | null {
@@ -247,6 +257,27 @@ export class PanelState extends VDomModel {
   }
 
   /**
+   * Change the sweep: a parameter swept or not, its values, the settings.
+   */
+  updateSweep(change: Partial<ISweepForm>): void {
+    this.sweep = { ...this.sweep, ...change };
+    this.actions.clearNotice();
+    this._validate();
+    this.stateChanged.emit();
+  }
+
+  /**
+   * Open the compare view of two or more jobs.
+   */
+  compare(names: string[]): void {
+    this._options.compare?.(names);
+  }
+
+  openSweep(name: string): void {
+    this._options.openSweep?.(name);
+  }
+
+  /**
    * Select and show the cell a diagnostic is about.
    */
   async selectCell(diagnostic: Kale.IDiagnostic): Promise<void> {
@@ -270,6 +301,13 @@ export class PanelState extends VDomModel {
     }
     const body = this._request(true);
     if (!body) {
+      return;
+    }
+    if (isSweeping(this.sweep)) {
+      const options = { ...body.options };
+      delete options.name; // the trials are named after the sweep
+      const request = { ...body, options, sweep: sweepSettings(this.sweep) };
+      await this.actions.submitSweep(request);
       return;
     }
     if (await this.actions.submit(body, this.notebook?.context.path)) {
@@ -314,6 +352,7 @@ export class PanelState extends VDomModel {
    */
   private _bound(): void {
     this.form = emptyForm();
+    this.sweep = emptySweep();
     this.roles.forget();
     this.actions.clearNotice();
     this._name.release();
@@ -361,7 +400,10 @@ export class PanelState extends VDomModel {
    */
   private _validate(): void {
     this.fieldErrors = formErrors(
-      validateForm(this.form, this.context),
+      [
+        ...validateForm(this.form, this.context),
+        ...validateSweep(this.sweep, this.compile?.parameters)
+      ],
       this.compile,
       this.form
     );
@@ -388,6 +430,10 @@ export namespace PanelState {
     tracker: INotebookTracker;
     /** Open the logs view of a job. */
     openLogs: (name: string) => void;
+    /** Open the view of a sweep. */
+    openSweep?: (name: string) => void;
+    /** Open the side-by-side view of two or more jobs. */
+    compare?: (names: string[]) => void;
     /** Open the editor of the user's defaults (JupyterLab's settings). */
     editDefaults?: () => void;
     /** Whether that editor exists now (JupyterLab may run without it). */

@@ -20,10 +20,14 @@ export function SubmitBar(props: {
   failed: string;
   now: number;
   onLogs: (name: string) => void;
+  /** What Submit does ('Submit' by default; 'Start sweep'). */
+  label?: string;
 }): JSX.Element {
   const { blocker, current, failed } = props;
   const job = current?.job;
   const status = job?.status ?? 'Submitted';
+  // (a queued job says why it waits: `Queued (waiting for 4 CPUs)`)
+  const shown = job?.status_text ?? status;
   return (
     <div className="kale-ext-SubmitBar" role="region" aria-label="Submit">
       <div className="kale-ext-Row">
@@ -33,7 +37,7 @@ export function SubmitBar(props: {
           aria-describedby="kale-ext-submit-why"
           onClick={props.onSubmit}
         >
-          {props.submitting ? 'Submitting…' : 'Submit'}
+          {props.submitting ? 'Submitting…' : (props.label ?? 'Submit')}
         </Button>
         <span id="kale-ext-submit-why" className="kale-ext-Muted">
           {blocker}
@@ -49,13 +53,13 @@ export function SubmitBar(props: {
           className="kale-ext-CurrentJob"
           data-job={current.name}
           data-status={status}
-          aria-label={`Current job ${current.name}: ${status}`}
+          aria-label={`Current job ${current.name}: ${shown}`}
         >
           <span
             className={`kale-ext-Status kale-ext-Status-${status.toLowerCase()}`}
             role="status"
           >
-            {status}
+            {shown}
           </span>
           <span className="kale-ext-CurrentJob-name" title={current.name}>
             {current.name}
@@ -72,7 +76,7 @@ export function SubmitBar(props: {
           >
             Logs
           </Button>
-          {job?.reason && (
+          {job?.reason && shown === status && (
             <div
               className={`kale-ext-CurrentJob-reason kale-ext-mod-${status === 'Failed' ? 'error' : 'info'}`}
             >

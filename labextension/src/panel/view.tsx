@@ -1,5 +1,6 @@
 import * as React from 'react';
 
+import { isSweeping } from '../form/sweep';
 import { TagEditor } from '../tags/editor';
 import { BackendInfo } from './backend';
 import { DefaultsInfo } from './defaults';
@@ -70,6 +71,10 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onLogs={name => state.openLogs(name)}
           onRerun={job => void state.actions.rerun(job)}
           onDelete={name => void state.actions.delete(name)}
+          selected={jobs.selected}
+          onSelect={(name, on) => jobs.select(name, on)}
+          onCompare={names => state.compare(names)}
+          onSweep={name => state.openSweep(name)}
           outputs={name => state.service.jobOutputs(name)}
         />
       </Section>
@@ -78,6 +83,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           blocker={state.submitBlocker}
           submitting={state.actions.submitting}
           onSubmit={() => void state.submit()}
+          label={isSweeping(state.sweep) ? 'Start sweep' : undefined}
           current={state.currentJob}
           failed={
             state.actions.notice?.kind === 'error' &&
@@ -150,6 +156,8 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         <ParametersEditor
           {...common}
           defaults={compiled?.result.parameters}
+          sweep={state.sweep}
+          onSweep={change => state.updateSweep(change)}
           state={
             compiled
               ? compiled.stale

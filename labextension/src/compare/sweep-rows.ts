@@ -1,0 +1,112 @@
+import type { JSONValue } from '@lumino/coreutils';
+
+import { lowerIsBetter } from '../metrics/summary';
+import type { Kale } from '../types';
+
+/**
+ * A sweep's trials as its view lists them: sorted by the metric (best
+ * first by default, the sweep's goal deciding which end is best) or by
+ * number, the best trial marked, a trial stopped early shown as such.
+ * Pure: the view draws what this computes.
+ */
+
+export type TrialSort = 'metric' | 'number' | 'status';
+
+export interface ITrialSort {
+  by: TrialSort;
+  /** Best (or first) at the top when false. */
+  reversed: boolean;
+}
+
+export const DEFAULT_TRIAL_SORT: ITrialSort = { by: 'metric', reversed: false };
+
+/**
+ * How a trial's status reads (`Stopped`: stopped early by the sweep).
+ */
+export function trialStatusText(status: Kale.TrialStatus): string {
+  return status === 'Stopped' ? 'Stopped early' : status;
+}
+
+/**
+ * Whether the sweep's best value is its lowest.
+ */
+export function goalIsMin(sweep: Kale.ISweep): boolean {
+  if (sweep.goal) {
+    return sweep.goal === 'min';
+  }
+  return sweep.metric ? lowerIsBetter(sweep.metric) : false;
+}
+
+/**
+ * The trial's values as `lr=0.001, batch=32`.
+ */
+export function trialParameters(parameters: {
+  [name: string]: JSONValue;
+}): string {
+  return Object.entries(parameters)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ');
+}
+
+const STATUS_ORDER: Record<string, number> = {
+  Running: 0,
+  Pending: 1,
+  Complete: 2,
+  Stopped: 3,
+  Failed: 4
+};
+
+/**
+ * The trials in the chosen order; trials without a metric last.
+ */
+export function sortTrials(
+  sweep: Kale.ISweep,
+  sort: ITrialSort
+): Kale.ISweepTrial[] {
+  const min = goalIsMin(sweep);
+  const sign = sort.reversed ? -1 : 1;
+  const key = (t: Kale.ISweepTrial): number | null => {
+    switch (sort.by) {
+      case 'metric':
+        return t.metric === null ||
+          t.metric === undefined ||
+          Number.isNaN(t.metric)
+          ? null
+          : min
+            ? t.metric
+            : -t.metric;
+      case 'status':
+        return STATUS_ORDER[t.status] ?? 5;
+      default:
+        return t.number;
+    }
+  };
+  return sweep.trials
+    .map((trial, i) => ({ trial, i }))
+    .sort((a, b) => {
+      const x = key(a.trial);
+      const y = key(b.trial);
+      if (x === null || y === null) {
+        return x === y ? a.trial.number - b.trial.number : x === null ? 1 : -1;
+      }
+      return (x - y) * sign || a.trial.number - b.trial.number;
+    })
+    .map(({ trial }) => trial);
+}
+
+/**
+ * A line about the sweep's progress: `3 of 4 trials ended · best lr=0.01`.
+ */
+export function sweepProgress(sweep: Kale.ISweep): string {
+  const ended = sweep.trials.filter(
+    t =>
+      t.status === 'Complete' || t.status === 'Failed' || t.status === 'Stopped'
+  ).length;
+  const total = sweep.max_trials ?? sweep.trials.length;
+  const best = sweep.trials.find(t => t.best);
+  const parts = [`${ended} of ${total} trials ended`];
+  if (best) {
+    parts.push(`best ${best.job} (${trialParameters(best.parameters)})`);
+  }
+  return parts.join(' · ');
+}

@@ -1,0 +1,295 @@
+import { ReactWidget } from '@jupyterlab/ui-components';
+import type { Message } from '@lumino/messaging';
+import { Poll } from '@lumino/polling';
+import * as React from 'react';
+
+import type { KaleService } from '../api';
+import { errorMessage } from '../errors';
+import { formatValue } from '../metrics/format';
+import type { Kale } from '../types';
+import {
+  DEFAULT_TRIAL_SORT,
+  ITrialSort,
+  TrialSort,
+  goalIsMin,
+  sortTrials,
+  sweepProgress,
+  trialParameters,
+  trialStatusText
+} from './sweep-rows';
+
+/**
+ * Statuses of a sweep that does not change any more.
+ */
+const ENDED = ['Complete', 'Failed', 'Interrupted'];
+
+/**
+ * A sweep in a main-area tab: its trials as a table sortable by the
+ * metric, the best marked, each trial's status (stopped early shown as
+ * such) and a click to its logs; followed until the sweep ends.
+ */
+export class SweepView extends ReactWidget {
+  constructor(options: SweepView.IOptions) {
+    super();
+    this.service = options.service;
+    this.sweepName = options.name;
+    this._options = options;
+    this.addClass('kale-ext-SweepTab');
+    this.id = `kale-ext-sweep-${options.name}`;
+    this.title.label = `Sweep: ${options.name}`;
+    this.title.caption = `kale_ext sweep ${options.name}: its trials`;
+    this.title.closable = true;
+    this._poll = new Poll({
+      factory: () => this._refresh(),
+      frequency: {
+        interval: options.pollInterval ?? 2000,
+        backoff: true,
+        max: 30000
+      },
+      standby: 'when-hidden',
+      name: `kale-ext:sweep:${options.name}`,
+      auto: false
+    });
+  }
+
+  readonly service: KaleService;
+  readonly sweepName: string;
+  sweep: Kale.ISweep | null = null;
+  error = '';
+  sort: ITrialSort = DEFAULT_TRIAL_SORT;
+
+  setSort(by: TrialSort): void {
+    this.sort =
+      this.sort.by === by
+        ? { by, reversed: !this.sort.reversed }
+        : { by, reversed: false };
+    this.update();
+  }
+
+  openLogs(job: string): void {
+    this._options.openLogs?.(job);
+  }
+
+  compare(jobs: string[]): void {
+    this._options.compare?.(jobs);
+  }
+
+  refresh(): void {
+    void this._poll.refresh();
+  }
+
+  dispose(): void {
+    this._poll.dispose();
+    super.dispose();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    void this._poll.start();
+  }
+
+  protected render(): JSX.Element {
+    return <SweepRoot view={this} />;
+  }
+
+  private async _refresh(): Promise<void> {
+    try {
+      this.sweep = await this.service.getSweep(this.sweepName);
+      this.error = '';
+    } catch (reason) {
+      this.error = errorMessage(reason);
+      this.update();
+      throw reason; // the poll backs off
+    }
+    this.update();
+    const live = this.sweep.trials.some(
+      t => t.status === 'Running' || t.status === 'Pending'
+    );
+    if (ENDED.includes(this.sweep.status) && !live) {
+      void this._poll.stop();
+    }
+  }
+
+  private _options: SweepView.IOptions;
+  private _poll: Poll;
+}
+
+export namespace SweepView {
+  export interface IOptions {
+    service: KaleService;
+    name: string;
+    openLogs?: (job: string) => void;
+    compare?: (jobs: string[]) => void;
+    pollInterval?: number;
+  }
+}
+
+const HEADERS: { by: TrialSort | null; label: string }[] = [
+  { by: 'number', label: 'Trial' },
+  { by: null, label: 'Job' },
+  { by: null, label: 'Parameters' },
+  { by: 'status', label: 'Status' },
+  { by: 'metric', label: 'Metric' }
+];
+
+export function SweepRoot(props: { view: SweepView }): JSX.Element {
+  const { view } = props;
+  const sweep = view.sweep;
+  if (!sweep) {
+    return (
+      <div className="kale-ext-SweepView">
+        {view.error ? (
+          <div className="kale-ext-Field-error" role="alert">
+            {view.error}
+          </div>
+        ) : (
+          <p className="kale-ext-Muted">Reading the sweep…</p>
+        )}
+      </div>
+    );
+  }
+  const trials = sortTrials(sweep, view.sort);
+  const metric = sweep.metric ?? 'metric';
+  const goal = goalIsMin(sweep) ? 'lowest' : 'highest';
+  return (
+    <div
+      className="kale-ext-SweepView"
+      data-sweep={sweep.name}
+      data-status={sweep.status}
+    >
+      <header className="kale-ext-Compare-head">
+        <h2>Sweep {sweep.name}</h2>
+        <span
+          className={`kale-ext-Status kale-ext-Status-${sweep.status.toLowerCase()}`}
+          role="status"
+        >
+          {sweep.status}
+        </span>
+        <button
+          type="button"
+          className="kale-ext-Button kale-ext-Button-plain"
+          disabled={sweep.trials.length < 2}
+          onClick={() => view.compare(trials.map(t => t.job))}
+        >
+          Compare trials
+        </button>
+      </header>
+      <p className="kale-ext-Muted">
+        {sweep.search} search · {sweep.parallel} at once
+        {sweep.metric ? ` · ${goal} ${sweep.metric} is best` : ''}
+        {sweep.early_stop ? ' · bad trials stopped early' : ''}
+      </p>
+      <p className="kale-ext-SweepView-progress" role="status">
+        {sweepProgress(sweep)}
+      </p>
+      {sweep.reason && (
+        <p
+          className={`kale-ext-mod-${sweep.status === 'Failed' ? 'error' : 'info'}`}
+        >
+          {sweep.reason}
+        </p>
+      )}
+      {view.error && (
+        <div className="kale-ext-Field-error" role="alert">
+          {view.error}
+        </div>
+      )}
+      <table
+        className="kale-ext-CompareTable kale-ext-TrialTable"
+        aria-label="Trials"
+      >
+        <thead>
+          <tr>
+            {HEADERS.map(h => {
+              const label = h.by === 'metric' ? metric : h.label;
+              const active = h.by !== null && view.sort.by === h.by;
+              return (
+                <th
+                  key={h.label}
+                  scope="col"
+                  aria-sort={
+                    active
+                      ? view.sort.reversed
+                        ? 'descending'
+                        : 'ascending'
+                      : undefined
+                  }
+                >
+                  {h.by ? (
+                    <button
+                      type="button"
+                      className="kale-ext-SortButton"
+                      aria-label={`Sort by ${label}`}
+                      onClick={() => view.setSort(h.by!)}
+                    >
+                      {label}
+                      {active && (view.sort.reversed ? ' ▾' : ' ▴')}
+                    </button>
+                  ) : (
+                    label
+                  )}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>
+          {trials.map(t => (
+            <tr
+              key={t.job}
+              data-job={t.job}
+              data-status={t.status}
+              data-best={t.best}
+              className={t.best ? 'kale-ext-mod-best' : undefined}
+            >
+              <td>
+                {t.number}
+                {t.best && (
+                  <span className="kale-ext-Best" title={`best ${metric}`}>
+                    {' '}
+                    ★ best
+                  </span>
+                )}
+              </td>
+              <td>
+                <button
+                  type="button"
+                  className="kale-ext-Button kale-ext-Button-link"
+                  aria-label={`Logs of ${t.job}`}
+                  onClick={() => view.openLogs(t.job)}
+                >
+                  {t.job}
+                </button>
+              </td>
+              <td>{trialParameters(t.parameters)}</td>
+              <td>
+                <span
+                  className={`kale-ext-Status kale-ext-Status-${t.status.toLowerCase()}`}
+                >
+                  {trialStatusText(t.status)}
+                </span>
+                {t.reason && (
+                  <div className="kale-ext-Muted kale-ext-TrialTable-reason">
+                    {t.reason}
+                  </div>
+                )}
+              </td>
+              <td>
+                {t.metric === null || t.metric === undefined ? (
+                  '—'
+                ) : (
+                  <>
+                    {formatValue(t.metric)}
+                    {t.step !== null && t.step !== undefined && (
+                      <span className="kale-ext-Muted"> step {t.step}</span>
+                    )}
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
