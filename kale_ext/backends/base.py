@@ -82,9 +82,11 @@ class Failure:
 
 #: A trial's label (a TrainJob label on Kubernetes) naming its sweep; kept in the job's records
 #: as the annotation SWEEP_ANNOTATION. A job stopped by its sweep's early-stopping rule has a
-#: reason starting with STOPPED_EARLY and reads `Stopped early` in every view.
+#: reason starting with STOPPED_EARLY and reads `Stopped early` in every view; one stopped with
+#: its cancelled sweep, CANCELLED_WITH_SWEEP and `Cancelled`.
 SWEEP_LABEL = SWEEP_ANNOTATION = SWEEP
 STOPPED_EARLY = "stopped early"
+CANCELLED_WITH_SWEEP = "cancelled with its sweep"
 
 
 def stall_text(seconds: float) -> str:
@@ -123,6 +125,8 @@ class JobInfo:
             return stall_text(self.stalled_after)
         if self.status is Status.FAILED and (self.reason or "").startswith(STOPPED_EARLY):
             return "Stopped early"
+        if self.status is Status.FAILED and (self.reason or "").startswith(CANCELLED_WITH_SWEEP):
+            return "Cancelled"
         if self.status is Status.QUEUED and self.reason:  # `Queued (waiting for 4 CPUs, ...)`
             return f"{self.status.value} ({self.reason})"
         return self.status.value

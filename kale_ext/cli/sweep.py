@@ -1,4 +1,5 @@
-"""`sweep`, `sweep-status` and `sweeps`: many runs of a notebook over its parameters."""
+"""`sweep`, `sweep-status`, `sweeps` and `sweep-cancel`: many runs of a notebook over its
+parameters."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 import time
 
+from ..runs.flags import add_flags, chosen
 from .common import add_backend, add_job_options, add_output, backend_of, defaults, emit
 
 EPILOG = """examples:
@@ -15,6 +17,7 @@ EPILOG = """examples:
       --metric accuracy --goal max --early-stop --parallel 4 --follow
   kale-ext sweep-status nb-x1y2z
   kale-ext jobs --sweep nb-x1y2z
+  kale-ext sweep-cancel nb-x1y2z
 
 Each --param is NAME=VALUES (a comma-separated list, or choice(...)) or a range for a random or
 tpe search: uniform(LOW,HIGH), loguniform(LOW,HIGH) or int(LOW,HIGH); values are typed as in
@@ -38,19 +41,7 @@ def register(sub) -> dict:
     )
     s.add_argument("notebook", nargs="?", help="the .ipynb file")
     s.add_argument("--resume", metavar="SWEEP", help="continue a sweep whose driver stopped")
-    s.add_argument("--random", type=int, metavar="N", help="a random search of N trials")
-    s.add_argument("--search", choices=("grid", "random", "tpe"), help="how points are chosen "
-                   "(default: grid, or random with --random)")  # fmt: skip
-    s.add_argument("--trials", type=int, metavar="N", help="trials of a random or tpe search")
-    s.add_argument("--seed", type=int, help="the sampler's seed (a repeatable search)")
-    s.add_argument("--parallel", type=int, default=1, metavar="K", help="trials at a time")
-    s.add_argument("--metric", help="the kale_ext.report metric the search goes by")
-    s.add_argument("--goal", choices=("min", "max"), help="whether the metric is best low or "
-                   "high (default: from its name: loss, error... min; else max)")  # fmt: skip
-    s.add_argument("--early-stop", action="store_true", help="stop a trial whose metric at "
-                   "a step is worse than the median of the completed trials at it")  # fmt: skip
-    s.add_argument("--prune-after", type=int, default=2, metavar="N",
-                   help="completed trials before early stopping starts (default 2)")  # fmt: skip
+    add_flags(s)
     s.add_argument("-f", "--follow", action="store_true", help="show the trials until it ends")
     add_backend(s)
     add_job_options(s)  # --param here is NAME=VALUES; --name names the sweep
@@ -61,7 +52,11 @@ def register(sub) -> dict:
     add_output(st)
     ls = sub.add_parser("sweeps", help="list sweeps")
     add_output(ls)
-    return {"sweep": _sweep, "sweep-status": _status, "sweeps": _sweeps}
+    c = sub.add_parser("sweep-cancel", help="cancel a sweep: no more trials start, the running "
+                       "ones are stopped (kept, Cancelled)")  # fmt: skip
+    c.add_argument("name")
+    add_output(c)
+    return {"sweep": _sweep, "sweep-status": _status, "sweeps": _sweeps, "sweep-cancel": _cancel}
 
 
 def _sweep(args) -> int:
@@ -79,13 +74,10 @@ def _sweep(args) -> int:
         options = job_options(args)
         specs = options.pop("parameters", None) or {}
         name = options.pop("name", None)
-        search = args.search or ("random" if args.random else "grid")
         record = sweep.start(
-            backend_of(args), args.notebook, specs, options, search=search,
-            trials=args.random or args.trials, parallel=args.parallel, seed=args.seed,
-            metric=args.metric, goal=args.goal, early_stop=args.early_stop,
-            prune_after=args.prune_after, name=name, notebook_path=args.notebook,
-            place=place_of(args.notebook), defaults=defaults(),
+            backend_of(args), args.notebook, specs, options, name=name,
+            notebook_path=args.notebook, place=place_of(args.notebook), defaults=defaults(),
+            **chosen(args),
         )  # fmt: skip
     print(f"sweep {record['name']} started ({_shape(record)})", file=sys.stderr)
     if not args.follow:
@@ -128,6 +120,15 @@ def _status(args) -> int:
     if args.follow:
         return _follow(args.name)
     record = sweep.get(args.name)
+    emit(args, rec.summary(record), lambda _: print(rec.table(record)))
+    return 0
+
+
+def _cancel(args) -> int:
+    from ..runs import record as rec
+    from ..runs import sweep
+
+    record = sweep.cancel(args.name)
     emit(args, rec.summary(record), lambda _: print(rec.table(record)))
     return 0
 

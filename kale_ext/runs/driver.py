@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..backends.base import Backend, NotFound, Status
+from ..backends.base import CANCELLED_WITH_SWEEP, Backend, NotFound, Status
 from ..errors import KaleExtError
 from ..metrics import metric_values, parse_metric
 from . import record as rec
@@ -209,11 +209,44 @@ class Driver:
             return True
         return running > 0
 
+    # -- cancelling --
+
+    def cancel_requested(self) -> bool:
+        return (self.folder / rec.CANCEL).exists()
+
+    def cancel(self) -> None:
+        """Submit nothing more; stop the trials still running (their jobs kept, reading
+        Cancelled) and record the sweep Cancelled."""
+        why = f"{CANCELLED_WITH_SWEEP} {self.name}"
+        stopped = 0
+        for entry in self.record["trials"]:
+            if entry["status"] == rec.RUNNING:
+                self._watch(entry)  # it may have ended meanwhile
+            if entry["status"] not in (rec.RUNNING, rec.PENDING):
+                continue
+            try:
+                self.backend.stop(entry["job"], why)
+            except NotFound:
+                pass
+            self._finish(entry, rec.CANCELLED, why)
+            stopped += 1
+        done = sum(t["status"] == rec.COMPLETE for t in self.record["trials"])
+        self.record.update(status=rec.CANCELLED, finished=_now(),
+                           reason=f"cancelled: {stopped} running trial"
+                           f"{'' if stopped == 1 else 's'} stopped, {done} of "
+                           f"{len(self.record['trials'])} trials complete")  # fmt: skip
+        self.save()
+
     def run(self) -> int:
         self.record.update(status="Running", reason=None)
         self.save()
         try:
-            while self.step():
+            while True:
+                if self.cancel_requested():  # before a step: no trial starts after it
+                    self.cancel()
+                    return 0
+                if not self.step():
+                    break
                 if not self._room():
                     time.sleep(POLL)
         except KaleExtError as e:

@@ -18,9 +18,12 @@ RECORD = "sweep.json"
 NOTEBOOK = "notebook.ipynb"
 STUDY = "study.db"
 DRIVER_LOG = "driver.log"
-#: A trial's states: its job's while it runs; Stopped when the sweep stopped it early.
+CANCEL = "cancel.json"  # a request to cancel the sweep, which its driver honours
+#: A trial's states: its job's while it runs; Stopped when the sweep stopped it early; Cancelled
+#: when it was stopped with its sweep (a sweep's status is Cancelled too then).
 RUNNING, COMPLETE, FAILED, STOPPED, PENDING = "Running", "Complete", "Failed", "Stopped", "Pending"
-FINISHED = (COMPLETE, FAILED, STOPPED)
+CANCELLED = "Cancelled"
+FINISHED = (COMPLETE, FAILED, STOPPED, CANCELLED)
 #: How a job a sweep stopped early reads in every view (its reason starts so).
 STOPPED_EARLY = "stopped early"
 

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from ..backends.base import SWEEP_LABEL, Backend
@@ -196,6 +197,38 @@ def get(name: str) -> dict:
     return record
 
 
+#: Seconds a cancel waits for the driver to stop the trials, before doing so itself.
+CANCEL_WAIT = 120.0
+
+
+def cancel(name: str, timeout: float = CANCEL_WAIT) -> dict:
+    """Cancel a sweep: its driver starts no more trials and stops the running ones (their jobs
+    kept, reading Cancelled); the sweep reads Cancelled. A sweep whose driver is gone (or does
+    not answer within ``timeout`` seconds) is cancelled here. Its record."""
+    import signal
+
+    from ..backends.local.processes import kill
+    from ..files import write_atomic
+
+    record = get(name)
+    if record["status"] == rec.CANCELLED:
+        return record
+    if record["status"] not in ("Starting", "Running", "Interrupted"):
+        raise ConfigError("sweep", f"sweep {name} has ended already ({record['status']}): "
+                          "there is nothing to cancel")  # fmt: skip
+    write_atomic(rec.sweep_dir(name) / rec.CANCEL, json.dumps({"requested": _now()}))
+    deadline = time.monotonic() + timeout
+    while driver_running(name) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if driver_running(name):  # it does not answer: stop it, then do its part here
+        kill(json.loads((rec.sweep_dir(name) / DRIVER).read_text())["pid"], signal.SIGKILL)
+    if rec.read(name)["status"] in ("Starting", "Running"):  # it never got to it
+        from .driver import Driver
+
+        Driver(name).cancel()
+    return get(name)
+
+
 def resume(name: str) -> dict:
     """Continue a sweep whose driver stopped (a restart, a kill): the same study and trials."""
     record = get(name)
@@ -206,6 +239,7 @@ def resume(name: str) -> dict:
     if needs_optuna(record):
         require_optuna("this sweep")
     record.update(status="Starting", finished=None)
+    (rec.sweep_dir(name) / rec.CANCEL).unlink(missing_ok=True)  # a cancelled sweep goes on
     rec.write(record)
     return start_driver(name)
 

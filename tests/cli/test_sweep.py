@@ -2,9 +2,10 @@
 
 import json
 
+from kale_ext.runs import record as rec
 from tests.cli import cli
 from tests.conftest import notebook
-from tests.runs.conftest import TRAINING
+from tests.runs.conftest import TRAINING, wait_for
 
 
 def _nb(root):
@@ -48,4 +49,23 @@ def test_bad_sweeps_say_what_is_wrong(jobs_env):
         assert out.returncode == 1 and out.stderr.startswith(message), out.stderr
     assert cli("sweeps", "-o", "json").stdout.strip() == "[]"
     missing = cli("sweep-status", "nope")
+    assert missing.returncode == 1 and "no sweep named 'nope'" in missing.stderr
+
+
+def test_sweep_cancel_stops_a_running_sweep(jobs_env):
+    path = _nb(jobs_env)
+    out = cli("sweep", path, "--param", "quality=0.1,0.2", "--metric", "accuracy",
+              "--backend", "local")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    name = out.stdout.strip()
+    wait_for(lambda: any(t["status"] == "Running" for t in rec.read(name)["trials"]))
+    cancelled = cli("sweep-cancel", name)
+    assert cancelled.returncode == 0, cancelled.stderr
+    lines = cancelled.stdout.splitlines()
+    assert lines[0].startswith(f"sweep {name}: Cancelled (cancelled: 1 running trial stopped")
+    assert lines[2].split()[:3] == ["0", f"{name}-0", "Cancelled"]
+    assert len(lines) == 3  # the second trial never started
+    again = cli("sweep-cancel", name, "-o", "json")
+    assert json.loads(again.stdout)["status"] == "Cancelled"
+    missing = cli("sweep-cancel", "nope")
     assert missing.returncode == 1 and "no sweep named 'nope'" in missing.stderr
