@@ -129,6 +129,11 @@ class Tracking:
             batch = metrics[i : i + MAX_BATCH]
             self.call("POST", "runs/log-batch", {"run_id": run_id, "metrics": batch})
 
+    def log_encoded(self, run_id: str, metrics: list[str]) -> None:
+        """One log-batch of metrics given as JSON objects' text (at most MAX_BATCH)."""
+        body = '{"run_id":' + json.dumps(run_id) + ',"metrics":[' + ",".join(metrics) + "]}"
+        self._request("POST", f"{self.uri}/api/2.0/mlflow/runs/log-batch", body.encode())
+
     def end_run(self, run_id: str, status: str) -> None:
         """End a run: FINISHED, FAILED or KILLED."""
         self.call("POST", "runs/update", {"run_id": run_id, "status": status, "end_time": now_ms()})

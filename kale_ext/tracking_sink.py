@@ -11,6 +11,7 @@ Standard library only (through mlflow_api): the job needs no mlflow to report.
 from __future__ import annotations
 
 import atexit
+import json
 import math
 import os
 import sys
@@ -20,40 +21,74 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from .mlflow_api import END_ENV, RUN_ID_ENV, URI_ENV, Tracking, TrackingError, finish
+from .mlflow_api import (
+    END_ENV,
+    MAX_BATCH,
+    RUN_ID_ENV,
+    URI_ENV,
+    Tracking,
+    TrackingError,
+    finish,
+)
 
-#: Seconds between sends while the job runs.
+#: Seconds between sends while the job runs; how long one send may take (the loop never waits
+#: for it); how long the job's exit may wait for what is left.
 INTERVAL = 1.0
-NOT_A_METRIC = ("step", "rank")
+SEND_TIMEOUT = 30.0
+EXIT_WAIT = 30.0
 _JSON_NUMBER = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
 
-def _value(raw: object) -> float | str | None:
-    """A reported value as MLflow's JSON takes it (NaN and infinities as strings), or None."""
+def _value(raw: object) -> str | None:
+    """A reported value as JSON text MLflow takes (NaN and infinities as strings), or None."""
+    if raw.__class__ is float and raw - raw == 0:  # the common case: a finite float
+        return repr(raw)
     if isinstance(raw, (str, bytes, bool)):
         return None
     try:
         value = float(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if math.isfinite(value):
-        return value
-    return "NaN" if math.isnan(value) else _JSON_NUMBER[value]
+        return repr(value)
+    return '"NaN"' if math.isnan(value) else f'"{_JSON_NUMBER[value]}"'
 
 
-def to_metrics(records: list[tuple[float, dict]], first_index: int = 0) -> list[dict]:
-    """Queued (time, record) pairs as MLflow metrics; a record without a whole-number step takes
-    its place in the job's sequence of reports as its step."""
+def _step(step: object, index: int) -> int:
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step):
+        return index
+    return int(step)
+
+
+_PREFIXES: dict[str, str] = {}
+
+
+def _prefix(key: str) -> str:
+    """``{"key":"<key>","value":`` (kept: a job reports the same few names again and again)."""
+    found = _PREFIXES.get(key)
+    if found is None:
+        found = _PREFIXES[key] = '{"key":' + json.dumps(key) + ',"value":'
+    return found
+
+
+def encode_metrics(records: list[tuple[float, dict]], first_index: int = 0) -> list[str]:
+    """Queued (time, record) pairs as MLflow metrics, each a JSON object's text (built as text:
+    the sender must cost the training loop little); a record without a step takes its place in
+    the job's sequence of reports as its step."""
     out = []
+    append = out.append
+    prefixes = _PREFIXES
     for i, (when, record) in enumerate(records, first_index):
         step = record.get("step")
-        if isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step):
-            step = i
-        stamp = int(when * 1000)
+        if step.__class__ is not int:
+            step = _step(step, i)
+        tail = f',"timestamp":{int(when * 1000)},"step":{step}}}'
         for key, raw in record.items():
-            value = None if key in NOT_A_METRIC else _value(raw)
-            if value is not None:
-                out.append({"key": key, "value": value, "timestamp": stamp, "step": int(step)})
+            if raw.__class__ is float and raw - raw == 0 and key != "step":  # the common case
+                text = repr(raw)
+            elif key == "step" or key == "rank" or (text := _value(raw)) is None:
+                continue
+            append((prefixes.get(key) or _prefix(key)) + text + tail)
     return out
 
 
@@ -68,6 +103,7 @@ class Sink:
         self.sent = 0  # records sent (or given up) so far: the next record's index
         self._pending: deque = deque()
         self._stop = threading.Event()
+        self._until: float | None = None  # at exit: when to stop sending
         self._lock = threading.Lock()  # one sender at a time: the thread, or the flush at exit
         self._thread = threading.Thread(target=self._run, name="kale-ext-mlflow", daemon=True)
         self._thread.start()
@@ -82,26 +118,36 @@ class Sink:
             self.send()
 
     def send(self) -> None:
-        """Send what is queued; on the first failure, say so once and stop tracking."""
+        """Send what is queued (by the exit's deadline, once the job exits); on the first
+        failure, say so once and stop tracking."""
         with self._lock:
             records = []
             while self._pending:
                 records.append(self._pending.popleft())
             if not records or self.off:
                 return
-            metrics = to_metrics(records, self.sent)
+            metrics = encode_metrics(records, self.sent)
             self.sent += len(records)
-            try:
-                self.tracking.log_metrics(self.run_id, metrics)
-            except TrackingError as e:
-                self.off = True
-                self._pending.clear()
-                self.warn(f"MLflow tracking is off for this job ({e}); training goes on")
+            for i in range(0, len(metrics), MAX_BATCH):
+                if self._until is not None and time.monotonic() > self._until:
+                    self.warn(f"MLflow: {len(metrics) - i} metric values were not sent in time")
+                    return
+                try:
+                    self.tracking.log_encoded(self.run_id, metrics[i : i + MAX_BATCH])
+                except TrackingError as e:
+                    self.off = True
+                    self._pending.clear()
+                    self.warn(f"MLflow tracking is off for this job ({e}); training goes on")
+                    return
 
     def close(self) -> None:
         """Stop the thread and send what is left (at exit)."""
+        self._until = time.monotonic() + EXIT_WAIT
         self._stop.set()
-        self._thread.join(timeout=INTERVAL + 1)
+        self._thread.join(timeout=EXIT_WAIT)
+        if self._thread.is_alive():  # a send still waits for the server: the job exits anyway
+            self.warn("MLflow: stopped waiting for the server at exit")
+            return
         self.send()
 
 
@@ -139,7 +185,7 @@ def start() -> Callable[[dict], None] | None:
     if not run_id or not uri or os.environ.get("RANK", "0") != "0":
         return None
     try:
-        sink = Sink(Tracking(uri), run_id, _warn)
+        sink = Sink(Tracking(uri, SEND_TIMEOUT), run_id, _warn)
     except TrackingError as e:
         _warn(f"MLflow tracking is off for this job ({e}); training goes on")
         return None

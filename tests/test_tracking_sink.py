@@ -2,6 +2,7 @@
 server that cannot be reached is said once and never reaches the training loop. (Against a real
 server: tests/runs/test_tracking.py.)"""
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import sys
 from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.metrics import parse_metric
 from kale_ext.mlflow_api import RUN_ID_ENV, URI_ENV, Tracking
-from kale_ext.tracking_sink import Sink, start, to_metrics
+from kale_ext.tracking_sink import Sink, encode_metrics, start
 from tests.conftest import notebook
 from tests.harness.mlflow_server import free_port
 
@@ -20,7 +21,7 @@ def test_records_become_metrics_with_their_steps():
         (2.0, {"step": None, "rank": 0, "loss": float("nan"), "note": "text", "flag": True}),
         (2.5, {"step": 2.0, "rank": 0, "gap": float("inf"), "low": float("-inf")}),
     ]
-    assert to_metrics(records, first_index=7) == [
+    assert [json.loads(m) for m in encode_metrics(records, first_index=7)] == [
         {"key": "loss", "value": 0.25, "timestamp": 1500, "step": 3},
         {"key": "acc", "value": 1.0, "timestamp": 1500, "step": 3},
         {"key": "loss", "value": "NaN", "timestamp": 2000, "step": 8},  # no step: its index

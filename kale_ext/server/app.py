@@ -88,6 +88,12 @@ class KaleExtApp(ExtensionApp):
         help="A running job without a log line or a metric for this many seconds shows as "
         "Stalled (it is not stopped); None: never.",
     ).tag(config=True)
+    mlflow_tracking_uri = Unicode(
+        None,
+        allow_none=True,
+        help="Experiment tracking: each job is a run on this MLflow tracking server, e.g. "
+        "http://mlflow.example:5000 (MLFLOW_TRACKING_URI, when set, comes first). None: off.",
+    ).tag(config=True)
     local_capacity = Int(
         None,
         allow_none=True,
