@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from ..backends.base import SWEEP_LABEL, Backend
-from ..errors import ConfigError
+from ..errors import BackendError, ConfigError
 from ..job.spec import check_name, generate_name
 from . import record as rec
 from .search import SEARCHES, needs_optuna, require_optuna
@@ -214,8 +214,8 @@ def cancel(name: str, timeout: float = CANCEL_WAIT) -> dict:
     if record["status"] == rec.CANCELLED:
         return record
     if record["status"] not in ("Starting", "Running", "Interrupted"):
-        raise ConfigError("sweep", f"sweep {name} has ended already ({record['status']}): "
-                          "there is nothing to cancel")  # fmt: skip
+        raise BackendError(f"sweep {name} has ended already ({record['status']}): there is "
+                           "nothing to cancel", 409, "Conflict")  # fmt: skip
     write_atomic(rec.sweep_dir(name) / rec.CANCEL, json.dumps({"requested": _now()}))
     deadline = time.monotonic() + timeout
     while driver_running(name) and time.monotonic() < deadline:

@@ -1,5 +1,6 @@
 """REST handlers of sweeps (kale_ext/runs/sweep.py): POST sweeps starts one, GET sweeps lists
-them, GET sweeps/{name} gives one with its trials (parameters, status, metric), best first."""
+them, GET sweeps/{name} gives one with its trials (parameters, status, metric), best first,
+DELETE sweeps/{name} cancels one (its running trials stopped and kept)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ def one(backend, name: str) -> dict:
 
     with rec.using(getattr(backend, "jobs_dir", None)):
         return rec.summary(sweeps.get(name))
+
+
+def cancel(backend, name: str) -> dict:
+    from ..runs import record as rec
+    from ..runs import sweep as sweeps
+
+    with rec.using(getattr(backend, "jobs_dir", None)):
+        return rec.summary(sweeps.cancel(name))
 
 
 def every(backend) -> list[dict]:
@@ -80,3 +89,9 @@ class SweepHandler(KaleExtHandler):
         name = check_job_name(name)
         backend = await self.backend()
         self.reply(await self.call(one, backend, name))
+
+    @tornado.web.authenticated
+    async def delete(self, name: str):
+        name = check_job_name(name)
+        backend = await self.backend()
+        self.reply(await self.call(cancel, backend, name))

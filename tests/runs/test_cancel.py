@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kale_ext.errors import ConfigError
+from kale_ext.errors import BackendError
 from kale_ext.runs import record as rec
 from kale_ext.runs import sweep
 
@@ -59,7 +59,8 @@ def test_a_sweep_whose_driver_is_gone_is_cancelled_by_the_caller(sweep_nb, backe
 def test_an_ended_sweep_cannot_be_cancelled(sweep_nb, backend):
     name = sweep.start(backend, sweep_nb, {"quality": "0.9"}, metric="accuracy")["name"]
     assert finished(name)["status"] == "Complete"
-    with pytest.raises(ConfigError, match=f"sweep {name} has ended already \\(Complete\\)"):
+    with pytest.raises(BackendError, match=f"sweep {name} has ended already \\(Complete\\)") as e:
         sweep.cancel(name)
+    assert e.value.status == 409
     with pytest.raises(Exception, match="no sweep named 'nope'"):
         sweep.cancel("nope")

@@ -64,6 +64,38 @@ async def test_a_bad_sweep_is_a_400_naming_the_field(api, jobs_dir, sweep, field
 async def test_an_unknown_sweep_is_a_404(api):
     reply = await api.get("sweeps/nope")
     assert reply.status == 404 and "no sweep named 'nope'" in reply.json["message"]
+    reply = await api.delete("sweeps/nope")
+    assert reply.status == 404 and "no sweep named 'nope'" in reply.json["message"]
+
+
+async def _until(api, name: str, done) -> dict:
+    deadline = time.monotonic() + 180
+    while not done(got := (await api.get(f"sweeps/{name}")).json):
+        assert time.monotonic() < deadline, got
+        await asyncio.sleep(0.2)
+    return got
+
+
+async def test_delete_cancels_a_running_sweep_and_keeps_its_trials(api, jobs_dir):
+    body = {"notebook": NB, "sweep": {"params": {"quality": "0.1,0.2"}, "metric": "accuracy"}}
+    name = (await api.post("sweeps", body)).json["name"]
+    await _until(api, name, lambda s: any(t["metric"] is not None for t in s["trials"]))
+    reply = await api.delete(f"sweeps/{name}")
+    assert reply.status == 200, reply.text
+    assert check(reply.json, "#/components/schemas/Sweep") is None
+    assert reply.json["status"] == "Cancelled" and reply.json["best"] is None
+    assert [(t["job"], t["status"]) for t in reply.json["trials"]] == [(f"{name}-0", "Cancelled")]
+    job = (await api.get(f"jobs/{name}-0")).json  # kept, reading Cancelled
+    assert job["status_text"] == "Cancelled" and job["sweep"] == name
+    assert (await api.delete(f"sweeps/{name}")).json["status"] == "Cancelled"
+
+
+async def test_delete_of_an_ended_sweep_is_a_409(api, jobs_dir):
+    body = {"notebook": NB, "sweep": {"params": {"quality": [0.9]}, "metric": "accuracy"}}
+    name = (await api.post("sweeps", body)).json["name"]
+    await _until(api, name, lambda s: s["status"] not in ("Starting", "Running"))
+    reply = await api.delete(f"sweeps/{name}")
+    assert reply.status == 409 and "has ended already (Complete)" in reply.json["message"]
 
 
 def test_the_schema_bounds_are_the_sweeps_own():
