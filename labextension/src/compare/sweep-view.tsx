@@ -182,7 +182,7 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
       <p className="kale-ext-SweepView-progress" role="status">
         {sweepProgress(sweep)}
       </p>
-      {sweep.reason && (
+      {sweep.reason && sweep.status !== 'Complete' && (
         <p
           className={`kale-ext-mod-${sweep.status === 'Failed' ? 'error' : 'info'}`}
         >

@@ -1,0 +1,160 @@
+import {
+  expect,
+  IJupyterLabPageFixture,
+  kernelSettled,
+  openNotebook,
+  openPanel,
+  panel,
+  screenshot,
+  test
+} from './helpers';
+
+/**
+ * Jobs really run here (the local backend): give them time.
+ */
+const JOB_TIMEOUT = 120_000;
+
+test.use({ viewport: { width: 1400, height: 900 } });
+
+const PARAMETERS = 'lr = 0.1';
+const TRAIN = [
+  'from kale_ext import report',
+  'for step in range(1, 5):',
+  '    report(step=step, loss=1 / (1 + lr * step))'
+].join('\n');
+
+async function setUp(
+  page: IJupyterLabPageFixture,
+  tmpPath: string,
+  testInfo: Parameters<typeof openNotebook>[1]
+) {
+  await openNotebook(page, testInfo, tmpPath, 'compare.ipynb', [
+    { source: PARAMETERS, tags: ['parameters'] },
+    { source: TRAIN }
+  ]);
+  await kernelSettled(page);
+  const p = await openPanel(page);
+  await expect(p.locator('.kale-ext-Notebook')).toContainText('compare.ipynb');
+  return p;
+}
+
+async function submit(
+  page: IJupyterLabPageFixture,
+  parameters: Record<string, string>
+): Promise<string> {
+  const p = panel(page);
+  for (const [name, value] of Object.entries(parameters)) {
+    await p.getByLabel(`Parameter ${name}`, { exact: true }).fill(value);
+  }
+  const submitted = page.waitForResponse(
+    r =>
+      /\/kale-ext\/jobs(\?.*)?$/.test(r.url()) &&
+      r.request().method() === 'POST'
+  );
+  await p.getByRole('button', { name: 'Submit' }).click();
+  const body = await (await submitted).json();
+  for (const name of Object.keys(parameters)) {
+    await p.getByRole('button', { name: `Reset ${name}` }).click();
+  }
+  return body.name as string;
+}
+
+test('two jobs with a different parameter, compared side by side: the difference marked, both curves on one plot', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(3 * JOB_TIMEOUT);
+  const p = await setUp(page, tmpPath, testInfo);
+  const slow = await submit(page, {});
+  const fast = await submit(page, { lr: '0.5' });
+  const row = (name: string) =>
+    p.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+  for (const name of [slow, fast]) {
+    await expect(row(name)).toHaveAttribute('data-status', 'Complete', {
+      timeout: JOB_TIMEOUT
+    });
+  }
+
+  const compare = p.getByRole('button', { name: /^Compare/ });
+  await expect(compare).toBeDisabled();
+  await p.getByLabel(`Select ${slow} to compare`).check();
+  await p.getByLabel(`Select ${fast} to compare`).check();
+  await expect(compare).toHaveText('Compare (2)');
+  await compare.click();
+
+  const view = page.locator('.kale-ext-CompareView');
+  await expect(view).toBeVisible();
+  const lr = view.locator('tr[data-key="parameters.lr"]');
+  await expect(lr).toHaveAttribute('data-differs', 'true');
+  await expect(lr.locator('td')).toHaveText(['default', '0.5']);
+  await expect(view.locator('tr[data-key="runtime"]')).toHaveAttribute(
+    'data-differs',
+    'false'
+  );
+  // The loss of both jobs on one plot, a line per job named in its legend.
+  const chart = view.locator('figure[data-metric="loss"]');
+  await expect(chart.locator('g.kale-ext-Metric-series')).toHaveCount(2, {
+    timeout: 30_000
+  });
+  await expect(chart.locator('g.kale-ext-Metric-series path')).toHaveCount(2);
+  await expect(chart.locator('.kale-ext-Metric-who')).toHaveText([slow, fast]);
+  await expect(view.locator('tr[data-key="metrics.loss"]')).toHaveAttribute(
+    'data-differs',
+    'true'
+  );
+  await screenshot(page, testInfo, 'compare.png');
+});
+
+test('a grid sweep from the panel: two values, two at once; its view lists the trials with the best marked', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(3 * JOB_TIMEOUT);
+  const p = await setUp(page, tmpPath, testInfo);
+  await p.getByRole('button', { name: 'Sweep lr' }).click();
+  const values = p.getByLabel('Sweep values of lr');
+  await values.fill('0.1, loguniform(1e-3, 1)');
+  await expect(p.locator('.kale-ext-ParamRow [role="alert"]')).toHaveText(
+    /"loguniform\(1e-3, 1\)" is not a number|a range needs a random or tpe search/
+  );
+  await expect(p.getByRole('button', { name: 'Start sweep' })).toBeDisabled();
+  await values.fill('0.1, 0.5');
+  await p.getByLabel('Trials at once').fill('2');
+  await p.getByLabel('Sweep metric').fill('loss');
+  const started = page.waitForResponse(
+    r =>
+      /\/kale-ext\/sweeps(\?.*)?$/.test(r.url()) &&
+      r.request().method() === 'POST'
+  );
+  await p.getByRole('button', { name: 'Start sweep' }).click();
+  const response = await started;
+  expect(response.status()).toBe(201);
+  const sweep = (await response.json()).name as string;
+
+  const view = page.locator(`.kale-ext-SweepView[data-sweep="${sweep}"]`);
+  await expect(view).toBeVisible();
+  const trials = view.locator('tbody tr');
+  await expect(trials).toHaveCount(2, { timeout: JOB_TIMEOUT });
+  await expect(view.locator('tbody tr[data-status="Complete"]')).toHaveCount(
+    2,
+    { timeout: JOB_TIMEOUT }
+  );
+  // lower loss is better: lr=0.5's trial is the best, listed first
+  const best = view.locator('tbody tr[data-best="true"]');
+  await expect(best).toHaveCount(1);
+  await expect(best).toContainText('lr=0.5');
+  await expect(best).toContainText('best');
+  await expect(trials.first()).toHaveAttribute('data-best', 'true');
+  // sorted the other way, the best goes last
+  const sort = view.getByRole('button', { name: 'Sort by loss' });
+  await sort.click();
+  await expect(trials.last()).toHaveAttribute('data-best', 'true');
+  await sort.click();
+  await expect(trials.first()).toHaveAttribute('data-best', 'true');
+
+  // the trials are ordinary jobs, marked with their sweep in the list
+  await expect(
+    p.getByRole('button', { name: new RegExp(`^Sweep ${sweep} of `) })
+  ).toHaveCount(2);
+  await screenshot(page, testInfo, 'sweep.png');
+});
