@@ -12,14 +12,14 @@ from tests.conftest import notebook
 
 SEES = (
     ("import os", ["imports"]),
-    "print('cores', sorted(os.sched_getaffinity(0)), 'omp', os.environ.get('OMP_NUM_THREADS'),\n"
-    "      'mkl', os.environ.get('MKL_NUM_THREADS'), flush=True)",
+    "omp, mkl = os.environ.get('OMP_NUM_THREADS'), os.environ.get('MKL_NUM_THREADS')\n"
+    "print(f'cores {sorted(os.sched_getaffinity(0))} omp {omp} mkl {mkl}', flush=True)",  # one write
 )
 
 GROWS = (
     "import time\nblocks = []\nfor i in range(200):\n"
     "    blocks.append(bytearray(16 * 2**20))\n    blocks[-1][::4096] = b'x' * len(blocks[-1][::4096])\n"
-    "    print('holding', 16 * (i + 1), 'MiB', flush=True)\n    time.sleep(0.05)\n",
+    "    print(f'holding {16 * (i + 1)} MiB', flush=True)\n    time.sleep(0.05)\n",
 )
 
 
