@@ -173,6 +173,15 @@ export class KaleService {
     return (await this._get<{ sweeps: Kale.ISweep[] }>('sweeps')).sweeps;
   }
 
+  /**
+   * What differs between two to ten jobs, with the unified diff of their
+   * generated functions when it changed.
+   */
+  diffJobs(names: string[]): Promise<Kale.IComparison> {
+    const query = URLExt.objectToQueryString({ jobs: names.join(',') });
+    return this._get(`diff${query}`);
+  }
+
   /** A sweep with its trials, best first. */
   getSweep(name: string): Promise<Kale.ISweep> {
     return this._get(`sweeps/${encodeURIComponent(name)}`);

@@ -226,6 +226,16 @@ export namespace Kale {
   }
 
   /**
+   * `GET diff?jobs=a,b`: what differs between jobs, and the unified diff of
+   * their generated functions when it changed.
+   */
+  export interface IComparison {
+    jobs: { name: string; status: string }[];
+    differences: { field: string; values: (string | null)[] }[];
+    source_diffs: { from: string; to: string; diff: string }[];
+  }
+
+  /**
    * `POST sweeps`' `sweep`: the swept parameters (spec text as typed) and
    * how to search.
    */
@@ -247,7 +257,7 @@ export namespace Kale {
   export type SweepRequest = JobRequest & { sweep: ISweepSettings };
 
   export type TrialStatus =
-    'Pending' | 'Running' | 'Complete' | 'Failed' | 'Stopped';
+    'Pending' | 'Running' | 'Complete' | 'Failed' | 'Stopped' | 'Cancelled';
 
   /**
    * One trial of a sweep: an ordinary job.
@@ -270,7 +280,13 @@ export namespace Kale {
    */
   export interface ISweep {
     name: string;
-    status: 'Starting' | 'Running' | 'Complete' | 'Failed' | 'Interrupted';
+    status:
+      | 'Starting'
+      | 'Running'
+      | 'Complete'
+      | 'Failed'
+      | 'Interrupted'
+      | 'Cancelled';
     reason?: string | null;
     created?: string;
     finished?: string | null;

@@ -21,7 +21,7 @@ import {
 /**
  * Statuses of a sweep that does not change any more.
  */
-const ENDED = ['Complete', 'Failed', 'Interrupted'];
+const ENDED = ['Complete', 'Failed', 'Interrupted', 'Cancelled'];
 
 /**
  * A sweep in a main-area tab: its trials as a table sortable by the

@@ -42,6 +42,8 @@ export class CompareView extends ReactWidget {
   /** The jobs as last read (null until then; a job gone: undefined). */
   jobs: (Kale.IJobInfo | undefined)[] | null = null;
   error = '';
+  /** The unified diffs of the generated function, where it changed. */
+  sourceDiffs: Kale.IComparison['source_diffs'] = [];
   /** Show only the rows that differ. */
   onlyDifferences = false;
   readonly stateChanged = new Signal<this, void>(this);
@@ -57,6 +59,11 @@ export class CompareView extends ReactWidget {
       );
     } catch (reason) {
       this.error = errorMessage(reason);
+    }
+    try {
+      this.sourceDiffs = (await this.service.diffJobs(this.names)).source_diffs;
+    } catch {
+      this.sourceDiffs = []; // (a job gone: the table says so)
     }
     this._changed();
     await this.curves.load();
@@ -191,6 +198,18 @@ function CompareRoot(props: { view: CompareView }): JSX.Element {
           differ).
         </p>
       )}
+      {view.sourceDiffs.map(d => (
+        <details
+          key={`${d.from}-${d.to}`}
+          className="kale-ext-Compare-diff"
+          open
+        >
+          <summary>
+            Generated function: {d.from} → {d.to}
+          </summary>
+          <pre aria-label={`Diff of ${d.from} and ${d.to}`}>{d.diff}</pre>
+        </details>
+      ))}
       <section className="kale-ext-Compare-curves" aria-label="Metric curves">
         <h3>Metric curves</h3>
         {!view.curves.done && (
