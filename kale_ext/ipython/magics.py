@@ -1,6 +1,7 @@
 """IPython magics: `%load_ext kale_ext`, then
 
     %%trainjob [--nodes N] [--gpu G] [--dry-run] ...   the cell's code, run as a training job
+    %%trainjob --sweep lr=1e-3,1e-2 [--random N] ...   once per point (ipython/sweep.py)
     %kale_submit [--notebook PATH] ...                  the notebook file, by its tags
     %kale_jobs [--status S]   %kale_status NAME   %kale_logs NAME [-f]   %kale_delete NAME
 
@@ -25,6 +26,7 @@ from IPython.core.magic_arguments import MagicArgumentParser
 from ..display import STATUSES
 from ..errors import CompileError, KaleExtError
 from .results import DryRun, JobStatus, JobTable
+from .sweep import add_sweep_flags, sweeping
 
 # ---------------------------------------------------------------------------------------------
 # Options (kale_ext/job/options.py: the CLI's flags too)
@@ -80,6 +82,7 @@ TRAINJOB = _job_parser(
     "Run the cell's code as a distributed training job. The imports, functions, classes and "
     "literal variables it reads from the notebook go with it; literals become parameters.",
 )
+add_sweep_flags(TRAINJOB)
 SUBMIT = _job_parser(
     "%kale_submit",
     "Compile and submit this notebook file by its cell tags (the saved file: save first).",
@@ -170,9 +173,13 @@ class KaleMagics(Magics):
                 "%%trainjob: the cell is empty: write the training code below the %%trainjob line"
             )
         with _user_errors("%%trainjob"):
+            if sweeping(args):
+                from .sweep import start_sweep
+
+                return start_sweep(self, args, cell)
             options = self._options(args)
             workspace, place = self._workspace(options, {}, None)
-            job, labels, body = self._compile_cell(cell, workspace)
+            job, labels, body, _ = self._compile_cell(cell, workspace)
             return self._run(job, options, args, job.notebook, labels, body, workspace, place)
 
     @staticmethod
@@ -221,7 +228,7 @@ class KaleMagics(Magics):
                     lambda d: _describe_cell_diagnostic(d, labels, body, names),
                 )
             ) from None
-        return job, labels, body
+        return job, labels, body, nb
 
     def _context(self, cell: str):
         """What the cell reads from the kernel; nothing when it does not parse (the compiler
@@ -423,4 +430,6 @@ def _cell_words(labels: dict[int, str], body: int):
 
 def load_ipython_extension(ipython) -> None:
     """`%load_ext kale_ext`."""
-    ipython.register_magics(KaleMagics)
+    from .sweep import SweepMagics
+
+    ipython.register_magics(KaleMagics, SweepMagics)
