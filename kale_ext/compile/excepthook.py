@@ -166,8 +166,9 @@ def _kale_ext_errors(module_globals, notebook, cells):  # kale_ext: errors name 
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os.dup2(1, 2)
-                if not getattr(sys.stdout, "write_through", True):  # not unbuffered: by lines
-                    sys.stdout.reconfigure(line_buffering=True)
+                # by whole lines (torchrun tails the file: a line written in pieces, as an
+                # unbuffered print(a, b) does, would be cut by its prefix)
+                sys.stdout.reconfigure(write_through=False, line_buffering=True)
         except (OSError, ValueError):
             pass
     return on_exit

@@ -147,3 +147,21 @@ def test_the_embedded_source_uses_the_names_readers_expect():
 
     source = inspect.getsource(excepthook._kale_ext_errors)
     assert f'"{excepthook.RECORD_KEY}"' in source and f'"{excepthook.TERMINATION_LOG}"' in source
+
+
+def test_under_torchrun_a_rank_writes_whole_lines_in_order(tmp_path):
+    """torchrun --tee tails a rank's stdout and stderr files apart and prefixes each line it reads:
+    the module writes both into one file, a whole line at a time (an unbuffered print(a, b)
+    would be written, and read, in pieces)."""
+    cell = (
+        "import sys\nprint('out', 1)\nprint('err', 2, file=sys.stderr)\n"
+        "print('buffered by lines:', sys.stdout.line_buffering and not sys.stdout.write_through)"
+    )
+    module = write_module(compile_notebook(notebook(cell)), tmp_path)
+    out, err = tmp_path / "stdout.log", tmp_path / "stderr.log"
+    env = {**os.environ, "TORCHELASTIC_RUN_ID": "test", "PYTHONUNBUFFERED": "1"}
+    with out.open("w") as o, err.open("w") as e:
+        subprocess.run([sys.executable, str(module)], stdout=o, stderr=e, env=env, timeout=60,
+                       cwd=tmp_path, check=True)  # fmt: skip
+    assert out.read_text() == "out 1\nerr 2\nbuffered by lines: True\n"
+    assert err.read_text() == ""
