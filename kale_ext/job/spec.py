@@ -138,6 +138,21 @@ def _launcher_warnings(runtime: Runtime, procs: int) -> list[str]:
     ]
 
 
+def _check_framework_env(runtime: Runtime, config: DistributedConfig) -> None:
+    """The runtime's plugin sets its own variables on each node (xgboost's DMLC_*, jax's JAX_*):
+    the Trainer's webhook refuses a TrainJob that sets them too, so say so before it is sent."""
+    from .framework_env import FRAMEWORK_ENV
+
+    own = {name for name, _ in FRAMEWORK_ENV.get(runtime.framework or "", ())}
+    for env in config.env:
+        if env.name in own:
+            raise ConfigError(
+                "env",
+                f"{env.name} is set on each node by the {runtime.framework} runtime "
+                f"{runtime.name}; leave it out",
+            )
+
+
 def runtime_name(options: JobOptions | dict | None, kale_metadata, defaults=None) -> str:
     """The runtime a job asks for: options > the notebook's metadata (``metadata.kale_ext``) >
     the defaults (the precedence of build_job_spec). Not validated: the backend looks it up."""
@@ -238,6 +253,7 @@ def build_job_spec(
     urls = o.pip_index_urls if o.pip_index_urls is not None else job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
     warnings = _launcher_warnings(runtime, procs)
+    _check_framework_env(runtime, config)
     policy = config.run_policy
     if policy is not None:
         if policy.backoff_limit is not None:

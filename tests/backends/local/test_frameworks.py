@@ -61,3 +61,18 @@ def test_runtimes_offered_locally(backend):
         "xgboost-distributed",
         "jax-distributed",
     ]
+
+
+@pytest.mark.parametrize(
+    ("runtime", "name"),
+    [("xgboost-distributed", "DMLC_NUM_WORKER"), ("jax-distributed", "JAX_PROCESS_ID")],
+)
+def test_a_job_may_not_set_what_the_runtime_sets(backend, runtime, name):
+    """The Trainer's webhook refuses a TrainJob setting its plugin's variables: refused here
+    first, naming the variable, and nothing starts."""
+    from kale_ext.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        submit(backend, notebook("print(1)"), {"runtime": runtime, "env": {name: "3"}})
+    assert refused.value.field == "env" and name in refused.value.message
+    assert backend.list_jobs() == []
