@@ -42,7 +42,8 @@ async def test_unknown_runtime_is_a_404(api):
     r = await api.get("runtimes/deepspeed-distributed/packages")
     assert r.status == 404, r.text
     assert r.json["message"] == (
-        "runtime 'deepspeed-distributed' not found (available: torch-distributed)"
+        "runtime 'deepspeed-distributed' not found (available: torch-distributed, "
+        "xgboost-distributed, jax-distributed)"
     )
     assert r.json["reason"] == "NotFound"
 
