@@ -77,8 +77,6 @@ class Driver:
         return self.record["max_trials"]
 
     def _start_next(self) -> None:
-        from ..backends.submit import submit
-
         number = len(self.record["trials"])
         trial_id, params = None, None
         if self.study is not None:
@@ -92,7 +90,13 @@ class Driver:
                  "study_trial": trial_id}  # fmt: skip
         self.record["trials"].append(entry)
         self.save()  # a restarted driver knows the trial, submitted or not
-        options = {**self.record["options"], "parameters": params, "name": entry["job"]}
+        self._submit(entry)
+
+    def _submit(self, entry: dict) -> None:
+        from ..backends.submit import submit
+
+        options = {**self.record["options"], "parameters": entry["parameters"],
+                   "name": entry["job"]}  # fmt: skip
         try:
             job, workspace = self._compiled()
             submit(self.backend, job, options, self.defaults, workspace=workspace,
@@ -101,6 +105,16 @@ class Driver:
         except KaleExtError as e:
             self._finish(entry, rec.FAILED, f"not submitted: {e}")
         self.save()
+
+    def _pending(self, entry: dict) -> None:
+        """A trial recorded by a driver stopped before it could record the submit: its job
+        runs if the submit went through, else it is submitted now."""
+        try:
+            self.backend.get_job(entry["job"])
+        except NotFound:
+            self._submit(entry)
+        else:
+            entry["status"] = rec.RUNNING
 
     def _place(self):
         from ..job.workspace import Place
@@ -199,8 +213,8 @@ class Driver:
         """One look at the trials and one start if there is room; False when all is done."""
         for entry in self.record["trials"]:
             if entry["status"] == rec.PENDING:  # a driver stopped between record and submit
-                self._finish(entry, rec.FAILED, "not submitted: the sweep's driver was stopped")
-            elif entry["status"] == rec.RUNNING:
+                self._pending(entry)
+            if entry["status"] == rec.RUNNING:
                 self._watch(entry)
         self.save()
         running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])

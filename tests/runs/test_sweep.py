@@ -112,3 +112,27 @@ def test_random_without_optuna_says_how_to_install_it(sweep_nb, backend, monkeyp
     with pytest.raises(ConfigError, match=r"pip install 'kale-ext\[sweep\]'"):
         sweep.start(backend, sweep_nb, {"quality": "0.9"}, search="random", trials=2,
                     metric="accuracy")  # fmt: skip
+
+
+@pytest.mark.parametrize("submitted", [True, False], ids=["submitted", "not-submitted"])
+def test_a_trial_recorded_but_not_marked_submitted_is_not_lost(sweep_nb, backend, submitted):
+    """A driver killed between recording a trial and recording its submit: resumed, the trial's
+    job is watched if it was submitted, else submitted now; either way the trial completes."""
+    name = sweep.start(backend, sweep_nb, {"quality": "0.9,0.6"}, metric="accuracy")["name"]
+    assert finished(name)["status"] == "Complete"
+    job = f"{name}-1"
+    created = backend.get_job(job).created
+    record = rec.read(name)
+    record["trials"][1].update(status=rec.PENDING, metric=None, step=None)
+    record.update(status="Interrupted")
+    rec.write(record)
+    if not submitted:
+        backend.delete(job)
+    wait_for(lambda: not sweep.driver_running(name))  # the first driver has gone
+    sweep.resume(name)
+    record = finished(name)
+    assert record["status"] == "Complete", record
+    assert [(t["status"], t["metric"]) for t in record["trials"]] == [
+        ("Complete", 0.9), ("Complete", 0.6)
+    ]  # fmt: skip
+    assert (backend.get_job(job).created == created) is submitted  # run again only if needed
