@@ -187,6 +187,15 @@ export class KaleService {
     return this._get(`sweeps/${encodeURIComponent(name)}`);
   }
 
+  /**
+   * Cancel a sweep: no more trials start, its running trials are stopped
+   * and kept (reading Cancelled). The sweep, now Cancelled; a
+   * {@link KaleAPIError} (409) once it has ended.
+   */
+  cancelSweep(name: string): Promise<Kale.ISweep> {
+    return this._send(`sweeps/${encodeURIComponent(name)}`, 'DELETE');
+  }
+
   /** What a job wrote to `KALE_EXT_OUTPUT_DIR`, with sizes. */
   jobOutputs(name: string): Promise<Kale.IJobOutputs> {
     return this._get(`${Private.jobPath(name)}/outputs`);

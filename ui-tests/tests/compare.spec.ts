@@ -26,15 +26,17 @@ const TRAIN = [
 async function setUp(
   page: IJupyterLabPageFixture,
   tmpPath: string,
-  testInfo: Parameters<typeof openNotebook>[1]
+  testInfo: Parameters<typeof openNotebook>[1],
+  train = TRAIN,
+  notebook = 'compare.ipynb'
 ) {
-  await openNotebook(page, testInfo, tmpPath, 'compare.ipynb', [
+  await openNotebook(page, testInfo, tmpPath, notebook, [
     { source: PARAMETERS, tags: ['parameters'] },
-    { source: TRAIN }
+    { source: train }
   ]);
   await kernelSettled(page);
   const p = await openPanel(page);
-  await expect(p.locator('.kale-ext-Notebook')).toContainText('compare.ipynb');
+  await expect(p.locator('.kale-ext-Notebook')).toContainText(notebook);
   return p;
 }
 
@@ -157,4 +159,50 @@ test('a grid sweep from the panel: two values, two at once; its view lists the t
     p.getByRole('button', { name: new RegExp(`^Sweep ${sweep} of `) })
   ).toHaveCount(2);
   await screenshot(page, testInfo, 'sweep.png');
+});
+
+test('a sweep cancelled from its tab: no more trials, the running one stopped and kept as Cancelled', async ({
+  page,
+  tmpPath
+}, testInfo) => {
+  test.setTimeout(2 * JOB_TIMEOUT);
+  // Each trial waits until it is stopped.
+  const waits = ['import threading', 'threading.Event().wait()'].join('\n');
+  const p = await setUp(page, tmpPath, testInfo, waits, 'cancel.ipynb');
+  await p.getByRole('button', { name: 'Sweep lr' }).click();
+  await p.getByLabel('Sweep values of lr').fill('0.1, 0.5');
+  await p.getByLabel('Trials at once').fill('1');
+  const started = page.waitForResponse(
+    r =>
+      /\/kale-ext\/sweeps(\?.*)?$/.test(r.url()) &&
+      r.request().method() === 'POST'
+  );
+  await p.getByRole('button', { name: 'Start sweep' }).click();
+  const sweep = (await (await started).json()).name as string;
+
+  const view = page.locator(`.kale-ext-SweepView[data-sweep="${sweep}"]`);
+  const trials = view.locator('tbody tr');
+  await expect(trials).toHaveCount(1, { timeout: JOB_TIMEOUT });
+  await expect(trials.first()).toHaveAttribute('data-status', 'Running', {
+    timeout: JOB_TIMEOUT
+  });
+  const cancel = view.getByRole('button', { name: 'Cancel sweep' });
+  await cancel.click();
+  const dialog = page.locator('.jp-Dialog');
+  await expect(dialog).toContainText('No more trials start');
+  await expect(dialog).toContainText('stopped and kept');
+  const cancelled = page.waitForResponse(
+    r =>
+      r.url().includes(`/kale-ext/sweeps/${sweep}`) &&
+      r.request().method() === 'DELETE'
+  );
+  await dialog.getByRole('button', { name: 'Cancel sweep' }).click();
+  expect((await cancelled).status()).toBe(200);
+
+  await expect(view).toHaveAttribute('data-status', 'Cancelled');
+  await expect(trials.first()).toHaveAttribute('data-status', 'Cancelled', {
+    timeout: JOB_TIMEOUT
+  });
+  await expect(trials).toHaveCount(1);
+  await expect(cancel).toBeDisabled();
 });

@@ -53,8 +53,32 @@ const STATUS_ORDER: Record<string, number> = {
   Pending: 1,
   Complete: 2,
   Stopped: 3,
-  Failed: 4
+  Cancelled: 4,
+  Failed: 5
 };
+
+/**
+ * Whether the sweep can still be cancelled: not once it has ended
+ * (Complete, Failed) or was cancelled. An Interrupted sweep (its driver
+ * gone) can.
+ */
+export function canCancel(sweep: Kale.ISweep): boolean {
+  return !['Complete', 'Failed', 'Cancelled'].includes(sweep.status);
+}
+
+/**
+ * What cancelling the sweep does, as its confirm dialog asks it.
+ */
+export function cancelText(sweep: Kale.ISweep): string {
+  const running = sweep.trials.filter(
+    t => t.status === 'Running' || t.status === 'Pending'
+  ).length;
+  const stopped =
+    running === 0
+      ? 'No trial is running.'
+      : `Its ${running === 1 ? 'running trial is' : `${running} running trials are`} stopped and kept (reading Cancelled, logs and outputs stay).`;
+  return `Cancel sweep ${sweep.name}? No more trials start. ${stopped} Trials that ended stay as they are.`;
+}
 
 /**
  * The trials in the chosen order; trials without a metric last.
@@ -76,7 +100,7 @@ export function sortTrials(
             ? t.metric
             : -t.metric;
       case 'status':
-        return STATUS_ORDER[t.status] ?? 5;
+        return STATUS_ORDER[t.status] ?? 6;
       default:
         return t.number;
     }
@@ -100,7 +124,10 @@ export function sortTrials(
 export function sweepProgress(sweep: Kale.ISweep): string {
   const ended = sweep.trials.filter(
     t =>
-      t.status === 'Complete' || t.status === 'Failed' || t.status === 'Stopped'
+      t.status === 'Complete' ||
+      t.status === 'Failed' ||
+      t.status === 'Stopped' ||
+      t.status === 'Cancelled'
   ).length;
   const total = sweep.max_trials ?? sweep.trials.length;
   const best = sweep.trials.find(t => t.best);

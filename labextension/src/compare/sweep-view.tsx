@@ -1,3 +1,4 @@
+import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import type { Message } from '@lumino/messaging';
 import { Poll } from '@lumino/polling';
@@ -11,6 +12,8 @@ import {
   DEFAULT_TRIAL_SORT,
   ITrialSort,
   TrialSort,
+  canCancel,
+  cancelText,
   goalIsMin,
   sortTrials,
   sweepProgress,
@@ -57,6 +60,10 @@ export class SweepView extends ReactWidget {
   sweep: Kale.ISweep | null = null;
   error = '';
   sort: ITrialSort = DEFAULT_TRIAL_SORT;
+  /** Whether a cancel is on its way. */
+  cancelling = false;
+  /** Why the last cancel failed (the server's message), or ''. */
+  cancelError = '';
 
   setSort(by: TrialSort): void {
     this.sort =
@@ -76,6 +83,37 @@ export class SweepView extends ReactWidget {
 
   refresh(): void {
     void this._poll.refresh();
+  }
+
+  /**
+   * Cancel the sweep, after asking: no more trials start, the running
+   * ones are stopped and kept. Returns whether it was cancelled.
+   */
+  async cancel(): Promise<boolean> {
+    const sweep = this.sweep;
+    if (!sweep || this.cancelling || !canCancel(sweep)) {
+      return false;
+    }
+    const confirm = this._options.confirm ?? Private.confirm;
+    if (!(await confirm(sweep.name, cancelText(sweep)))) {
+      return false;
+    }
+    this.cancelling = true;
+    this.cancelError = '';
+    this.update();
+    try {
+      this.sweep = await this.service.cancelSweep(sweep.name);
+    } catch (reason) {
+      this.cancelError = errorMessage(reason);
+    }
+    this.cancelling = false;
+    this.update();
+    const cancelled = this.cancelError === '';
+    if (cancelled && !this._poll.isDisposed) {
+      // Follow it until its stopped trials read Cancelled.
+      void this._poll.start().then(() => this._poll.refresh());
+    }
+    return cancelled;
   }
 
   dispose(): void {
@@ -120,7 +158,23 @@ export namespace SweepView {
     name: string;
     openLogs?: (job: string) => void;
     compare?: (jobs: string[]) => void;
+    /** Ask before cancelling (a dialog by default). */
+    confirm?: (name: string, text: string) => Promise<boolean>;
     pollInterval?: number;
+  }
+}
+
+namespace Private {
+  export async function confirm(name: string, text: string): Promise<boolean> {
+    const result = await showDialog({
+      title: 'Cancel sweep',
+      body: text,
+      buttons: [
+        Dialog.cancelButton({ label: 'Keep running' }),
+        Dialog.warnButton({ label: 'Cancel sweep' })
+      ]
+    });
+    return result.button.accept;
   }
 }
 
@@ -173,6 +227,19 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
         >
           Compare trials
         </button>
+        <button
+          type="button"
+          className="kale-ext-Button kale-ext-Button-plain"
+          disabled={!canCancel(sweep) || view.cancelling}
+          title={
+            canCancel(sweep)
+              ? 'Start no more trials; stop the running ones and keep them'
+              : `The sweep has ended (${sweep.status})`
+          }
+          onClick={() => void view.cancel()}
+        >
+          {view.cancelling ? 'Cancelling…' : 'Cancel sweep'}
+        </button>
       </header>
       <p className="kale-ext-Muted">
         {sweep.search} search · {sweep.parallel} at once
@@ -189,9 +256,9 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
           {sweep.reason}
         </p>
       )}
-      {view.error && (
+      {(view.error || view.cancelError) && (
         <div className="kale-ext-Field-error" role="alert">
-          {view.error}
+          {view.cancelError || view.error}
         </div>
       )}
       <table
