@@ -71,6 +71,8 @@ export namespace Kale {
   export interface INotebookMetadata {
     options: IJobOptions;
     config: IDistributedConfig;
+    /** The sweep settings, when any differs from a new form. */
+    sweep?: ISweepSettings;
   }
 
   /**

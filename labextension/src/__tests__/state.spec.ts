@@ -89,6 +89,61 @@ describe('PanelState', () => {
     expect('kale_ext' in model.metadata).toBe(false);
   });
 
+  it('remembers the sweep settings in the metadata, restored on reopen', async () => {
+    ctx = setup({ options: { nodes: 2 }, config: {} });
+    await compiled(ctx);
+    const { state, model } = ctx;
+    state.updateSweep({
+      params: { lr: '0.1, 0.5' },
+      parallel: '2',
+      metric: 'loss',
+      goal: 'min',
+      earlyStop: true
+    });
+    expect(model.metadata.kale_ext).toEqual({
+      options: { nodes: 2 },
+      config: {},
+      sweep: {
+        params: { lr: '0.1, 0.5' },
+        parallel: 2,
+        metric: 'loss',
+        goal: 'min',
+        early_stop: true
+      }
+    });
+    // a form change keeps the sweep; a half-typed count stays as typed
+    state.updateForm({ nodes: '3' });
+    state.updateSweep({ parallel: '2x' });
+    expect(state.sweep.parallel).toBe('2x');
+    expect(
+      (model.metadata.kale_ext as { sweep: object }).sweep
+    ).not.toHaveProperty('parallel');
+    state.updateSweep({ parallel: '2' });
+    const saved = JSON.parse(JSON.stringify(model.metadata.kale_ext));
+    state.dispose();
+
+    ctx = setup(saved); // the notebook opened again
+    await compiled(ctx);
+    expect(ctx.state.form.nodes).toBe('3');
+    expect(ctx.state.sweep).toEqual({
+      params: { lr: '0.1, 0.5' },
+      search: 'grid',
+      trials: '',
+      parallel: '2',
+      metric: 'loss',
+      goal: 'min',
+      earlyStop: true
+    });
+    expect(ctx.model.writes).toBe(0); // reading writes nothing
+
+    // Undo (any edit of the metadata) comes back to the sweep; no sweep
+    // left and an empty form leave no key behind.
+    ctx.model.setMetadata('kale_ext', { options: {}, config: {} });
+    expect(ctx.state.sweep.params).toEqual({});
+    ctx.state.updateForm({ nodes: '' });
+    expect('kale_ext' in ctx.model.metadata).toBe(false);
+  });
+
   it('keeps a half-typed value the metadata cannot hold', async () => {
     ctx = setup();
     await compiled(ctx);

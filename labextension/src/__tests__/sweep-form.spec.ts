@@ -2,7 +2,10 @@ import {
   emptySweep,
   parseDimension,
   splitItems,
+  sameSweep,
+  sweepFromMetadata,
   sweepSettings,
+  sweepToMetadata,
   validateSweep
 } from '../form/sweep';
 
@@ -123,5 +126,48 @@ describe('validateSweep', () => {
       metric: 'accuracy',
       goal: 'max'
     });
+  });
+});
+
+describe('the sweep in the notebook metadata', () => {
+  const full = {
+    params: { lr: 'loguniform(1e-5, 1e-1)', opt: 'choice(sgd, adam)' },
+    search: 'random',
+    trials: '12',
+    parallel: '3',
+    metric: 'val_loss',
+    goal: 'min',
+    earlyStop: true
+  };
+
+  it('round-trips every setting, each spec as typed', () => {
+    const meta = sweepToMetadata(full);
+    expect(meta).toEqual({
+      params: { lr: 'loguniform(1e-5, 1e-1)', opt: 'choice(sgd, adam)' },
+      search: 'random',
+      trials: 12,
+      parallel: 3,
+      metric: 'val_loss',
+      goal: 'min',
+      early_stop: true
+    });
+    expect(sweepFromMetadata(JSON.parse(JSON.stringify(meta)))).toEqual(full);
+    expect(sameSweep(sweepFromMetadata(meta), full)).toBe(true);
+  });
+
+  it('keeps nothing for a new form, and reads nonsense as the defaults', () => {
+    expect(sweepToMetadata(emptySweep())).toBeNull();
+    expect(sweepToMetadata({ ...emptySweep(), parallel: 'x' })).toBeNull();
+    expect(sweepFromMetadata(undefined)).toEqual(emptySweep());
+    expect(
+      sweepFromMetadata({ params: 3, search: 'bogus', goal: 'up', trials: {} })
+    ).toEqual(emptySweep());
+  });
+
+  it('reads a list of values as the field shows it', () => {
+    expect(
+      sweepFromMetadata({ params: { lr: [0.001, 0.01], opt: ['sgd', 'adam'] } })
+        .params
+    ).toEqual({ lr: '0.001, 0.01', opt: 'sgd, adam' });
   });
 });

@@ -2,6 +2,7 @@ import type { JSONObject, JSONValue } from '@lumino/coreutils';
 
 import type { Kale } from '../types';
 import { emptyEnvRow, emptyForm, IEnvRow, IJobForm, toOptions } from './model';
+import { ISweepForm, sweepToMetadata } from './sweep';
 import { formatParameter } from './values';
 
 /**
@@ -11,13 +12,18 @@ import { formatParameter } from './values';
 
 /**
  * What the panel writes to `metadata.kale_ext`: the options without their
- * config, and the config.
+ * config, the config, and the sweep settings when there are any
+ * (`sweepFromMetadata` reads them back).
  */
-export function toMetadata(form: IJobForm): Kale.INotebookMetadata {
+export function toMetadata(
+  form: IJobForm,
+  sweep?: ISweepForm
+): Kale.INotebookMetadata {
   const options = toOptions(form);
   const config = options.config ?? {};
   delete options.config;
-  return { options, config };
+  const settings = sweep ? sweepToMetadata(sweep) : null;
+  return settings ? { options, config, sweep: settings } : { options, config };
 }
 
 /**

@@ -284,3 +284,79 @@ export function sweepSettings(sweep: ISweepForm): Kale.ISweepSettings {
   }
   return out;
 }
+
+/**
+ * The sweep as the notebook's `metadata.kale_ext.sweep` keeps it (the
+ * shape of `POST sweeps`' `sweep`, each spec as typed; counts only once
+ * they are whole numbers), or null when nothing differs from a new form.
+ */
+export function sweepToMetadata(sweep: ISweepForm): Kale.ISweepSettings | null {
+  const empty = emptySweep();
+  const out: Kale.ISweepSettings = { params: { ...sweep.params } };
+  if (sweep.search !== empty.search) {
+    out.search = sweep.search;
+  }
+  for (const key of ['trials', 'parallel'] as const) {
+    const t = sweep[key].trim();
+    if (t !== empty[key] && /^\d+$/.test(t)) {
+      out[key] = Number(t);
+    }
+  }
+  if (sweep.metric.trim()) {
+    out.metric = sweep.metric.trim();
+  }
+  if (sweep.goal) {
+    out.goal = sweep.goal;
+  }
+  if (sweep.earlyStop) {
+    out.early_stop = true;
+  }
+  const changed =
+    Object.keys(out.params).length > 0 || Object.keys(out).length > 1;
+  return changed ? out : null;
+}
+
+/**
+ * The sweep form a notebook's `metadata.kale_ext.sweep` stands for; what
+ * does not read as a setting is left at its default.
+ */
+export function sweepFromMetadata(value: unknown): ISweepForm {
+  const sweep = emptySweep();
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return sweep;
+  }
+  const meta = value as { [key: string]: unknown };
+  const params = meta.params;
+  if (typeof params === 'object' && params !== null && !Array.isArray(params)) {
+    for (const [name, spec] of Object.entries(params)) {
+      if (typeof spec === 'string') {
+        sweep.params[name] = spec;
+      } else if (Array.isArray(spec)) {
+        // a list of values (as the CLI's --param keeps them)
+        sweep.params[name] = spec
+          .map(v => (typeof v === 'string' ? v : JSON.stringify(v)))
+          .join(', ');
+      }
+    }
+  }
+  const text = (v: unknown): string | null =>
+    typeof v === 'string' || typeof v === 'number' ? String(v) : null;
+  if (typeof meta.search === 'string' && SWEEP.searches.includes(meta.search)) {
+    sweep.search = meta.search;
+  }
+  sweep.trials = text(meta.trials) ?? sweep.trials;
+  sweep.parallel = text(meta.parallel) ?? sweep.parallel;
+  sweep.metric = typeof meta.metric === 'string' ? meta.metric : '';
+  sweep.goal = meta.goal === 'min' || meta.goal === 'max' ? meta.goal : '';
+  sweep.earlyStop = meta.early_stop === true;
+  return sweep;
+}
+
+/**
+ * Whether two sweep forms keep the same settings.
+ */
+export function sameSweep(a: ISweepForm, b: ISweepForm): boolean {
+  return (
+    JSON.stringify(sweepToMetadata(a)) === JSON.stringify(sweepToMetadata(b))
+  );
+}

@@ -3,6 +3,7 @@ import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
 import { fromMetadata, toMetadata } from '../form/metadata';
 import type { IJobForm } from '../form/model';
+import { ISweepForm, sweepFromMetadata } from '../form/sweep';
 import type { Kale } from '../types';
 import { undoableMetadataChange } from './undo';
 
@@ -19,15 +20,28 @@ export function readForm(model: INotebookModel): IJobForm {
 }
 
 /**
- * Keep the form in the notebook's metadata, through its model, so the
- * change is part of the document and can be undone; an empty form leaves
- * no key behind.
+ * The sweep settings the notebook's metadata holds.
  */
-export function writeForm(model: INotebookModel, form: IJobForm): void {
-  const meta = toMetadata(form);
+export function readSweep(model: INotebookModel): ISweepForm {
+  const meta = model.getMetadata(METADATA_KEY) as { sweep?: unknown };
+  return sweepFromMetadata(meta?.sweep);
+}
+
+/**
+ * Keep the form (and the sweep settings) in the notebook's metadata,
+ * through its model, so the change is part of the document and can be
+ * undone; an empty form leaves no key behind.
+ */
+export function writeForm(
+  model: INotebookModel,
+  form: IJobForm,
+  sweep?: ISweepForm
+): void {
+  const meta = toMetadata(form, sweep);
   const empty =
     Object.keys(meta.options).length === 0 &&
-    Object.keys(meta.config).length === 0;
+    Object.keys(meta.config).length === 0 &&
+    !meta.sweep;
   undoableMetadataChange(model, () => {
     if (!empty) {
       model.setMetadata(METADATA_KEY, meta);

@@ -9,6 +9,7 @@ import {
   ISweepForm,
   emptySweep,
   isSweeping,
+  sameSweep,
   sweepSettings,
   validateSweep
 } from '../form/sweep';
@@ -26,7 +27,7 @@ import { JobActions } from './job-actions';
 import { JobNameReservation } from './job-name';
 import { JobsModel } from './jobs-model';
 import { NotebookBinding } from './notebook-binding';
-import { notebookSource, readForm, writeForm } from './notebook-io';
+import { notebookSource, readForm, readSweep, writeForm } from './notebook-io';
 import { ServerFacts } from './server-facts';
 
 /**
@@ -250,7 +251,7 @@ export class PanelState extends VDomModel {
     const model = this.notebook?.model;
     if (model && this._binding.ready) {
       // (not loaded yet: the file's metadata is read once it is)
-      writeForm(model, this.form);
+      writeForm(model, this.form, this.sweep);
     }
     this.stateChanged.emit();
     this._scheduleCompile();
@@ -263,6 +264,10 @@ export class PanelState extends VDomModel {
     this.sweep = { ...this.sweep, ...change };
     this.actions.clearNotice();
     this._validate();
+    const model = this.notebook?.model;
+    if (model && this._binding.ready) {
+      writeForm(model, this.form, this.sweep); // remembered with the form
+    }
     this.stateChanged.emit();
   }
 
@@ -372,11 +377,19 @@ export class PanelState extends VDomModel {
       return;
     }
     const form = readForm(model);
+    const sweep = readSweep(model);
+    const sweepChanged = !sameSweep(sweep, this.sweep);
+    if (sweepChanged) {
+      this.sweep = sweep;
+    }
     if (!sameForm(form, this.form)) {
       this.form = form;
       this._validate();
       this.stateChanged.emit();
       this._scheduleCompile();
+    } else if (sweepChanged) {
+      this._validate();
+      this.stateChanged.emit();
     }
   }
 
