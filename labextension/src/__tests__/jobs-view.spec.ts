@@ -98,13 +98,35 @@ describe('the jobs list as arranged', () => {
     // (ties keep the list's order)
     ['duration', false, ['six', 'running', 'forty']],
     ['duration', true, ['forty', 'six', 'running']],
-    ['metric', true, ['forty', 'six', 'running']], // unknown last
-    ['metric', false, ['six', 'forty', 'running']],
+    // best first (the highest accuracy), unknown last either way
+    ['metric', false, ['forty', 'six', 'running']],
+    ['metric', true, ['six', 'forty', 'running']],
     ['name', false, ['forty', 'running', 'six']],
     ['parameters', false, ['forty', 'six', 'running']], // none last
     ['state', false, ['running', 'six', 'forty']]
   ] as const)('sorts by %s (descending: %s)', (sort, descending, expected) => {
     expect(names({ sort, descending })).toEqual(expected);
+  });
+
+  it('sorts a loss-like metric lowest first, as the charts call it best', () => {
+    const losses: Record<string, FinalMetrics> = {
+      six: new Map([['val_loss', { value: 0.3, step: 6 }]]),
+      forty: new Map([['val_loss', { value: 0.1, step: 40 }]]),
+      running: new Map([['val_loss', { value: 0.2, step: 3 }]])
+    };
+    const order = (descending: boolean) =>
+      jobRows(
+        JOBS,
+        { ...DEFAULT_VIEW, sort: 'metric', descending },
+        {
+          notebook: 'a/nb.ipynb',
+          now: NOW,
+          metrics: n => losses[n],
+          metric: 'val_loss'
+        }
+      ).map(r => r.job.name);
+    expect(order(false)).toEqual(['forty', 'running', 'six']);
+    expect(order(true)).toEqual(['six', 'running', 'forty']);
   });
 
   it('gives each row its parameters, duration and metric', () => {

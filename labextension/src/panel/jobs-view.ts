@@ -1,5 +1,6 @@
 import type { JSONValue } from '@lumino/coreutils';
 
+import { lowerIsBetter } from '../metrics/summary';
 import type { Kale } from '../types';
 
 /**
@@ -152,7 +153,13 @@ export function jobRows(
     };
   });
   const sign = view.descending ? -1 : 1;
-  const key = Private.KEYS[view.sort];
+  // The metric goes best first (not descending), by the same rule as the
+  // charts: lowest first for a loss-like name, else highest first.
+  const best =
+    context.metric && !lowerIsBetter(context.metric)
+      ? (row: IJobRow) => (row.metric === null ? null : -row.metric)
+      : Private.KEYS.metric;
+  const key = view.sort === 'metric' ? best : Private.KEYS[view.sort];
   return rows
     .map((row, i) => ({ row, i }))
     .sort((a, b) => {

@@ -196,6 +196,13 @@ function ColumnHeader(
         type="button"
         className="kale-ext-SortButton"
         aria-label={`Sort by ${label}`}
+        title={
+          column === 'metric' && active
+            ? view.descending
+              ? 'Worst first'
+              : 'Best first'
+            : undefined
+        }
         onClick={() =>
           onView(
             active
