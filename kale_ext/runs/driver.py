@@ -100,7 +100,8 @@ class Driver:
         try:
             job, workspace = self._compiled()
             submit(self.backend, job, options, self.defaults, workspace=workspace,
-                   notebook_path=self.record.get("notebook_path"), place=self._place())  # fmt: skip
+                   notebook_path=self.record.get("notebook_path"), place=self._place(),
+                   parent_run=(self.record.get("tracking") or {}).get("run_id"))  # fmt: skip
             entry["status"] = rec.RUNNING
         except KaleExtError as e:
             self._finish(entry, rec.FAILED, f"not submitted: {e}")
@@ -258,6 +259,7 @@ class Driver:
             while True:
                 if self.cancel_requested():  # before a step: no trial starts after it
                     self.cancel()
+                    self._end_tracking("KILLED")
                     return 0
                 if not self.step():
                     break
@@ -266,6 +268,7 @@ class Driver:
         except KaleExtError as e:
             self.record.update(status="Failed", reason=str(e), finished=_now())
             self.save()
+            self._end_tracking("FAILED")
             return 1
         best = rec.best_trial(self.record)
         done = sum(t["status"] == rec.COMPLETE for t in self.record["trials"])
@@ -273,7 +276,16 @@ class Driver:
                            reason=f"{done} of {len(self.record['trials'])} trials complete"
                            + (f"; best {best['job']}" if best else ""))  # fmt: skip
         self.save()
+        self._end_tracking("FINISHED")
         return 0
+
+    def _end_tracking(self, status: str) -> None:
+        """End the sweep's MLflow parent run, when tracking is on (runs/tracking.py)."""
+        tracked = self.record.get("tracking") or {}
+        if tracked.get("run_id"):
+            from .tracking import TrackedRun, end_parent
+
+            end_parent(TrackedRun(tracked["run_id"], tracked["uri"]), status)
 
     def _room(self) -> bool:
         running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])

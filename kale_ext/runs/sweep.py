@@ -141,6 +141,10 @@ def start(backend: Backend, notebook, specs: dict, options: dict | None = None, 
         "prune_after": prune_after,
         "trials": [],
     }
+    from .tracking import start_parent
+
+    parent = start_parent(name, notebook_path or name, dict(specs), defaults)  # tracking on
+    record["tracking"] = {"run_id": parent.run_id, "uri": parent.uri, "warnings": parent.warnings}
     folder = rec.sweep_dir(name)
     folder.mkdir(parents=True)
     (folder / rec.NOTEBOOK).write_bytes(_snapshot(notebook))

@@ -171,3 +171,25 @@ def test_on_kubernetes_the_trainjob_carries_the_run_and_rank_0_ends_it(tracked, 
 
 def _container_env(trainjob: dict) -> list[dict]:
     return trainjob["spec"]["trainer"].get("env", [])
+
+
+def test_a_sweep_started_with_tracking_on_is_the_parent_run_of_its_trials(
+    tracked, client, tmp_path, monkeypatch
+):
+    """The sweep itself (runs/sweep.py) makes the parent run, its trials children, and ends it."""
+    from kale_ext.runs import record as rec
+    from kale_ext.runs import sweep
+
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
+    path = write_notebook(tmp_path, "swept")
+    backend = LocalBackend(tmp_path / "jobs", capacity=2)
+    name = sweep.start(backend, path, {"lr": "0.1,0.2"}, metric="loss", goal="min")["name"]
+    until(lambda: rec.read(name)["status"] == "Complete", f"sweep {name} to end", 180)
+    parent_id = rec.read(name)["tracking"]["run_id"]
+    parent = ended(client, parent_id)
+    assert (parent.info.run_name, parent.info.status) == (name, "FINISHED")
+    children = client.search_runs(
+        [parent.info.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_id}'"
+    )
+    assert sorted(r.info.run_name for r in children) == [f"{name}-0", f"{name}-1"]
+    assert {ended(client, r.info.run_id).info.status for r in children} == {"FINISHED"}
