@@ -374,9 +374,16 @@ test('every control of the panel is labelled and reachable by keyboard', async (
 
   // Tab visits every enabled control, in order.
   const expected = await panel.evaluate(root => {
-    const all = root.querySelectorAll<HTMLElement>(
-      'input, select, textarea, button:not([disabled]), summary, [tabindex="0"]'
-    );
+    // (what a folded section holds is out of reach until it is opened)
+    const folded = (el: HTMLElement) => {
+      const section = el.closest('details:not([open])');
+      return section !== null && el.parentElement !== section;
+    };
+    const all = [
+      ...root.querySelectorAll<HTMLElement>(
+        'input, select, textarea, button:not([disabled]), summary, [tabindex="0"]'
+      )
+    ].filter(el => !folded(el));
     all.forEach((el, i) => (el.dataset.kaleExtFocusId = String(i)));
     return all.length;
   });

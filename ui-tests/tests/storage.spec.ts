@@ -84,10 +84,10 @@ test('storage: a bad volume is named, a good one is in the preview and the Train
   await page.reload({ waitForIsReady: false });
   await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
   // (open it again if the restored layout does not hold it)
-  await page.evaluate(
-    path => window.jupyterapp.commands.execute('docmanager:open', { path }),
-    remote
-  );
+  await page.evaluate(async path => {
+    // (the widget it opens is not sent back: it cannot be serialized)
+    await window.jupyterapp.commands.execute('docmanager:open', { path });
+  }, remote);
   await expect(
     page.locator('.jp-NotebookPanel:not(.lm-mod-hidden)')
   ).toBeVisible();
