@@ -4,8 +4,8 @@ import {
   kernelSettled,
   openNotebook,
   openPanel,
-  panel,
   screenshot,
+  submitJob,
   test
 } from './helpers';
 
@@ -40,35 +40,14 @@ async function setUp(
   return p;
 }
 
-async function submit(
-  page: IJupyterLabPageFixture,
-  parameters: Record<string, string>
-): Promise<string> {
-  const p = panel(page);
-  for (const [name, value] of Object.entries(parameters)) {
-    await p.getByLabel(`Parameter ${name}`, { exact: true }).fill(value);
-  }
-  const submitted = page.waitForResponse(
-    r =>
-      /\/kale-ext\/jobs(\?.*)?$/.test(r.url()) &&
-      r.request().method() === 'POST'
-  );
-  await p.getByRole('button', { name: 'Submit' }).click();
-  const body = await (await submitted).json();
-  for (const name of Object.keys(parameters)) {
-    await p.getByRole('button', { name: `Reset ${name}` }).click();
-  }
-  return body.name as string;
-}
-
 test('two jobs with a different parameter, compared side by side: the difference marked, both curves on one plot', async ({
   page,
   tmpPath
 }, testInfo) => {
   test.setTimeout(3 * JOB_TIMEOUT);
   const p = await setUp(page, tmpPath, testInfo);
-  const slow = await submit(page, {});
-  const fast = await submit(page, { lr: '0.5' });
+  const slow = await submitJob(page, {});
+  const fast = await submitJob(page, { lr: '0.5' });
   const row = (name: string) =>
     p.locator(`.kale-ext-JobRow[data-job="${name}"]`);
   for (const name of [slow, fast]) {

@@ -221,3 +221,27 @@ export async function kernelSettled(
     );
   });
 }
+
+/**
+ * Submit the current notebook with these parameters; returns the job's name.
+ */
+export async function submitJob(
+  page: IJupyterLabPageFixture,
+  parameters: Record<string, string>
+): Promise<string> {
+  const p = panel(page);
+  for (const [name, value] of Object.entries(parameters)) {
+    await p.getByLabel(`Parameter ${name}`, { exact: true }).fill(value);
+  }
+  const submitted = page.waitForResponse(
+    r =>
+      /\/kale-ext\/jobs(\?.*)?$/.test(r.url()) &&
+      r.request().method() === 'POST'
+  );
+  await p.getByRole('button', { name: 'Submit' }).click();
+  const body = await (await submitted).json();
+  for (const name of Object.keys(parameters)) {
+    await p.getByRole('button', { name: `Reset ${name}` }).click();
+  }
+  return body.name as string;
+}

@@ -6,6 +6,7 @@ import {
   openPanel,
   panel,
   screenshot,
+  submitJob,
   test
 } from './helpers';
 
@@ -43,12 +44,12 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
   await page.notebook.activate('other.ipynb');
   const p = await openPanel(page);
   await expect(p.locator('.kale-ext-Notebook')).toContainText('other.ipynb');
-  const other = await submit(page, {});
+  const other = await submitJob(page, {});
   await page.notebook.activate('sweep.ipynb');
   await expect(p.locator('.kale-ext-Notebook')).toContainText('sweep.ipynb');
-  const two = await submit(page, {});
-  const five = await submit(page, { epochs: '5' });
-  const failed = await submit(page, { epochs: '1', fail: 'True' });
+  const two = await submitJob(page, {});
+  const five = await submitJob(page, { epochs: '5' });
+  const failed = await submitJob(page, { epochs: '1', fail: 'True' });
 
   // Wait for all three to end.
   const row = (name: string) =>
@@ -124,10 +125,18 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
     .click();
   await expect(page.locator(`#kale-ext-logs-${five}`)).toBeVisible();
   await saved;
-  // (the restored tabs, not the Launcher, are in front: galata's wait for
-  // the Launcher does not apply)
-  await page.reload({ waitForIsReady: false });
-  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+  // (a plain reload: galata's waits for the Launcher, which the restored tabs
+  // hide, and evaluates in a document the reload can collect under it)
+  await Promise.all([
+    page.waitForEvent('load'),
+    page.evaluate(() => {
+      setTimeout(() => window.location.reload(), 0);
+    })
+  ]);
+  await page.waitForFunction(() => typeof window.jupyterapp === 'object');
+  await page.evaluate(async () => {
+    await window.jupyterapp.restored; // the layout, the panel open as it was
+  });
   await expect(page.locator(`#kale-ext-logs-${five}`)).toBeAttached({
     timeout: 30_000
   });
@@ -142,30 +151,6 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
     again.locator(`.kale-ext-JobRow[data-job="${other}"]`)
   ).toBeVisible();
 });
-
-/**
- * Submit the current notebook with these parameters; returns the job's name.
- */
-async function submit(
-  page: IJupyterLabPageFixture,
-  parameters: Record<string, string>
-): Promise<string> {
-  const p = panel(page);
-  for (const [name, value] of Object.entries(parameters)) {
-    await p.getByLabel(`Parameter ${name}`, { exact: true }).fill(value);
-  }
-  const submitted = page.waitForResponse(
-    r =>
-      /\/kale-ext\/jobs(\?.*)?$/.test(r.url()) &&
-      r.request().method() === 'POST'
-  );
-  await p.getByRole('button', { name: 'Submit' }).click();
-  const body = await (await submitted).json();
-  for (const name of Object.keys(parameters)) {
-    await p.getByRole('button', { name: `Reset ${name}` }).click();
-  }
-  return body.name as string;
-}
 
 async function widen(page: IJupyterLabPageFixture): Promise<void> {
   const handle = page
