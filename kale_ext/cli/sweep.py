@@ -80,6 +80,8 @@ def _sweep(args) -> int:
             **chosen(args),
         )  # fmt: skip
     print(f"sweep {record['name']} started ({_shape(record)})", file=sys.stderr)
+    for warning in (record.get("tracking") or {}).get("warnings", []):  # e.g. MLflow is down
+        print(f"warning: {warning}", file=sys.stderr)
     if not args.follow:
         print(record["name"])
         return 0

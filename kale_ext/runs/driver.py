@@ -48,6 +48,13 @@ def space_of(record: dict) -> Space:
     return Space(tuple(dims))
 
 
+def planned(record: dict, space: Space | None = None) -> int:
+    """How many trials the sweep runs in all: every point of a grid, else its max_trials."""
+    if record["search"] == "grid":
+        return len((space or space_of(record)).grid())
+    return record["max_trials"]
+
+
 def _step(values, count: int) -> int:
     step = values.step
     return int(step) if step is not None and float(step).is_integer() else count
@@ -70,11 +77,6 @@ class Driver:
         rec.write(self.record)
 
     # -- starting trials --
-
-    def _planned(self) -> int:
-        if self.record["search"] == "grid":
-            return len(self.space.grid())
-        return self.record["max_trials"]
 
     def _start_next(self) -> None:
         number = len(self.record["trials"])
@@ -218,11 +220,10 @@ class Driver:
             if entry["status"] == rec.RUNNING:
                 self._watch(entry)
         self.save()
-        running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])
-        if running < self.record["parallel"] and len(self.record["trials"]) < self._planned():
+        if self._room():
             self._start_next()
             return True
-        return running > 0
+        return any(t["status"] == rec.RUNNING for t in self.record["trials"])
 
     # -- cancelling --
 
@@ -289,7 +290,9 @@ class Driver:
 
     def _room(self) -> bool:
         running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])
-        return running < self.record["parallel"] and len(self.record["trials"]) < self._planned()
+        return running < self.record["parallel"] and len(self.record["trials"]) < planned(
+            self.record, self.space
+        )
 
 
 def backend_defaults():

@@ -249,14 +249,9 @@ def resume(name: str) -> dict:
 
 
 def _more(record: dict) -> bool:
-    planned = record.get("max_trials") or len(parse_grid_size(record))
-    return len(record.get("trials", [])) < planned
+    from .driver import planned
 
-
-def parse_grid_size(record: dict) -> list:
-    from .driver import space_of
-
-    return space_of(record).grid() if record["search"] == "grid" else []
+    return len(record.get("trials", [])) < planned(record)
 
 
 def listing() -> list[dict]:

@@ -69,3 +69,15 @@ def test_sweep_cancel_stops_a_running_sweep(jobs_env):
     assert json.loads(again.stdout)["status"] == "Cancelled"
     missing = cli("sweep-cancel", "nope")
     assert missing.returncode == 1 and "no sweep named 'nope'" in missing.stderr
+
+
+def test_a_sweep_whose_tracking_server_is_down_says_so_once_and_runs(jobs_env, monkeypatch):
+    from tests.harness.mlflow_server import free_port
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{free_port()}")  # no one there
+    out = cli("sweep", _nb(jobs_env), "--param", "quality=0.6,0.9", "--metric", "accuracy",
+              "--backend", "local", "--follow")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    warned = [line for line in out.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and "tracking is off for this sweep" in warned[0], out.stderr
+    assert "Complete (2 of 2 trials complete" in out.stdout
