@@ -1,7 +1,7 @@
 import type { JSONValue } from '@lumino/coreutils';
 
 import { formatValue } from '../metrics/format';
-import { jobDuration, FinalMetrics } from '../panel/jobs-view';
+import { jobDuration, jobOptions, FinalMetrics } from '../panel/jobs-view';
 import { formatDuration } from '../timeline';
 import type { Kale } from '../types';
 
@@ -30,24 +30,6 @@ export interface ICompareRow {
 export interface ICompareSection {
   title: string;
   rows: ICompareRow[];
-}
-
-/**
- * What a job was given: the options of its submit, from its provenance.
- */
-export function jobOptions(job: Kale.IJobInfo): Kale.IJobOptions {
-  const raw = job.provenance?.['kale-ext.io/options'];
-  let options: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      options = JSON.parse(raw);
-    } catch {
-      return {};
-    }
-  }
-  return typeof options === 'object' && options !== null
-    ? (options as Kale.IJobOptions)
-    : {};
 }
 
 /**

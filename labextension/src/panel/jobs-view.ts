@@ -71,19 +71,28 @@ export function notebookOf(job: Kale.IJobInfo): string | null {
 }
 
 /**
- * The parameters a job was given, as `name=value` (values as typed).
+ * What a job was given: the options of its submit, from its provenance.
  */
-export function keyParameters(job: Kale.IJobInfo): string {
+export function jobOptions(job: Kale.IJobInfo): Kale.IJobOptions {
   const raw = job.provenance?.['kale-ext.io/options'];
   let options: unknown = raw;
   if (typeof raw === 'string') {
     try {
       options = JSON.parse(raw);
     } catch {
-      return '';
+      return {};
     }
   }
-  const parameters = (options as { parameters?: unknown } | null)?.parameters;
+  return typeof options === 'object' && options !== null
+    ? (options as Kale.IJobOptions)
+    : {};
+}
+
+/**
+ * The parameters a job was given, as `name=value` (values as typed).
+ */
+export function keyParameters(job: Kale.IJobInfo): string {
+  const parameters: unknown = jobOptions(job).parameters;
   if (typeof parameters !== 'object' || parameters === null) {
     return '';
   }
