@@ -23,6 +23,21 @@ When a worker fails, torchrun (``torch.distributed.elastic``) raises ChildFailed
     ============================================================
 
 The worker's own lines already hold that traceback, so a log shows the report as one line.
+
+Its agent's exit barrier makes noise too: when another node's agent leaves first (node 0's holds
+the store), the agent whose workers had all finished logs the store's C++ warning (~25 lines of
+frames) and then a traceback, each line prefixed ``E1127 02:38:23.278000 12276 .../api.py:1008]``::
+
+    [W1127 02:38:23.667546325 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on ...
+    Exception raised from recvBytes at .../Utils.hpp:787 (most recent call first):
+    frame #0: c10::Error::Error(...)
+    ...
+    E1127 ... api.py:1008] Error waiting on exit barrier. Elapsed: 8.65 seconds
+    E1127 ... api.py:1008] Traceback (most recent call last):
+    ...
+    E1127 ... api.py:1008] torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. ...
+
+That is one line too: the workers' results stand (the job's status comes from their exits).
 """
 
 from __future__ import annotations
@@ -44,6 +59,10 @@ _RANK = re.compile(r"(\d+) \(local_rank: (\d+)\)")
 _NO_TRACEBACK = "To enable traceback see"
 #: A report's lines at most (beyond, it is shown as it is): memory stays bounded.
 MAX_LINES = 2000
+#: The store's C++ warning, the lines of its stack, the agent's exit barrier that failed.
+_STORE_WARNING = re.compile(r"\[W\d{4} [\d:.]+ TCPStore\.cpp:\d+\] \[c10d\] ")
+_STORE_STACK = re.compile(r"Exception raised from |frame #\d+: |<omitting python frames>$|$")
+_BARRIER = re.compile(r"(E\d{4} [\d:.]+ \d+ \S+\]) Error waiting on exit barrier")
 
 
 @dataclass(frozen=True)
@@ -153,18 +172,24 @@ def folded(entries: list[ReportEntry], node: int) -> str:
 
 
 class ReportFolder:
-    """Folds the report (and torchrun's traceback before it) in one node's lines, as they
-    come. A traceback is held until its last line shows whose it is; lines that are no
-    report's come out unchanged and in order, each once."""
+    """Folds the report (and torchrun's traceback before it) and the agent's failed exit
+    barrier in one node's lines, as they come. A traceback is held until its last line shows
+    whose it is; lines that are no report's come out unchanged and in order, each once."""
 
     def __init__(self, node: int):
         self.node = node
         self.held: list[LogLine] = []
         self.borders = -1  # -1: in a traceback, not (yet) a report
+        self.barrier: str | None = None  # "": the store's warning; else the barrier's prefix
 
     def feed(self, line: LogLine) -> list[LogLine]:
         text = line.text
+        if self.barrier is not None:
+            return self._feed_barrier(line)
         if not self.held:
+            if line.rank is None and (_STORE_WARNING.match(text) or _BARRIER.match(text)):
+                self.barrier = ""
+                return self._feed_barrier(line)
             if text == _TRACEBACK or text.startswith(CHILD_FAILED):
                 self.held, self.borders = [line], (0 if text.startswith(CHILD_FAILED) else -1)
                 return []
@@ -183,9 +208,33 @@ class ReportFolder:
             return self.flush()
         return []
 
+    def _feed_barrier(self, line: LogLine) -> list[LogLine]:
+        """The store's warnings and the barrier's traceback: held while they last."""
+        text, prefix = line.text, self.barrier
+        barrier = _BARRIER.match(text) if line.rank is None and not prefix else None
+        if barrier:
+            self.barrier = barrier.group(1)
+        elif line.rank is not None:
+            return self.flush() + self.feed(line)
+        elif prefix and not text.startswith(f"{prefix} "):
+            return self.flush() + self.feed(line)  # the barrier's lines ended
+        elif not prefix and not (_STORE_WARNING.match(text) or _STORE_STACK.match(text)):
+            return self.flush() + self.feed(line)  # a warning with no barrier after it
+        self.held.append(line)
+        return self.flush() if len(self.held) > MAX_LINES else []
+
     def flush(self) -> list[LogLine]:
-        """What is held, as it is (the log ended there, or it was no report)."""
+        """What is held: a failed exit barrier in one line, anything else as it is (the log
+        ended there, or it was no report)."""
         out, self.held = self.held, []
+        prefix, self.barrier = self.barrier, None
+        if prefix and out:
+            last = out[-1].text[len(prefix) :].strip()
+            text = (
+                f"torchrun: node {self.node} could not wait for the other nodes at exit "
+                f"({last[:300]}); its own workers had finished"
+            )
+            return [replace(out[-1], text=text, rank=None)]
         return out
 
     def _fold(self) -> LogLine:

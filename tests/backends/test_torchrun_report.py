@@ -115,3 +115,41 @@ def test_a_report_still_being_written_is_held_until_it_ends():
 def test_what_is_held_when_the_log_ends_comes_out_as_it_is():
     lines = as_lines(SIGNAL[:10])
     assert list(fold_reports(lines, 0)) == lines
+
+
+# Recorded from torch 2.13's torchrun (paths made neutral): node 1's workers had finished when
+# node 0's agent, which holds the store, was gone before the exit barrier was done.
+EXIT_BARRIER = (RECORDED / "torchrun_exit_barrier.txt").read_text().splitlines()
+
+
+def test_a_failed_exit_barrier_after_finished_workers_is_one_line():
+    before, after = ["done 1"], ["next"]
+    lines = as_lines(before, rank=1) + as_lines(EXIT_BARRIER) + as_lines(after)
+    shown = list(fold_reports(lines, 1))
+    assert [line.text for line in shown[:1] + shown[2:]] == ["done 1", "next"]
+    assert shown[1].text == (
+        "torchrun: node 1 could not wait for the other nodes at exit "
+        "(torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely "
+        "closed. Did the remote server shutdown or crash?); its own workers had finished"
+    )
+    assert shown[1].rank is None
+    assert shown[1].offset == as_lines(EXIT_BARRIER)[-1].offset  # a reader resumes after it
+
+
+def test_a_failed_exit_barrier_at_the_end_of_a_log_is_one_line_too():
+    shown = list(fold_reports(as_lines(EXIT_BARRIER), 1))
+    assert len(shown) == 1 and shown[0].text.startswith("torchrun: node 1 could not wait")
+
+
+def test_a_store_warning_with_no_failed_barrier_after_it_comes_through_unchanged():
+    warning = EXIT_BARRIER[: EXIT_BARRIER.index("") + 1]  # the C++ warning and its frames
+    lines = as_lines(warning + ["epoch 3"])
+    assert list(fold_reports(lines, 0)) == lines
+    held = ReportFolder(0)
+    assert [out for line in as_lines(warning) for out in held.feed(line)] == []
+    assert held.flush() == as_lines(warning)  # the log ended there: as it is
+
+
+def test_a_ranks_own_lines_are_never_taken_for_the_agents():
+    lines = as_lines(EXIT_BARRIER, rank=0)
+    assert list(fold_reports(lines, 0)) == lines
