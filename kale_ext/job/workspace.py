@@ -11,6 +11,7 @@ files named. Packing (deterministic tar.gz) is in ``packing.py``.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from dataclasses import dataclass, field
@@ -115,30 +116,62 @@ def size_text(n: float) -> str:
 # ----- the rules -------------------------------------------------------------------------------
 
 
-def _is_venv(path: str) -> bool:
-    return os.path.exists(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(
-        os.path.join(path, "conda-meta")
-    )
+def _is_venv(entries: list[os.DirEntry]) -> bool:
+    """A folder with these entries is a virtualenv (pyvenv.cfg) or a conda environment."""
+    for e in entries:
+        if e.name == "pyvenv.cfg" or (e.name == "conda-meta" and e.is_dir()):
+            return True
+    return False
 
 
-def _default_excluded(name: str, full: str, is_dir: bool) -> bool:
+def _default_excluded(name: str, is_dir: bool) -> bool:
     if name.startswith("."):
         return True  # hidden files and folders: .git, .ipynb_checkpoints, .kale_ext, .env
-    return is_dir and (name == "__pycache__" or _is_venv(full))
+    return is_dir and name == "__pycache__"
+
+
+class _Spec:
+    """An ignore file's rules, with the answers they gave: an unchanged folder asks the same
+    questions on every collect (the hash cache's look-up walks it again)."""
+
+    MAX_KNOWN = 100_000
+
+    def __init__(self, lines: tuple[str, ...]):
+        from pathspec import GitIgnoreSpec
+
+        self.spec = GitIgnoreSpec.from_lines(lines)
+        self.known: dict[str, bool | None] = {}
+
+    def check(self, path: str) -> bool | None:
+        """True: excluded, False: included again (a `!` rule), None: no rule says."""
+        try:
+            return self.known[path]
+        except KeyError:
+            pass
+        if len(self.known) >= self.MAX_KNOWN:
+            self.known.clear()
+        answer = self.known[path] = self.spec.check_file(path).include
+        return answer
+
+
+@functools.lru_cache(maxsize=64)
+def _spec(lines: tuple[str, ...]) -> _Spec:
+    return _Spec(lines)
 
 
 class _Rules:
     """The ignore files seen on the way down: (folder prefix, spec), deepest last."""
 
     def __init__(self):
-        self.specs: list[tuple[str, object]] = []
+        self.specs: list[tuple[str, _Spec]] = []
 
-    def read(self, folder: str, prefix: str, skipped: list) -> int:
-        """Add the ignore files of ``folder`` (``prefix``: its relative path + "/" or "")."""
-        from pathspec import GitIgnoreSpec
-
+    def read(self, folder: str, prefix: str, names: set[str], skipped: list) -> int:
+        """Add the ignore files among ``names`` in ``folder`` (``prefix``: its relative path
+        + "/" or "")."""
         lines: list[str] = []
         for name in IGNORE_FILES:
+            if name not in names:
+                continue
             try:
                 with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
                     lines += f.read().splitlines()
@@ -148,16 +181,16 @@ class _Rules:
                 skipped.append((prefix + name, f"cannot be read ({e.strerror}): its rules apply "
                                 "nowhere"))  # fmt: skip
         if lines:
-            self.specs.append((prefix, GitIgnoreSpec.from_lines(lines)))
+            self.specs.append((prefix, _spec(tuple(lines))))
         return 1 if lines else 0
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         for prefix, spec in reversed(self.specs):
             if not rel.startswith(prefix):
                 continue
-            result = spec.check_file(rel[len(prefix) :] + ("/" if is_dir else ""))
-            if result.include is not None:
-                return result.include
+            result = spec.check(rel[len(prefix) :] + ("/" if is_dir else ""))
+            if result is not None:
+                return result
         return False
 
 
@@ -266,13 +299,17 @@ def collect(
     return ws
 
 
-def _walk(folder: str, prefix: str, ws: Workspace, rules: _Rules, exclude: set, seen: list):
+def _walk(folder: str, prefix: str, ws: Workspace, rules: _Rules, exclude: set, seen: list) -> bool:
+    """Add the files of ``folder`` (relative ``prefix``); False when it is left out whole (a
+    virtualenv below the workspace's top)."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
         ws.skipped.append((prefix or ".", f"cannot be read ({e.strerror})"))
-        return
-    added = rules.read(folder, prefix, ws.skipped)
+        return True
+    if prefix and _is_venv(entries):
+        return False
+    added = rules.read(folder, prefix, {e.name for e in entries}, ws.skipped)
     for entry in entries:
         seen[0] += 1
         if seen[0] > MAX_ENTRIES:
@@ -289,22 +326,19 @@ def _walk(folder: str, prefix: str, ws: Workspace, rules: _Rules, exclude: set, 
         except OSError as e:
             ws.skipped.append((rel, f"cannot be read ({e.strerror})"))
             continue
-        if (
-            rel in exclude
-            or _default_excluded(entry.name, entry.path, is_dir)
-            or rules.ignored(rel, is_dir)
-        ):
+        if rel in exclude or _default_excluded(entry.name, is_dir) or rules.ignored(rel, is_dir):
             ws.excluded += 1
-            continue
-        if is_link:
+        elif is_link:
             _link(entry, rel, ws)
-        elif is_dir:
-            ws.files.append(WorkspaceFile(rel + "/", 0, 0o755))
-            _walk(entry.path, rel + "/", ws, rules, exclude, seen)
-        else:
+        elif not is_dir:
             _file(entry, rel, ws)
+        elif _walk(entry.path, rel + "/", ws, rules, exclude, seen):
+            ws.files.append(WorkspaceFile(rel + "/", 0, 0o755))
+        else:
+            ws.excluded += 1
     if added:
         rules.specs.pop()
+    return True
 
 
 def _file(entry: os.DirEntry, rel: str, ws: Workspace) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import random
+import subprocess
 import tarfile
 
 from kale_ext.job import packing
@@ -77,3 +79,20 @@ def test_the_cache_keeps_the_newest_archives(tmp_path, monkeypatch):
         pack(collect(root))
     assert len(list(packing.cache_dir().glob("*.tar.gz"))) == 2
     assert len(list(packing.cache_dir().glob("*.json"))) == 2
+
+
+def test_an_archive_of_many_chunks_is_one_gzip_that_tar_reads_back_byte_identical(tmp_path):
+    rng = random.Random(3)  # text and random bytes over several of the compressor's chunks
+    files = {f"d{i % 3}/f{i}.py": "".join(rng.choice("abc \n") for _ in range(40_000))
+             for i in range(60)}  # fmt: skip
+    files["w.bin"] = rng.randbytes(3 * packing._Gzip.CHUNK)
+    root = tree(tmp_path / "ws", files)
+    data = packing.archive_bytes(collect(root, max_size=20 * 2**20))
+    assert data == packing.archive_bytes(collect(root, max_size=20 * 2**20))
+    assert gzip.decompress(data)  # its CRC and length check out
+    (tmp_path / "ws.tar.gz").write_bytes(data)
+    out = tmp_path / "out"
+    out.mkdir()
+    subprocess.run(["tar", "xzf", str(tmp_path / "ws.tar.gz"), "-C", str(out)], check=True)
+    for name in files:
+        assert (out / name).read_bytes() == (root / name).read_bytes(), name

@@ -221,3 +221,10 @@ def test_a_notebook_without_a_folder_ships_nothing_unless_one_is_named(home):
 def test_the_size_cap_is_an_option(home):
     ws = choose({"workspace_max_size": "1Ki"}, {}, Place(home / "project"))
     assert ws.max_size == 1024
+
+
+def test_an_edited_ignore_file_applies_at_the_next_collect(tmp_path):
+    root = tree(tmp_path, {".gitignore": "*.csv\n", "a.csv": "1", "b.py": "2"})
+    assert [f.path for f in collect(root).files] == ["b.py"]
+    (root / ".gitignore").write_text("*.py\n")  # the rules' answers are kept by content
+    assert [f.path for f in collect(root).files] == ["a.csv"]
