@@ -50,10 +50,29 @@ def installed() -> dict[str, tuple[str, str]]:
     imports (first on sys.path) where there are several."""
     found: dict[str, tuple[str, str]] = {}
     for dist in md.distributions():
-        name = dist.metadata["Name"]
+        name, version = _name_version(dist)
         if name:
-            found.setdefault(canonicalize_name(name), (name, dist.version))
+            found.setdefault(canonicalize_name(name), (name, version))
     return found
+
+
+def _name_version(dist: md.Distribution) -> tuple[str | None, str]:
+    """A distribution's Name and Version, read from its metadata's first lines: importlib's
+    ``metadata`` runs the email parser over the whole file (a long description included), 1.3 s
+    for this environment's ~200 distributions on every local submit."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    name = version = None
+    for line in text.splitlines():
+        if not line:
+            break  # the headers end at the first empty line
+        key, _, value = line.partition(":")
+        if key.lower() == "name":
+            name = value.strip()
+        elif key.lower() == "version":
+            version = value.strip()
+        if name and version:
+            return name, version
+    return dist.metadata["Name"], dist.version  # headers of an unusual shape: importlib's way
 
 
 def _accepts(req: Requirement, version: str) -> bool:
@@ -66,6 +85,8 @@ def _accepts(req: Requirement, version: str) -> bool:
 def refusal(packages: list[str], have: dict | None = None) -> ConfigError | None:
     """Why this environment cannot run a job that asks for ``packages`` (a package installed at
     another version than the one asked for), or None."""
+    if not packages:
+        return None
     have = installed() if have is None else have
     for i, text in enumerate(packages):
         try:
@@ -92,6 +113,8 @@ def refusal(packages: list[str], have: dict | None = None) -> ConfigError | None
 def needed(packages: list[str], have: dict | None = None) -> list[str]:
     """The requirements of ``packages`` this environment does not satisfy (extras of an
     installed package included: their dependencies may be missing)."""
+    if not packages:
+        return []
     have = installed() if have is None else have
     out = []
     for text in packages:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kale_ext.backends.local.installs import (
+    _name_version,
     constraints,
     installed,
     needed,
@@ -59,6 +60,33 @@ def test_installed_is_what_python_imports():
     have = installed()
     assert have["packaging"][1] == __import__("packaging").__version__
     assert have["torch"] == ("torch", __import__("torch").__version__)
+
+
+def test_installed_reads_every_distribution_as_importlib_does():
+    import importlib.metadata as md
+
+    from packaging.utils import canonicalize_name
+
+    theirs: dict = {}
+    for dist in md.distributions():  # the email parser over each whole file: the slow way
+        if dist.metadata["Name"]:
+            theirs.setdefault(canonicalize_name(dist.metadata["Name"]), (dist.metadata["Name"],
+                                                                         dist.version))  # fmt: skip
+    assert installed() == theirs
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Metadata-Version: 2.1\nSummary: no name\n\nName: body", "name: x\nversion: 1\n"],
+)
+def test_metadata_of_an_unusual_shape_is_read_by_importlib(tmp_path, text):
+    import importlib.metadata as md
+
+    info = tmp_path / "x-1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(text)
+    dist = md.PathDistribution(info)
+    assert _name_version(dist) == (dist.metadata["Name"], dist.version)
 
 
 def test_constraints_pin_every_installed_distribution():
