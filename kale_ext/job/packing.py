@@ -98,8 +98,7 @@ def archive_bytes(ws: Workspace) -> bytes:
     """The deterministic tar.gz of the workspace's files. The tar is built here while another
     thread compresses what is built so far (zlib lets go of the GIL): the two overlap as
     `tar czf`'s two processes do."""
-    gz = _Gzip()
-    with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with _Gzip() as gz, tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for f in ws.files:
             info = tarfile.TarInfo(f.path.rstrip("/"))
             info.mtime, info.mode, info.uid, info.gid = MTIME, f.mode, 0, 0
@@ -114,7 +113,7 @@ def archive_bytes(ws: Workspace) -> bytes:
                 content = _read(ws.root, f.path)
                 info.size = len(content)
                 tar.addfile(info, io.BytesIO(content))
-    return gz.finish()
+    return gz.data
 
 
 class _Gzip:
@@ -129,6 +128,7 @@ class _Gzip:
         self._buf = bytearray()
         self._written = 0
         self._parts: list[Future] = []
+        self.data = b""  # the gzip, once closed
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kale-ext-gzip")
 
     def tell(self) -> int:
@@ -150,15 +150,21 @@ class _Gzip:
         self._size += len(chunk)
         return self._deflate.compress(chunk)
 
-    def finish(self) -> bytes:
+    def __enter__(self) -> _Gzip:
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        """Closed after the tar (which writes its end on closing): the whole gzip in
+        :attr:`data`. Its worker ends either way (also when a file cannot be read)."""
         try:
-            self._send()
-            body = b"".join(part.result() for part in self._parts)
+            if kind is None:
+                self._send()
+                body = b"".join(part.result() for part in self._parts)
+                header = struct.pack("<BBBBLBB", 0x1F, 0x8B, 8, 0, 0, 0, 255)  # mtime 0, OS unknown
+                trailer = struct.pack("<LL", self._crc, self._size & 0xFFFFFFFF)
+                self.data = header + body + self._deflate.flush() + trailer
         finally:
-            self._worker.shutdown()
-        header = struct.pack("<BBBBLBB", 0x1F, 0x8B, 8, 0, 0, 0, 255)  # deflate, mtime 0, Unix
-        trailer = struct.pack("<LL", self._crc, self._size & 0xFFFFFFFF)
-        return header + body + self._deflate.flush() + trailer
+            self._worker.shutdown(cancel_futures=True)
 
 
 def _read(root: Path, rel: str) -> bytes:

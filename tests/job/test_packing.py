@@ -8,7 +8,11 @@ import os
 import random
 import subprocess
 import tarfile
+import threading
 
+import pytest
+
+from kale_ext.errors import ConfigError
 from kale_ext.job import packing
 from kale_ext.job.packing import MTIME, PART_SIZE, pack
 from kale_ext.job.workspace import collect
@@ -96,3 +100,20 @@ def test_an_archive_of_many_chunks_is_one_gzip_that_tar_reads_back_byte_identica
     subprocess.run(["tar", "xzf", str(tmp_path / "ws.tar.gz"), "-C", str(out)], check=True)
     for name in files:
         assert (out / name).read_bytes() == (root / name).read_bytes(), name
+
+
+def test_a_file_that_cannot_be_read_is_named_and_leaves_no_thread_behind(tmp_path, monkeypatch):
+    big = random.Random(1).randbytes(packing._Gzip.CHUNK + 1)  # its worker is at work
+    root = tree(tmp_path / "ws", {"a.bin": big, "b.py": "2"})
+    ws = collect(root)
+    real = packing._read
+
+    def failing(base, rel):
+        if rel == "b.py":
+            raise ConfigError("workspace", "cannot read b.py: Permission denied")
+        return real(base, rel)
+
+    monkeypatch.setattr(packing, "_read", failing)
+    with pytest.raises(ConfigError, match="cannot read b.py"):
+        packing.archive_bytes(ws)
+    assert not [t for t in threading.enumerate() if t.name.startswith("kale-ext-gzip")]
