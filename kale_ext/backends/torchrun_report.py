@@ -211,15 +211,16 @@ class ReportFolder:
     def _feed_barrier(self, line: LogLine) -> list[LogLine]:
         """The store's warnings and the barrier's traceback: held while they last."""
         text, prefix = line.text, self.barrier
-        barrier = _BARRIER.match(text) if line.rank is None and not prefix else None
-        if barrier:
-            self.barrier = barrier.group(1)
-        elif line.rank is not None:
+        if line.rank is not None:
+            keep = False  # a worker's line: the agent's lines ended
+        elif prefix:
+            keep = text.startswith(f"{prefix} ")
+        elif barrier := _BARRIER.match(text):
+            self.barrier, keep = barrier.group(1), True
+        else:
+            keep = bool(_STORE_WARNING.match(text) or _STORE_STACK.match(text))
+        if not keep:  # the barrier's lines ended, or a warning had no barrier after it
             return self.flush() + self.feed(line)
-        elif prefix and not text.startswith(f"{prefix} "):
-            return self.flush() + self.feed(line)  # the barrier's lines ended
-        elif not prefix and not (_STORE_WARNING.match(text) or _STORE_STACK.match(text)):
-            return self.flush() + self.feed(line)  # a warning with no barrier after it
         self.held.append(line)
         return self.flush() if len(self.held) > MAX_LINES else []
 

@@ -132,9 +132,10 @@ def _default_excluded(name: str, is_dir: bool) -> bool:
 
 class _Spec:
     """An ignore file's rules, with the answers they gave: an unchanged folder asks the same
-    questions on every collect (the hash cache's look-up walks it again)."""
+    questions on every collect (the hash cache's look-up walks it again). Bounded: at most a
+    workspace's worth of answers each, for at most SPECS_KEPT rule sets."""
 
-    MAX_KNOWN = 100_000
+    MAX_KNOWN = MAX_ENTRIES
 
     def __init__(self, lines: tuple[str, ...]):
         from pathspec import GitIgnoreSpec
@@ -154,7 +155,10 @@ class _Spec:
         return answer
 
 
-@functools.lru_cache(maxsize=64)
+SPECS_KEPT = 16
+
+
+@functools.lru_cache(maxsize=SPECS_KEPT)
 def _spec(lines: tuple[str, ...]) -> _Spec:
     return _Spec(lines)
 

@@ -58,8 +58,8 @@ def installed() -> dict[str, tuple[str, str]]:
 
 def _name_version(dist: md.Distribution) -> tuple[str | None, str]:
     """A distribution's Name and Version, read from its metadata's first lines: importlib's
-    ``metadata`` runs the email parser over the whole file (a long description included), 1.3 s
-    for this environment's ~200 distributions on every local submit."""
+    ``metadata`` runs the email parser over the whole file (a long description included): 268 ms
+    for this environment's ~200 distributions, against 34 ms."""
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
     name = version = None
     for line in text.splitlines():

@@ -77,9 +77,12 @@ def test_installed_reads_every_distribution_as_importlib_does():
 
 @pytest.mark.parametrize(
     "text",
-    ["Metadata-Version: 2.1\nSummary: no name\n\nName: body", "name: x\nversion: 1\n"],
+    [
+        "Metadata-Version: 2.1\nSummary: no name\n\nName: body\nVersion: 9\n",  # not headers
+        "name: x\nversion: 1\n",  # header names are read as the email parser reads them
+    ],
 )
-def test_metadata_of_an_unusual_shape_is_read_by_importlib(tmp_path, text):
+def test_metadata_of_an_unusual_shape_is_read_as_importlib_reads_it(tmp_path, text):
     import importlib.metadata as md
 
     info = tmp_path / "x-1.dist-info"
