@@ -46,12 +46,13 @@ from ..torchrun_report import ReportFolder
 from .frameworks import LOCAL_RUNTIMES
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
+from .links import claim, hand_over
 from .outputs import final_folder, gather, listing
 from .processes import alive, kill_group, runs, terminate
 from .queue import capacity, check_fits, launch, leave, need_of
 from .resources import resources_record
 from .supervisor import now, read_record, write_record
-from .volumes import local_warnings, plan_mounts, remove_mounts
+from .volumes import free_mounts, local_warnings, plan_mounts
 from .workspace import WORKSPACE_PARTS, write_parts
 
 _FIELD_REFS = {
@@ -212,7 +213,14 @@ class LocalBackend(Backend):
         warnings = (*local_warnings(spec), *resource_warnings)
         if policy and policy.suspend:
             return Submitted(spec.name, warnings)
-        pid, started = launch(job_dir, need, machine)  # its place in line, and its supervisor
+        try:  # its absolute mounts (shared with the jobs that mount the same folder there)
+            claim(job_dir, mounts)
+            pid, started = launch(job_dir, need, machine)  # its place in line, its supervisor
+        except BaseException:
+            free_mounts(job_dir)
+            shutil.rmtree(job_dir, ignore_errors=True)
+            raise
+        hand_over(self.jobs_dir, spec.name, pid, started)
         me = {"supervisor_pid": pid, "supervisor_started": started}
         write_record(job_dir, {**read_record(job_dir), **me})
         return Submitted(spec.name, warnings)
@@ -413,7 +421,7 @@ class LocalBackend(Backend):
         final = Path(record["outputs"]) if record.get("outputs") else None
         if final is not None:
             gather(job_dir, final)  # what a supervisor that stopped early left behind
-        remove_mounts(job_dir, record.get("mounts", []))
+        free_mounts(job_dir)
         shutil.rmtree(job_dir, ignore_errors=True)
         leave(self.jobs_dir, name)
         if final is None or not final.is_dir():

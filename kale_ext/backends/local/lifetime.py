@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...files import write_atomic
+from .links import release
 from .processes import kill, start_time
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -94,10 +95,11 @@ def stop_leftovers(job_dir: Path) -> list[int]:
 
 def supervisor_gone(job_dir: Path, record: dict, when: str) -> dict:
     """The record of a job whose supervisor ended without recording the job's end (killed, or
-    the machine restarted): Failed, saying so. Whatever of the job still runs is stopped and its
-    temporary folders are removed."""
+    the machine restarted): Failed, saying so. Whatever of the job still runs is stopped, its
+    temporary folders are removed and its absolute mounts released."""
     stop_leftovers(job_dir)
     remove_scratch(job_dir)
+    release(job_dir.parent, job_dir.name)
     for node in record.get("nodes", []):
         if node.get("state") in ("Pending", "Running"):
             node.update(state="Failed", reason="stopped with the job's supervisor")

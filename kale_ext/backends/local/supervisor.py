@@ -34,7 +34,7 @@ from .outputs import gather, staging
 from .processes import descendants, kill, kill_group, reserve_port, start_time
 from .queue import Need, leave, wait_turn
 from .resources import MemoryWatch, chain, node_settings
-from .volumes import make_mounts, remove_mounts
+from .volumes import free_mounts, make_mounts
 
 #: After a node fails, how long the others may take to end by themselves (and report what
 #: their ranks saw) before they are stopped.
@@ -142,6 +142,7 @@ def _cancel(*_) -> None:
 def not_started(job_dir: Path, reason: str) -> int:
     """Record a job that ended before its nodes started."""
     remove_scratch(job_dir)
+    free_mounts(job_dir)
     record = read_record(job_dir)
     for node in record.get("nodes", []):
         node.update(state="Failed", reason="not started")
@@ -169,7 +170,6 @@ def run(job_dir: Path) -> int:
         return not_started(job_dir, str(e) if isinstance(e, InstallError) else "cancelled")
     with reserve_port() as holder:
         port = holder.getsockname()[1]
-        make_mounts(job_dir, record.get("mounts", []), None, job_dir)  # the absolute ones
         procs = start_nodes(job_dir, record, port, packages)
         nodes = {p.pid: start_time(p.pid) for p in procs}
         remember(job_dir, nodes)
@@ -233,7 +233,7 @@ def run(job_dir: Path) -> int:
         record.update(status="Complete", reason=None)
     if record.get("outputs"):
         gather(job_dir, Path(record["outputs"]))
-    remove_mounts(job_dir, record.get("mounts", []))
+    free_mounts(job_dir)
     record["finished"] = now()
     write_record(job_dir, record)
     end_tracked_run(job_dir, record, cancelled=stopping)

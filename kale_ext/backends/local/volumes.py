@@ -5,7 +5,8 @@ volume, made before the nodes start and removed when the job ends.
   (`--volume pvc:NAME:/mount=LOCAL_DIR`), shared by the nodes; none given is an error;
 - an emptyDir: a scratch folder in the job's folder, one per node (as a pod gets its own);
 - a relative mount path: in each node's working directory; an absolute one: a link at that
-  path, which must not exist yet and whose folder must be writable (else an error that says to
+  path, made at submit and shared by the jobs that mount the same folder there (links.py: a
+  path that exists otherwise, or stands for another job's folder, is an error that says to
   mount relatively, which works on a cluster too).
 
 Everything is checked in :func:`plan_mounts`, before anything starts. Pod settings a local run
@@ -22,6 +23,7 @@ from pathlib import Path
 from ...errors import ConfigError
 from ...job.k8s_values import quantity_value
 from ...job.spec import JobSpec
+from .links import release
 
 _KINDS = {"persistent_volume_claim": ("PersistentVolumeClaim", "claim_name", "pvc"),
           "secret": ("Secret", "secret_name", "secret"),
@@ -66,23 +68,8 @@ def plan_mounts(spec: JobSpec) -> list[dict]:
                 raise ConfigError(where, f"the local folder {folder} for {kind} {name} does "
                                   "not exist")  # fmt: skip
             source = str(folder)
-        if absolute:
-            _check_absolute(m.mount_path, where)
         out.append({"path": m.mount_path, "source": source, "per_node": not absolute})
     return out
-
-
-def _check_absolute(path: str, where: str) -> None:
-    target = Path(path)
-    why = None
-    if os.path.lexists(target):
-        why = "it exists already"
-    elif not target.parent.is_dir() or not os.access(target.parent, os.W_OK):
-        why = f"{target.parent} is not a folder this user can write to"
-    if why:
-        raise ConfigError(where, f"{path} cannot stand here ({why}): mount it relative to the "
-                          "working directory (data rather than /data), which works on a cluster "
-                          "too")  # fmt: skip
 
 
 def local_warnings(spec: JobSpec) -> list[str]:
@@ -106,27 +93,23 @@ def local_warnings(spec: JobSpec) -> list[str]:
     return out
 
 
-def make_mounts(job_dir: Path, mounts: list[dict], node: int | None, workdir: Path) -> None:
-    """The links of one node's relative mounts (``node``), or of the absolute ones (None)."""
+def make_mounts(job_dir: Path, mounts: list[dict], node: int, workdir: Path) -> None:
+    """The links of one node's relative mounts, in its working directory (the absolute ones are
+    made at submit: links.claim)."""
     for i, m in enumerate(mounts):
-        if m["per_node"] != (node is not None):
+        if not m["per_node"]:
             continue
         source = m["source"]
         if source is None:  # an emptyDir: a scratch folder (per node, as per pod)
-            source = job_dir / "volumes" / (f"{i}-node-{node}" if node is not None else str(i))
+            source = job_dir / "volumes" / f"{i}-node-{node}"
             source.mkdir(parents=True, exist_ok=True)
-        link = workdir / m["path"] if node is not None else Path(m["path"])
+        link = workdir / m["path"]
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(source, target_is_directory=True)
 
 
-def remove_mounts(job_dir: Path, mounts: list[dict]) -> None:
-    """The absolute links this job made (only while they still point into place)."""
-    for i, m in enumerate(mounts):
-        if m["per_node"]:
-            continue
-        link = Path(m["path"])
-        expected = m["source"] or str(job_dir / "volumes" / str(i))
-        if link.is_symlink() and os.readlink(link) == expected:
-            link.unlink()
+def free_mounts(job_dir: Path) -> None:
+    """The job's hold on its absolute mounts (the last job holding one removes its link), and
+    its scratch folders."""
+    release(job_dir.parent, job_dir.name)
     shutil.rmtree(job_dir / "volumes", ignore_errors=True)
