@@ -71,6 +71,12 @@ class ConfigMaps:
         body["metadata"].update(uid=f"uid-cm-{name}", resourceVersion="1")
         return self._model(self.put("configmaps", body, namespace), "V1ConfigMap")
 
+    def list_namespaced_config_map(self, namespace, label_selector=None, **kw):
+        """Those with the label ``label_selector`` names (a bare key: the one selector used)."""
+        items = [o for o in self._store("configmaps", namespace).values()
+                 if label_selector is None or label_selector in (o["metadata"].get("labels") or {})]  # fmt: skip
+        return self._model({"items": items, "metadata": {}}, "V1ConfigMapList")
+
     def patch_namespaced_config_map(self, name, namespace, body, **kw):
         current = self._store("configmaps", namespace).get(name)
         if current is None:

@@ -106,6 +106,7 @@ class FakeKube(ConfigMaps):
                     "list_node",
                     "read_namespaced_secret",
                     "read_namespaced_config_map",
+                    "list_namespaced_config_map",
                     "create_namespaced_config_map",
                     "patch_namespaced_config_map",
                     "delete_namespaced_config_map",
@@ -289,7 +290,7 @@ class FakeKube(ConfigMaps):
             {
                 "apiVersion": f"{GROUP}/{VERSION}",
                 "kind": "TrainJob",
-                "metadata": {"name": name, **meta},
+                "metadata": {"name": name, "uid": f"uid-{name}", **meta},
                 "spec": {
                     "runtimeRef": {"name": "torch-distributed", "kind": "ClusterTrainingRuntime"},
                     "trainer": {"numNodes": num_nodes, "numProcPerNode": procs},

@@ -45,9 +45,11 @@ from ..base import (
     JobOutputs,
     LogLine,
     NotFound,
+    Status,
     Submitted,
 )
 from ..torchrun_report import fold_by_node
+from . import kept as kept_failure
 from . import workspace
 from .config import (
     BACKEND,
@@ -63,7 +65,7 @@ from .config import (
 )
 from .diagnose import closer_look
 from .logs import job_logs
-from .status import belongs_to, iso, job_info, parse_time, said
+from .status import belongs_to, iso, job_info, parse_time, recall, said
 
 log = logging.getLogger(__name__)
 
@@ -276,17 +278,19 @@ class KubernetesBackend(Cluster, Backend):
         return info
 
     def list_jobs(self) -> list[JobInfo]:
-        """Every TrainJob in the namespace, newest first: two calls, however many jobs."""
+        """Every TrainJob in the namespace, newest first: two calls, however many jobs (three
+        when a failed job's pods are gone: its kept failure)."""
         what = f"list TrainJobs in {self.namespace}"
         items = self.trainer_objects(what, "list", TRAINJOBS)["items"]
         pods_of: dict[str, list] = {}
         for pod in self.pods(f"{STEP_LABEL}={NODE}"):
             pods_of.setdefault((pod.metadata.labels or {}).get(JOBSET_LABEL), []).append(pod)
-        infos = []
-        for obj in items:
-            info = job_info(obj, pods_of.get(obj["metadata"]["name"], []))
+        infos = [job_info(obj, pods_of.get(obj["metadata"]["name"], [])) for obj in items]
+        if any(i.status is Status.FAILED and not pods_of.get(i.name) for i in infos):
+            kept = kept_failure.listed(self)  # one more call: the failures kept (kept.py)
+            infos = [recall(i, kept.get(i.name), pods_of.get(i.name, [])) for i in infos]
+        for obj, info in zip(items, infos, strict=True):
             self._apply_run_policy(obj, info)
-            infos.append(info)
         return sorted(infos, key=lambda i: i.created or "", reverse=True)
 
     def _apply_run_policy(self, obj: dict, info: JobInfo) -> None:

@@ -8,8 +8,10 @@ import re
 from datetime import datetime, timezone
 
 from ..base import BackendError, JobInfo, LogLine, Status, split_rank
+from . import kept as kept_failure
 from .config import NODE, REQUEST_TIMEOUT
-from .status import job_info, newest_by_node, node_container, parse_time
+from .failures import cluster_failure, pod_failure
+from .status import job_info, newest_by_node, node_container, parse_time, recall, restarts
 
 #: How many of the failing pod's last lines are read (for torchrun's report and the tail).
 TAIL_LINES = 200
@@ -17,7 +19,8 @@ _STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?Z ")
 
 
 def closer_look(backend, obj: dict, pods: list) -> JobInfo:
-    """The job's info with the events, logs and stall a single job's view deserves."""
+    """The job's info with the events, logs and stall a single job's view deserves; a failure
+    a pod shows is kept, and a kept one recalled once the pods no longer show it (kept.py)."""
     name = obj["metadata"]["name"]
     info = job_info(obj, pods)
     if info.status is Status.CREATED:
@@ -31,9 +34,38 @@ def closer_look(backend, obj: dict, pods: list) -> JobInfo:
             pod = newest_by_node(pods)[failed_node]
             logs = {failed_node: _last_lines(backend, pod, failed_node, info.procs_per_node)}
             info = job_info(obj, pods, events, logs)
+    endings = _endings(pods)
+    if endings or info.status is Status.FAILED:
+        kept = kept_failure.read(backend, name)
+        if endings and (kept is None or kept.fingerprint != kept_failure.fingerprint(endings)):
+            _keep(backend, obj, pods, endings, info.procs_per_node)
+        info = recall(info, kept, pods)
     if info.status is Status.RUNNING and backend.stall_seconds:
         backend.note_output(info, _last_output(backend, pods, backend.stall_seconds))
     return info
+
+
+def _endings(pods: list) -> dict[int, tuple[str, int, int | None]]:
+    """The nodes whose container ended badly (now, or before a restart): node → (pod, restarts,
+    exit code)."""
+    out = {}
+    for index, pod in newest_by_node(pods).items():
+        found = pod_failure(index, pod)
+        if found is not None and found.exit_code is not None:
+            out[index] = (pod.metadata.name, restarts(pod), found.exit_code)
+    return out
+
+
+def _keep(backend, obj: dict, pods: list, endings: dict, procs: int) -> None:
+    """Keep the failure the pods show and each node's last lines (kept.py)."""
+    newest = newest_by_node(pods)
+    texts = {i: _read(backend, pod, "last lines", tail_lines=kept_failure.KEPT_LINES).splitlines()
+             for i, pod in newest.items()}  # fmt: skip
+    logs = {i: [LogLine(i, t, r) for r, t in (split_rank(i, procs, x) for x in lines)]
+            for i, lines in texts.items()}  # fmt: skip
+    failure = cluster_failure(obj, newest, _events(backend, obj["metadata"]["name"]), logs)
+    mark = kept_failure.fingerprint(endings)
+    kept_failure.save(backend, obj, kept_failure.Kept(failure, texts, fingerprint=mark))
 
 
 def _events(backend, name: str) -> list:

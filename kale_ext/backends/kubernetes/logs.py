@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 
 from ..base import BackendError, LogLine, NotFound, split_rank
 from ..logpieces import READ_SIZE, Piece, split_pieces, text_of
+from . import kept as kept_failure
 from .config import (
     INDEX_LABEL,
     JOBSET_LABEL,
@@ -21,7 +22,8 @@ from .config import (
     api_error,
     transport_errors,
 )
-from .status import finished_condition, newest, node_container, restarts
+from .kept import Kept
+from .status import PODS_GONE, finished_condition, newest, node_container, restarts
 
 _DONE_PHASES = ("Succeeded", "Failed")
 
@@ -151,8 +153,19 @@ def job_logs(
 
     indices = [node] if node is not None else list(range(count))
     if follow and len(indices) > 1:
-        return multiplex([lines(i) for i in indices], session)
-    return _closing((line for i in indices for line in lines(i)), session)
+        return _unless_gone(multiplex([lines(i) for i in indices], session), reader, indices)
+    stream = _closing((line for i in indices for line in lines(i)), session)
+    return _unless_gone(stream, reader, indices)
+
+
+def _unless_gone(stream: Iterator[LogLine], reader: _NodeLogs, indices: list[int]):
+    """The lines; then, if no node had a pod or kept lines, the error that says the logs went
+    with the pods (instead of nothing)."""
+    yield from stream
+    if reader.gone >= set(indices):
+        raise BackendError(
+            f"the logs of job {reader.name} went with its pods: {PODS_GONE}", 410, "Gone"
+        )
 
 
 class _NodeLogs:
@@ -161,12 +174,18 @@ class _NodeLogs:
     def __init__(self, cluster: Cluster, name: str, poll_interval: float, session: Session):
         self.cluster, self.name = cluster, name
         self.poll_interval, self.session = poll_interval, session
+        self.gone: set[int] = set()  # the nodes whose logs went with their pods
+        self.seen: set[int] = set()  # the nodes whose pod this call saw
+        self._kept: Kept | None | bool = False  # not read yet
 
     def read(
         self, index: int, follow: bool, tail: int | None, start: int
     ) -> Iterator[tuple[int, str]]:
         """(position, text) of one node's log after line ``start``."""
         pod = self._wait_for_pod(index) if follow else self._pod(index)
+        if pod is None and self._job_ended():
+            yield from self._kept_lines(index, tail, start)
+            return
         if pod is None or pod.status.phase == "Pending":
             return
         if tail is not None:
@@ -191,6 +210,23 @@ class _NodeLogs:
             if pod is not None and _log_source(pod) != source:
                 start = 0  # a new container: its log starts over
 
+    def _kept_lines(self, index: int, tail: int | None, start: int) -> Iterator[tuple[int, str]]:
+        """A node of an ended job without a pod: the lines kept when it failed, after a line
+        that says so (kept.py); none kept, and it is one whose logs went with its pod."""
+        if self._kept is False:
+            self._kept = kept_failure.read(self.cluster, self.name)
+        texts = self._kept.lines.get(index) if isinstance(self._kept, Kept) else None
+        if texts is None:
+            if index not in self.seen:
+                self.gone.add(index)
+            return
+        if start == 0:
+            yield 0, self._kept.notice(index)
+        shown = list(enumerate(texts, 1))[start:]
+        if tail is not None:
+            shown = shown[len(shown) - tail :] if tail else []
+        yield from shown
+
     def _pod(self, index: int):
         """The newest pod of node ``index``, or None."""
         return newest(
@@ -209,6 +245,8 @@ class _NodeLogs:
         """The node's pod once it has left Pending; None if the job ends (or goes) first."""
         while not self.session.stop.is_set():
             pod = self._pod(index)
+            if pod is not None:
+                self.seen.add(index)  # even Pending: it was there to look at
             if pod is not None and pod.status.phase != "Pending":
                 return pod
             if self._job_ended():

@@ -15,6 +15,7 @@ from ...job.trainjob import ANNOTATION, KUEUE_QUEUE
 from ..base import Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
 from .failures import cluster_failure
+from .kept import KEPT_LINES, Kept
 from .reasons import condition_reason, container_of, kueue_wait, pod_reason
 from .reasons import said as said  # the backend's too
 
@@ -152,6 +153,30 @@ def job_info(
         provenance={k: v for k, v in notes.items() if k.startswith(ANNOTATION)},
         failure=failure,
     )
+
+
+#: Said of a failed job whose pods went before kale_ext saw them.
+PODS_GONE = (
+    f"its pods were deleted before kale_ext looked at them, and what they said went with them "
+    f"(kale_ext keeps a failure and each node's last {KEPT_LINES} lines when it sees them)"
+)
+
+
+def recall(info: JobInfo, kept: Kept | None, pods: list) -> JobInfo:
+    """A failed job whose pods no longer say where it failed: the failure kept while they did,
+    or the plain words that it is gone."""
+    if info.status is not Status.FAILED or (info.failure and info.failure.node is not None):
+        return info
+    if kept is not None:
+        info.failure = kept.failure
+        info.reason = (
+            f"{kept.failure.summary}; {info.reason}" if info.reason else kept.failure.summary
+        )
+    elif not pods:
+        info.reason = f"{info.reason}; {PODS_GONE}" if info.reason else PODS_GONE
+        if info.failure is not None:
+            info.failure.summary = info.reason
+    return info
 
 
 def belongs_to(job: str) -> Callable[[str | None, str | None], bool]:

@@ -1,0 +1,167 @@
+"""A failure kept after its pods are gone, on the emulated cluster through `kale-ext` (a real
+subprocess): `status` while the failed pod exists keeps the failure and each node's last lines
+in a ConfigMap owned by the TrainJob; once the pods are deleted `status`, `jobs` and `logs`
+still say node, cell and line (and `logs` that its lines were kept); pods deleted before
+kale_ext looked are said plainly, and `logs` fails saying so. The sizes are bounded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kale_ext.backends.base import Failure
+from kale_ext.backends.kubernetes import kept
+from tests.backends.kubernetes.test_reasons import load
+from tests.conftest import notebook
+
+pytest_plugins = ["tests.harness.emulated"]  # the emulated_cluster fixture
+
+FAILS = notebook(
+    ("import os", ["imports"]),
+    ("rows = [{'x': 1}]", ["parameters"]),
+    ("print('reading', len(rows), 'rows', flush=True)\nlabels = [r['label'] for r in rows]",
+     ["block:training"]),
+)  # fmt: skip
+K8S = ("--backend", "kubernetes")
+PODS = "v1/pods"
+CONFIGMAPS = "v1/configmaps"
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kale_ext.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+@pytest.fixture
+def failed(emulated_cluster, write_nb):
+    """A job whose only node failed (restartPolicy Never, no retries: its failed pod stays)."""
+    from tests.harness.emulated import finished
+    from tests.harness.runtimes import runtime_manifest
+
+    runtime = runtime_manifest("torch-distributed")
+    runtime["kind"] = "TrainingRuntime"
+    job = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    job["backoffLimit"] = 0
+    job["template"]["spec"]["restartPolicy"] = "Never"
+    emulated_cluster.create("trainer.kubeflow.org/v1alpha1/trainingruntimes", runtime)
+    out = cli("run", write_nb(FAILS), *K8S)
+    assert out.returncode == 0, out.stderr
+    [name] = [x.split()[1] for x in out.stderr.splitlines() if x.startswith("submitted")]
+    emulated_cluster.wait_for(lambda: finished(emulated_cluster, name) == "Failed", what="Failed")
+    return name
+
+
+def delete_pods(cluster, name: str) -> None:
+    for pod in cluster.pods(name):
+        cluster.delete(PODS, pod["metadata"]["name"])
+    cluster.wait_for(lambda: not cluster.pods(name), what="the pods to go")
+
+
+def status(name: str) -> dict:
+    out = cli("status", name, *K8S, "-o", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+WHERE = {"node": 0, "rank": 0, "cell_index": 2, "cell_label": "training", "line": 2,
+         "exception": "KeyError: 'label'"}  # fmt: skip
+
+
+def test_a_failure_is_kept_until_the_pods_are_deleted_and_after(emulated_cluster, failed):
+    seen = status(failed)  # the failed pod is still there: kale_ext keeps what it says
+    assert {k: seen["failure"][k] for k in WHERE} == WHERE, seen
+    configmap = emulated_cluster.get(CONFIGMAPS, kept.name_of(failed))
+    trainjob = emulated_cluster.get("trainer.kubeflow.org/v1alpha1/trainjobs", failed)
+    [owner] = configmap["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"]) == ("TrainJob", trainjob["metadata"]["uid"])
+    assert configmap["metadata"]["labels"] == {kept.KEPT_LABEL: failed}
+
+    delete_pods(emulated_cluster, failed)
+    after = status(failed)
+    assert {k: after["failure"][k] for k in WHERE} == WHERE, after
+    assert after["reason"] == (
+        "node 0, rank 0: cell 3 (\"training\"), line 2: KeyError: 'label'; a node failed, so the "
+        "job did (FailedJobs: jobset failed due to one or more job failures (first failed job: "
+        f"{failed}-node-0))"
+    )
+    shown = cli("status", failed, *K8S).stdout
+    assert 'cell 3 ("training"), line 2' in shown and "KeyError: 'label'" in shown
+
+    listed = cli("jobs", *K8S, "-o", "json")
+    [row] = [j for j in json.loads(listed.stdout) if j["name"] == failed]
+    assert {k: row["failure"][k] for k in WHERE} == WHERE
+
+    logs = cli("logs", failed, *K8S)
+    assert logs.returncode == 0, logs.stderr
+    printed = logs.stdout.splitlines()
+    assert printed[0].startswith("[rank 0] kale_ext: the pod of node 0 is gone; its last ")
+    assert "kept at " in printed[0] and "when it had failed" in printed[0]
+    assert any("reading 1 rows" in line for line in printed[1:]), printed
+    assert any("KeyError: 'label'" in line for line in printed[1:]), printed
+
+    out = cli("delete", failed, *K8S)  # the kept failure goes with its job
+    assert out.returncode == 0, out.stderr
+    emulated_cluster.wait_for(
+        lambda: emulated_cluster.get(CONFIGMAPS, kept.name_of(failed)) is None,
+        what="the kept failure to go with its TrainJob",
+    )
+
+
+def test_pods_deleted_before_kale_ext_looked_are_said_plainly(emulated_cluster, failed):
+    delete_pods(emulated_cluster, failed)
+    seen = status(failed)
+    assert seen["status"] == "Failed" and seen["failure"]["node"] is None
+    assert "its pods were deleted before kale_ext looked at them" in seen["reason"]
+    shown = cli("status", failed, *K8S).stdout
+    assert "what they said went with them" in shown
+    logs = cli("logs", failed, *K8S)
+    assert logs.returncode == 1 and logs.stdout == ""
+    assert f"error: the logs of job {failed} went with its pods" in logs.stderr
+    assert "Traceback" not in logs.stderr
+    assert emulated_cluster.get(CONFIGMAPS, kept.name_of(failed)) is None
+
+
+BIG = "x" * (kept.LINE_BYTES * 2)
+
+
+@pytest.mark.parametrize(
+    "lines, expected",
+    [
+        ({0: [f"line {i}" for i in range(500)]}, {0: [f"line {i}" for i in range(300, 500)]}),
+        ({0: ["a", BIG]}, {0: ["a", BIG[: kept.LINE_BYTES] + " …"]}),
+        ({n: [BIG] * 200 for n in range(8)}, {n: [BIG[: kept.LINE_BYTES] + " …"] * 15
+                                              for n in range(8)}),
+    ],
+    ids=["the last 200 lines", "a long line cut", "all nodes within KEPT_BYTES"],
+)  # fmt: skip
+def test_what_is_kept_is_bounded(lines, expected):
+    out = kept.bounded(lines)
+    assert out == expected
+    trainjob = {"metadata": {"name": "fit", "uid": "u"}}
+    body = kept.body(trainjob, kept.Kept(Failure("node 0 failed", node=0), lines))
+    assert sum(len(v.encode()) for v in body["data"].values()) < kept.KEPT_BYTES + 4096
+
+
+def test_a_recorded_failure_is_kept_once_and_recalled_by_every_view(backend, kube):
+    load(kube, "exception-in-a-cell")  # two failed pods, as the API server returned them
+    where = {"node": 1, "rank": 1, "cell_index": 3, "line": 3, "exception": "KeyError: 'label'"}
+    for _ in range(2):
+        failure = backend.get_job("fit").failure
+        assert {k: getattr(failure, k) for k in where} == where
+    assert kube.mocks["create_namespaced_config_map"].call_count == 1  # the same endings: once
+    kube.objects[("pods", "team")].clear()  # the pods go (the Job controller, an admin)
+    info = backend.get_job("fit")
+    assert {k: getattr(info.failure, k) for k in where} == where
+    assert info.reason.startswith("""node 1, rank 1: cell 4 ("training"), line 3: KeyError""")
+    assert "[rank 1] KeyError: 'label'" in info.failure.log_tail
+    [listed] = backend.list_jobs()
+    assert {k: getattr(listed.failure, k) for k in where} == where
+    assert kube.mocks["list_namespaced_config_map"].call_count == 1
+    texts = [line.text for line in backend.logs("fit", node=1)]
+    assert texts[0].startswith("kale_ext: the pod of node 1 is gone; its last ")
+    assert "KeyError: 'label'" in texts and len(texts) <= kept.KEPT_LINES + 1
+    tail = [line.text for line in backend.logs("fit", node=1, tail=2)]
+    assert tail[1:] == texts[-2:]
