@@ -103,3 +103,10 @@ class BackendError(KaleExtError):
 class NotFound(BackendError):
     def __init__(self, message: str):
         super().__init__(message, 404, "NotFound")
+
+
+class LogsGone(BackendError):
+    """The job exists, and its logs went with its pods (nothing of them was kept)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, 410, "Gone")

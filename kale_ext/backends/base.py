@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..errors import BackendError, NotFound
+from ..errors import BackendError, LogsGone, NotFound
 from ..job.defaults import STALL_SECONDS
 from ..job.runtimes import Runtime
 from ..job.spec import JobSpec
@@ -26,6 +26,7 @@ __all__ = [
     "JobInfo",
     "JobOutputs",
     "LogLine",
+    "LogsGone",
     "NodeState",
     "NotFound",
     "OutputFile",
@@ -208,6 +209,15 @@ def split_rank(node: int, procs_per_node: int, text: str) -> tuple[int | None, s
     if not m:
         return (node if procs_per_node == 1 else None), text
     return node * procs_per_node + int(m.group(1)), text[m.end() :]
+
+
+def lines_left(backend: Backend, name: str, **kwargs) -> Iterator[LogLine]:
+    """The job's log lines for a reader that looks for metrics rather than shows them: none,
+    instead of LogsGone, when the logs went with the job's pods."""
+    try:
+        yield from backend.logs(name, **kwargs)
+    except LogsGone:
+        return
 
 
 class Backend(abc.ABC):

@@ -13,7 +13,7 @@ import difflib
 import json
 from dataclasses import asdict, dataclass, field
 
-from ..backends.base import Backend
+from ..backends.base import Backend, lines_left
 from ..errors import ConfigError
 from ..job.trainjob import ANNOTATION, DEFINITION
 from ..metrics import metric_values, parse_metric
@@ -64,7 +64,7 @@ def _flatten(prefix: str, value, out: dict[str, str]) -> None:
 def final_metrics(backend: Backend, name: str) -> dict[str, float]:
     """Each metric's last value in the job's logs: rank 0's, else the lowest rank's."""
     by_rank: dict[int, dict[str, float]] = {}
-    for line in backend.logs(name):
+    for line in lines_left(backend, name):
         record = parse_metric(line.text)
         if record is None:
             continue

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..backends.base import CANCELLED_WITH_SWEEP, Backend, NotFound, Status
+from ..backends.base import CANCELLED_WITH_SWEEP, Backend, NotFound, Status, lines_left
 from ..errors import KaleExtError
 from ..metrics import metric_values, parse_metric
 from . import record as rec
@@ -144,7 +144,7 @@ class Driver:
         job = entry["job"]
         offsets = self.offsets.setdefault(job, {})
         last = None
-        for line in self.backend.logs(job, offsets=dict(offsets) or None):
+        for line in lines_left(self.backend, job, offsets=dict(offsets) or None):
             offsets[line.node] = line.offset
             record = parse_metric(line.text)
             if record is None:

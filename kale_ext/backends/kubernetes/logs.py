@@ -8,7 +8,7 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from ..base import BackendError, LogLine, NotFound, split_rank
+from ..base import BackendError, LogLine, LogsGone, NotFound, split_rank
 from ..logpieces import READ_SIZE, Piece, split_pieces, text_of
 from . import kept as kept_failure
 from .config import (
@@ -163,9 +163,7 @@ def _unless_gone(stream: Iterator[LogLine], reader: _NodeLogs, indices: list[int
     with the pods (instead of nothing)."""
     yield from stream
     if reader.gone >= set(indices):
-        raise BackendError(
-            f"the logs of job {reader.name} went with its pods: {PODS_GONE}", 410, "Gone"
-        )
+        raise LogsGone(f"the logs of job {reader.name} went with its pods: {PODS_GONE}")
 
 
 class _NodeLogs:

@@ -165,3 +165,16 @@ def test_a_recorded_failure_is_kept_once_and_recalled_by_every_view(backend, kub
     assert "KeyError: 'label'" in texts and len(texts) <= kept.KEPT_LINES + 1
     tail = [line.text for line in backend.logs("fit", node=1, tail=2)]
     assert tail[1:] == texts[-2:]
+
+
+def test_metric_readers_see_no_lines_where_the_logs_went_with_the_pods(backend, kube):
+    from kale_ext.backends.base import LogsGone, lines_left
+    from kale_ext.runs.diff import final_metrics
+
+    kube.add_trainjob("fit")
+    kube.set_conditions("fit", ("Failed", "True", "FailedJobs", "jobset failed"))
+    with pytest.raises(LogsGone) as gone:
+        list(backend.logs("fit"))
+    assert (gone.value.status, gone.value.reason) == (410, "Gone")
+    assert list(lines_left(backend, "fit")) == []  # a sweep's driver reads on
+    assert final_metrics(backend, "fit") == {}  # the diff shows no metrics, not an error
