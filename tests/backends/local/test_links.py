@@ -115,3 +115,29 @@ def test_a_killed_supervisors_link_is_removed_at_the_next_start(backend, project
     assert saw(backend, second) == "saw other ['here-a']"
     assert not mount.is_symlink() and not (backend.jobs_dir / LEDGER).exists()
     assert backend.get_job(first).status is Status.FAILED
+
+
+def test_a_sweep_two_at_a_time_shares_its_volume(backend, project, tmp_path, monkeypatch):
+    from kale_ext.runs import sweep
+
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(backend.jobs_dir))
+    mount = tmp_path / "mnt" / "data"
+    text = json.dumps(MEETS).replace("data = '/none'", f"data = {str(mount)!r}")
+    swept = project.with_name("swept.ipynb")  # its defaults: the mount, and wait for 2 signs
+    swept.write_text(text.replace("want = 1", "want = 2"))
+    volume = {"volumes": options(tmp_path, "datasets")["volumes"]}
+    name = sweep.start(backend, swept, {"sign": "a,b"}, volume, parallel=2)["name"]
+    try:
+        record = until(
+            lambda: (r := sweep.get(name))["status"] not in ("Starting", "Running") and r,
+            f"sweep {name} to end",
+            timeout=240,
+        )
+    finally:
+        if sweep.get(name)["status"] in ("Starting", "Running"):
+            sweep.cancel(name)
+    assert record["status"] == "Complete", record
+    for trial in record["trials"]:
+        assert trial["status"] == "Complete", trial
+        assert saw(backend, trial["job"]) == "saw datasets ['here-a', 'here-b']"
+    assert not mount.is_symlink() and not (backend.jobs_dir / LEDGER).exists()
