@@ -7,6 +7,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 
 from ..base import BackendError, LogLine, LogsGone, NotFound, split_rank
 from ..logpieces import READ_SIZE, Piece, split_pieces, text_of
@@ -22,8 +23,8 @@ from .config import (
     api_error,
     transport_errors,
 )
-from .kept import Kept
-from .status import PODS_GONE, finished_condition, newest, node_container, restarts
+from .kept import KEPT_LINES, Kept
+from .status import finished_condition, newest, node_container, restarts
 
 _DONE_PHASES = ("Succeeded", "Failed")
 
@@ -163,7 +164,11 @@ def _unless_gone(stream: Iterator[LogLine], reader: _NodeLogs, indices: list[int
     with the pods (instead of nothing)."""
     yield from stream
     if reader.gone >= set(indices):
-        raise LogsGone(f"the logs of job {reader.name} went with its pods: {PODS_GONE}")
+        raise LogsGone(
+            f"the logs of job {reader.name} went with its pods, and nothing of them was kept "
+            f"(kale_ext keeps each node's last {KEPT_LINES} lines of a failure it sees while the "
+            "pods exist)"
+        )
 
 
 class _NodeLogs:
@@ -174,7 +179,6 @@ class _NodeLogs:
         self.poll_interval, self.session = poll_interval, session
         self.gone: set[int] = set()  # the nodes whose logs went with their pods
         self.seen: set[int] = set()  # the nodes whose pod this call saw
-        self._kept: Kept | None | bool = False  # not read yet
 
     def read(
         self, index: int, follow: bool, tail: int | None, start: int
@@ -208,18 +212,22 @@ class _NodeLogs:
             if pod is not None and _log_source(pod) != source:
                 start = 0  # a new container: its log starts over
 
+    @cached_property
+    def kept(self) -> Kept | None:
+        """The job's kept failure (read once, when a node's pod is gone)."""
+        return kept_failure.read(self.cluster, self.name)
+
     def _kept_lines(self, index: int, tail: int | None, start: int) -> Iterator[tuple[int, str]]:
         """A node of an ended job without a pod: the lines kept when it failed, after a line
         that says so (kept.py); none kept, and it is one whose logs went with its pod."""
-        if self._kept is False:
-            self._kept = kept_failure.read(self.cluster, self.name)
-        texts = self._kept.lines.get(index) if isinstance(self._kept, Kept) else None
-        if texts is None:
+        kept = self.kept
+        texts = kept.lines.get(index) if kept is not None else None
+        if kept is None or texts is None:
             if index not in self.seen:
                 self.gone.add(index)
             return
         if start == 0:
-            yield 0, self._kept.notice(index)
+            yield 0, kept.notice(index)
         shown = list(enumerate(texts, 1))[start:]
         if tail is not None:
             shown = shown[len(shown) - tail :] if tail else []

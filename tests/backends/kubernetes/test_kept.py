@@ -119,7 +119,9 @@ def test_pods_deleted_before_kale_ext_looked_are_said_plainly(emulated_cluster, 
     assert "what they said went with them" in shown
     logs = cli("logs", failed, *K8S)
     assert logs.returncode == 1 and logs.stdout == ""
-    assert f"error: the logs of job {failed} went with its pods" in logs.stderr
+    assert f"error: the logs of job {failed} went with its pods, and nothing of them was kept" in (
+        logs.stderr
+    )
     assert "Traceback" not in logs.stderr
     assert emulated_cluster.get(CONFIGMAPS, kept.name_of(failed)) is None
 
