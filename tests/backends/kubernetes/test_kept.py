@@ -17,7 +17,8 @@ from kale_ext.backends.kubernetes import kept
 from tests.backends.kubernetes.test_reasons import load
 from tests.conftest import notebook
 
-pytest_plugins = ["tests.harness.emulated"]  # the emulated_cluster fixture
+pytest.register_assert_rewrite("tests.harness.server")
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server", "tests.harness.emulated"]
 
 FAILS = notebook(
     ("import os", ["imports"]),
@@ -108,6 +109,29 @@ def test_a_failure_is_kept_until_the_pods_are_deleted_and_after(emulated_cluster
         lambda: emulated_cluster.get(CONFIGMAPS, kept.name_of(failed)) is None,
         what="the kept failure to go with its TrainJob",
     )
+
+
+@pytest.fixture
+def kale_config(emulated_cluster) -> dict:
+    """The REST API's backend: Kubernetes, through KUBECONFIG (the emulated cluster's)."""
+    return {"backend": "kubernetes", "poll_interval": 0.1, "warm_up": False}
+
+
+async def test_the_rest_api_names_the_kept_failure_and_sends_the_kept_lines(
+    api, emulated_cluster, failed
+):
+    from tests.harness.server import lines
+
+    seen = (await api.get(f"jobs/{failed}")).json  # the failed pod is still there
+    assert {k: seen["failure"][k] for k in WHERE} == WHERE, seen
+    delete_pods(emulated_cluster, failed)
+    job = (await api.get(f"jobs/{failed}")).json
+    assert job["status"] == "Failed" and {k: job["failure"][k] for k in WHERE} == WHERE
+    listed = [j for j in (await api.get("jobs")).json["jobs"] if j["name"] == failed]
+    assert {k: listed[0]["failure"][k] for k in WHERE} == WHERE
+    sent = lines(await api.logs(failed))
+    assert sent[0][1].startswith("kale_ext: the pod of node 0 is gone; its last ")
+    assert (0, "KeyError: 'label'") in sent
 
 
 def test_pods_deleted_before_kale_ext_looked_are_said_plainly(emulated_cluster, failed):
