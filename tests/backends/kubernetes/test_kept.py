@@ -178,6 +178,10 @@ def test_a_recorded_failure_is_kept_once_and_recalled_by_every_view(backend, kub
         failure = backend.get_job("fit").failure
         assert {k: getattr(failure, k) for k in where} == where
     assert kube.mocks["create_namespaced_config_map"].call_count == 1  # the same endings: once
+    pod = kube.get("pods", "fit-node-0-1-q8w4z")
+    pod["status"]["containerStatuses"][0]["restartCount"] = 1  # it ended again: kept again
+    backend.get_job("fit")
+    assert kube.mocks["patch_namespaced_config_map"].call_count == 1
     kube.objects[("pods", "team")].clear()  # the pods go (the Job controller, an admin)
     info = backend.get_job("fit")
     assert {k: getattr(info.failure, k) for k in where} == where
