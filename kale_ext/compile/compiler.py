@@ -22,6 +22,7 @@ from ..files import write_atomic
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
+    defines,
     drives_trainer_client,
     sdk_settings,
     split_entrypoint,
@@ -54,6 +55,7 @@ class CompiledJob:
     imported_modules: list[str] = field(default_factory=list)  # top-level modules the body imports
     local_modules: list[str] = field(default_factory=list)  # those of them beside the notebook
     notebook_metadata: dict = field(default_factory=dict)
+    required_parameters: list[str] = field(default_factory=list)  # no default: the job gives them
 
     @property
     def module_filename(self) -> str:
@@ -70,6 +72,7 @@ class CompiledJob:
             "module_filename": self.module_filename,
             "source": self.source,
             "parameters": self.parameters,
+            "required_parameters": self.required_parameters,
             "packages": self.packages,
             "pip_index_urls": self.pip_index_urls,
             "settings": self.settings,
@@ -87,16 +90,21 @@ def compile_notebook(
     function_name: str | None = None,
     packages: list[str] | None = None,
     local_modules: Iterable[str] = (),
+    entrypoint: str | None = None,
 ) -> CompiledJob:
     """Compile a notebook (a :class:`Notebook`, a path, or its content). ``local_modules``:
     the modules and packages the job's working directory holds (`helpers` for a helpers.py
     beside the notebook): imported, they are neither pinned nor reported missing.
+    ``entrypoint``: the job is the function of this name (as if its cell were tagged
+    `entrypoint`); the other untagged cells are left out.
 
     Raises :class:`CompileError` listing every error (with cell and line), or
     :class:`NotebookError` when the notebook cannot be read.
     """
     with _cyclic_gc_paused():
-        return _compile(load_notebook(notebook), function_name, packages, frozenset(local_modules))
+        return _compile(
+            load_notebook(notebook), function_name, packages, frozenset(local_modules), entrypoint
+        )
 
 
 @contextlib.contextmanager
@@ -114,7 +122,11 @@ def _cyclic_gc_paused():
 
 
 def _compile(
-    nb: Notebook, function_name: str | None, packages: list[str] | None, local: frozenset[str]
+    nb: Notebook,
+    function_name: str | None,
+    packages: list[str] | None,
+    local: frozenset[str],
+    entrypoint: str | None = None,
 ) -> CompiledJob:
     diags: list[Diagnostic] = []
     settings: dict = {}
@@ -125,7 +137,10 @@ def _compile(
     distributed: list[Cell] = []
     requested: list[tuple[str, Cell | None]] = []
     index_urls: list[str] = []
+    required: tuple[str, ...] = ()
     plans = [(cell, plan_cell(cell)) for cell in nb.cells]
+    if entrypoint is not None:
+        plans = _named_entrypoint(plans, entrypoint, diags)
     entry_cells = [cell for cell, plan in plans if plan.role is Role.ENTRYPOINT]
     entry_name = None
 
@@ -149,10 +164,13 @@ def _compile(
         index_urls += [u for u in code.index_urls if u not in index_urls]
         found = []
         if plan.role is Role.ENTRYPOINT:
-            entry = split_entrypoint(cell, code, diags) if cell is entry_cells[0] else None
+            entry = (
+                split_entrypoint(cell, code, diags, entrypoint) if cell is entry_cells[0] else None
+            )
             if entry is None:
                 continue
             entry_name = entry.name
+            required = entry.required
             if entry.imports is not None:
                 body.append((Role.IMPORTS, cell, entry.imports))
             body.append((Role.ENTRYPOINT, cell, entry.body))
@@ -258,7 +276,7 @@ def _compile(
         for (role, _, _), bc in zip(body, analysed, strict=True)
     ]
     future = set().union(*(bc.names.future for bc in analysed))
-    source, source_map = render_module(name, params, sections, shims, nb.name, future)
+    source, source_map = render_module(name, params, sections, shims, nb.name, future, required)
     return CompiledJob(
         notebook=nb.name,
         function_name=name,
@@ -275,6 +293,7 @@ def _compile(
         imported_modules=sorted({imp.module for imp in imports}),
         local_modules=sorted({imp.module for imp in imports} & local),
         notebook_metadata=nb.metadata.get("kale_ext", {}),
+        required_parameters=list(required),
     )
 
 
@@ -326,6 +345,31 @@ def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: d
             settings["env"] = found["env"]
         if "func_args" in found:
             settings["func_args"] = found["func_args"]
+
+
+def _named_entrypoint(plans: list, name: str, diags: list[Diagnostic]) -> list:
+    """``plans`` with the cell that defines function ``name`` as the entrypoint (and no other)."""
+    import dataclasses
+
+    if not name.isidentifier():
+        diags.append(Diagnostic("error", f"`{name}` is not a function name", code="entrypoint"))
+        return plans
+    found = None
+    for cell, plan in plans:
+        if plan.role in (Role.TRAINING, Role.ENTRYPOINT, Role.FUNCTIONS) and defines(cell, name):
+            found = cell
+    if found is None:
+        diags.append(
+            Diagnostic("error", f"no cell defines the function `{name}`", code="entrypoint")
+        )
+        return plans
+    out = []
+    for cell, plan in plans:
+        role = Role.ENTRYPOINT if cell is found else plan.role
+        if plan.role is Role.ENTRYPOINT and cell is not found:
+            role = Role.TRAINING  # the named function wins over the tag
+        out.append((cell, plan if role is plan.role else dataclasses.replace(plan, role=role)))
+    return out
 
 
 def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:

@@ -25,13 +25,28 @@ SDK_SETTINGS = ("num_nodes", "resources_per_node", "packages_to_install", "env",
 @dataclass
 class Entrypoint:
     name: str
-    parameters: dict[str, object]
+    parameters: dict[str, object]  # a parameter without a default has None here
     imports: CellCode | None  # top-level imports of the entrypoint cell
     body: CellCode  # the function's body, dedented
+    required: tuple[str, ...] = ()  # the parameters without a default: the job must give them
 
 
-def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Entrypoint | None:
-    """The function an `entrypoint` cell defines, or None after reporting why not."""
+def defines(cell: Cell, name: str) -> bool:
+    """Whether the cell defines function ``name`` at its top level."""
+    if f"def {name}" not in cell.source:
+        return False
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return True  # the entrypoint check reports the syntax error at the cell
+    return any(isinstance(s, ast.FunctionDef) and s.name == name for s in tree.body)
+
+
+def split_entrypoint(
+    cell: Cell, code: CellCode, diags: list[Diagnostic], name: str | None = None
+) -> Entrypoint | None:
+    """The function an `entrypoint` cell defines (the one named ``name`` when given), or None
+    after reporting why not."""
 
     def error(message: str, line: int | None) -> None:
         diags.append(
@@ -44,6 +59,8 @@ def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Ent
         error(f"syntax error: {e.msg}", e.lineno)
         return None
     defs = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+    if name is not None:  # the named one first: another definition beside it is reported
+        defs.sort(key=lambda d: d.name != name)
     others = [
         s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.Import, ast.ImportFrom))
     ]
@@ -67,18 +84,17 @@ def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Ent
         error("the entrypoint function cannot take *args or **kwargs", fn.lineno)
         return None
     params: dict[str, object] = {}
+    required: list[str] = []
     positional = args.posonlyargs + args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     for arg, default in [
         *zip(positional, defaults, strict=True),
         *zip(args.kwonlyargs, args.kw_defaults, strict=True),
     ]:
-        if default is None:
-            error(
-                f"parameter `{arg.arg}` needs a literal default to become a job parameter",
-                fn.lineno,
-            )
-            return None
+        if default is None:  # given by the job: func_args of the train() call or --param
+            params[arg.arg] = None
+            required.append(arg.arg)
+            continue
         try:
             params[arg.arg] = ast.literal_eval(default)
         except ValueError:
@@ -105,7 +121,7 @@ def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Ent
                 for n in range(s.lineno, (s.end_lineno or s.lineno) + 1)
             ],
         )
-    return Entrypoint(fn.name, params, imports, body)
+    return Entrypoint(fn.name, params, imports, body, tuple(required))
 
 
 def drives_trainer_client(source: str) -> bool:

@@ -270,6 +270,12 @@ def build_job_spec(
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
     warnings += _workspace_warnings(job, workspace)
+    func_args = {
+        # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters
+        **typed_arguments(job.parameters, settings.get("func_args"), "CustomTrainer func_args"),
+        **typed_arguments(job.parameters, o.parameters),
+    }
+    _check_required(job, func_args)
     chosen = {k: v for k, v in explicit.chosen().items() if k != "name"}
     if "config" in chosen:
         chosen["config"] = DistributedConfig.from_dict(chosen["config"]).to_dict()
@@ -280,11 +286,7 @@ def build_job_spec(
         nodes=nodes,
         procs_per_node=procs,
         job=job,
-        func_args={
-            # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters
-            **typed_arguments(job.parameters, settings.get("func_args"), "CustomTrainer func_args"),
-            **typed_arguments(job.parameters, o.parameters),
-        },
+        func_args=func_args,
         packages=packages,
         pip_index_urls=urls,
         image=o.image or settings.get("image") or base.image,
@@ -296,6 +298,18 @@ def build_job_spec(
         outputs=outputs,
         local_folders={**stored_local, **explicit_local},
     )
+
+
+def _check_required(job: CompiledJob, func_args: dict) -> None:
+    """Every argument of the function without a default is given (the job passes it)."""
+    missing = [p for p in getattr(job, "required_parameters", ()) if p not in func_args]
+    if missing:
+        name = missing[0]
+        raise ConfigError(
+            f"parameters.{name}",
+            f"{job.function_name}() has no default for `{name}`: give it with --param "
+            f"{name}=VALUE (the panel's parameters, or func_args of the train() call)",
+        )
 
 
 def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:
