@@ -22,15 +22,15 @@ from ..files import write_atomic
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
-    defines,
     drives_trainer_client,
-    sdk_settings,
+    named_entrypoint,
     split_entrypoint,
     untagged_trainer_client,
 )
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
 from .packages import Import, imports_of, resolve
 from .parameters import Parameter, parse_parameters
+from .sdkcall import job_settings, notebook_train_call
 from .transform import CellCode, _syntax_error, transform_cell
 
 _BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2, Role.ENTRYPOINT: 2}
@@ -56,6 +56,8 @@ class CompiledJob:
     local_modules: list[str] = field(default_factory=list)  # those of them beside the notebook
     notebook_metadata: dict = field(default_factory=dict)
     required_parameters: list[str] = field(default_factory=list)  # no default: the job gives them
+    #: each setting read from the notebook's train() call: {setting, value, cell, line}
+    provenance: list[dict] = field(default_factory=list)
 
     @property
     def module_filename(self) -> str:
@@ -73,6 +75,7 @@ class CompiledJob:
             "source": self.source,
             "parameters": self.parameters,
             "required_parameters": self.required_parameters,
+            "provenance": self.provenance,
             "packages": self.packages,
             "pip_index_urls": self.pip_index_urls,
             "settings": self.settings,
@@ -91,19 +94,28 @@ def compile_notebook(
     packages: list[str] | None = None,
     local_modules: Iterable[str] = (),
     entrypoint: str | None = None,
+    train_call: int | None = None,
 ) -> CompiledJob:
     """Compile a notebook (a :class:`Notebook`, a path, or its content). ``local_modules``:
     the modules and packages the job's working directory holds (`helpers` for a helpers.py
     beside the notebook): imported, they are neither pinned nor reported missing.
     ``entrypoint``: the job is the function of this name (as if its cell were tagged
-    `entrypoint`); the other untagged cells are left out.
+    `entrypoint`); the other untagged cells are left out. Without it, a notebook's own
+    ``client.train(trainer=CustomTrainer(func=NAME, ...))`` call names the function and gives the
+    job's settings (sdkcall.py); ``train_call`` chooses among several (1 = the first; default:
+    the last).
 
     Raises :class:`CompileError` listing every error (with cell and line), or
     :class:`NotebookError` when the notebook cannot be read.
     """
     with _cyclic_gc_paused():
         return _compile(
-            load_notebook(notebook), function_name, packages, frozenset(local_modules), entrypoint
+            load_notebook(notebook),
+            function_name,
+            packages,
+            frozenset(local_modules),
+            entrypoint,
+            train_call,
         )
 
 
@@ -127,6 +139,7 @@ def _compile(
     packages: list[str] | None,
     local: frozenset[str],
     entrypoint: str | None = None,
+    train_call: int | None = None,
 ) -> CompiledJob:
     diags: list[Diagnostic] = []
     settings: dict = {}
@@ -139,8 +152,17 @@ def _compile(
     index_urls: list[str] = []
     required: tuple[str, ...] = ()
     plans = [(cell, plan_cell(cell)) for cell in nb.cells]
+    call = notebook_train_call(nb, train_call, diags)
+    provenance: list[dict] = []
+    if call is not None:
+        diags += call.problems
+        job_settings(settings, call, diags)
+        provenance = call.provenance()
+        tagged = any(plan.role is Role.ENTRYPOINT for _, plan in plans)
+        if entrypoint is None and not tagged and call.function:
+            entrypoint = call.function
     if entrypoint is not None:
-        plans = _named_entrypoint(plans, entrypoint, diags)
+        plans = named_entrypoint(plans, entrypoint, diags)
     entry_cells = [cell for cell, plan in plans if plan.role is Role.ENTRYPOINT]
     entry_name = None
 
@@ -150,7 +172,7 @@ def _compile(
         if plan.role is None:
             continue
         if entry_cells and plan.role is Role.TRAINING:
-            _left_out_of_entrypoint(cell, entry_cells[0], left_out, settings, diags)
+            _left_out_of_entrypoint(cell, entry_cells[0], left_out, diags)
             continue
         if plan.role in (Role.SKIP, Role.DISTRIBUTED):
             if plan.role is Role.DISTRIBUTED:
@@ -222,7 +244,7 @@ def _compile(
                 "duplicate-distributed",
             )
         )
-    if not entry_cells:
+    if not entry_cells and call is None:
         diags += untagged_trainer_client(body)
     config_code = transform_cell(distributed[0], diags) if len(distributed) == 1 else None
     body.sort(key=lambda item: _BODY_ORDER[item[0]])  # stable: notebook order within a role
@@ -294,6 +316,7 @@ def _compile(
         local_modules=sorted({imp.module for imp in imports} & local),
         notebook_metadata=nb.metadata.get("kale_ext", {}),
         required_parameters=list(required),
+        provenance=provenance,
     )
 
 
@@ -316,8 +339,8 @@ def _has_errors(diags: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diags)
 
 
-def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: dict, diags) -> None:
-    """An untagged cell of an entrypoint notebook: not part of the job; SDK settings are read."""
+def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, diags) -> None:
+    """An untagged cell of an entrypoint notebook: not part of the job."""
     code = transform_cell(cell, [])
     if code is None:
         return
@@ -334,42 +357,6 @@ def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: d
                 "trainer-client-cell",
             )
         )
-        found = sdk_settings(cell, code.source, diags)
-        if "num_nodes" in found:
-            settings["nodes"] = found["num_nodes"]
-        if "resources_per_node" in found:
-            settings["requests"] = settings["limits"] = found["resources_per_node"]
-        if "packages_to_install" in found:
-            settings["packages"] = found["packages_to_install"]
-        if "env" in found:
-            settings["env"] = found["env"]
-        if "func_args" in found:
-            settings["func_args"] = found["func_args"]
-
-
-def _named_entrypoint(plans: list, name: str, diags: list[Diagnostic]) -> list:
-    """``plans`` with the cell that defines function ``name`` as the entrypoint (and no other)."""
-    import dataclasses
-
-    if not name.isidentifier():
-        diags.append(Diagnostic("error", f"`{name}` is not a function name", code="entrypoint"))
-        return plans
-    found = None
-    for cell, plan in plans:
-        if plan.role in (Role.TRAINING, Role.ENTRYPOINT, Role.FUNCTIONS) and defines(cell, name):
-            found = cell
-    if found is None:
-        diags.append(
-            Diagnostic("error", f"no cell defines the function `{name}`", code="entrypoint")
-        )
-        return plans
-    out = []
-    for cell, plan in plans:
-        role = Role.ENTRYPOINT if cell is found else plan.role
-        if plan.role is Role.ENTRYPOINT and cell is not found:
-            role = Role.TRAINING  # the named function wins over the tag
-        out.append((cell, plan if role is plan.role else dataclasses.replace(plan, role=role)))
-    return out
 
 
 def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:

@@ -1,15 +1,16 @@
 """Notebooks written for the Kubeflow SDK: `def train_fn(): ...` plus `TrainerClient().train(...)`.
 
-The cell tagged `entrypoint` defines the function that is the job: its body becomes the job's
-body (under the same self-containment check), its literal default arguments its parameters.
-Cells that drive `TrainerClient` are left out with a note, and the literal settings of their
-`CustomTrainer(...)` call (num_nodes, resources_per_node, packages_to_install, env) become the
-job's defaults.
+The function that is the job is the one the notebook's train() call names (sdkcall.py), or the
+one of the cell tagged `entrypoint` (an explicit override), or the one ``compile_notebook(...,
+entrypoint=NAME)`` names: its body becomes the job's body (under the same self-containment
+check), its literal default arguments its parameters (one without a default: the job gives it).
+The other untagged cells are left out with a note.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import textwrap
 from dataclasses import dataclass
 
@@ -18,8 +19,6 @@ from .notebook import Cell, Role
 from .transform import CellCode
 
 SDK_NAMES = ("TrainerClient", "CustomTrainer")
-#: The CustomTrainer(...) arguments that become the job's defaults (func_args: its arguments).
-SDK_SETTINGS = ("num_nodes", "resources_per_node", "packages_to_install", "env", "func_args")
 
 
 @dataclass
@@ -124,40 +123,31 @@ def split_entrypoint(
     return Entrypoint(fn.name, params, imports, body, tuple(required))
 
 
+def named_entrypoint(plans: list, name: str, diags: list[Diagnostic]) -> list:
+    """``plans`` with the cell that defines function ``name`` as the entrypoint (and no other)."""
+    if not name.isidentifier():
+        diags.append(Diagnostic("error", f"`{name}` is not a function name", code="entrypoint"))
+        return plans
+    found = None
+    for cell, plan in plans:
+        if plan.role in (Role.TRAINING, Role.ENTRYPOINT, Role.FUNCTIONS) and defines(cell, name):
+            found = cell
+    if found is None:
+        diags.append(
+            Diagnostic("error", f"no cell defines the function `{name}`", code="entrypoint")
+        )
+        return plans
+    out = []
+    for cell, plan in plans:
+        role = Role.ENTRYPOINT if cell is found else plan.role
+        if plan.role is Role.ENTRYPOINT and cell is not found:
+            role = Role.TRAINING  # the named function wins over the tag
+        out.append((cell, plan if role is plan.role else dataclasses.replace(plan, role=role)))
+    return out
+
+
 def drives_trainer_client(source: str) -> bool:
     return any(name in source for name in SDK_NAMES)
-
-
-def sdk_settings(cell: Cell, source: str, diags: list[Diagnostic]) -> dict:
-    """Job defaults from the literal arguments of `CustomTrainer(...)` calls in ``source``."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    settings: dict = {}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _called(node) == "CustomTrainer"):
-            continue
-        for kw in node.keywords:
-            if kw.arg not in SDK_SETTINGS:
-                continue
-            try:
-                value = ast.literal_eval(kw.value)
-            except ValueError:
-                diags.append(
-                    Diagnostic(
-                        "warning",
-                        f"CustomTrainer {kw.arg}= is not a literal, so it is not read; set it in "
-                        "the panel or on the command line",
-                        cell.index,
-                        cell.id,
-                        kw.value.lineno,
-                        "sdk-setting",
-                    )
-                )
-                continue
-            settings[kw.arg] = value
-    return settings
 
 
 def _called(call: ast.Call) -> str:
