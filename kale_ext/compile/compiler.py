@@ -58,6 +58,7 @@ class CompiledJob:
     required_parameters: list[str] = field(default_factory=list)  # no default: the job gives them
     #: each setting read from the notebook's train() call: {setting, value, cell, line}
     provenance: list[dict] = field(default_factory=list)
+    entrypoint: bool = False  # the job is a function of the notebook (its arguments: parameters)
 
     @property
     def module_filename(self) -> str:
@@ -154,8 +155,9 @@ def _compile(
     plans = [(cell, plan_cell(cell)) for cell in nb.cells]
     call = notebook_train_call(nb, train_call, diags)
     provenance: list[dict] = []
+    if call is not None and call.problems:  # the call is the job: nothing else is compiled
+        raise CompileError(sorted(diags + call.problems, key=lambda d: (d.cell or 0, d.line or 0)))
     if call is not None:
-        diags += call.problems
         job_settings(settings, call, diags)
         provenance = call.provenance()
         tagged = any(plan.role is Role.ENTRYPOINT for _, plan in plans)
@@ -260,6 +262,8 @@ def _compile(
                 code="no-training",
             )
         )
+    if entry_name is not None:
+        _drop_unread_parameters(params, param_cells, entry_cells, analysed, diags)
     shimmed = {"report"} if any(bc.names.uses_report for bc in analysed) else set()
     problems, shims, star_names = check_self_contained(analysed, set(params) | shimmed, left_out)
     shims |= shimmed
@@ -317,6 +321,7 @@ def _compile(
         notebook_metadata=nb.metadata.get("kale_ext", {}),
         required_parameters=list(required),
         provenance=provenance,
+        entrypoint=entry_name is not None,
     )
 
 
@@ -355,6 +360,27 @@ def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, diags) -> N
                 cell.id,
                 None,
                 "trainer-client-cell",
+            )
+        )
+
+
+def _drop_unread_parameters(params, param_cells, entry_cells, analysed, diags) -> None:
+    """A `parameters` cell's names that the job's function never reads are settings of the
+    train() call, not arguments: left out, so `--param num_nodes=4` is refused, not ignored."""
+    reads = set().union(*(bc.names.reads_now | bc.names.reads_later for bc in analysed))
+    for name in list(params):
+        cell, line = param_cells[name]
+        if name in reads or cell in entry_cells:  # read, or an argument of the function
+            continue
+        del params[name]
+        diags.append(
+            Diagnostic(
+                "warning",
+                f"`{name}` is not read by the job's function: it is not a job parameter",
+                cell.index,
+                cell.id,
+                line,
+                "unread-parameter",
             )
         )
 

@@ -11,6 +11,7 @@ came from and what to do; using it raises that :class:`Unresolvable`, never a gu
 from __future__ import annotations
 
 import ast
+import builtins
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -187,7 +188,8 @@ class Scope:
 
     def _bind(self, target: ast.expr, value: Any, s: ast.stmt) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, Unresolved) and value.env is None and "`" not in value.message:
+            located = "` (cell " in value.message if isinstance(value, Unresolved) else True
+            if isinstance(value, Unresolved) and value.env is None and not located:
                 value = Unresolved(f"`{target.id}` ({self.where(s)}): {value.message}", None)
             self.values[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -358,6 +360,8 @@ class Scope:
             return value
         if n.id in BUILTINS:
             return BUILTINS[n.id]
+        if hasattr(builtins, n.id):  # open(), range(), ...: their results are not settings
+            return Module(f"builtins.{n.id}")
         raise Unresolvable(
             f"{n.id} is never defined: define it in a cell before this one (a literal, or "
             "built from literals)"
@@ -390,11 +394,14 @@ class Scope:
             func = self._attribute(n.func)
         if isinstance(func, SdkName):
             return self._sdk_call(func.name, n)
+        environ = isinstance(func, Module) and func.name in ("os.getenv", "os.environ.get")
+        if not (environ or isinstance(func, tuple) or func in BUILTINS.values()):
+            raise Unresolvable(f"`{ast.unparse(n)}` is computed when the notebook runs")
         args = [self.eval(a) for a in n.args]
         kwargs = {k.arg: self.eval(k.value) for k in n.keywords if k.arg}
         if len(kwargs) != len(n.keywords):
             raise Unresolvable(f"`{ast.unparse(n)}` is computed when the notebook runs")
-        if isinstance(func, Module) and func.name in ("os.getenv", "os.environ.get"):
+        if environ:
             raise _from_environ(str(args[0]) if args else "?", self.where(n))
         if isinstance(func, tuple):
             target, method = func

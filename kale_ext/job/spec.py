@@ -298,10 +298,13 @@ def build_job_spec(
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
     warnings += _workspace_warnings(job, workspace)
+    function = job.function_name if getattr(job, "entrypoint", False) else None
     func_args = {
         # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters
-        **typed_arguments(job.parameters, settings.get("func_args"), "CustomTrainer func_args"),
-        **typed_arguments(job.parameters, o.parameters),
+        **typed_arguments(
+            job.parameters, settings.get("func_args"), "CustomTrainer func_args", function
+        ),
+        **typed_arguments(job.parameters, o.parameters, function=function),
     }
     _check_required(job, func_args)
     _check_needs(settings.get("needs") or {}, config)
