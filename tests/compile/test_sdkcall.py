@@ -182,3 +182,25 @@ def test_cli_dry_run_and_compile_show_where_each_setting_came_from(write_nb, tmp
     bad = cli("run", path, "--dry-run", "--param", "epochs=3", "--backend", "local")
     assert bad.returncode != 0 and "train_patched() has no argument `epochs`" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_the_example_sdk_notebook_trains_on_two_local_nodes_as_it_is(tmp_path):
+    """examples/sdk_digits.ipynb, untouched: its train() call's 2 nodes, func_args and
+    resources run as a real 2-node torch DDP job; each node logs its accuracy."""
+    import shutil
+
+    from kale_ext.backends.base import Status
+    from kale_ext.backends.local.backend import LocalBackend
+    from kale_ext.backends.submit import submit
+    from tests.conftest import EXAMPLES
+
+    example = tmp_path / "sdk_digits.ipynb"  # its outputs go beside it, not into the repository
+    shutil.copy(EXAMPLES / "sdk_digits.ipynb", example)
+    backend = LocalBackend(tmp_path / "jobs", capacity=2)
+    done = submit(backend, example, {"parameters": {"epochs": 1}})
+    assert done.spec.nodes == 2 and done.spec.func_args == {"epochs": 1}
+    info = backend.wait(done.name, timeout=300, interval=0.1)
+    assert info.status is Status.COMPLETE, info.reason
+    said = {(line.rank, line.text) for line in backend.logs(done.name)}
+    for rank in (0, 1):
+        assert any(r == rank and f"rank {rank} of 2: test accuracy" in t for r, t in said), said
