@@ -129,13 +129,14 @@ class Scope:
 
     # -- statements -------------------------------------------------------------------------
     def run(self, statements: list[ast.stmt], visit: Callable[[ast.stmt], None] | None = None):
-        """Bind what ``statements`` bind; ``visit`` sees each top-level statement first."""
+        """Bind what ``statements`` bind; ``visit`` sees each statement that runs once first
+        (the top level's, and those of an ``if`` branch taken, a ``try`` or ``with``)."""
         for stmt in statements:
             if visit is not None:
                 visit(stmt)
-            self._statement(stmt)
+            self._statement(stmt, visit)
 
-    def _statement(self, s: ast.stmt) -> None:
+    def _statement(self, s: ast.stmt, visit: Callable[[ast.stmt], None] | None = None) -> None:
         if isinstance(s, ast.Import):
             for a in s.names:
                 if a.asname:
@@ -165,11 +166,11 @@ class Scope:
             except Unresolvable as e:
                 self._unknown(s, f"it is set under `if {ast.unparse(s.test)}` ({e.message})")
                 return
-            self.run(s.body if taken else s.orelse)
+            self.run(s.body if taken else s.orelse, visit)
         elif isinstance(s, ast.For):
             self._for(s)
         elif isinstance(s, (ast.Try, ast.With)):
-            self.run(s.body)
+            self.run(s.body, visit)
             if isinstance(s, ast.With):
                 for item in s.items:
                     if item.optional_vars is not None:

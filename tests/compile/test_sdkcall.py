@@ -161,6 +161,15 @@ def test_param_names_the_functions_real_arguments_and_settings_are_not_parameter
     assert build_job_spec(job).nodes == 2
 
 
+def test_a_call_under_an_if_on_literals_is_found_where_the_notebook_runs_it():
+    cells = [nbs.IMPORTS, nbs.PATCH_FN, "on_cluster = True\nclient = TrainerClient()\n"
+             "if on_cluster:\n    client.train(trainer=CustomTrainer(func=train_patched, num_nodes=4))\n"
+             "else:\n    client.train(trainer=CustomTrainer(func=train_patched, num_nodes=1))\n"]  # fmt: skip
+    job = compile_notebook(notebook(*cells))
+    assert job.settings["nodes"] == 4 and not [w for w in job.warnings if w.code == "train-calls"]
+    assert {p["setting"]: p["line"] for p in job.provenance}["nodes"] == 4
+
+
 def test_the_entrypoint_tag_still_wins_over_the_call():
     cells = [nbs.IMPORTS, ("def other(x=1):\n    print(x)\n", ["entrypoint"]), nbs.PATCH_FN,
              "TrainerClient().train(trainer=CustomTrainer(func=train_patched, num_nodes=2))"]  # fmt: skip
@@ -204,3 +213,19 @@ def test_the_example_sdk_notebook_trains_on_two_local_nodes_as_it_is(tmp_path):
     said = {(line.rank, line.text) for line in backend.logs(done.name)}
     for rank in (0, 1):
         assert any(r == rank and f"rank {rank} of 2: test accuracy" in t for r, t in said), said
+
+
+def test_without_the_sdk_an_initializer_says_how_to_install_it(monkeypatch):
+    """initializer= and options= are converted by the SDK's own functions: without the SDK,
+    one error names the extra to install (everything else compiles without it)."""
+    import sys
+
+    for module in ("kubeflow.trainer.backends.kubernetes",
+                   "kubeflow.trainer.backends.kubernetes.backend"):  # fmt: skip
+        monkeypatch.setitem(sys.modules, module, None)  # what a missing package looks like
+    with pytest.raises(CompileError) as info:
+        compile_notebook(notebook(*nbs.DATA_CACHE))
+    [error] = info.value.errors
+    assert "needs the Kubeflow SDK: pip install 'kale-ext[sdk]'" in error.message
+    assert (error.cell, error.line) == (3, 2)
+    assert compile_notebook(notebook(*nbs.XGBOOST)).settings["runtime"] == "xgboost-distributed"
