@@ -21,7 +21,7 @@ from typing import Any
 BUILTINS: dict[str, Callable] = {
     "str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list,
     "tuple": tuple, "len": len, "min": min, "max": max, "sorted": sorted, "abs": abs,
-    "round": round,
+    "round": round, "range": range,
 }  # fmt: skip
 #: Methods of data values a setting may be computed with (no mutation).
 METHODS = {
@@ -39,6 +39,8 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, as
             ast.IsNot: operator.is_not}  # fmt: skip
 _LARGEST = 1 << 20  # a computed string or list longer than this is not a setting
 _LOOP_LIMIT = 1000
+_BITS = 4096  # an int longer than this is not a setting
+_STEPS = 20_000  # statements followed in all (loops in loops): past them, names are unknown
 
 
 class Unresolvable(Exception):
@@ -60,21 +62,17 @@ class Unresolved:
 
 
 @dataclass(frozen=True)
-class Module:
+class Module:  # a module or a name imported from one (`os.environ`)
     name: str
 
 
 @dataclass(frozen=True)
-class SdkName:
-    """A class or function of the Kubeflow SDK (`CustomTrainer`, `RuntimePatch`, ...)."""
-
+class SdkName:  # a class of the Kubeflow SDK (`CustomTrainer`, `RuntimePatch`, ...)
     name: str
 
 
 @dataclass(frozen=True)
-class Function:
-    """A function defined at a cell's top level."""
-
+class Function:  # a function defined at a cell's top level
     name: str
     cell: int
     line: int
@@ -86,9 +84,7 @@ class Client:  # a TrainerClient
 
 
 @dataclass(frozen=True)
-class RuntimeRef:
-    """A runtime found by name (`get_runtime("x")`, the `list_runtimes()` loop)."""
-
+class RuntimeRef:  # a runtime found by name (`get_runtime("x")`, the `list_runtimes()` loop)
     name: str
 
 
@@ -123,6 +119,7 @@ class Scope:
         self.values: dict[str, Any] = {}
         self.cell = 0
         self.line_of: Callable[[int | None], int | None] = lambda n: n
+        self.steps = _STEPS
 
     def where(self, node: ast.AST) -> str:
         return f"cell {self.cell + 1}, line {self.line_of(getattr(node, 'lineno', None))}"
@@ -137,6 +134,10 @@ class Scope:
             self._statement(stmt, visit)
 
     def _statement(self, s: ast.stmt, visit: Callable[[ast.stmt], None] | None = None) -> None:
+        self.steps -= 1
+        if self.steps < 0:
+            self._unknown(s, "the notebook computes too much before it for kale_ext to follow")
+            return
         if isinstance(s, ast.Import):
             for a in s.names:
                 if a.asname:
@@ -278,7 +279,8 @@ class Scope:
                 self.cell,
                 self.line_of(node.lineno),
             ) from None
-        if isinstance(value, (str, list, tuple, dict)) and len(value) > _LARGEST:
+        too_long = isinstance(value, (str, list, tuple, dict)) and len(value) > _LARGEST
+        if too_long or (isinstance(value, int) and value.bit_length() > _BITS):
             raise Unresolvable(f"`{ast.unparse(node)}` is too large to be a setting")
         return value
 
@@ -318,7 +320,8 @@ class Scope:
             return format(value, spec)
         if isinstance(n, ast.BinOp) and type(n.op) in _BINOPS:
             left, right = self.eval(n.left), self.eval(n.right)
-            if isinstance(n.op, ast.Pow) and isinstance(right, int) and abs(right) > 256:
+            big = isinstance(left, int) and left.bit_length() > 64
+            if isinstance(n.op, ast.Pow) and (big or isinstance(right, int) and abs(right) > 256):
                 raise Unresolvable(f"`{ast.unparse(n)}` is too large to be a setting")
             if isinstance(n.op, ast.Mult) and isinstance(left, (str, list)) and right > _LARGEST:
                 raise Unresolvable(f"`{ast.unparse(n)}` is too large to be a setting")

@@ -106,6 +106,13 @@ def test_an_sdk_call_keeps_its_resolved_arguments():
             "`n` (cell 3, line 2): it is set under `if go`",
         ),
         (("x = 2 ** 100000",), "x", "too large"),
+        (("x = 2 ** 200", "x = x ** 200"), "x", "too large"),
+        (("x = 3\nfor _ in range(40):\n    x = x * x",), "x", "too large"),
+        (
+            ("n = 0\nfor a in range(1000):\n    for b in range(1000):\n        n += 1",),
+            "n",
+            "computes too much before it",
+        ),
     ],
 )
 def test_what_cannot_be_known_says_where_and_why(cells, expression, said):
