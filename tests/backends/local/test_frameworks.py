@@ -76,3 +76,71 @@ def test_a_job_may_not_set_what_the_runtime_sets(backend, runtime, name):
         submit(backend, notebook("print(1)"), {"runtime": runtime, "env": {name: "3"}})
     assert refused.value.field == "env" and name in refused.value.message
     assert backend.list_jobs() == []
+
+
+#: The Kubeflow SDK's XGBoost example, as its users write it: the function reads the runtime's
+#: DMLC_* settings, node 0 runs XGBoost's own RabitTracker on DMLC_TRACKER_PORT, and every
+#: worker trains on its shard of scikit-learn's built-in data (no download).
+TRAIN_XGBOOST = """\
+def train_xgboost():
+    import os
+
+    import numpy as np
+    import xgboost as xgb
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+    from xgboost import collective as coll
+    from xgboost.tracker import RabitTracker
+
+    rank = int(os.environ["DMLC_TASK_ID"])
+    world_size = int(os.environ["DMLC_NUM_WORKER"])
+    tracker_uri = os.environ["DMLC_TRACKER_URI"]
+    tracker_port = int(os.environ["DMLC_TRACKER_PORT"])
+
+    tracker = None
+    if rank == 0:
+        tracker = RabitTracker(host_ip="0.0.0.0", n_workers=world_size, port=tracker_port)
+        tracker.start()
+
+    with coll.CommunicatorContext(
+        dmlc_tracker_uri=tracker_uri,
+        dmlc_tracker_port=tracker_port,
+        dmlc_task_id=str(rank),
+    ):
+        X, y = load_breast_cancer(return_X_y=True)
+        X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
+        shard = np.arange(len(X_train)) % world_size == rank
+        dtrain = xgb.DMatrix(X_train[shard], label=y_train[shard])
+        dtest = xgb.DMatrix(X_test, label=y_test)
+        params = {"objective": "binary:logistic", "max_depth": 3, "eta": 0.3, "nthread": 1}
+        booster = xgb.train(params, dtrain, num_boost_round=20)
+        accuracy = float(((booster.predict(dtest) > 0.5) == y_test).mean())
+        print(f"worker {coll.get_rank()} of {coll.get_world_size()}: accuracy {accuracy:.3f}")
+
+    if tracker is not None:
+        tracker.wait_for()
+"""
+SDK_DRIVER = """\
+from kubeflow.trainer import CustomTrainer, TrainerClient
+
+client = TrainerClient()
+job_id = client.train(
+    trainer=CustomTrainer(func=train_xgboost, num_nodes=2),
+    runtime="xgboost-distributed",
+)
+client.wait_for_job_status(job_id)
+"""
+
+
+def test_the_sdk_xgboost_example_trains_on_two_nodes(backend):
+    """XGBoost's tracker binds DMLC_TRACKER_PORT itself (without SO_REUSEADDR): the port is
+    claimed for the job but left unbound (kale_ext/backends/local/ports.py)."""
+    nb = notebook((TRAIN_XGBOOST, ["entrypoint"]), SDK_DRIVER)
+    job = submit(backend, nb, {"runtime": "xgboost-distributed", "nodes": 2})
+    info = backend.wait(job.name, timeout=180, interval=0.1)
+    logs = [(line.node, line.text) for line in backend.logs(job.name)]
+    assert info.status is Status.COMPLETE, (info.reason, logs[-20:])
+    accuracy = {node: float(text.rsplit(" ", 1)[1]) for node, text in logs if ": accuracy " in text}
+    assert sorted(accuracy) == [0, 1]  # both workers trained, in one world of two
+    assert all(a > 0.9 for a in accuracy.values()), accuracy
+    assert sum("worker 0 of 2" in t for _, t in logs) == sum("worker 1 of 2" in t for _, t in logs)
