@@ -1,12 +1,17 @@
 """A non-torch runtime on the Local backend: each node gets the variables the runtime's own
 Trainer plugin gives it on a cluster (kale_ext/job/framework_env.py), and no PET_*."""
 
+from dataclasses import dataclass
+
 import pytest
 
 from kale_ext.backends.base import Status
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.submit import submit
+from kale_ext.job.runtimes import Runtime
 from tests.conftest import notebook
+from tests.harness.kube_fixtures import kube, kubeconfig  # noqa: F401 (fixtures)
+from tests.harness.runtimes import runtime_manifest
 
 
 def printing(*names: str):
@@ -144,3 +149,87 @@ def test_the_sdk_xgboost_example_trains_on_two_nodes(backend):
     assert sorted(accuracy) == [0, 1]  # both workers trained, in one world of two
     assert all(a > 0.9 for a in accuracy.values()), accuracy
     assert sum("worker 0 of 2" in t for _, t in logs) == sum("worker 1 of 2" in t for _, t in logs)
+
+
+def renamed(runtime: str, name: str) -> dict:
+    manifest = runtime_manifest(runtime)
+    return {**manifest, "metadata": {**manifest["metadata"], "name": name}}
+
+
+@dataclass
+class ClusterOnly:
+    runtime: Runtime | str
+    why: str  # what the refusal says the runtime needs
+
+
+CLUSTER_ONLY = [
+    ClusterOnly("deepspeed-distributed", "DeepSpeed with mpirun over SSH"),
+    ClusterOnly("mlx-distributed", "MLX with mpirun over SSH"),
+    ClusterOnly("torchtune-llama3.2-1b", "initializer jobs (the model and dataset downloads)"),
+    ClusterOnly("torch-distributed-with-cache", "data cache"),
+    # a cluster's own runtimes, by their shape (a spec resolved against Kubernetes)
+    ClusterOnly(  # a cluster's runtime with initializers, under a name of its own
+        Runtime.from_manifest(renamed("torchtune-llama3.2-1b", "team-llm")),
+        "initializer jobs (dataset-initializer, model-initializer)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "case", CLUSTER_ONLY, ids=lambda c: str(getattr(c.runtime, "name", c.runtime))
+)
+def test_a_runtime_only_a_cluster_runs_is_refused_before_anything_starts(backend, case):
+    from kale_ext.backends.base import NotFound
+    from kale_ext.backends.submit import prepare
+    from kale_ext.errors import ConfigError
+    from kale_ext.job.spec import build_job_spec
+
+    nb = notebook("print(1)")
+    if isinstance(case.runtime, str):
+        with pytest.raises(ConfigError) as refused:
+            submit(backend, nb, {"runtime": case.runtime})
+        assert refused.value.field == "runtime"
+        message = refused.value.message
+    else:
+        spec = build_job_spec(prepare(nb)[0], {}, case.runtime)
+        with pytest.raises(NotFound) as refused:
+            backend.submit(spec)
+        message = str(refused.value)
+    name = getattr(case.runtime, "name", case.runtime)
+    assert message.startswith(f"runtime '{name}' runs only on a cluster: it ")
+    assert case.why in message and "submit it to Kubernetes" in message
+    assert "\n" not in message and message.count(";") == 1  # one sentence
+    assert backend.list_jobs() == [] and not (backend.jobs_dir / "queue").exists()
+
+
+def test_a_cluster_runtime_compiles_for_the_cluster_and_is_refused_locally(
+    kube,  # noqa: F811 (the fake cluster's fixture)
+    tmp_path,
+    monkeypatch,
+):
+    """The same notebook and options: a valid TrainJob on the cluster's data-cache runtime; on
+    this machine a one-line refusal from the CLI (no traceback, no job)."""
+    import json
+
+    from kale_ext.backends.kubernetes import KubernetesBackend
+    from kale_ext.backends.submit import preview
+    from tests.cli import cli
+    from tests.harness.crd import validate_trainjob
+    from tests.harness.runtimes import runtime_manifest
+
+    runtime = "torch-distributed-with-cache"
+    kube.add_runtime(runtime_manifest(runtime))
+    nb = notebook("print(1)")
+    shown = preview(KubernetesBackend(), nb, {"runtime": runtime, "nodes": 2})
+    validate_trainjob(shown.trainjob)
+    assert shown.trainjob["spec"]["runtimeRef"]["name"] == runtime
+
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(nb))
+    jobs = tmp_path / "jobs"
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(jobs))
+    out = cli("run", path, "--backend", "local", "--runtime", runtime)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"runtime '{runtime}' runs only on a cluster: it streams its dataset" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert not jobs.exists() or not any(jobs.iterdir())
