@@ -10,7 +10,7 @@ from ..compile import CompiledJob, compile_notebook
 from ..errors import ConfigError, NotFound
 from ..job.preview import Preview, render
 from ..job.runtimes import Runtime
-from ..job.spec import JobSpec, build_job_spec, runtime_name
+from ..job.spec import JobSpec, build_job_spec, runtime_name, train_call_choice
 from ..job.workspace import Place, Workspace, choose, modules_beside
 from .base import Backend
 from .tracking import start_run
@@ -29,10 +29,13 @@ class Submission:
     warnings: list[str] = field(default_factory=list)
 
 
-def lookup_runtime(backend: Backend, options, metadata, defaults=None) -> Runtime | ConfigError:
-    """The backend's runtime for these options and notebook metadata (``metadata.kale_ext``),
-    or the ConfigError (on `runtime`) that says why there is none. Other failures raise."""
-    name = runtime_name(options, metadata, defaults)
+def lookup_runtime(
+    backend: Backend, options, metadata, defaults=None, notebook: str | None = None
+) -> Runtime | ConfigError:
+    """The backend's runtime for these options and notebook metadata (``metadata.kale_ext``)
+    and ``notebook`` (the runtime= of its train() call), or the ConfigError (on `runtime`) that
+    says why there is none. Other failures raise."""
+    name = runtime_name(options, metadata, defaults, notebook)
     if not isinstance(name, str):
         return ConfigError("runtime", f"must be a runtime name, not {name!r}")
     try:
@@ -84,7 +87,9 @@ def resolve_spec(
 ) -> JobSpec:
     """A compiled notebook and submit options, resolved against the backend's runtime, over
     ``defaults`` (kale_ext.job.defaults.Defaults; None: the built-in ones)."""
-    runtime = lookup_runtime(backend, options, job.notebook_metadata, defaults)
+    runtime = lookup_runtime(
+        backend, options, job.notebook_metadata, defaults, job.settings.get("runtime")
+    )
     if isinstance(runtime, ConfigError):
         raise runtime
     spec = build_job_spec(job, options, runtime, defaults, workspace)
@@ -107,7 +112,8 @@ def prepare(
     nb = load_notebook(notebook)
     workspace = choose(options, nb.metadata.get("kale_ext"), place)
     local = workspace.modules if workspace is not None else modules_beside(place.folder)
-    return compile_notebook(nb, local_modules=local, **compile_args), workspace
+    which = train_call_choice(options, nb.metadata.get("kale_ext"))
+    return compile_notebook(nb, local_modules=local, train_call=which, **compile_args), workspace
 
 
 def place_of(notebook) -> Place:

@@ -106,8 +106,13 @@ def _compile(args) -> int:
     print(f"  packages   {', '.join(job.packages) or '(none)'}")
     if job.pip_index_urls:
         print(f"  indexes    {', '.join(job.pip_index_urls)}")
+    if preview is None:  # with one, its summary shows them with what the options override
+        from ..job.preview import provenance, provenance_lines
+
+        for line in provenance_lines(provenance(job)):
+            print(f"  {line}")
     if job.settings:
-        print(f"  settings   {json.dumps(job.settings, sort_keys=True)}")
+        print(f"  settings   {json.dumps(job.settings, sort_keys=True, default=str)}")
     if preview is not None:
         print(f"  trainjob   {out_dir / 'trainjob.yaml'} ({preview.spec.name})")
         _print_preview(preview)

@@ -119,9 +119,11 @@ def render_module(
     shims: set[str],
     notebook_name: str,
     future: set[str] = frozenset(),
+    required: tuple[str, ...] = (),
 ) -> tuple[str, list[dict]]:
-    """The module's source, and a map from module lines back to cells."""
-    params = ", ".join(f"{k}={v!r}" for k, v in parameters.items())
+    """The module's source, and a map from module lines back to cells. ``required``: the
+    parameters without a default (the job always passes them)."""
+    params = ", ".join(k if k in required else f"{k}={v!r}" for k, v in parameters.items())
     signature = f"def {function_name}(*, {params}):" if params else f"def {function_name}():"
     lines = [
         f"# Compiled by kale_ext {__version__} from {notebook_name}: "

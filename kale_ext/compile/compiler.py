@@ -23,13 +23,14 @@ from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_fu
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
     drives_trainer_client,
-    sdk_settings,
+    named_entrypoint,
     split_entrypoint,
     untagged_trainer_client,
 )
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
 from .packages import Import, imports_of, resolve
 from .parameters import Parameter, parse_parameters
+from .sdkcall import job_settings, notebook_train_call
 from .transform import CellCode, _syntax_error, transform_cell
 
 _BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2, Role.ENTRYPOINT: 2}
@@ -54,6 +55,10 @@ class CompiledJob:
     imported_modules: list[str] = field(default_factory=list)  # top-level modules the body imports
     local_modules: list[str] = field(default_factory=list)  # those of them beside the notebook
     notebook_metadata: dict = field(default_factory=dict)
+    required_parameters: list[str] = field(default_factory=list)  # no default: the job gives them
+    #: each setting read from the notebook's train() call: {setting, value, cell, line}
+    provenance: list[dict] = field(default_factory=list)
+    entrypoint: bool = False  # the job is a function of the notebook (its arguments: parameters)
 
     @property
     def module_filename(self) -> str:
@@ -70,6 +75,8 @@ class CompiledJob:
             "module_filename": self.module_filename,
             "source": self.source,
             "parameters": self.parameters,
+            "required_parameters": self.required_parameters,
+            "provenance": self.provenance,
             "packages": self.packages,
             "pip_index_urls": self.pip_index_urls,
             "settings": self.settings,
@@ -87,16 +94,30 @@ def compile_notebook(
     function_name: str | None = None,
     packages: list[str] | None = None,
     local_modules: Iterable[str] = (),
+    entrypoint: str | None = None,
+    train_call: int | None = None,
 ) -> CompiledJob:
     """Compile a notebook (a :class:`Notebook`, a path, or its content). ``local_modules``:
     the modules and packages the job's working directory holds (`helpers` for a helpers.py
     beside the notebook): imported, they are neither pinned nor reported missing.
+    ``entrypoint``: the job is the function of this name (as if its cell were tagged
+    `entrypoint`); the other untagged cells are left out. Without it, a notebook's own
+    ``client.train(trainer=CustomTrainer(func=NAME, ...))`` call names the function and gives the
+    job's settings (sdkcall.py); ``train_call`` chooses among several (1 = the first; default:
+    the last).
 
     Raises :class:`CompileError` listing every error (with cell and line), or
     :class:`NotebookError` when the notebook cannot be read.
     """
     with _cyclic_gc_paused():
-        return _compile(load_notebook(notebook), function_name, packages, frozenset(local_modules))
+        return _compile(
+            load_notebook(notebook),
+            function_name,
+            packages,
+            frozenset(local_modules),
+            entrypoint,
+            train_call,
+        )
 
 
 @contextlib.contextmanager
@@ -114,7 +135,12 @@ def _cyclic_gc_paused():
 
 
 def _compile(
-    nb: Notebook, function_name: str | None, packages: list[str] | None, local: frozenset[str]
+    nb: Notebook,
+    function_name: str | None,
+    packages: list[str] | None,
+    local: frozenset[str],
+    entrypoint: str | None = None,
+    train_call: int | None = None,
 ) -> CompiledJob:
     diags: list[Diagnostic] = []
     settings: dict = {}
@@ -125,7 +151,20 @@ def _compile(
     distributed: list[Cell] = []
     requested: list[tuple[str, Cell | None]] = []
     index_urls: list[str] = []
+    required: tuple[str, ...] = ()
     plans = [(cell, plan_cell(cell)) for cell in nb.cells]
+    call = notebook_train_call(nb, train_call, diags)
+    provenance: list[dict] = []
+    if call is not None and call.problems:  # the call is the job: nothing else is compiled
+        raise CompileError(sorted(diags + call.problems, key=lambda d: (d.cell or 0, d.line or 0)))
+    if call is not None:
+        job_settings(settings, call, diags)
+        provenance = call.provenance()
+        tagged = any(plan.role is Role.ENTRYPOINT for _, plan in plans)
+        if entrypoint is None and not tagged and call.function:
+            entrypoint = call.function
+    if entrypoint is not None:
+        plans = named_entrypoint(plans, entrypoint, diags)
     entry_cells = [cell for cell, plan in plans if plan.role is Role.ENTRYPOINT]
     entry_name = None
 
@@ -135,7 +174,7 @@ def _compile(
         if plan.role is None:
             continue
         if entry_cells and plan.role is Role.TRAINING:
-            _left_out_of_entrypoint(cell, entry_cells[0], left_out, settings, diags)
+            _left_out_of_entrypoint(cell, entry_cells[0], left_out, diags)
             continue
         if plan.role in (Role.SKIP, Role.DISTRIBUTED):
             if plan.role is Role.DISTRIBUTED:
@@ -149,10 +188,13 @@ def _compile(
         index_urls += [u for u in code.index_urls if u not in index_urls]
         found = []
         if plan.role is Role.ENTRYPOINT:
-            entry = split_entrypoint(cell, code, diags) if cell is entry_cells[0] else None
+            entry = (
+                split_entrypoint(cell, code, diags, entrypoint) if cell is entry_cells[0] else None
+            )
             if entry is None:
                 continue
             entry_name = entry.name
+            required = entry.required
             if entry.imports is not None:
                 body.append((Role.IMPORTS, cell, entry.imports))
             body.append((Role.ENTRYPOINT, cell, entry.body))
@@ -204,7 +246,7 @@ def _compile(
                 "duplicate-distributed",
             )
         )
-    if not entry_cells:
+    if not entry_cells and call is None:
         diags += untagged_trainer_client(body)
     config_code = transform_cell(distributed[0], diags) if len(distributed) == 1 else None
     body.sort(key=lambda item: _BODY_ORDER[item[0]])  # stable: notebook order within a role
@@ -220,6 +262,8 @@ def _compile(
                 code="no-training",
             )
         )
+    if entry_name is not None:
+        _drop_unread_parameters(params, param_cells, entry_cells, analysed, diags)
     shimmed = {"report"} if any(bc.names.uses_report for bc in analysed) else set()
     problems, shims, star_names = check_self_contained(analysed, set(params) | shimmed, left_out)
     shims |= shimmed
@@ -258,7 +302,7 @@ def _compile(
         for (role, _, _), bc in zip(body, analysed, strict=True)
     ]
     future = set().union(*(bc.names.future for bc in analysed))
-    source, source_map = render_module(name, params, sections, shims, nb.name, future)
+    source, source_map = render_module(name, params, sections, shims, nb.name, future, required)
     return CompiledJob(
         notebook=nb.name,
         function_name=name,
@@ -275,6 +319,9 @@ def _compile(
         imported_modules=sorted({imp.module for imp in imports}),
         local_modules=sorted({imp.module for imp in imports} & local),
         notebook_metadata=nb.metadata.get("kale_ext", {}),
+        required_parameters=list(required),
+        provenance=provenance,
+        entrypoint=entry_name is not None,
     )
 
 
@@ -297,8 +344,8 @@ def _has_errors(diags: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diags)
 
 
-def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: dict, diags) -> None:
-    """An untagged cell of an entrypoint notebook: not part of the job; SDK settings are read."""
+def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, diags) -> None:
+    """An untagged cell of an entrypoint notebook: not part of the job."""
     code = transform_cell(cell, [])
     if code is None:
         return
@@ -315,17 +362,27 @@ def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, settings: d
                 "trainer-client-cell",
             )
         )
-        found = sdk_settings(cell, code.source, diags)
-        if "num_nodes" in found:
-            settings["nodes"] = found["num_nodes"]
-        if "resources_per_node" in found:
-            settings["requests"] = settings["limits"] = found["resources_per_node"]
-        if "packages_to_install" in found:
-            settings["packages"] = found["packages_to_install"]
-        if "env" in found:
-            settings["env"] = found["env"]
-        if "func_args" in found:
-            settings["func_args"] = found["func_args"]
+
+
+def _drop_unread_parameters(params, param_cells, entry_cells, analysed, diags) -> None:
+    """A `parameters` cell's names that the job's function never reads are settings of the
+    train() call, not arguments: left out, so `--param num_nodes=4` is refused, not ignored."""
+    reads = set().union(*(bc.names.reads_now | bc.names.reads_later for bc in analysed))
+    for name in list(params):
+        cell, line = param_cells[name]
+        if name in reads or cell in entry_cells:  # read, or an argument of the function
+            continue
+        del params[name]
+        diags.append(
+            Diagnostic(
+                "warning",
+                f"`{name}` is not read by the job's function: it is not a job parameter",
+                cell.index,
+                cell.id,
+                line,
+                "unread-parameter",
+            )
+        )
 
 
 def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:

@@ -1,15 +1,16 @@
 """Notebooks written for the Kubeflow SDK: `def train_fn(): ...` plus `TrainerClient().train(...)`.
 
-The cell tagged `entrypoint` defines the function that is the job: its body becomes the job's
-body (under the same self-containment check), its literal default arguments its parameters.
-Cells that drive `TrainerClient` are left out with a note, and the literal settings of their
-`CustomTrainer(...)` call (num_nodes, resources_per_node, packages_to_install, env) become the
-job's defaults.
+The function that is the job is the one the notebook's train() call names (sdkcall.py), or the
+one of the cell tagged `entrypoint` (an explicit override), or the one ``compile_notebook(...,
+entrypoint=NAME)`` names: its body becomes the job's body (under the same self-containment
+check), its literal default arguments its parameters (one without a default: the job gives it).
+The other untagged cells are left out with a note.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import textwrap
 from dataclasses import dataclass
 
@@ -18,20 +19,33 @@ from .notebook import Cell, Role
 from .transform import CellCode
 
 SDK_NAMES = ("TrainerClient", "CustomTrainer")
-#: The CustomTrainer(...) arguments that become the job's defaults (func_args: its arguments).
-SDK_SETTINGS = ("num_nodes", "resources_per_node", "packages_to_install", "env", "func_args")
 
 
 @dataclass
 class Entrypoint:
     name: str
-    parameters: dict[str, object]
+    parameters: dict[str, object]  # a parameter without a default has None here
     imports: CellCode | None  # top-level imports of the entrypoint cell
     body: CellCode  # the function's body, dedented
+    required: tuple[str, ...] = ()  # the parameters without a default: the job must give them
 
 
-def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Entrypoint | None:
-    """The function an `entrypoint` cell defines, or None after reporting why not."""
+def defines(cell: Cell, name: str) -> bool:
+    """Whether the cell defines function ``name`` at its top level."""
+    if f"def {name}" not in cell.source:
+        return False
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:
+        return True  # the entrypoint check reports the syntax error at the cell
+    return any(isinstance(s, ast.FunctionDef) and s.name == name for s in tree.body)
+
+
+def split_entrypoint(
+    cell: Cell, code: CellCode, diags: list[Diagnostic], name: str | None = None
+) -> Entrypoint | None:
+    """The function an `entrypoint` cell defines (the one named ``name`` when given), or None
+    after reporting why not."""
 
     def error(message: str, line: int | None) -> None:
         diags.append(
@@ -44,6 +58,8 @@ def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Ent
         error(f"syntax error: {e.msg}", e.lineno)
         return None
     defs = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+    if name is not None:  # the named one first: another definition beside it is reported
+        defs.sort(key=lambda d: d.name != name)
     others = [
         s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.Import, ast.ImportFrom))
     ]
@@ -67,18 +83,17 @@ def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Ent
         error("the entrypoint function cannot take *args or **kwargs", fn.lineno)
         return None
     params: dict[str, object] = {}
+    required: list[str] = []
     positional = args.posonlyargs + args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     for arg, default in [
         *zip(positional, defaults, strict=True),
         *zip(args.kwonlyargs, args.kw_defaults, strict=True),
     ]:
-        if default is None:
-            error(
-                f"parameter `{arg.arg}` needs a literal default to become a job parameter",
-                fn.lineno,
-            )
-            return None
+        if default is None:  # given by the job: func_args of the train() call or --param
+            params[arg.arg] = None
+            required.append(arg.arg)
+            continue
         try:
             params[arg.arg] = ast.literal_eval(default)
         except ValueError:
@@ -105,43 +120,34 @@ def split_entrypoint(cell: Cell, code: CellCode, diags: list[Diagnostic]) -> Ent
                 for n in range(s.lineno, (s.end_lineno or s.lineno) + 1)
             ],
         )
-    return Entrypoint(fn.name, params, imports, body)
+    return Entrypoint(fn.name, params, imports, body, tuple(required))
+
+
+def named_entrypoint(plans: list, name: str, diags: list[Diagnostic]) -> list:
+    """``plans`` with the cell that defines function ``name`` as the entrypoint (and no other)."""
+    if not name.isidentifier():
+        diags.append(Diagnostic("error", f"`{name}` is not a function name", code="entrypoint"))
+        return plans
+    found = None
+    for cell, plan in plans:
+        if plan.role in (Role.TRAINING, Role.ENTRYPOINT, Role.FUNCTIONS) and defines(cell, name):
+            found = cell
+    if found is None:
+        diags.append(
+            Diagnostic("error", f"no cell defines the function `{name}`", code="entrypoint")
+        )
+        return plans
+    out = []
+    for cell, plan in plans:
+        role = Role.ENTRYPOINT if cell is found else plan.role
+        if plan.role is Role.ENTRYPOINT and cell is not found:
+            role = Role.TRAINING  # the named function wins over the tag
+        out.append((cell, plan if role is plan.role else dataclasses.replace(plan, role=role)))
+    return out
 
 
 def drives_trainer_client(source: str) -> bool:
     return any(name in source for name in SDK_NAMES)
-
-
-def sdk_settings(cell: Cell, source: str, diags: list[Diagnostic]) -> dict:
-    """Job defaults from the literal arguments of `CustomTrainer(...)` calls in ``source``."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    settings: dict = {}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _called(node) == "CustomTrainer"):
-            continue
-        for kw in node.keywords:
-            if kw.arg not in SDK_SETTINGS:
-                continue
-            try:
-                value = ast.literal_eval(kw.value)
-            except ValueError:
-                diags.append(
-                    Diagnostic(
-                        "warning",
-                        f"CustomTrainer {kw.arg}= is not a literal, so it is not read; set it in "
-                        "the panel or on the command line",
-                        cell.index,
-                        cell.id,
-                        kw.value.lineno,
-                        "sdk-setting",
-                    )
-                )
-                continue
-            settings[kw.arg] = value
-    return settings
 
 
 def _called(call: ast.Call) -> str:

@@ -89,15 +89,23 @@ def _json_value(value: Any, where: str) -> None:
         ) from None
 
 
-def typed_arguments(parameters: dict[str, Any], given: Any, where: str = "parameters") -> dict:
+def typed_arguments(
+    parameters: dict[str, Any], given: Any, where: str = "parameters", function: str | None = None
+) -> dict:
     """The overrides ``given`` (name → text or JSON value), each typed by its parameter's
-    default in ``parameters``. ConfigError on an unknown name or a value of the wrong type."""
+    default in ``parameters`` (the arguments of ``function``, when the job is a function of the
+    notebook). ConfigError on an unknown name or a value of the wrong type."""
     if given is None:
         return {}
     if not isinstance(given, dict):
         raise ConfigError(where, "must be a mapping of parameter names to values")
     typed = {}
     for name, value in given.items():
+        if name not in parameters and function is not None:
+            known = ", ".join(parameters) or "none"
+            raise ConfigError(
+                f"{where}.{name}", f"{function}() has no argument `{name}` (its arguments: {known})"
+            )
         if name not in parameters:
             known = ", ".join(parameters) or "none: tag a cell `parameters`"
             raise ConfigError(

@@ -22,6 +22,7 @@ from .limits import WHERE, site_maximum
 MAX_NODES = 1_000
 MAX_PROCS_PER_NODE = 256
 MAX_GPUS = 64
+MAX_TRAIN_CALLS = 100
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("runtime", "text", "training runtime (default: see `kale-ext defaults`)", "--runtime",
            maximum=253),
     Option("nodes", "count", "number of nodes", "--nodes", minimum=1, maximum=MAX_NODES),
+    Option("train_call", "count", "which train() call of a Kubeflow SDK notebook is the job, "
+           "when it has several (1 = the first; default: the last)", "--train-call",
+           minimum=1, maximum=MAX_TRAIN_CALLS),
     Option("procs_per_node", "count", "processes per node (default: GPUs or 1)",
            "--procs-per-node", minimum=1, maximum=MAX_PROCS_PER_NODE),
     Option("gpu", "gpu", "GPUs per node: a count, or a MIG profile such as mig-1g.5gb", "--gpu",

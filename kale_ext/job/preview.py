@@ -35,6 +35,7 @@ class Preview:
         """The effective settings, a line each: what the job gets after every layer."""
         s = self.spec
         lines = [f"job        {s.name}", f"runtime    {s.runtime.name}: {self.shape}"]
+        lines += provenance_lines(provenance(s.job, s.options))
         if s.func_args:
             lines.append(f"arguments  {json.dumps(s.func_args)}")
         lines.append(f"packages   {', '.join(s.packages) or '(none)'}")
@@ -99,6 +100,40 @@ def render(spec: JobSpec, notebook_path: str | None = None) -> Preview:
     when the job is submitted; the TrainJob shown here does not list them."""
     trainjob = trainjob_dict(spec, notebook_path or spec.job.notebook, lambda kind, ref: [])
     return Preview(spec=spec, trainjob=trainjob, command=training_command(spec))
+
+
+#: A setting of the notebook's train() call → the options that override it.
+OVERRIDDEN_BY = {
+    "runtime": ("runtime",), "nodes": ("nodes",), "image": ("image",), "name": ("name",),
+    "env": ("env", "config"), "resources": ("cpu", "memory", "gpu", "config"),
+    "packages": ("packages",), "pip_index_urls": ("pip_index_urls",),
+    "func_args": ("parameters",), "initializer": ("dataset_uri", "model_uri"),
+    "labels": ("config",), "annotations": ("config",),
+}  # fmt: skip
+
+
+def provenance(job, chosen: dict | None = None) -> list[dict]:
+    """Each setting read from the notebook's train() call: {setting, value, cell (its index),
+    line, overridden_by: the options in ``chosen`` that win over it}."""
+    chosen = chosen or {}
+    return [
+        {**p, "overridden_by": [o for o in OVERRIDDEN_BY.get(p["setting"], ()) if o in chosen]}
+        for p in getattr(job, "provenance", None) or []
+    ]
+
+
+def provenance_lines(entries: list[dict]) -> list[str]:
+    """``provenance`` a line each: the setting, its value, its cell and line, what overrode it."""
+    lines = []
+    for p in entries:
+        value = json.dumps(p["value"], sort_keys=True, default=str)
+        if len(value) > 80:
+            value = value[:77] + "..."
+        line = f"notebook   {p['setting']} {value} (cell {p['cell'] + 1}, line {p['line']})"
+        if p["overridden_by"]:
+            line += f"; overridden by {', '.join(p['overridden_by'])}"
+        lines.append(line)
+    return lines
 
 
 def outputs_text(spec: JobSpec) -> str:

@@ -53,6 +53,8 @@ class JobSpec:
     outputs: OutputsVolume | None = None  # where outputs last on a cluster
     folder: Path | None = None  # the notebook's folder (local outputs go beside it)
     local_folders: dict = field(default_factory=dict)  # volume name → the folder standing for it
+    initializer: dict | None = None  # the train() call's initializer, as the TrainJob has it
+    runtime_patches: list[dict] = field(default_factory=list)  # the train() call's RuntimePatches
 
 
 def name_limit(runtime: Runtime, nodes: int) -> int:
@@ -153,15 +155,35 @@ def _check_framework_env(runtime: Runtime, config: DistributedConfig) -> None:
             )
 
 
-def runtime_name(options: JobOptions | dict | None, kale_metadata, defaults=None) -> str:
+def runtime_name(
+    options: JobOptions | dict | None, kale_metadata, defaults=None, notebook: str | None = None
+) -> str:
     """The runtime a job asks for: options > the notebook's metadata (``metadata.kale_ext``) >
-    the defaults (the precedence of build_job_spec). Not validated: the backend looks it up."""
+    ``notebook`` (the runtime= of its train() call) > the defaults (the precedence of
+    build_job_spec). Not validated: the backend looks it up."""
     chosen = options.runtime if isinstance(options, JobOptions) else None
     if isinstance(options, dict):
         chosen = options.get("runtime")
     stored = kale_metadata.get("options") if isinstance(kale_metadata, dict) else None
     stored = stored.get("runtime") if isinstance(stored, dict) else None
-    return chosen or stored or (defaults.runtime if defaults is not None else DEFAULT_RUNTIME)
+    return (
+        chosen
+        or stored
+        or notebook
+        or (defaults.runtime if defaults is not None else DEFAULT_RUNTIME)
+    )
+
+
+def train_call_choice(options: JobOptions | dict | None, kale_metadata) -> int | None:
+    """Which train() call of the notebook is the job (1-based; None: the last): options > the
+    notebook's metadata (``metadata.kale_ext.options``), checked against the option's bounds."""
+    chosen = options.train_call if isinstance(options, JobOptions) else None
+    if isinstance(options, dict):
+        chosen = options.get("train_call")
+    stored = kale_metadata.get("options") if isinstance(kale_metadata, dict) else None
+    stored = stored.get("train_call") if isinstance(stored, dict) else None
+    value = chosen if chosen is not None else stored
+    return None if value is None else check(BY_NAME["train_call"], value)
 
 
 def build_job_spec(
@@ -183,8 +205,10 @@ def build_job_spec(
         )
     o = explicit.over(stored)
     base = defaults.job_options() if defaults is not None else JobOptions()
-    runtime = runtime or Runtime(name=runtime_name(o, meta, defaults), framework="torch")
-    wanted = o.runtime or (defaults.runtime if defaults is not None else None)
+    settings = job.settings or {}
+    asked = runtime_name(o, meta, defaults, settings.get("runtime"))
+    runtime = runtime or Runtime(name=asked, framework="torch")
+    wanted = o.runtime or settings.get("runtime") or (defaults.runtime if defaults else None)
     if wanted and wanted != runtime.name:
         raise ConfigError("runtime", f"asked for {wanted!r} but was given {runtime.name!r}")
     if runtime.mpi:
@@ -193,7 +217,6 @@ def build_job_spec(
         )
 
     # DistributedConfig layers, lowest first.
-    settings = job.settings or {}
     # Kale tags, and the CustomTrainer(...) settings of a Kubeflow-SDK-style notebook
     tags = DistributedConfig(
         requests=check_resources(settings.get("requests", {}), "CustomTrainer resources_per_node"),
@@ -231,8 +254,11 @@ def build_job_spec(
         o.procs_per_node if o.procs_per_node is not None else default_procs,
     )
     limit = name_limit(runtime, nodes)
+    asked_name = o.name if o.name is not None else settings.get("name")  # the SDK's Name option
     name = (
-        check_name(o.name, limit) if o.name is not None else generate_name(job.function_name, limit)
+        check_name(asked_name, limit)
+        if asked_name is not None
+        else generate_name(job.function_name, limit)
     )
 
     packages = list(job.packages)
@@ -250,7 +276,9 @@ def build_job_spec(
 
         key = canonicalize_name(requirement_name(extra))
         packages = [p for p in packages if canonicalize_name(requirement_name(p)) != key] + [extra]
-    urls = o.pip_index_urls if o.pip_index_urls is not None else job.pip_index_urls
+    urls = o.pip_index_urls
+    if urls is None:  # CustomTrainer(pip_index_urls=...) > the notebook's `!pip install -i`
+        urls = settings.get("pip_index_urls") or job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
     warnings = _launcher_warnings(runtime, procs)
     _check_framework_env(runtime, config)
@@ -270,6 +298,16 @@ def build_job_spec(
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
     warnings += _workspace_warnings(job, workspace)
+    function = job.function_name if getattr(job, "entrypoint", False) else None
+    func_args = {
+        # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters
+        **typed_arguments(
+            job.parameters, settings.get("func_args"), "CustomTrainer func_args", function
+        ),
+        **typed_arguments(job.parameters, o.parameters, function=function),
+    }
+    _check_required(job, func_args)
+    _check_needs(settings.get("needs") or {}, config)
     chosen = {k: v for k, v in explicit.chosen().items() if k != "name"}
     if "config" in chosen:
         chosen["config"] = DistributedConfig.from_dict(chosen["config"]).to_dict()
@@ -280,11 +318,7 @@ def build_job_spec(
         nodes=nodes,
         procs_per_node=procs,
         job=job,
-        func_args={
-            # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters
-            **typed_arguments(job.parameters, settings.get("func_args"), "CustomTrainer func_args"),
-            **typed_arguments(job.parameters, o.parameters),
-        },
+        func_args=func_args,
         packages=packages,
         pip_index_urls=urls,
         image=o.image or settings.get("image") or base.image,
@@ -295,7 +329,31 @@ def build_job_spec(
         workspace=workspace,
         outputs=outputs,
         local_folders={**stored_local, **explicit_local},
+        initializer=settings.get("initializer"),
+        runtime_patches=list(settings.get("runtime_patches") or []),
     )
+
+
+def _check_required(job: CompiledJob, func_args: dict) -> None:
+    """Every argument of the function without a default is given (the job passes it)."""
+    missing = [p for p in getattr(job, "required_parameters", ()) if p not in func_args]
+    if missing:
+        name = missing[0]
+        raise ConfigError(
+            f"parameters.{name}",
+            f"{job.function_name}() has no default for `{name}`: give it with --param "
+            f"{name}=VALUE (the panel's parameters, or func_args of the train() call)",
+        )
+
+
+def _check_needs(needs: dict[str, str], config: DistributedConfig) -> None:
+    """What the train() call reads from the environment is given to the job (``--env NAME=...``
+    or a Secret's keys), or the job is refused saying how to give it."""
+    given = {e.name for e in config.env}
+    for key, why in needs.items():
+        name = key.removeprefix("env.")
+        if name not in given and not config.env_from:
+            raise ConfigError(key, why)
 
 
 def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:

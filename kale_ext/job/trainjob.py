@@ -270,16 +270,8 @@ def build_trainjob(
     annotations = {**config.annotations, **provenance(spec, notebook_path)}
 
     patch = runtime_patch(spec)
-    initializer = None
-    if spec.dataset_uri or spec.model_uri:
-        initializer = m.TrainerV1alpha1Initializer(
-            dataset=m.TrainerV1alpha1DatasetInitializer(storageUri=spec.dataset_uri)
-            if spec.dataset_uri
-            else None,
-            model=m.TrainerV1alpha1ModelInitializer(storageUri=spec.model_uri)
-            if spec.model_uri
-            else None,
-        )
+    patches = [*spec.runtime_patches, *([patch] if patch else [])]
+    initializer = _initializer(spec)
     return m.TrainerV1alpha1TrainJob(
         apiVersion=API_VERSION,
         kind="TrainJob",
@@ -291,12 +283,24 @@ def build_trainjob(
                 name=spec.runtime.name, kind=spec.runtime.kind, apiGroup="trainer.kubeflow.org"
             ),
             trainer=trainer,
-            runtimePatches=[m.TrainerV1alpha1RuntimePatch.from_dict(patch)] if patch else None,
-            initializer=initializer,
+            runtimePatches=[m.TrainerV1alpha1RuntimePatch.from_dict(p) for p in patches] or None,
+            initializer=m.TrainerV1alpha1Initializer.from_dict(initializer)
+            if initializer
+            else None,
             suspend=policy.suspend if policy and policy.suspend is not None else None,
             activeDeadlineSeconds=policy.active_deadline_seconds if policy else None,
         ),
     )
+
+
+def _initializer(spec: JobSpec) -> dict | None:
+    """The train() call's initializer (as the SDK renders it), its storage URIs replaced by
+    --dataset-uri and --model-uri."""
+    out = {k: dict(v) for k, v in (spec.initializer or {}).items() if v}
+    for part, uri in (("dataset", spec.dataset_uri), ("model", spec.model_uri)):
+        if uri:
+            out[part] = {**out.get(part, {}), "storageUri": uri}
+    return out or None
 
 
 def trainjob_dict(spec: JobSpec, notebook_path: str | None = None, env_from_keys=None) -> dict:

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import asdict
 
-from ..errors import ConfigError, Diagnostic, NotebookError
+from ..errors import ConfigError, Diagnostic, KaleExtError, NotebookError
 
 
 def load(data: bytes | dict, name: str):
@@ -43,20 +43,20 @@ def _environment_stamp() -> tuple:
     return tuple(stamp)
 
 
-def compile_cached(data: bytes | dict, name: str, local_modules=()):
+def compile_cached(data: bytes | dict, name: str, local_modules=(), train_call: int | None = None):
     """compile_notebook(load(data, name)), reusing the result for the same content. Raises as
     compile_notebook does (errors are not kept)."""
     from ..compile.compiler import compile_notebook
 
     notebook = load(data, name)  # its sha256 is the content's
     local_modules = tuple(local_modules)
-    key = (notebook.sha256, name, _environment_stamp(), local_modules)
+    key = (notebook.sha256, name, _environment_stamp(), local_modules, train_call)
     with _COMPILED_LOCK:
         job = _COMPILED.get(key)
         if job is not None:
             _COMPILED.move_to_end(key)
             return job
-    job = compile_notebook(notebook, local_modules=local_modules)
+    job = compile_notebook(notebook, local_modules=local_modules, train_call=train_call)
     with _COMPILED_LOCK:
         _COMPILED[key] = job
         while len(_COMPILED) > _COMPILED_SIZE:
@@ -86,9 +86,25 @@ def runtime_for(backend, data: bytes | dict, options, defaults=None) -> tuple:
     than the runtime."""
     from ..backends.submit import installed_packages, lookup_runtime
 
-    runtime = lookup_runtime(backend, options, _metadata(data).get("kale_ext"), defaults)
+    meta = _metadata(data).get("kale_ext")
+    runtime = lookup_runtime(backend, options, meta, defaults, _call_runtime(data, options, meta))
     installed = None if isinstance(runtime, ConfigError) else installed_packages(backend, runtime)
     return runtime, installed
+
+
+def _call_runtime(data: bytes | dict, options, meta) -> str | None:
+    """The runtime= of the notebook's train() call (None: none, or it cannot be read: the
+    compile says why)."""
+    from ..compile.sdkcall import notebook_train_call
+    from ..job.spec import train_call_choice
+
+    try:
+        call = notebook_train_call(
+            load(data, "notebook.ipynb"), train_call_choice(options, meta), []
+        )
+    except (KaleExtError, ValueError):
+        return None
+    return call.settings.get("runtime") if call is not None else None
 
 
 def compile_preview(
@@ -186,6 +202,7 @@ def preview(
         "volumes": [],
         "outputs": None,
         "local_resources": None,
+        "provenance": [],
     }
     where = place(root, path)
     try:
@@ -196,7 +213,13 @@ def preview(
     local = workspace.modules if workspace is not None else modules_beside(where.folder)
     result["workspace"] = workspace_reply(workspace, root)
     try:
-        job = compile_cached(data, name, local)
+        from ..job.spec import train_call_choice
+
+        which = train_call_choice(options, _metadata(data).get("kale_ext"))
+        job = compile_cached(data, name, local, which)
+    except ConfigError as e:
+        result["errors"] = [config_diagnostic(e)]
+        return result
     except CompileError as e:
         result["errors"] = [d.to_dict() for d in e.diagnostics if d.severity == "error"]
         result["warnings"] = [d.to_dict() for d in e.diagnostics if d.severity != "error"]
@@ -214,6 +237,7 @@ def preview(
     try:
         if isinstance(runtime, ConfigError):
             raise runtime
+        from ..job.preview import provenance as notebook_provenance
         from ..job.preview import render
         from ..job.spec import build_job_spec
 
@@ -253,6 +277,7 @@ def preview(
         volumes=describe(spec.config, spec.local_folders),
         outputs=str(spec.outputs) if spec.outputs is not None else None,
         local_resources=shown.local_resources(),
+        provenance=notebook_provenance(job, spec.options),
     )
     return result
 

@@ -67,7 +67,6 @@ def test_the_function_body_is_checked_for_self_containment():
         ("def a():\n    pass\ndef b():\n    pass\n", "exactly one function"),
         ("x = 1\ndef a():\n    pass\n", "exactly one function"),
         ("@deco\ndef a():\n    pass\n", "cannot be decorated"),
-        ("def a(lr):\n    pass\n", "`lr` needs a literal default"),
         ("def a(lr=compute()):\n    pass\n", "must be a literal"),
         ("def a(*args):\n    pass\n", "*args or **kwargs"),
     ],
@@ -98,3 +97,30 @@ def test_cli_compiles_an_sdk_style_notebook(write_nb, tmp_path):
     assert (tmp_path / "out" / "train_fn.py").exists() and (
         tmp_path / "out" / "trainjob.yaml"
     ).exists()
+
+
+def test_the_compile_api_names_the_job_function(tmp_path):
+    """compile_notebook(entrypoint=NAME): the job is that function, no tag needed; the other
+    untagged cells are left out."""
+    nb = notebook("def helper():\n    pass\n", "def train_fn(lr=0.5):\n    print('lr', lr)\n",
+                  "print('driver')")  # fmt: skip
+    job = compile_notebook(nb, entrypoint="train_fn")
+    assert job.function_name == "train_fn" and job.parameters == {"lr": 0.5}
+    assert run(job, tmp_path).splitlines() == ["lr 0.5"]
+    with pytest.raises(CompileError, match="no cell defines the function `nope`"):
+        compile_notebook(nb, entrypoint="nope")
+
+
+def test_an_argument_without_a_default_is_given_by_the_job(tmp_path):
+    nb = notebook(("def train_fn(model_name, lr=0.1):\n    print(model_name, lr)\n",
+                   ["entrypoint"]))  # fmt: skip
+    job = compile_notebook(nb)
+    assert job.required_parameters == ["model_name"]
+    spec = build_job_spec(job, {"parameters": {"model_name": "bert"}})
+    assert spec.func_args == {"model_name": "bert"}
+    assert run(job, tmp_path, '{"model_name": "bert"}').splitlines() == ["bert 0.1"]
+    from kale_ext.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--param model_name=VALUE") as info:
+        build_job_spec(job)
+    assert info.value.field == "parameters.model_name"
