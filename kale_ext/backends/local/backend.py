@@ -149,6 +149,13 @@ class LocalBackend(Backend):
             why = cluster_only(spec.runtime)
             raise NotFound(why or f"runtime {spec.runtime.name!r} is not available locally "
                                   f"({known} are)")  # fmt: skip
+        if spec.initializer:
+            raise ConfigError(
+                "initializer",
+                "the job's initializer (train(initializer=...)) fills its volumes in initializer "
+                "jobs, which only a cluster runs: submit it to Kubernetes, or leave it out to run "
+                "here",
+            )
         torch = importlib.util.find_spec("torch") is not None
         if not torch and spec.procs_per_node > 1:
             raise ConfigError(
