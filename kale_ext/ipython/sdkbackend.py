@@ -41,8 +41,9 @@ STATUS = {"Created": "Created", "Queued": "Created", "Running": "Running",
 NODE = "node"
 
 
-class KaleExtSdkError(KaleExtError):
-    """A train() (or job) call kale_ext refuses: shown by IPython as its message alone."""
+class KaleExtSdkError(KaleExtError, RuntimeError):
+    """A train() (or job) call kale_ext refuses, or a failed job waited for (a RuntimeError,
+    as the SDK raises): shown by IPython as its message alone."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
@@ -131,7 +132,8 @@ class KaleExtSdkBackend:
 
     def _running_cell(self) -> str | None:
         """The source of the cell the kernel runs now (where the train() call is)."""
-        history = getattr(self.shell, "user_ns", {}).get("In") if self.shell else None
+        manager = getattr(self.shell, "history_manager", None)
+        history = getattr(manager, "input_hist_raw", None)  # as typed: magics untransformed
         return history[-1] if history else None
 
     # -- jobs --

@@ -150,3 +150,56 @@ def test_what_kale_ext_cannot_carry_is_refused_in_one_line(sdk_shell, case, tmp_
     assert case.says in str(error)
     assert error._render_traceback_() == [f"KaleExtSdkError: {error}"]  # no traceback shown
     assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
+
+
+def train_fn():
+    print("trained")
+
+
+@dataclass
+class Setting:
+    id: str
+    trainer: dict  # CustomTrainer's arguments (func=train_fn)
+    train: dict  # train()'s other arguments
+    options: dict | None = None  # kale_ext's options it becomes (None: refused)
+    says: str = ""
+
+
+SETTINGS = [
+    Setting("nothing", {}, {}, {}),
+    Setting("nodes", {"num_nodes": 3}, {}, {"nodes": 3}),
+    Setting("resources", {"resources_per_node": {"cpu": 2, "memory": "4Gi", "gpu": 1}}, {},
+            {"cpu": "2", "memory": "4Gi", "gpu": 1}),
+    Setting("nvidia gpu", {"resources_per_node": {"nvidia.com/gpu": "mig-1g.5gb"}}, {},
+            {"gpu": "mig-1g.5gb"}),
+    Setting("env", {"env": {"TOKEN": "t"}}, {}, {"env": {"TOKEN": "t"}}),
+    Setting("packages and index", {"packages_to_install": ["tqdm==4.67.1"],
+                                   "pip_index_urls": ["https://example.org/simple"]}, {},
+            {"packages": ["tqdm==4.67.1"], "pip_index_urls": ["https://example.org/simple"]}),
+    Setting("func_args", {"func_args": {"lr": 0.1}}, {}, {"parameters": {"lr": 0.1}}),
+    Setting("image", {"image": "repo/img:1"}, {}, {"image": "repo/img:1"}),
+    Setting("runtime name", {}, {"runtime": "xgboost-distributed"},
+            {"runtime": "xgboost-distributed"}),
+    Setting("other resource", {"resources_per_node": {"example.com/fpga": 1}}, {},
+            says="kale_ext sets cpu, memory, gpu, nvidia.com/gpu per node"),
+    Setting("a lambda", {"func": lambda: None}, {},
+            says="must be a function defined at the top level of a cell"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SETTINGS, ids=lambda c: c.id)
+def test_every_setting_of_the_live_call_becomes_an_option_or_is_refused(case):
+    """The live call's values: what the job is given on top of the notebook's own reading."""
+    from kubeflow.trainer import CustomTrainer
+    from kubeflow.trainer.options import Name
+
+    from kale_ext.ipython.sdkbackend import KaleExtSdkError, live_settings
+
+    trainer = CustomTrainer(**{"func": train_fn, **case.trainer})
+    if case.options is None:
+        with pytest.raises(KaleExtSdkError, match=case.says):
+            live_settings(trainer, case.train.get("runtime"), None)
+        return
+    func, options = live_settings(trainer, case.train.get("runtime"), [Name("my-job")])
+    assert func is train_fn
+    assert options == {**case.options, "name": "my-job"}
