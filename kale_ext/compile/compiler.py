@@ -23,6 +23,7 @@ from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_fu
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
     drives_trainer_client,
+    drop_unread_parameters,
     named_entrypoint,
     split_entrypoint,
     untagged_trainer_client,
@@ -263,7 +264,7 @@ def _compile(
             )
         )
     if entry_name is not None:
-        _drop_unread_parameters(params, param_cells, entry_cells, analysed, diags)
+        drop_unread_parameters(params, param_cells, entry_cells, analysed, diags)
     shimmed = {"report"} if any(bc.names.uses_report for bc in analysed) else set()
     problems, shims, star_names = check_self_contained(analysed, set(params) | shimmed, left_out)
     shims |= shimmed
@@ -360,27 +361,6 @@ def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, diags) -> N
                 cell.id,
                 None,
                 "trainer-client-cell",
-            )
-        )
-
-
-def _drop_unread_parameters(params, param_cells, entry_cells, analysed, diags) -> None:
-    """A `parameters` cell's names that the job's function never reads are settings of the
-    train() call, not arguments: left out, so `--param num_nodes=4` is refused, not ignored."""
-    reads = set().union(*(bc.names.reads_now | bc.names.reads_later for bc in analysed))
-    for name in list(params):
-        cell, line = param_cells[name]
-        if name in reads or cell in entry_cells:  # read, or an argument of the function
-            continue
-        del params[name]
-        diags.append(
-            Diagnostic(
-                "warning",
-                f"`{name}` is not read by the job's function: it is not a job parameter",
-                cell.index,
-                cell.id,
-                line,
-                "unread-parameter",
             )
         )
 

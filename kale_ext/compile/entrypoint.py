@@ -146,6 +146,27 @@ def named_entrypoint(plans: list, name: str, diags: list[Diagnostic]) -> list:
     return out
 
 
+def drop_unread_parameters(params, param_cells, entry_cells, analysed, diags) -> None:
+    """A `parameters` cell's names that the job's function never reads are settings of the
+    train() call, not arguments: left out, so `--param num_nodes=4` is refused, not ignored."""
+    reads = set().union(*(bc.names.reads_now | bc.names.reads_later for bc in analysed))
+    for name in list(params):
+        cell, line = param_cells[name]
+        if name in reads or cell in entry_cells:  # read, or an argument of the function
+            continue
+        del params[name]
+        diags.append(
+            Diagnostic(
+                "warning",
+                f"`{name}` is not read by the job's function: it is not a job parameter",
+                cell.index,
+                cell.id,
+                line,
+                "unread-parameter",
+            )
+        )
+
+
 def drives_trainer_client(source: str) -> bool:
     return any(name in source for name in SDK_NAMES)
 

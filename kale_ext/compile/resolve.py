@@ -81,8 +81,8 @@ class Function:
 
 
 @dataclass(frozen=True)
-class Client:
-    """A TrainerClient."""
+class Client:  # a TrainerClient
+    pass
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,8 @@ class RuntimeRef:
 
 
 @dataclass(frozen=True)
-class RuntimeList:
-    """`client.list_runtimes()`."""
+class RuntimeList:  # client.list_runtimes()
+    pass
 
 
 @dataclass
@@ -129,13 +129,14 @@ class Scope:
 
     # -- statements -------------------------------------------------------------------------
     def run(self, statements: list[ast.stmt], visit: Callable[[ast.stmt], None] | None = None):
-        """Bind what ``statements`` bind; ``visit`` sees each top-level statement first."""
+        """Bind what ``statements`` bind; ``visit`` sees each statement that runs once first
+        (the top level's, and those of an ``if`` branch taken, a ``try`` or ``with``)."""
         for stmt in statements:
             if visit is not None:
                 visit(stmt)
-            self._statement(stmt)
+            self._statement(stmt, visit)
 
-    def _statement(self, s: ast.stmt) -> None:
+    def _statement(self, s: ast.stmt, visit: Callable[[ast.stmt], None] | None = None) -> None:
         if isinstance(s, ast.Import):
             for a in s.names:
                 if a.asname:
@@ -154,10 +155,9 @@ class Scope:
             self._assign(s.targets, s.value, s)
         elif isinstance(s, ast.AnnAssign) and s.value is not None:
             self._assign([s.target], s.value, s)
-        elif isinstance(s, ast.AugAssign):
-            op = ast.BinOp(left=_load(s.target), op=s.op, right=s.value)
-            ast.copy_location(op, s)
-            self._assign([s.target], op, s)
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            read = ast.copy_location(ast.Name(id=s.target.id, ctx=ast.Load()), s)
+            self._assign([s.target], ast.copy_location(ast.BinOp(read, s.op, s.value), s), s)
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             self._mutation(s.value)
         elif isinstance(s, ast.If):
@@ -166,11 +166,11 @@ class Scope:
             except Unresolvable as e:
                 self._unknown(s, f"it is set under `if {ast.unparse(s.test)}` ({e.message})")
                 return
-            self.run(s.body if taken else s.orelse)
+            self.run(s.body if taken else s.orelse, visit)
         elif isinstance(s, ast.For):
             self._for(s)
         elif isinstance(s, (ast.Try, ast.With)):
-            self.run(s.body)
+            self.run(s.body, visit)
             if isinstance(s, ast.With):
                 for item in s.items:
                     if item.optional_vars is not None:
@@ -427,11 +427,6 @@ class Scope:
             kwargs[k.arg] = self.eval(k.value)
             lines[k.arg] = self.line_of(k.value.lineno)
         return SdkObject(kind, args, kwargs, self.cell, self.line_of(n.lineno) or n.lineno, lines)
-
-
-def _load(target: ast.expr) -> ast.expr:
-    copy = ast.parse(ast.unparse(target), mode="eval").body
-    return ast.copy_location(copy, target)
 
 
 def _is_name(node: ast.expr, name: str) -> bool:

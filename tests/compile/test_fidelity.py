@@ -19,7 +19,10 @@ from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.compile.notebook import Role, parse_notebook, plan_cell
 from tests.conftest import EXAMPLES
 
-CORPUS = sorted(EXAMPLES.glob("*.ipynb")) + sorted(
+#: A Kubeflow SDK notebook run top to bottom submits itself to a cluster: its job is proven the
+#: SDK's own by test_sdk_parity.py and run locally by test_sdkcall.py instead.
+SDK_NOTEBOOKS = {"sdk_digits.ipynb"}
+CORPUS = [p for p in sorted(EXAMPLES.glob("*.ipynb")) if p.name not in SDK_NOTEBOOKS] + sorted(
     (Path(__file__).parents[1] / "notebooks").glob("*.ipynb")
 )
 

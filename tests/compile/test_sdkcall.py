@@ -161,6 +161,15 @@ def test_param_names_the_functions_real_arguments_and_settings_are_not_parameter
     assert build_job_spec(job).nodes == 2
 
 
+def test_a_call_under_an_if_on_literals_is_found_where_the_notebook_runs_it():
+    cells = [nbs.IMPORTS, nbs.PATCH_FN, "on_cluster = True\nclient = TrainerClient()\n"
+             "if on_cluster:\n    client.train(trainer=CustomTrainer(func=train_patched, num_nodes=4))\n"
+             "else:\n    client.train(trainer=CustomTrainer(func=train_patched, num_nodes=1))\n"]  # fmt: skip
+    job = compile_notebook(notebook(*cells))
+    assert job.settings["nodes"] == 4 and not [w for w in job.warnings if w.code == "train-calls"]
+    assert {p["setting"]: p["line"] for p in job.provenance}["nodes"] == 4
+
+
 def test_the_entrypoint_tag_still_wins_over_the_call():
     cells = [nbs.IMPORTS, ("def other(x=1):\n    print(x)\n", ["entrypoint"]), nbs.PATCH_FN,
              "TrainerClient().train(trainer=CustomTrainer(func=train_patched, num_nodes=2))"]  # fmt: skip
@@ -182,3 +191,41 @@ def test_cli_dry_run_and_compile_show_where_each_setting_came_from(write_nb, tmp
     bad = cli("run", path, "--dry-run", "--param", "epochs=3", "--backend", "local")
     assert bad.returncode != 0 and "train_patched() has no argument `epochs`" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_the_example_sdk_notebook_trains_on_two_local_nodes_as_it_is(tmp_path):
+    """examples/sdk_digits.ipynb, untouched: its train() call's 2 nodes, func_args and
+    resources run as a real 2-node torch DDP job; each node logs its accuracy."""
+    import shutil
+
+    from kale_ext.backends.base import Status
+    from kale_ext.backends.local.backend import LocalBackend
+    from kale_ext.backends.submit import submit
+    from tests.conftest import EXAMPLES
+
+    example = tmp_path / "sdk_digits.ipynb"  # its outputs go beside it, not into the repository
+    shutil.copy(EXAMPLES / "sdk_digits.ipynb", example)
+    backend = LocalBackend(tmp_path / "jobs", capacity=2)
+    done = submit(backend, example, {"parameters": {"epochs": 1}})
+    assert done.spec.nodes == 2 and done.spec.func_args == {"epochs": 1}
+    info = backend.wait(done.name, timeout=300, interval=0.1)
+    assert info.status is Status.COMPLETE, info.reason
+    said = {(line.rank, line.text) for line in backend.logs(done.name)}
+    for rank in (0, 1):
+        assert any(r == rank and f"rank {rank} of 2: test accuracy" in t for r, t in said), said
+
+
+def test_without_the_sdk_an_initializer_says_how_to_install_it(monkeypatch):
+    """initializer= and options= are converted by the SDK's own functions: without the SDK,
+    one error names the extra to install (everything else compiles without it)."""
+    import sys
+
+    for module in ("kubeflow.trainer.backends.kubernetes",
+                   "kubeflow.trainer.backends.kubernetes.backend"):  # fmt: skip
+        monkeypatch.setitem(sys.modules, module, None)  # what a missing package looks like
+    with pytest.raises(CompileError) as info:
+        compile_notebook(notebook(*nbs.DATA_CACHE))
+    [error] = info.value.errors
+    assert "needs the Kubeflow SDK: pip install 'kale-ext[sdk]'" in error.message
+    assert (error.cell, error.line) == (3, 2)
+    assert compile_notebook(notebook(*nbs.XGBOOST)).settings["runtime"] == "xgboost-distributed"

@@ -363,3 +363,24 @@ class TestCompileProcesses:
         assert errors["ok"] is False and errors["errors"][0]["code"] == "syntax-error"
         config = await api.post("compile", {**PLAIN, "options": {"nodes": 0}})
         assert config.json["errors"][0]["field"] == "nodes"
+
+
+async def test_a_kubeflow_sdk_notebook_previews_with_where_each_setting_came_from(api):
+    """POST compile of an SDK notebook as it is: its train() call is the job; provenance names
+    each setting's cell and line and the options that override it; train_call chooses."""
+    from tests.compile import sdk_notebooks as nbs
+
+    nb = notebook(*nbs.TWO_CALLS)
+    data = (await api.post("compile", {"notebook": nb, "options": {"nodes": 2}})).json
+    assert data["ok"], data["errors"]
+    assert data["function_name"] == "train_patched" and data["nodes"] == 2
+    found = {p["setting"]: p for p in data["provenance"]}
+    assert (found["nodes"]["value"], found["nodes"]["cell"], found["nodes"]["line"]) == (3, 3, 2)
+    assert found["nodes"]["overridden_by"] == ["nodes"]
+    assert found["func_args"]["value"] == {"lr": 0.01} and found["func_args"]["overridden_by"] == []
+    assert any(w["code"] == "train-calls" for w in data["warnings"])
+    first = (await api.post("compile", {"notebook": nb, "options": {"train_call": 1}})).json
+    assert first["ok"] and first["nodes"] == 1
+    bad = await api.post("compile", {"notebook": nb, "options": {"train_call": 0}})
+    [error] = bad.json["errors"]  # a compile's errors are its result (ok: false)
+    assert bad.json["ok"] is False and error["field"] == "train_call", error
