@@ -203,3 +203,20 @@ def test_every_setting_of_the_live_call_becomes_an_option_or_is_refused(case):
     func, options = live_settings(trainer, case.train.get("runtime"), [Name("my-job")])
     assert func is train_fn
     assert options == {**case.options, "name": "my-job"}
+
+
+def test_a_failed_job_waited_for_says_where_it_failed(sdk_shell, tmp_path, monkeypatch):
+    """wait_for_job_status raises a RuntimeError, as the SDK's does, naming the cell and line."""
+    failing = 'def train_fn():\n    settings = {"lr": 0.1}\n    print(settings["label"])\n'
+    train = "job_id = client.train(trainer=CustomTrainer(func=train_fn))"
+    wait = "client.wait_for_job_status(job_id, timeout=120, polling_interval=1)"
+    path = tmp_path / "sdk_train.ipynb"
+    path.write_text(json.dumps(notebook(failing, SDK_CELLS[1], train, wait)))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    for cell in (failing, SDK_CELLS[1], train):
+        assert sdk_shell.run_cell(cell, store_history=True).success, cell
+    error = sdk_shell.run_cell(wait, store_history=True).error_in_exec
+    assert isinstance(error, RuntimeError), error
+    assert str(error).startswith("TrainJob train-fn-")
+    assert " is Failed: node 0, rank 0: cell 1 (" in str(error)
+    assert "line 3: KeyError: 'label'" in str(error)

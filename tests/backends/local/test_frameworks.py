@@ -138,10 +138,11 @@ client.wait_for_job_status(job_id)
 
 
 def test_the_sdk_xgboost_example_trains_on_two_nodes(backend):
-    """XGBoost's tracker binds DMLC_TRACKER_PORT itself (without SO_REUSEADDR): the port is
-    claimed for the job but left unbound (kale_ext/backends/local/ports.py)."""
-    nb = notebook((TRAIN_XGBOOST, ["entrypoint"]), SDK_DRIVER)
-    job = submit(backend, nb, {"runtime": "xgboost-distributed", "nodes": 2})
+    """The notebook as the SDK's users write it (no tag, no option: its train() call names the
+    function, the runtime and the nodes). XGBoost's tracker binds DMLC_TRACKER_PORT itself
+    (without SO_REUSEADDR): the port is claimed for the job but left unbound (ports.py)."""
+    job = submit(backend, notebook(TRAIN_XGBOOST, SDK_DRIVER))
+    assert job.spec.runtime.name == "xgboost-distributed" and job.spec.nodes == 2
     info = backend.wait(job.name, timeout=180, interval=0.1)
     logs = [(line.node, line.text) for line in backend.logs(job.name)]
     assert info.status is Status.COMPLETE, (info.reason, logs[-20:])
