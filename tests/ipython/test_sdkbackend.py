@@ -220,3 +220,29 @@ def test_a_failed_job_waited_for_says_where_it_failed(sdk_shell, tmp_path, monke
     assert str(error).startswith("TrainJob train-fn-")
     assert " is Failed: node 0, rank 0: cell 1 (" in str(error)
     assert "line 3: KeyError: 'label'" in str(error)
+
+
+def test_use_kale_ext_gives_one_client_a_kale_ext_backend_and_off_gives_clients_back(
+    sdk_shell, tmp_path
+):
+    from kubeflow.trainer import LocalProcessBackendConfig, TrainerClient
+    from kubeflow.trainer.backends.localprocess.backend import LocalProcessBackend
+
+    import kale_ext.sdk
+    from kale_ext.backends.local.backend import LocalBackend
+    from kale_ext.ipython.sdkbackend import KaleExtSdkBackend
+
+    made = TrainerClient(LocalProcessBackendConfig())  # under %kale_sdk: kale_ext's already
+    assert isinstance(made.backend, KaleExtSdkBackend)
+    sdk_shell.run_cell("%kale_sdk --off", store_history=True)
+    own = TrainerClient(LocalProcessBackendConfig())
+    assert isinstance(own.backend, LocalProcessBackend)  # the SDK's own again
+    kale_ext.sdk.use_kale_ext(own, LocalBackend(tmp_path / "jobs"))  # the one-liner
+    assert isinstance(own.backend, KaleExtSdkBackend)
+    assert [(r.name, r.trainer.framework) for r in own.list_runtimes()] == [
+        ("torch-distributed", "torch"),
+        ("xgboost-distributed", "xgboost"),
+        ("jax-distributed", "jax"),
+    ]
+    assert own.list_jobs() == []
+    assert isinstance(TrainerClient(LocalProcessBackendConfig()).backend, LocalProcessBackend)
