@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.conftest import notebook
+from tests.harness.kube_fixtures import kube, kubeconfig  # noqa: F401 (fixtures)
 
 TRAIN_FN = """\
 def train_fn(greeting="hello"):
@@ -246,3 +247,48 @@ def test_use_kale_ext_gives_one_client_a_kale_ext_backend_and_off_gives_clients_
     ]
     assert own.list_jobs() == []
     assert isinstance(TrainerClient(LocalProcessBackendConfig()).backend, LocalProcessBackend)
+
+
+def test_on_a_cluster_the_live_call_is_a_valid_trainjob_the_job_calls_see(
+    shell,
+    kube,  # noqa: F811 (the fake cluster's fixture: it validates what it is given)
+    tmp_path,
+    monkeypatch,
+):
+    """use_kale_ext with kale_ext's Kubernetes backend: the TrainJob carries every setting of
+    the live call, and get_job / list_jobs / delete_job see it as the SDK's types."""
+    from kale_ext.backends.kubernetes import KubernetesBackend
+    from kale_ext.ipython.sdkbackend import stop_using_kale_ext, use_kale_ext
+    from tests.harness.crd import validate_trainjob
+
+    train = (
+        "job_id = client.train(trainer=CustomTrainer(func=train_fn, num_nodes=2, "
+        "resources_per_node={'cpu': 2, 'memory': '4Gi'}, env={'TOKEN': 't1'}, "
+        "func_args={'greeting': 'hi'}), runtime='torch-distributed')"
+    )
+    path = tmp_path / "sdk_train.ipynb"
+    path.write_text(json.dumps(notebook(TRAIN_FN, SDK_CELLS[1], train)))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    use_kale_ext(backend=KubernetesBackend(poll_interval=0.002), shell=shell)
+    try:
+        for cell in (TRAIN_FN, SDK_CELLS[1], train):
+            assert shell.run_cell(cell, store_history=True).success, cell
+        name = shell.user_ns["job_id"]
+        stored = kube.get("trainjobs", name)
+        validate_trainjob(stored)
+        trainer = stored["spec"]["trainer"]
+        assert stored["spec"]["runtimeRef"]["name"] == "torch-distributed"
+        assert trainer["numNodes"] == 2
+        assert trainer["resourcesPerNode"]["limits"] == {"cpu": "2", "memory": "4Gi"}
+        assert {"name": "TOKEN", "value": "t1"} in trainer["env"]
+        parts = [*trainer["command"], *trainer.get("args", [])]
+        assert any('"greeting": "hi"' in part for part in parts), parts  # the job's arguments
+        client = shell.user_ns["client"]
+        job = client.get_job(name)
+        assert (type(job).__name__, job.name, job.num_nodes) == ("TrainJob", name, 2)
+        assert job.runtime.name == "torch-distributed"
+        assert [j.name for j in client.list_jobs()] == [name]
+        client.delete_job(name)
+        assert kube.get("trainjobs", name) is None
+    finally:
+        stop_using_kale_ext()
