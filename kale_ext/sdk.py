@@ -249,6 +249,6 @@ def use_kale_ext(client=None, backend=None, notebook=None):
     trainer's function as the job and runs it on kale_ext's ``backend`` (None: local, or the
     cluster, as the defaults choose); its job calls see kale_ext's jobs."""
     _sdk()
-    from .ipython.sdkbackend import use_kale_ext as use
+    from .ipython.sdkmagic import use_kale_ext as use
 
     return use(client, backend, notebook=notebook)

@@ -3,10 +3,10 @@
     %load_ext kale_ext
     %kale_sdk                       # or: kale_ext.sdk.use_kale_ext(client)
 
-From then on (``%kale_sdk --off`` undoes it) every ``TrainerClient`` of this kernel, made before
-or after, has a ``KaleExtSdkBackend``: an implementation of the SDK's own backend interface
-(``kubeflow.trainer.backends.base.RuntimeBackend``) over a kale_ext backend (local processes, or
-Kubernetes). So the notebook runs cell by cell, unedited:
+From then on (``%kale_sdk --off`` undoes it; sdkmagic.py) every ``TrainerClient`` of this
+kernel, made before or after, has a ``KaleExtSdkBackend``: an implementation of the SDK's own
+backend interface (``kubeflow.trainer.backends.base.RuntimeBackend``) over a kale_ext backend
+(local processes, or Kubernetes). So the notebook runs cell by cell, unedited:
 
 - ``client.train(trainer=CustomTrainer(func=f, ...), runtime=...)`` compiles the kernel's
   notebook file with ``f`` as the job (its train() call read as the CLI and the panel read it)
@@ -39,6 +39,8 @@ RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "gpu", "nvidia.com/gpu": "
 STATUS = {"Created": "Created", "Queued": "Created", "Running": "Running",
           "Complete": "Complete", "Failed": "Failed"}  # fmt: skip
 NODE = "node"
+#: train(options=[...]) kinds kale_ext reads from the notebook's call, and the setting each is.
+READ_OPTIONS = {"RuntimePatch": "runtime_patches", "Labels": "labels", "Annotations": "annotations"}
 
 
 class KaleExtSdkError(KaleExtError, RuntimeError):
@@ -104,10 +106,18 @@ class KaleExtSdkBackend:
         path = self._notebook()
         func, wanted = live_settings(trainer, runtime, options)
         job = compile_live(path, func, self._running_cell())
-        if initializer is not None and not (job.settings or {}).get("initializer"):
+        read = job.settings or {}  # what the compile read from the same call in the file
+        given = [type(o).__name__ for o in options or []]
+        unread = [f"initializer={type(initializer).__name__}"] if initializer is not None else []
+        unread = [w for w in unread if not read.get("initializer")] + [
+            kind
+            for kind, setting in READ_OPTIONS.items()
+            if kind in given and not read.get(setting)
+        ]
+        if unread:
             raise KaleExtSdkError(
-                f"train(initializer=...) is not in the train() call of {path.name} this cell "
-                "runs: save the notebook, then call train() again"
+                f"train({', '.join(unread)}) is not in the train() call of {path.name} this "
+                "cell runs: save the notebook, then call train() again"
             )
         place = Place.of(path, base=Path.cwd())
         workspace = self._call(choose, wanted, job.notebook_metadata, place)
@@ -369,54 +379,3 @@ def _call_index(nb, running: str | None) -> int | None:
         f"the cell calling train() is not in {nb.name} as the kernel runs it: save the "
         "notebook, then call train() again"
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# Giving the kernel's TrainerClients a kale_ext backend
-
-_ORIGINAL_INIT = "_kale_ext_original_init"
-
-
-def use_kale_ext(client=None, backend=None, shell=None, notebook=None) -> KaleExtSdkBackend:
-    """Give ``client`` (None: every ``TrainerClient`` of this kernel: those in its namespace,
-    and every one made later) a kale_ext backend: ``backend`` (a kale_ext backend; None: the
-    one the defaults choose, as the magics do). ``notebook``: the notebook file (None: the
-    kernel's own)."""
-    from kubeflow.trainer import TrainerClient
-
-    from ..backends.choose import choose_backend
-    from ..job.defaults import load
-
-    if shell is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-    if backend is None:
-        backend, _ = choose_backend(None, load())
-    sdk_backend = KaleExtSdkBackend(backend, shell, notebook)
-    if client is not None:
-        if not isinstance(client, TrainerClient):
-            raise KaleExtSdkError(f"use_kale_ext: {type(client).__name__} is not a TrainerClient")
-        client.backend = sdk_backend
-        return sdk_backend
-    original = TrainerClient.__dict__.get(_ORIGINAL_INIT, TrainerClient.__init__)
-
-    def __init__(self, backend_config=None):  # noqa: N807 (the SDK's own constructor's name)
-        self.backend = sdk_backend
-
-    setattr(TrainerClient, _ORIGINAL_INIT, original)
-    TrainerClient.__init__ = __init__
-    for value in list((getattr(shell, "user_ns", None) or {}).values()):
-        if isinstance(value, TrainerClient):
-            value.backend = sdk_backend
-    return sdk_backend
-
-
-def stop_using_kale_ext() -> None:
-    """TrainerClients made from now on are the SDK's own again."""
-    from kubeflow.trainer import TrainerClient
-
-    original = TrainerClient.__dict__.get(_ORIGINAL_INIT)
-    if original is not None:
-        TrainerClient.__init__ = original
-        delattr(TrainerClient, _ORIGINAL_INIT)

@@ -97,6 +97,7 @@ class Refused:
     says: str  # in the one-line refusal
     kernel_fn: str = TRAIN_FN  # train_fn as the kernel ran it (another: an unsaved notebook)
     setup: list[str] = field(default_factory=list)  # cells run before it
+    kernel_train: str | None = None  # the train() cell as the kernel ran it (None: as saved)
 
 
 REFUSED = [
@@ -119,6 +120,10 @@ REFUSED = [
             "initializer: the job's initializer (train(initializer=...)) fills its volumes in "
             "initializer jobs, which only a cluster runs",
             setup=["from kubeflow.trainer import HuggingFaceDatasetInitializer, Initializer"]),
+    Refused("train cell edited, not saved", "client.train(trainer=CustomTrainer(func=train_fn))",
+            "the cell calling train() is not in sdk_train.ipynb as the kernel runs it: save the "
+            "notebook",
+            kernel_train="client.train(trainer=CustomTrainer(func=train_fn, num_nodes=2))"),
     Refused("not saved at all", "client.train(trainer=CustomTrainer(func=other_fn))",
             "sdk_train.ipynb has no cell defining `other_fn`: save the notebook",
             kernel_fn=TRAIN_FN + "\n\ndef other_fn():\n    print(1)\n"),
@@ -145,7 +150,7 @@ def test_what_kale_ext_cannot_carry_is_refused_in_one_line(sdk_shell, case, tmp_
     monkeypatch.setenv("JPY_SESSION_NAME", str(path))
     for cell in (case.kernel_fn, *case.setup, client):
         assert sdk_shell.run_cell(cell, store_history=True).success, cell
-    result = sdk_shell.run_cell(case.train, store_history=True)
+    result = sdk_shell.run_cell(case.kernel_train or case.train, store_history=True)
     error = result.error_in_exec
     assert isinstance(error, KaleExtSdkError), error
     assert case.says in str(error)
@@ -258,7 +263,7 @@ def test_on_a_cluster_the_live_call_is_a_valid_trainjob_the_job_calls_see(
     """use_kale_ext with kale_ext's Kubernetes backend: the TrainJob carries every setting of
     the live call, and get_job / list_jobs / delete_job see it as the SDK's types."""
     from kale_ext.backends.kubernetes import KubernetesBackend
-    from kale_ext.ipython.sdkbackend import stop_using_kale_ext, use_kale_ext
+    from kale_ext.ipython.sdkmagic import stop_using_kale_ext, use_kale_ext
     from tests.harness.crd import validate_trainjob
 
     train = (
