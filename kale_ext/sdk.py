@@ -6,6 +6,10 @@ through their own ``TrainerClient``.
     client.train(trainer=trainer)                       # or, in one step:
     train("digits_ddp.ipynb", client=TrainerClient(), nodes=2)
 
+In a notebook written for the SDK, its own ``client.train(...)`` goes through kale_ext with
+``use_kale_ext(client)`` (or ``%kale_sdk``: every TrainerClient of the kernel), unedited
+(kale_ext/ipython/sdkbackend.py).
+
 The SDK ships a function by its source (``inspect.getsource``): its Kubernetes backend writes
 it into an unquoted bash heredoc, where ``$``, backticks and backslashes are rewritten and a
 line ``EOM`` ends the script; its local backend writes a file and passes the arguments
@@ -237,3 +241,14 @@ def _with_torch(packages: list[str] | None) -> list[str]:
             "the SDK's local backend runs the function with torchrun: "
             "install torch here, or name a torch version in the packages",
         ) from None
+
+
+def use_kale_ext(client=None, backend=None, notebook=None):
+    """Give ``client`` (a ``TrainerClient``; None: every one of this kernel, made before or
+    after) a kale_ext backend: its ``train()`` then compiles the kernel's notebook with the
+    trainer's function as the job and runs it on kale_ext's ``backend`` (None: local, or the
+    cluster, as the defaults choose); its job calls see kale_ext's jobs."""
+    _sdk()
+    from .ipython.sdkmagic import use_kale_ext as use
+
+    return use(client, backend, notebook=notebook)

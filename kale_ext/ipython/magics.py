@@ -4,6 +4,8 @@
     %%trainjob --sweep lr=1e-3,1e-2 [--random N] ...   once per point (ipython/sweep.py)
     %kale_submit [--notebook PATH] ...                  the notebook file, by its tags
     %kale_jobs [--status S]   %kale_status NAME   %kale_logs NAME [-f]   %kale_delete NAME
+    %kale_sdk [--backend B]                             the notebook's TrainerClient through
+                                                        kale_ext (ipython/sdkmagic.py)
 
 Every surface takes the same path: compile_notebook → build_job_spec → backend.submit.
 A user error (a bad option, a compile error, a backend's refusal) is shown as a clear message
@@ -430,6 +432,7 @@ def _cell_words(labels: dict[int, str], body: int):
 
 def load_ipython_extension(ipython) -> None:
     """`%load_ext kale_ext`."""
+    from .sdkmagic import SdkMagics
     from .sweep import SweepMagics
 
-    ipython.register_magics(KaleMagics, SweepMagics)
+    ipython.register_magics(KaleMagics, SweepMagics, SdkMagics)

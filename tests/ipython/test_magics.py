@@ -441,6 +441,7 @@ BAD = [
     Bad("job name", "%%trainjob --backend local --dry-run --name Bad_Name\nprint(1)", ("%%trainjob: name: 'Bad_Name' is not a valid job name",)),
     Bad("gpu without a GPU", "%%trainjob --backend local --gpu 1\nprint(1)", ("%%trainjob: gpu: the job asks for 1 nvidia.com/gpu per node, and this machine has no GPU",)),
     Bad("runtime", "%%trainjob --backend local --runtime nope\nprint(1)", ("%%trainjob: runtime: runtime 'nope' not found (available: torch-distributed, xgboost-distributed, jax-distributed)",)),
+    Bad("cluster-only runtime", "%%trainjob --backend local --runtime mlx-distributed\nprint(1)", ("%%trainjob: runtime: runtime 'mlx-distributed' runs only on a cluster: it starts MLX with mpirun over SSH",)),
     Bad("empty cell", "%%trainjob --nodes 2\n", ("%%trainjob is a cell magic, but the cell body is empty",)),
     Bad("blank cell", "%%trainjob\n   \n\n", ("%%trainjob: the cell is empty",)),
     Bad("syntax error", "%%trainjob --backend local\nx = 1\nprint((x)\n", ("%%trainjob: cannot compile: line 3: syntax error", "print((x)")),

@@ -38,13 +38,22 @@ async def test_probe_on_the_local_backend_starts_no_job(api, jobs_dir):
     assert not jobs_dir.exists() or not any(jobs_dir.iterdir())
 
 
-async def test_unknown_runtime_is_a_404(api):
-    r = await api.get("runtimes/deepspeed-distributed/packages")
+@pytest.mark.parametrize(
+    ("runtime", "message"),
+    [
+        ("my-runtime", "runtime 'my-runtime' not found (available: torch-distributed, "
+                       "xgboost-distributed, jax-distributed)"),
+        ("deepspeed-distributed", "runtime 'deepspeed-distributed' runs only on a cluster: it "
+                                  "starts DeepSpeed with mpirun over SSH from a launcher node, "
+                                  "which kale_ext does not do on this machine; submit it to "
+                                  "Kubernetes, or run locally on torch-distributed, "
+                                  "xgboost-distributed, jax-distributed"),
+    ],
+)  # fmt: skip
+async def test_a_runtime_the_local_backend_cannot_run_is_a_404_saying_why(api, runtime, message):
+    r = await api.get(f"runtimes/{runtime}/packages")
     assert r.status == 404, r.text
-    assert r.json["message"] == (
-        "runtime 'deepspeed-distributed' not found (available: torch-distributed, "
-        "xgboost-distributed, jax-distributed)"
-    )
+    assert r.json["message"] == message
     assert r.json["reason"] == "NotFound"
 
 

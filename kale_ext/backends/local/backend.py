@@ -43,7 +43,7 @@ from ..base import (
     split_rank,
 )
 from ..torchrun_report import ReportFolder
-from .frameworks import LOCAL_RUNTIMES
+from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
 from .links import claim, hand_over
@@ -79,6 +79,14 @@ class LocalBackend(Backend):
 
     def list_runtimes(self) -> list[Runtime]:
         return list(LOCAL_RUNTIMES)
+
+    def get_runtime(self, name: str) -> Runtime:
+        """A local runtime; one of the Trainer's that only a cluster runs is refused saying
+        why (frameworks.cluster_only)."""
+        why = cluster_only(name)
+        if why is not None:
+            raise NotFound(why)
+        return super().get_runtime(name)
 
     def runtime_packages(self, name: str) -> dict[str, str]:
         """The local runtime is this Python environment."""
@@ -139,7 +147,16 @@ class LocalBackend(Backend):
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
         if spec.runtime not in LOCAL_RUNTIMES:
             known = ", ".join(r.name for r in LOCAL_RUNTIMES)
-            raise NotFound(f"runtime {spec.runtime.name!r} is not available locally ({known} are)")
+            why = cluster_only(spec.runtime)
+            raise NotFound(why or f"runtime {spec.runtime.name!r} is not available locally "
+                                  f"({known} are)")  # fmt: skip
+        if spec.initializer:
+            raise ConfigError(
+                "initializer",
+                "the job's initializer (train(initializer=...)) fills its volumes in initializer "
+                "jobs, which only a cluster runs: submit it to Kubernetes, or leave it out to run "
+                "here",
+            )
         torch = importlib.util.find_spec("torch") is not None
         if not torch and spec.procs_per_node > 1:
             raise ConfigError(

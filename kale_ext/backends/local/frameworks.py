@@ -1,7 +1,9 @@
 """The runtimes the Local backend offers, and the framework environment each node gets: the
 torch plugin's ``PET_*`` for torch-distributed, the xgboost and jax plugins' own variables
 (kale_ext/job/framework_env.py) for theirs, as a cluster gives them, with node 0 at 127.0.0.1
-and the job's rendezvous port as the trainer port."""
+and the job's rendezvous port as the trainer port. The Trainer's other runtimes compile as any
+other (for a cluster) but are refused here before anything starts, in one sentence naming the
+runtime and why (``cluster_only``)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,35 @@ LOCAL_RUNTIMES: tuple[Runtime, ...] = (
 )
 
 HOST = "127.0.0.1"
+
+MPI = "starts {what} with mpirun over SSH from a launcher node"
+INITIALIZERS = "first fills its volumes in initializer jobs ({jobs})"
+#: The Trainer v2.3 runtimes (manifests/base/runtimes) a local run cannot give what they need:
+#: a name prefix or suffix, and why.
+CLUSTER_ONLY: tuple[tuple[str, str], ...] = (
+    ("deepspeed-", MPI.format(what="DeepSpeed")),
+    ("mlx-", MPI.format(what="MLX")),
+    ("torchtune-", INITIALIZERS.format(jobs="the model and dataset downloads")),
+    ("-with-cache", "streams its dataset from the data cache the cluster runs beside it"),
+)
+
+
+def cluster_only(runtime: Runtime | str) -> str | None:
+    """Why ``runtime`` (a name, or a runtime with its shape) runs only on a cluster, in one
+    sentence naming it; None when nothing says so."""
+    name = runtime if isinstance(runtime, str) else runtime.name
+    why = next((w for k, w in CLUSTER_ONLY if name.startswith(k) or name.endswith(k)), None)
+    if isinstance(runtime, Runtime) and why is None:
+        initializers = [j for j in runtime.replicated_jobs if j.endswith("initializer")]
+        if initializers:  # (an MPI runtime is refused by the JobSpec itself, everywhere)
+            why = INITIALIZERS.format(jobs=", ".join(initializers))
+    if why is None:
+        return None
+    local = ", ".join(r.name for r in LOCAL_RUNTIMES)
+    return (
+        f"runtime {name!r} runs only on a cluster: it {why}, which kale_ext does not do on this "
+        f"machine; submit it to Kubernetes, or run locally on {local}"
+    )
 
 
 def framework_env(record: dict, node: int, port: int) -> dict[str, str]:

@@ -1,33 +1,12 @@
-"""Processes and ports of local jobs: a rendezvous port held for a job's whole life, liveness
-that knows zombies, process trees from /proc, and kills that tolerate processes already gone."""
+"""Processes of local jobs: liveness that knows zombies, process trees from /proc, and kills
+that tolerate processes already gone (a job's rendezvous port: ports.py)."""
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import time
 from pathlib import Path
-
-
-def reserve_port() -> socket.socket:
-    """A socket holding a port the OS picked, for a job's rendezvous (PET_MASTER_PORT).
-
-    Picking a free port and releasing it before torchrun binds it races: in the seconds torchrun
-    takes to start, another job (or any `bind(0)` or outgoing connection) may take the port, and
-    node 0 fails with "address already in use". Instead the port stays bound, not listening, for
-    as long as the socket is open. SO_REUSEADDR is set only after the bind, so the OS never hands
-    this port to another `bind(0)` or outgoing connection, and a plain bind to it fails; a
-    listener that sets SO_REUSEADDR itself, as torch's TCPStore does, can still bind and listen.
-    """
-    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        holder.bind(("0.0.0.0", 0))  # every IPv4 address: the TCPStore listens on all of them
-        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    except OSError:
-        holder.close()
-        raise
-    return holder
 
 
 def _stat(pid: int | str) -> list[str] | None:

@@ -4,7 +4,8 @@ environment the Trainer torch plugin gives a node; records every state change in
     python -m kale_ext.backends.local.supervisor JOB_DIR
 
 It runs detached from the Jupyter server (its own session), so a job outlives a server restart.
-It holds the job's rendezvous port for the job's whole life (see processes.reserve_port).
+It claims the job's rendezvous port for the job's whole life, unbound, so the framework's own
+listener (torch's TCPStore, XGBoost's RabitTracker) binds it (see ports.py).
 When a node fails, the other nodes are stopped: no orphans are left behind. When the
 supervisor itself is killed, the nodes end with it (lifetime.py).
 """
@@ -25,13 +26,14 @@ from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
-from ..base import Failure, Status
+from ..base import BackendError, Failure, Status
 from .failures import local_failure, node_env
 from .frameworks import framework_env
 from .installs import InstallError, prepare
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
-from .processes import descendants, kill, kill_group, reserve_port, start_time
+from .ports import claim_port
+from .processes import descendants, kill, kill_group, start_time
 from .queue import Need, leave, wait_turn
 from .resources import MemoryWatch, chain, node_settings
 from .volumes import free_mounts, make_mounts
@@ -168,8 +170,12 @@ def run(job_dir: Path) -> int:
         signal.signal(signal.SIGTERM, stop)
     except (InstallError, Cancelled) as e:
         return not_started(job_dir, str(e) if isinstance(e, InstallError) else "cancelled")
-    with reserve_port() as holder:
-        port = holder.getsockname()[1]
+    try:
+        claim = claim_port()
+    except BackendError as e:
+        return not_started(job_dir, str(e))
+    with claim:
+        port = claim.port
         procs = start_nodes(job_dir, record, port, packages)
         nodes = {p.pid: start_time(p.pid) for p in procs}
         remember(job_dir, nodes)

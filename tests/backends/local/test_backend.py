@@ -198,8 +198,8 @@ def test_gpu_request_runs_on_cpu_when_allowed(tmp_path):
 
 
 def test_unknown_runtime_and_job(backend):
-    with pytest.raises(ConfigError, match="runtime: runtime 'deepspeed-distributed' not found"):
-        submit(backend, notebook(*RANKS), {"runtime": "deepspeed-distributed"})
+    with pytest.raises(ConfigError, match="runtime: runtime 'my-runtime' not found"):
+        submit(backend, notebook(*RANKS), {"runtime": "my-runtime"})
     with pytest.raises(NotFound):
         backend.get_job("nope")
     with pytest.raises(NotFound):

@@ -1,12 +1,9 @@
-"""Processes and ports of local jobs, with real processes and sockets."""
+"""Processes of local jobs, with real processes."""
 
 from __future__ import annotations
 
-import datetime
-import errno
 import os
 import signal
-import socket
 import subprocess
 import sys
 
@@ -17,7 +14,6 @@ from kale_ext.backends.local.processes import (
     descendants,
     kill,
     kill_group,
-    reserve_port,
     start_time,
     terminate,
 )
@@ -37,23 +33,6 @@ def python(code: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, **kwargs
     )
-
-
-def test_a_reserved_port_is_held_from_others_but_open_to_the_rendezvous():
-    from torch.distributed import TCPStore
-
-    with reserve_port() as holder, reserve_port() as other:
-        port = holder.getsockname()[1]
-        assert other.getsockname()[1] != port
-        with socket.socket() as thief, pytest.raises(OSError) as info:
-            thief.bind(("127.0.0.1", port))
-        assert info.value.errno == errno.EADDRINUSE
-        timeout = datetime.timedelta(seconds=30)
-        # node 0's torchrun listens on the port (setting SO_REUSEADDR); the others connect
-        server = TCPStore("127.0.0.1", port, 2, True, timeout, wait_for_workers=False)
-        client = TCPStore("127.0.0.1", port, 2, False, timeout)
-        client.set("rank1", "ready")
-        assert server.get("rank1") == b"ready"
 
 
 def test_alive_knows_running_exited_and_zombie_processes():

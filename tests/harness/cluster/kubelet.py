@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kale_ext.backends.local.processes import reserve_port
+from kale_ext.backends.local.ports import claim_port
 from tests.harness.cluster.objects import now, within
 from tests.harness.cluster.podlogs import Log
 from tests.harness.cluster.scheduler import place
@@ -325,8 +325,8 @@ class Kubelet:
             p["containerPort"] for c in pod["spec"]["containers"] for p in c.get("ports") or []
         ):
             if port not in held:
-                held[port] = reserve_port()
-        ports = {str(p): str(s.getsockname()[1]) for p, s in held.items()}
+                held[port] = claim_port()  # free for the pod's own listener to bind
+        ports = {str(p): str(claim.port) for p, claim in held.items()}
         suffixes = (f".{subdomain}", f".{subdomain}.{ns}", f".{subdomain}.{ns}.svc",
                     f".{subdomain}.{ns}.svc.cluster.local")  # fmt: skip
 
