@@ -286,6 +286,19 @@ export function sweepSettings(sweep: ISweepForm): Kale.ISweepSettings {
 }
 
 /**
+ * The body of `POST sweeps` for a job request and the form's sweep: the
+ * options as they are, every parameter set in the form among them (the
+ * server applies those not swept to every trial) and the name the preview
+ * showed (the sweep's name; its trials are `<name>-<number>`).
+ */
+export function sweepRequest(
+  body: Kale.JobRequest,
+  sweep: ISweepForm
+): Kale.SweepRequest {
+  return { ...body, sweep: sweepSettings(sweep) };
+}
+
+/**
  * The sweep as the notebook's `metadata.kale_ext.sweep` keeps it (the
  * shape of `POST sweeps`' `sweep`, each spec as typed; counts only once
  * they are whole numbers), or null when nothing differs from a new form.
