@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +90,8 @@ def load(backend, name: str, notebook_sha256: str | None) -> Snapshot:
         )  # fmt: skip
     return Snapshot(notebook, record.get("options") or {}, record.get("notebook_path"),
                     record.get("folder"), record["notebook_sha256"])  # fmt: skip
+
+
+def forget(backend, name: str) -> None:
+    """Remove job ``name``'s snapshot (the job is deleted)."""
+    shutil.rmtree(root(backend) / name, ignore_errors=True)

@@ -108,6 +108,10 @@ def test_a_job_whose_snapshot_was_not_kept_here_cannot_be_rerun(jobs_env):
     out = cli("rerun", "first", "--backend", "local")
     assert out.returncode == 1
     assert out.stderr.startswith("error: job first cannot be rerun from here: no snapshot")
+    assert cli("run", path, "--backend", "local", "--name", "second").returncode == 0
+    assert (jobs_env / "jobs" / ".submitted" / "second").is_dir()
+    assert cli("delete", "second", "--backend", "local").returncode == 0
+    assert not (jobs_env / "jobs" / ".submitted" / "second").exists()  # gone with its job
 
 
 SLOW = notebook(

@@ -47,6 +47,7 @@ from ..base import (
     NotFound,
     Submitted,
 )
+from ..snapshots import forget
 from ..torchrun_report import fold_by_node
 from . import workspace
 from .config import (
@@ -363,6 +364,7 @@ class KubernetesBackend(Cluster, Backend):
         try:
             kept = self.outputs(name)
             self._delete_trainjob(f"delete TrainJob {self.namespace}/{name}", name)
+            forget(self, name)  # its notebook snapshot, kept for a rerun
         except NotFound as e:
             raise NotFound(
                 f"job {name} does not exist in namespace {self.namespace}: it was already "
