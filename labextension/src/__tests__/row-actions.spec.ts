@@ -81,6 +81,30 @@ describe('a sweep from the panel', () => {
   });
 });
 
+describe('a sweep name too long for its trials', () => {
+  let ctx: Ctx;
+  afterEach(() => ctx?.state.dispose());
+
+  it('is refused at the name field, never changed behind the preview', async () => {
+    ctx = setup();
+    const { state, service } = ctx;
+    const long = 'a-notebook-with-a-rather-long-name-abcde'; // 39 characters
+    service.compile.mockImplementation(async (body: Kale.JobRequest) =>
+      compileResult({
+        parameters: { epochs: 6, lr: 0.1 },
+        job_name: body.options?.name ?? long
+      })
+    );
+    await compiled(ctx);
+    state.updateSweep({ params: { lr: '1e-3, 1e-2' } });
+    const error = state.fieldErrors.find(e => e.field === 'name');
+    expect(error?.message).toContain("a sweep's name is at most 36 characters");
+    expect(state.submitBlocker).toBe('Fix the highlighted fields first');
+    state.updateForm({ name: 'short-sweep' });
+    expect(state.fieldErrors.find(e => e.field === 'name')).toBeUndefined();
+  });
+});
+
 describe('a job row', () => {
   let ctx: Ctx;
   afterEach(() => ctx?.state.dispose());

@@ -203,16 +203,25 @@ function count(text: string, most: number): string {
 /**
  * The sweep's problems, by field (`sweep.lr`, `sweep.trials`, ...): each
  * swept parameter read by its default's type, the settings by the server's
- * rules. Nothing when no parameter sweeps.
+ * rules, and the `name` the sweep would run under (typed, or the one the
+ * preview shows). Nothing when no parameter sweeps.
  */
 export function validateSweep(
   sweep: ISweepForm,
-  defaults: { [name: string]: JSONValue } | undefined
+  defaults: { [name: string]: JSONValue } | undefined,
+  name?: string | null
 ): { field: string; message: string }[] {
   if (!isSweeping(sweep)) {
     return [];
   }
   const errors: { field: string; message: string }[] = [];
+  if (name && name.length > SWEEP.max_name) {
+    // the name shown is the sweep's: refused here, never changed behind it
+    errors.push({
+      field: 'name',
+      message: `a sweep's name is at most ${SWEEP.max_name} characters (its trials are ${name}-0, -1, ...): type a shorter one`
+    });
+  }
   let combos = 1;
   for (const [name, text] of Object.entries(sweep.params)) {
     const parsed = parseDimension(text, defaults?.[name]);

@@ -438,7 +438,11 @@ export class PanelState extends VDomModel {
     this.fieldErrors = formErrors(
       [
         ...validateForm(this.form, this.context),
-        ...validateSweep(this.sweep, this.compile?.parameters)
+        ...validateSweep(
+          this.sweep,
+          this.compile?.parameters,
+          this.form.name.trim() || this._name.name
+        )
       ],
       this.compile,
       this.form
