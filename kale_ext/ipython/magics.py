@@ -181,7 +181,9 @@ class KaleMagics(Magics):
             options = self._options(args)
             workspace, place = self._workspace(options, {}, None)
             job, labels, body, nb = self._compile_cell(cell, workspace)
-            kept = _snapshot(nb)  # what a rerun runs
+            from ..backends.snapshots import snapshot_of
+
+            kept = snapshot_of(nb)  # what a rerun runs
             return self._run(job, options, args, job.notebook, labels, body, workspace, place, kept)
 
     @staticmethod
@@ -388,14 +390,6 @@ for _magic, _parser in (
     (KaleMagics.kale_delete, DELETE),
 ):
     _magic.__doc__ = _parser.format_help()
-
-
-def _snapshot(nb) -> bytes:
-    import json
-
-    from ..backends.snapshots import nbformat_of
-
-    return json.dumps(nbformat_of(nb)).encode()
 
 
 def _describe_cell_diagnostic(d, labels: dict[int, str], body: int, kernel_names=()) -> str:

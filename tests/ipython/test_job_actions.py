@@ -58,3 +58,16 @@ def test_bad_rerun_and_stop_lines_are_one_message(ip, capsys):  # noqa: F811
     for line, says in cases:
         assert usage_error(ip, capsys, line) == says
     assert "expects NAME=VALUE" in usage_error(ip, capsys, "%kale_rerun x --param lr")
+
+
+def test_kale_rerun_of_a_cell_job_runs_that_cell_again(ip, tmp_path):  # noqa: F811
+    run(ip, "epochs = 3\n")
+    first = run(ip, '%%trainjob --backend local --name cell-one\nprint(f"epochs {epochs}")')
+    assert finished(first) == "Complete"
+    run(ip, "epochs = 9\n")  # the kernel now holds another value: the rerun is the job's
+    again = run(ip, "%kale_rerun cell-one --name cell-two --backend local")
+    assert finished(again) == "Complete"
+    assert _texts(LocalBackend(tmp_path / "jobs"), "cell-two") == ["epochs 3"]
+    third = run(ip, "%kale_rerun cell-one --name cell-three --param epochs=5 --backend local")
+    assert finished(third) == "Complete"
+    assert _texts(LocalBackend(tmp_path / "jobs"), "cell-three") == ["epochs 5"]
