@@ -3,11 +3,11 @@ summary, and a log line (the CLI prints them, the magics return them)."""
 
 from __future__ import annotations
 
-from .backends.base import Failure, JobInfo, JobOutputs, LogLine, Status
+from .backends.base import STOPPED_TEXT, Failure, JobInfo, JobOutputs, LogLine, Status
 
 JOB_COLUMNS = ("NAME", "STATUS", "NODES", "CREATED", "REASON")
 #: What `kale-ext jobs --status` filters by: a backend's statuses, and `stalled` (running, quiet).
-STATUSES = (*(s.value.lower() for s in Status), "stalled")
+STATUSES = (*(s.value.lower() for s in Status), "stalled", STOPPED_TEXT.lower())
 
 
 def job_rows(jobs: list[JobInfo]) -> list[tuple[str, ...]]:
@@ -22,7 +22,9 @@ def select_jobs(jobs: list[JobInfo], status: str | None) -> list[JobInfo]:
         return jobs
     if status == "stalled":
         return [j for j in jobs if j.status is Status.RUNNING and j.stalled_after is not None]
-    return [j for j in jobs if j.status.value.lower() == status]
+    stopped = STOPPED_TEXT.lower()  # someone stopped it: not among the failed
+    return [j for j in jobs if (stopped if j.status_text == STOPPED_TEXT else
+                                j.status.value.lower()) == status]  # fmt: skip
 
 
 def failure_lines(failure: Failure, tail: bool = True) -> list[str]:

@@ -88,6 +88,14 @@ class Failure:
 SWEEP_LABEL = SWEEP_ANNOTATION = SWEEP
 STOPPED_EARLY = "stopped early"
 CANCELLED_WITH_SWEEP = "cancelled with its sweep"
+#: A job someone stopped (kale-ext stop, the panel's Stop): kept, its reason `stopped by WHO at
+#: WHEN`, reading STOPPED_TEXT in every view.
+STOPPED_BY, STOPPED_TEXT = "stopped by", "Stopped"
+
+
+def stopped_reason(who: str, when: str) -> str:
+    """`stopped by alice at 2026-11-27T10:00:00Z`: the reason of a job someone stopped."""
+    return f"{STOPPED_BY} {who} at {when}"
 
 
 def stall_text(seconds: float) -> str:
@@ -128,6 +136,8 @@ class JobInfo:
             return "Stopped early"
         if self.status is Status.FAILED and (self.reason or "").startswith(CANCELLED_WITH_SWEEP):
             return "Cancelled"
+        if self.status is Status.FAILED and (self.reason or "").startswith(STOPPED_BY):
+            return STOPPED_TEXT
         if self.status is Status.QUEUED and self.reason:  # `Queued (waiting for 4 CPUs, ...)`
             return f"{self.status.value} ({self.reason})"
         return self.status.value

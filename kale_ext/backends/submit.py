@@ -13,6 +13,7 @@ from ..job.runtimes import Runtime
 from ..job.spec import JobSpec, build_job_spec, runtime_name, train_call_choice
 from ..job.workspace import Place, Workspace, choose, modules_beside
 from .base import Backend
+from .snapshots import save, snapshot_of
 from .tracking import start_run
 
 AUTO = "auto"  # the workspace: chosen from the options and where the notebook lives
@@ -164,11 +165,14 @@ def submit(
     place: Place | None = None,
     workspace: Workspace | None | str = AUTO,
     parent_run: str | None = None,
+    snapshot: bytes | None = None,
 ) -> Submission:
     """Compile (unless given a CompiledJob), resolve, submit. ``notebook``: a path, a Notebook,
     nbformat JSON or a CompiledJob. ``place``: where the notebook lives (default: a path's
     folder); ``workspace``: the files it ships (default: chosen by the options and the place;
-    see prepare). With tracking on, the job is an MLflow run (a child of ``parent_run``)."""
+    see prepare). With tracking on, the job is an MLflow run (a child of ``parent_run``).
+    The notebook as submitted (``snapshot``, else ``notebook`` unless compiled already) and
+    the options are kept for a rerun (snapshots.py)."""
     place = place or place_of(notebook)
     job, workspace = _prepared(notebook, options, place, workspace)
     spec = resolve_spec(backend, job, options, defaults, workspace, place)
@@ -181,4 +185,10 @@ def submit(
         raise
     warnings = [str(w) for w in job.warnings] + spec.warnings + list(submitted.warnings)
     warnings += tracked.warnings
+    kept = snapshot if snapshot is not None else snapshot_of(notebook)
+    if kept is not None:
+        try:
+            save(backend, submitted.name, kept, spec, path)
+        except OSError as e:
+            warnings.append(f"it cannot be rerun: its notebook could not be kept ({e})")
     return Submission(submitted.name, backend.name, spec, warnings)

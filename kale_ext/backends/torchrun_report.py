@@ -63,6 +63,14 @@ MAX_LINES = 2000
 _STORE_WARNING = re.compile(r"\[W\d{4} [\d:.]+ TCPStore\.cpp:\d+\] \[c10d\] ")
 _STORE_STACK = re.compile(r"Exception raised from |frame #\d+: |<omitting python frames>$|$")
 _BARRIER = re.compile(r"(E\d{4} [\d:.]+ \d+ \S+\]) Error waiting on exit barrier")
+#: A stop: the agent's SIGTERM (or SIGINT...), its workers told to close, its SignalException.
+_AGENT = r"[WIE]\d{4} [\d:.]+ \d+ \S+\] "
+_DEATH = re.compile(_AGENT + r"Received (\d+) death signal, shutting down workers")
+_CLOSING = re.compile(_AGENT + r"Sending process \d+ closing signal ")
+SIGNAL_EXCEPTION = "torch.distributed.elastic.multiprocessing.api.SignalException:"
+#: Lines let through while the agent's stop is held, at most (then it is shown as it is).
+MAX_PASSED = 200
+_SIGNAL = re.compile(re.escape(SIGNAL_EXCEPTION) + r" Process \d+ got signal: (\d+)")
 
 
 @dataclass(frozen=True)
@@ -181,15 +189,22 @@ class ReportFolder:
         self.held: list[LogLine] = []
         self.borders = -1  # -1: in a traceback, not (yet) a report
         self.barrier: str | None = None  # "": the store's warning; else the barrier's prefix
+        self.stopping = False  # in the lines of the agent's stop (a death signal)
+        self.passed = 0  # other lines let through meanwhile
 
     def feed(self, line: LogLine) -> list[LogLine]:
         text = line.text
         if self.barrier is not None:
             return self._feed_barrier(line)
+        if self.stopping:
+            return self._feed_stop(line)
         if not self.held:
             if line.rank is None and (_STORE_WARNING.match(text) or _BARRIER.match(text)):
                 self.barrier = ""
                 return self._feed_barrier(line)
+            if _DEATH.match(text):
+                self.held, self.stopping, self.passed = [line], True, 0
+                return []
             if text == _TRACEBACK or text.startswith(CHILD_FAILED):
                 self.held, self.borders = [line], (0 if text.startswith(CHILD_FAILED) else -1)
                 return []
@@ -198,6 +213,8 @@ class ReportFolder:
         if self.borders < 0:
             if text.startswith(CHILD_FAILED):
                 self.borders = 0
+            elif text.startswith(SIGNAL_EXCEPTION):
+                return [self._stopped()]
             elif not text.startswith(" ") and text != _TRACEBACK:
                 return self.flush()  # someone else's traceback: as it is
         else:
@@ -224,10 +241,33 @@ class ReportFolder:
         self.held.append(line)
         return self.flush() if len(self.held) > MAX_LINES else []
 
+    def _feed_stop(self, line: LogLine) -> list[LogLine]:
+        """The agent's stop: its workers told to close, then its SignalException traceback."""
+        text = line.text
+        if text.startswith(SIGNAL_EXCEPTION):
+            self.held.append(line)
+            return [self._stopped()]
+        traceback = self.held[-1].text == _TRACEBACK or self.held[-1].text.startswith(" ")
+        if _CLOSING.match(text) or text == _TRACEBACK or (traceback and text.startswith(" ")):
+            self.held.append(line)
+            return self.flush() if len(self.held) > MAX_LINES else []
+        self.passed += 1  # a worker's last words while it stops: they go on
+        if traceback or line.rank is None or self.passed > MAX_PASSED:
+            return self.flush() + self.feed(line)  # no SignalException followed: as it was
+        return [line]
+
+    def _stopped(self) -> LogLine:
+        """torchrun stopped by a signal (a stop, a cancel, a delete), in one line."""
+        held, self.held, self.stopping = self.held, [], False
+        found = _SIGNAL.match(held[-1].text) or _DEATH.match(held[0].text)
+        how = signal_name(int(found.group(1))) if found else "a signal"
+        text = f"torchrun: node {self.node} was stopped ({how}); its workers were stopped with it"
+        return replace(held[-1], text=text, rank=None)
+
     def flush(self) -> list[LogLine]:
         """What is held: a failed exit barrier in one line, anything else as it is (the log
         ended there, or it was no report)."""
-        out, self.held = self.held, []
+        out, self.held, self.stopping = self.held, [], False
         prefix, self.barrier = self.barrier, None
         if prefix and out:
             last = out[-1].text[len(prefix) :].strip()

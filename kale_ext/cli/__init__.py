@@ -16,6 +16,8 @@ EXAMPLES = """examples:
   kale-ext jobs --status failed
   kale-ext status digits-ddp-x1y2z
   kale-ext logs digits-ddp-x1y2z -f --node 1
+  kale-ext stop digits-ddp-x1y2z
+  kale-ext rerun digits-ddp-x1y2z --param epochs=4
   kale-ext delete digits-ddp-x1y2z
   kale-ext diff digits-ddp-x1y2z digits-ddp-a3b4c
   kale-ext sweep nb.ipynb --param lr=1e-3,1e-2 --param batch=32,64 --parallel 2
@@ -28,7 +30,7 @@ the same as the JupyterLab panel's: see `kale-ext defaults`.
 
 def _parser() -> tuple[argparse.ArgumentParser, dict]:
     """The parser of every command, and each command's handler by name."""
-    from . import diff, jobs, run, settings, sweep
+    from . import actions, diff, jobs, run, settings, sweep
 
     parser = argparse.ArgumentParser(
         prog="kale-ext",
@@ -40,6 +42,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict]:
     commands = {
         **run.register(sub, EXAMPLES),
         **jobs.register(sub),
+        **actions.register(sub),
         **settings.register(sub),
         **sweep.register(sub),
         **diff.register(sub),

@@ -17,7 +17,7 @@ def register(sub) -> dict:
         "--status",
         type=str.lower,
         help="only jobs in this status: created, queued, running, stalled (running without "
-        "output for the defaults' stall_seconds), complete or failed",
+        "output for the defaults' stall_seconds), complete, failed or stopped",
     )
     j.add_argument("--sweep", metavar="SWEEP", help="only the trials of this sweep")
     st = sub.add_parser("status", help="one job's status; for a failed job, where and why")

@@ -143,7 +143,7 @@ def _sweeps(args) -> int:
     def table(rows):
         for r in rows:
             best = f"best {r['best']}" if r["best"] else ""
-            print(f"{r['name']:<38}  {r['status']:<11}  {len(r['trials']):>3} trials  {best}")
+            print(f"{r['name']:<38}  {r['status']:<11}  {r['tally']}  {best}".rstrip())
 
     emit(args, rows, table)
     return 0

@@ -6,6 +6,7 @@
     %kale_jobs [--status S]   %kale_status NAME   %kale_logs NAME [-f]   %kale_delete NAME
     %kale_sdk [--backend B]                             the notebook's TrainerClient through
                                                         kale_ext (ipython/sdkmagic.py)
+    %kale_stop NAME   %kale_rerun NAME [--name N] [--param k=v]      (ipython/job_actions.py)
 
 Every surface takes the same path: compile_notebook → build_job_spec → backend.submit.
 A user error (a bad option, a compile error, a backend's refusal) is shown as a clear message
@@ -53,7 +54,7 @@ def _identifier(text: str) -> str:
     return text
 
 
-def _add_backend(p: argparse.ArgumentParser) -> None:
+def add_backend_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",
         choices=("local", "kubernetes"),
@@ -72,7 +73,7 @@ def _job_parser(prog: str, description: str) -> MagicArgumentParser:
         metavar="VAR",
         help="a DistributedConfig variable of the kernel, laid over the other settings",
     )
-    _add_backend(p)
+    add_backend_flag(p)
     p.add_argument(
         "--dry-run", action="store_true", help="show the function and the TrainJob, submit nothing"
     )
@@ -99,12 +100,12 @@ JOBS.add_argument(
     choices=STATUSES,
     help="only jobs in this status (stalled: running without output for a while)",
 )
-_add_backend(JOBS)
+add_backend_flag(JOBS)
 STATUS = MagicArgumentParser(
     prog="%kale_status", description="One job's status; for a failed job, where and why."
 )
 STATUS.add_argument("name")
-_add_backend(STATUS)
+add_backend_flag(STATUS)
 LOGS = MagicArgumentParser(
     prog="%kale_logs", description="Print a job's logs (all nodes, rank-prefixed)."
 )
@@ -114,14 +115,14 @@ LOGS.add_argument(
 )
 LOGS.add_argument("--node", type=_count(0), help="only this node")
 LOGS.add_argument("--tail", type=_count(0), help="only the last N lines of each node")
-_add_backend(LOGS)
+add_backend_flag(LOGS)
 DELETE = MagicArgumentParser(prog="%kale_delete", description="Stop and delete a job.")
 DELETE.add_argument("name")
 DELETE.add_argument("--outputs", action="store_true", help="delete its outputs too")
-_add_backend(DELETE)
+add_backend_flag(DELETE)
 
 
-def _parse(parser: MagicArgumentParser, line: str):
+def parse_line(parser: MagicArgumentParser, line: str):
     try:
         return parser.parse_args(shlex.split(line))  # quotes as in a shell, like the CLI's
     except ValueError as e:  # shlex: an unclosed quote
@@ -131,7 +132,7 @@ def _parse(parser: MagicArgumentParser, line: str):
 
 
 @contextlib.contextmanager
-def _user_errors(prog: str):
+def user_errors(prog: str):
     """Turn kale_ext's errors into one clear message (UsageError: no traceback)."""
     try:
         yield
@@ -169,20 +170,23 @@ class KaleMagics(Magics):
 
     @cell_magic
     def trainjob(self, line: str, cell: str):
-        args = _parse(TRAINJOB, line)
+        args = parse_line(TRAINJOB, line)
         if not cell or not cell.strip():
             raise UsageError(
                 "%%trainjob: the cell is empty: write the training code below the %%trainjob line"
             )
-        with _user_errors("%%trainjob"):
+        with user_errors("%%trainjob"):
             if sweeping(args):
                 from .sweep import start_sweep
 
                 return start_sweep(self, args, cell)
             options = self._options(args)
             workspace, place = self._workspace(options, {}, None)
-            job, labels, body, _ = self._compile_cell(cell, workspace)
-            return self._run(job, options, args, job.notebook, labels, body, workspace, place)
+            job, labels, body, nb = self._compile_cell(cell, workspace)
+            from ..backends.snapshots import snapshot_of
+
+            kept = snapshot_of(nb)  # what a rerun runs
+            return self._run(job, options, args, job.notebook, labels, body, workspace, place, kept)
 
     @staticmethod
     def _workspace(options: dict, metadata, path):
@@ -252,8 +256,8 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_submit(self, line: str):
-        args = _parse(SUBMIT, line)
-        with _user_errors("%kale_submit"):
+        args = parse_line(SUBMIT, line)
+        with user_errors("%kale_submit"):
             from ..compile.compiler import compile_notebook
             from ..compile.notebook import read_notebook
             from ..job.workspace import modules_beside
@@ -266,7 +270,8 @@ class KaleMagics(Magics):
             workspace, place = self._workspace(options, meta, path)
             local = workspace.modules if workspace is not None else modules_beside(path.parent)
             job = compile_notebook(notebook, local_modules=local)
-            return self._run(job, options, args, path.name, None, None, workspace, place)
+            kept = path.read_bytes()  # what a rerun runs
+            return self._run(job, options, args, path.name, None, None, workspace, place, kept)
 
     # -- shared: options, backend, submit --
 
@@ -309,8 +314,9 @@ class KaleMagics(Magics):
         return backend
 
     def _run(
-        self, job, options: dict, args, notebook: str, labels, body, workspace=None, place=None
-    ):
+        self, job, options: dict, args, notebook: str, labels, body, workspace=None, place=None,
+        snapshot: bytes | None = None,
+    ):  # fmt: skip
         from ..backends.submit import preview, submit
         from ..job.defaults import load
 
@@ -324,7 +330,7 @@ class KaleMagics(Magics):
             shown = preview(backend, job, options, defaults, notebook, **where)
             return DryRun(shown, warnings=compile_warnings + shown.spec.warnings)
         where = {"place": place, "workspace": workspace}
-        submitted = submit(backend, job, options, defaults, notebook, **where)
+        submitted = submit(backend, job, options, defaults, notebook, **where, snapshot=snapshot)
         for w in compile_warnings + submitted.warnings[len(job.warnings) :]:
             print(f"warning: {w}", file=sys.stderr)
         from .widgets import JobMonitor
@@ -343,24 +349,24 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_jobs(self, line: str):
-        args = _parse(JOBS, line)
+        args = parse_line(JOBS, line)
         from ..display import select_jobs
 
-        with _user_errors("%kale_jobs"):
+        with user_errors("%kale_jobs"):
             return JobTable(select_jobs(self._backend(args).list_jobs(), args.status))
 
     @line_magic
     def kale_status(self, line: str):
-        args = _parse(STATUS, line)
-        with _user_errors("%kale_status"):
+        args = parse_line(STATUS, line)
+        with user_errors("%kale_status"):
             return JobStatus(self._backend(args).get_job(args.name))
 
     @line_magic
     def kale_logs(self, line: str):
-        args = _parse(LOGS, line)
+        args = parse_line(LOGS, line)
         from ..display import log_text
 
-        with _user_errors("%kale_logs"):
+        with user_errors("%kale_logs"):
             backend = self._backend(args)
             lines = backend.logs(args.name, node=args.node, follow=args.follow, tail=args.tail)
             try:
@@ -371,8 +377,8 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_delete(self, line: str):
-        args = _parse(DELETE, line)
-        with _user_errors("%kale_delete"):
+        args = parse_line(DELETE, line)
+        with user_errors("%kale_delete"):
             note = self._backend(args).delete(args.name, outputs=args.outputs)
         print(f"deleted {args.name}" + (f"; {note}" if note else ""))
 
@@ -432,7 +438,8 @@ def _cell_words(labels: dict[int, str], body: int):
 
 def load_ipython_extension(ipython) -> None:
     """`%load_ext kale_ext`."""
+    from .job_actions import JobActionMagics
     from .sdkmagic import SdkMagics
     from .sweep import SweepMagics
 
-    ipython.register_magics(KaleMagics, SweepMagics, SdkMagics)
+    ipython.register_magics(KaleMagics, SweepMagics, SdkMagics, JobActionMagics)

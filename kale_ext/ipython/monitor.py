@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..backends.base import Failure, JobInfo, LogLine, Status
+from ..backends.base import STOPPED_TEXT, Failure, JobInfo, LogLine, Status
 from ..metrics import MAX_POINTS, format_value, is_metric_line, metric_values, parse_metric
 from .plots import Point, downsample
 
@@ -20,7 +20,8 @@ CANCELLING = "Cancelling"
 CANCELLED = "Cancelled"
 DELETED = "Deleted"
 STALLED = "Stalled"  # running, without output for a while (the status reads `Stalled (...)`)
-FINAL = frozenset({Status.COMPLETE.value, Status.FAILED.value, CANCELLED, DELETED})
+STOPPED = STOPPED_TEXT  # stopped by someone, and kept (kale-ext stop, %kale_stop, the panel)
+FINAL = frozenset({Status.COMPLETE.value, Status.FAILED.value, CANCELLED, DELETED, STOPPED})
 #: The status badge's colour.
 STATUS_COLORS = {
     Status.CREATED.value: "#757575",
@@ -32,6 +33,7 @@ STATUS_COLORS = {
     CANCELLING: "#757575",
     CANCELLED: "#616161",
     DELETED: "#616161",
+    STOPPED: "#616161",
 }
 
 
@@ -149,6 +151,8 @@ class MonitorModel:
         status = info.status.value if isinstance(info.status, Status) else str(info.status)
         if status == Status.RUNNING.value and getattr(info, "stalled_after", None) is not None:
             status = info.status_text  # `Stalled (no output for 10 min)`: still running
+        if getattr(info, "status_text", None) == STOPPED:
+            status = STOPPED
         self.failure = getattr(info, "failure", None)
         change = self._set(status, info.reason and self.cell_words(info.reason), now)
         if status in FINAL:

@@ -54,17 +54,9 @@ def _specs(items: list[str]) -> dict[str, str]:
     return specs
 
 
-def _nbformat(nb) -> dict:
-    """The in-memory notebook a `%%trainjob` cell compiles to, as nbformat JSON (the sweep keeps
-    it: every trial runs the same code)."""
-    cells = [{"cell_type": c.cell_type, "id": c.id, "metadata": {"tags": list(c.tags)},
-              "source": c.source, "outputs": [], "execution_count": None}
-             for c in nb.cells]  # fmt: skip
-    return {"nbformat": 4, "nbformat_minor": 5, "metadata": nb.metadata, "cells": cells}
-
-
 def start_sweep(magics, args, cell: str) -> SweepMonitor:
     """`%%trainjob --sweep ...`: compile the cell, start the sweep, return its live table."""
+    from ..backends.snapshots import nbformat_of
     from ..job.defaults import load
     from ..runs import sweep
 
@@ -72,19 +64,16 @@ def start_sweep(magics, args, cell: str) -> SweepMonitor:
         raise UsageError("%%trainjob: --dry-run shows one job: give --param values, not --sweep")
     specs = _specs(args.sweep)
     options = magics._options(args)
-    fixed = options.pop("parameters", None)
-    if fixed:
-        first = next(iter(fixed))
-        raise UsageError(
-            f"%%trainjob: --param {first} with --sweep: set {first} in the "
-            f"kernel (its value is the default) or sweep it: --sweep {first}=VALUE"
-        )
+    both = sorted(set(options.get("parameters") or {}) & set(specs))
+    if both:  # every other --param applies to every trial
+        raise UsageError(f"%%trainjob: --param {both[0]} and --sweep {both[0]}: set it or "
+                         "sweep it, not both")  # fmt: skip
     name = options.pop("name", None)
     workspace, place = magics._workspace(options, {}, None)
     job, _, _, nb = magics._compile_cell(cell, workspace)  # errors in the cell's own words
     defaults = load()
     backend = magics._backend(args, defaults)
-    record = sweep.start(backend, _nbformat(nb), specs, options, name=name,
+    record = sweep.start(backend, nbformat_of(nb), specs, options, name=name,
                          notebook_path=job.notebook, place=place, defaults=defaults,
                          **chosen(args))  # fmt: skip
     return SweepMonitor(record["name"], shell=magics.shell)
@@ -253,13 +242,13 @@ class SweepTable:
     def __str__(self) -> str:
         if not self.rows:
             return "no sweeps"
-        return "\n".join(f"{r['name']:<38}  {r['status']:<11}  {len(r['trials']):>3} trials"
+        return "\n".join(f"{r['name']:<38}  {r['status']:<11}  {r['tally']}"
                          + (f"  best {r['best']}" if r["best"] else "")
                          for r in self.rows)  # fmt: skip
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{html.escape(r['name'])}</td><td>{html.escape(r['status'])}"
-                       f"</td><td>{len(r['trials'])}</td><td>{html.escape(r['best'] or '')}"
+                       f"</td><td>{html.escape(r['tally'])}</td><td>{html.escape(r['best'] or '')}"
                        "</td></tr>" for r in self.rows)  # fmt: skip
         return ("<table><tr><th>sweep</th><th>status</th><th>trials</th><th>best</th></tr>"
                 f"{rows}</table>")  # fmt: skip
@@ -273,10 +262,10 @@ class SweepMagics(Magics):
     @line_magic
     def kale_sweeps(self, line: str):
         from ..runs import sweep
-        from .magics import _parse, _user_errors
+        from .magics import parse_line, user_errors
 
-        args = _parse(SWEEPS, line)
-        with _user_errors("%kale_sweeps"):
+        args = parse_line(SWEEPS, line)
+        with user_errors("%kale_sweeps"):
             if args.cancel:
                 sweep.cancel(args.cancel)
                 return SweepMonitor(args.cancel, shell=self.shell)

@@ -26,6 +26,7 @@ ANNOTATION = "kale-ext.io/"
 OUTPUTS = ANNOTATION + "outputs"
 DEFINITION = ANNOTATION + "definition"
 SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
+STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 #: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN).

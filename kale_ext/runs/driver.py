@@ -15,7 +15,14 @@ import sys
 import time
 from pathlib import Path
 
-from ..backends.base import CANCELLED_WITH_SWEEP, Backend, NotFound, Status, lines_left
+from ..backends.base import (
+    CANCELLED_WITH_SWEEP,
+    STOPPED_TEXT,
+    Backend,
+    NotFound,
+    Status,
+    lines_left,
+)
 from ..errors import KaleExtError
 from ..metrics import metric_values, parse_metric
 from . import record as rec
@@ -48,11 +55,17 @@ def space_of(record: dict) -> Space:
     return Space(tuple(dims))
 
 
-def planned(record: dict, space: Space | None = None) -> int:
+def planned(record: dict) -> int:
     """How many trials the sweep runs in all: every point of a grid, else its max_trials."""
-    if record["search"] == "grid":
-        return len((space or space_of(record)).grid())
-    return record["max_trials"]
+    return rec.planned(record)
+
+
+def trial_options(record: dict, entry: dict) -> dict:
+    """The options a trial runs with: the sweep's (its fixed parameters among them) with the
+    trial's swept values over them, and the trial's name."""
+    options = record["options"]
+    parameters = {**(options.get("parameters") or {}), **entry["parameters"]}
+    return {**options, "parameters": parameters, "name": entry["job"]}
 
 
 def _step(values, count: int) -> int:
@@ -71,6 +84,7 @@ class Driver:
         self.offsets: dict[str, dict[int, int]] = {}
         self.reports: dict[str, int] = {}
         self.compiled = None
+        self.snapshot: bytes | None = None
         self.defaults = backend_defaults()
 
     def save(self) -> None:
@@ -97,13 +111,13 @@ class Driver:
     def _submit(self, entry: dict) -> None:
         from ..backends.submit import submit
 
-        options = {**self.record["options"], "parameters": entry["parameters"],
-                   "name": entry["job"]}  # fmt: skip
+        options = trial_options(self.record, entry)
         try:
             job, workspace = self._compiled()
             submit(self.backend, job, options, self.defaults, workspace=workspace,
                    notebook_path=self.record.get("notebook_path"), place=self._place(),
-                   parent_run=(self.record.get("tracking") or {}).get("run_id"))  # fmt: skip
+                   parent_run=(self.record.get("tracking") or {}).get("run_id"),
+                   snapshot=self.snapshot)  # fmt: skip
             entry["status"] = rec.RUNNING
         except KaleExtError as e:
             self._finish(entry, rec.FAILED, f"not submitted: {e}")
@@ -130,6 +144,7 @@ class Driver:
         if self.compiled is None:
             from ..backends.submit import prepare
 
+            self.snapshot = (self.folder / rec.NOTEBOOK).read_bytes()  # each trial's, to rerun
             self.compiled = prepare(self.folder / rec.NOTEBOOK, self.record["options"],
                                     self._place())  # fmt: skip
         return self.compiled
@@ -201,7 +216,9 @@ class Driver:
         if entry["status"] == rec.STOPPED or not info.status.finished:
             return
         self._metric(entry)  # lines written just before it ended
-        if info.status is Status.COMPLETE:
+        if info.status_text == STOPPED_TEXT:  # stopped by someone (kale-ext stop)
+            self._finish(entry, rec.STOPPED, info.reason)
+        elif info.status is Status.COMPLETE:
             missing = self.record.get("metric") and entry.get("metric") is None
             if missing and self.study is not None:
                 self._finish(entry, rec.FAILED, f"it reported no {self.record['metric']}")
@@ -234,7 +251,6 @@ class Driver:
         """Submit nothing more; stop the trials still running (their jobs kept, reading
         Cancelled) and record the sweep Cancelled."""
         why = f"{CANCELLED_WITH_SWEEP} {self.name}"
-        stopped = 0
         for entry in self.record["trials"]:
             if entry["status"] == rec.RUNNING:
                 self._watch(entry)  # it may have ended meanwhile
@@ -245,12 +261,8 @@ class Driver:
             except NotFound:
                 pass
             self._finish(entry, rec.CANCELLED, why)
-            stopped += 1
-        done = sum(t["status"] == rec.COMPLETE for t in self.record["trials"])
-        self.record.update(status=rec.CANCELLED, finished=_now(),
-                           reason=f"cancelled: {stopped} running trial"
-                           f"{'' if stopped == 1 else 's'} stopped, {done} of "
-                           f"{len(self.record['trials'])} trials complete")  # fmt: skip
+        self.record.update(status=rec.CANCELLED, finished=_now())
+        self.record["reason"] = rec.tally(self.record)
         self.save()
 
     def run(self) -> int:
@@ -267,15 +279,14 @@ class Driver:
                 if not self._room():
                     time.sleep(POLL)
         except KaleExtError as e:
-            self.record.update(status="Failed", reason=str(e), finished=_now())
+            self.record.update(status="Failed", finished=_now())
+            self.record["reason"] = f"{e}; {rec.tally(self.record)}"
             self.save()
             self._end_tracking("FAILED")
             return 1
         best = rec.best_trial(self.record)
-        done = sum(t["status"] == rec.COMPLETE for t in self.record["trials"])
-        self.record.update(status="Complete", finished=_now(),
-                           reason=f"{done} of {len(self.record['trials'])} trials complete"
-                           + (f"; best {best['job']}" if best else ""))  # fmt: skip
+        self.record.update(status="Complete", finished=_now())
+        self.record["reason"] = rec.tally(self.record) + (f"; best {best['job']}" if best else "")
         self.save()
         self._end_tracking("FINISHED")
         return 0
@@ -291,7 +302,7 @@ class Driver:
     def _room(self) -> bool:
         running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])
         return running < self.record["parallel"] and len(self.record["trials"]) < planned(
-            self.record, self.space
+            self.record
         )
 
 

@@ -108,14 +108,54 @@ def ranked(record: dict) -> list[dict]:
     return sorted(record.get("trials", []), key=key)
 
 
+def planned(record: dict) -> int:
+    """How many trials the sweep runs in all: every point of a grid, else its max_trials."""
+    if record["search"] == "grid":
+        return math.prod(len(d.get("values", ())) for d in record["space"])
+    return record["max_trials"]
+
+
+#: A tally's parts as every view words them, in order (`counts` keys, then their words).
+TALLY = (("failed", "failed"), ("stopped", "stopped"), ("cancelled", "cancelled"),
+         ("not_started", "never started"))  # fmt: skip
+
+
+def counts(record: dict) -> dict:
+    """How many trials are planned, and how many completed, failed, were stopped early, were
+    cancelled, run now, and never started (a sweep cancelled or ended before starting them)."""
+    by = {s: sum(t.get("status") == s for t in record.get("trials", []))
+          for s in (COMPLETE, FAILED, STOPPED, CANCELLED, RUNNING, PENDING)}  # fmt: skip
+    total = planned(record)
+    return {"planned": total, "complete": by[COMPLETE], "failed": by[FAILED],
+            "stopped": by[STOPPED], "cancelled": by[CANCELLED],
+            "running": by[RUNNING] + by[PENDING],
+            "not_started": max(0, total - len(record.get("trials", [])))}  # fmt: skip
+
+
+def tally(record: dict) -> str:
+    """`10 of 12 complete; 2 failed`: the trials' outcome, every planned one counted (those
+    still to start only once the sweep has ended)."""
+    n = counts(record)
+    parts = [f"{n['complete']} of {n['planned']} complete"]
+    if n["running"]:
+        parts.append(f"{n['running']} running")
+    ended = record.get("status") not in ("Starting", "Running")
+    parts += [f"{n[key]} {words}" for key, words in TALLY
+              if n[key] and (key != "not_started" or ended)]  # fmt: skip
+    return "; ".join(parts)
+
+
 def summary(record: dict) -> dict:
     """The record as the REST API and ``-o json`` give it: the trials, best first, the best
-    named (``best``: its job; each trial's ``best`` true or false)."""
+    named (``best``: its job; each trial's ``best`` true or false), the trials counted
+    (``counts``, and ``tally`` in words) and the parameters every trial runs with (``fixed``)."""
     best = best_trial(record)
     trials = [{**t, "best": best is not None and t["number"] == best["number"]}
               for t in ranked(record)]  # fmt: skip
     out = {k: v for k, v in record.items() if k not in ("trials", "options", "driver_started")}
-    return {**out, "best": best["job"] if best else None, "trials": trials}
+    fixed = (record.get("options") or {}).get("parameters") or {}
+    return {**out, "best": best["job"] if best else None, "counts": counts(record),
+            "tally": tally(record), "fixed": fixed, "trials": trials}  # fmt: skip
 
 
 def table(record: dict) -> str:
@@ -135,8 +175,9 @@ def table(record: dict) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1]
              for r in rows]  # fmt: skip
     title = f"sweep {record['name']}: {record.get('status')}"
-    if record.get("reason"):
-        title += f" ({record['reason']})"
+    reason = data["tally"] if record.get("status") in ("Starting", "Running") else None
+    if record.get("reason") or reason:
+        title += f" ({record.get('reason') or reason})"
     return "\n".join([title, *(line.rstrip() for line in lines)])
 
 

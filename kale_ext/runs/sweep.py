@@ -82,6 +82,21 @@ def _name(name: str | None, notebook_path: str | None) -> str:
     return name
 
 
+def base_options(options: dict | None, specs: dict, name: str | None) -> tuple[dict, str | None]:
+    """The options every trial runs with, and the sweep's name: the parameters set but not
+    swept stay (each trial runs with them), the swept ones go; a name among the options (the
+    one a preview showed) names the sweep."""
+    options = dict(options or {})
+    given = options.pop("name", None)
+    if given is not None and name is not None and given != name:
+        raise ConfigError("name", f"the sweep is named {name}, its options name {given}: "
+                          "give one name")  # fmt: skip
+    fixed = {k: v for k, v in (options.pop("parameters", None) or {}).items() if k not in specs}
+    if fixed:
+        options["parameters"] = fixed
+    return options, name if name is not None else given
+
+
 def _labelled(options: dict | None, name: str) -> dict:
     options = dict(options or {})
     config = dict(options.get("config") or {})
@@ -113,6 +128,7 @@ def start(backend: Backend, notebook, specs: dict, options: dict | None = None, 
     prune_after = _count(prune_after, "prune_after", MAX_TRIALS)
     notebook_path = notebook_path or (str(notebook) if isinstance(notebook, os.PathLike) else None)
     place = place or place_of(notebook)
+    options, name = base_options(options, specs, name)
     job, workspace = prepare(notebook, options, place)
     space = parse_space(job.parameters, specs)
     first = space.grid()[0] if search == "grid" else {}
@@ -121,7 +137,8 @@ def start(backend: Backend, notebook, specs: dict, options: dict | None = None, 
                           f"{MAX_TRIALS} trials")  # fmt: skip
     name = _name(name, notebook_path)
     labelled = _labelled(options, name)
-    probe = {**labelled, "parameters": first, "name": f"{name}-{MAX_TRIALS - 1}"}
+    fixed = labelled.get("parameters") or {}
+    probe = {**labelled, "parameters": {**fixed, **first}, "name": f"{name}-{MAX_TRIALS - 1}"}
     preview(backend, job, probe, defaults, notebook_path, place, workspace)  # the options' checks
     record = {
         "name": name,

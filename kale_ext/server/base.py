@@ -166,6 +166,10 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
             return True
         raise ApiError(400, f"query parameter {name!r} must be 0 or 1, not {text!r}", field=name)
 
+    def has_body(self) -> bool:
+        """Whether the request came with a body (for an endpoint whose body is optional)."""
+        return self._too_large or any(chunk.strip() for chunk in self._chunks)
+
     async def json_body(self, fields: tuple[str, ...]) -> dict:
         """The body as a JSON object with only ``fields`` (400 otherwise, 413 when too large)."""
         if self._too_large:

@@ -156,7 +156,8 @@ class LogStream:
             if self.stopped:
                 return
             info = self._backend.get_job(self._name)
-            self._push(("end", {"status": info.status.value, "reason": info.reason}))
+            self._push(("end", {"status": info.status.value, "status_text": info.status_text,
+                                 "reason": info.reason}))  # fmt: skip
         except Exception as e:  # reported to the client as an `error` event
             if not isinstance(e, _expected()):
                 log.exception("kale_ext: reading the logs of %s failed", self._name)

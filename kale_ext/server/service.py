@@ -295,7 +295,9 @@ def submit(
     family (a runtime the backend lacks is a ConfigError on `runtime`)."""
     from ..backends.submit import submit as submit_job
 
-    job = submit_job(backend, load(data, name), options, defaults, path, place(root, path))
+    kept = data if isinstance(data, bytes) else json.dumps(data).encode()  # for a rerun
+    job = submit_job(backend, load(data, name), options, defaults, path, place(root, path),
+                     snapshot=kept)  # fmt: skip
     return {"name": job.name, "backend": job.backend, "warnings": job.warnings}
 
 

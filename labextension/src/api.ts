@@ -161,6 +161,24 @@ export class KaleService {
   }
 
   /**
+   * Submit a job again as it was recorded (its notebook snapshot and
+   * options), under a new name, with only `body`'s overrides.
+   */
+  rerunJob(
+    name: string,
+    body: Kale.IRerunBody = {}
+  ): Promise<Kale.ISubmitResult> {
+    return this._send(`${Private.jobPath(name)}/rerun`, 'POST', body);
+  }
+
+  /**
+   * Stop a running job and keep it: it reads Stopped (who, when).
+   */
+  stopJob(name: string): Promise<Kale.IJobInfo> {
+    return this._send(`${Private.jobPath(name)}/stop`, 'POST');
+  }
+
+  /**
    * Start a sweep: each trial an ordinary job. A bad spec or option is a
    * {@link KaleAPIError} naming it (`param.lr`, `trials`).
    */

@@ -21,6 +21,8 @@ export class LogStreamError extends Error {}
  */
 export interface ILogEnd {
   status: string;
+  /** The status as every view shows it (`Stopped`, `Cancelled`), when given. */
+  status_text?: string;
   reason: string | null;
 }
 
@@ -247,11 +249,19 @@ namespace Private {
 
   export function endOf(data: string): ILogEnd {
     try {
-      const value = JSON.parse(data) as { status?: unknown; reason?: unknown };
-      return {
+      const value = JSON.parse(data) as {
+        status?: unknown;
+        status_text?: unknown;
+        reason?: unknown;
+      };
+      const end: ILogEnd = {
         status: typeof value.status === 'string' ? value.status : '',
         reason: typeof value.reason === 'string' ? value.reason : null
       };
+      if (typeof value.status_text === 'string') {
+        end.status_text = value.status_text;
+      }
+      return end;
     } catch {
       return { status: '', reason: null };
     }

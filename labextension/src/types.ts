@@ -254,6 +254,28 @@ export namespace Kale {
   }
 
   /**
+   * The body of `POST jobs/{name}/rerun`: what changes; the rest is as
+   * the job ran.
+   */
+  export interface IRerunBody {
+    name?: string;
+    parameters?: { [name: string]: JSONValue };
+  }
+
+  /**
+   * A sweep's trials counted (`GET sweeps`' `counts`).
+   */
+  export interface ISweepCounts {
+    planned: number;
+    complete: number;
+    failed: number;
+    stopped: number;
+    cancelled: number;
+    running: number;
+    not_started: number;
+  }
+
+  /**
    * The body of `POST sweeps`.
    */
   export type SweepRequest = JobRequest & { sweep: ISweepSettings };
@@ -296,6 +318,11 @@ export namespace Kale {
     notebook_path?: string | null;
     search: string;
     max_trials?: number | null;
+    /** The trials counted, and in words (`10 of 12 complete; 2 failed`). */
+    counts?: ISweepCounts;
+    tally?: string;
+    /** The parameters every trial runs with besides its swept ones. */
+    fixed?: { [name: string]: JSONValue };
     parallel: number;
     seed?: number | null;
     metric?: string | null;

@@ -153,3 +153,40 @@ def test_a_store_warning_with_no_failed_barrier_after_it_comes_through_unchanged
 def test_a_ranks_own_lines_are_never_taken_for_the_agents():
     lines = as_lines(EXIT_BARRIER, rank=0)
     assert list(fold_reports(lines, 0)) == lines
+
+
+STOP = (RECORDED / "torchrun_stop.txt").read_text().splitlines()  # a job stopped (SIGTERM)
+
+
+def _worker_or_agent(texts: list[str], node: int) -> list[LogLine]:
+    """A node's lines as the local backend reads them: a worker's `[default0]:` prefix is its
+    rank; torchrun's own lines have none."""
+    out = []
+    for line in as_lines(texts, node):
+        worker = line.text.startswith("[default0]:")
+        text = line.text.removeprefix("[default0]:")
+        out.append(LogLine(node, text, node if worker else None, line.offset))
+    return out
+
+
+def test_a_stopped_torchrun_is_one_line_and_the_workers_last_words_stay():
+    shown = [(line.rank, line.text) for line in fold_reports(_worker_or_agent(STOP, 0), 0)]
+    assert shown == [
+        (0, "pid 21059 rank 0 of 2"),
+        *((0, f"step {k}") for k in range(5)),
+        (None, "torchrun: node 0 was stopped (signal 15 (SIGTERM)); its workers were stopped "
+               "with it"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        ["a line of the agent's own"],  # the death signal, then no SignalException: as it was
+        ["Traceback (most recent call last):", '  File "x.py", line 1', "ValueError: other"],
+    ],
+)
+def test_a_death_signal_without_its_signal_exception_comes_through_unchanged(after):
+    start = STOP[5:7]  # "Received 15 death signal", "Sending process ... closing signal"
+    texts = [*start, *after, "next"]
+    assert [line.text for line in fold_reports(as_lines(texts), 1)] == texts

@@ -27,19 +27,18 @@ for step in range(400):
 
 def test_a_grid_from_the_cell_shows_both_trials_and_the_best(ip, capsys):  # noqa: F811
     run(ip, "quality = 0.5\nlayers = 1\n")
-    line = "--backend local --sweep quality=0.6,0.9 --sweep layers=1 --metric accuracy --parallel 2"
+    line = "--backend local --sweep quality=0.6,0.9 --param layers=2 --metric accuracy --parallel 2"
     monitor = run(ip, f"%%trainjob {line}\n{CELL}")
     assert isinstance(monitor, SweepMonitor) and monitor.name.startswith("trainjob-")
     assert monitor.wait(TIMEOUT) == "Complete", monitor.text()
     name = monitor.name
     assert monitor.best == f"{name}-1"
     trials = monitor.record["trials"]
-    assert [t["parameters"] for t in trials] == [
-        {"quality": 0.6, "layers": 1}, {"quality": 0.9, "layers": 1}]  # fmt: skip
-    assert [t["metric"] for t in trials] == [0.6, 0.9]
+    assert [t["parameters"] for t in trials] == [{"quality": 0.6}, {"quality": 0.9}]
+    assert [t["metric"] for t in trials] == [1.2, 1.8]  # --param layers=2 ran in every trial
     out = capsys.readouterr().out  # the text view printed the table as trials ended
     last = out.strip().split("\n\n")[-1].splitlines()
-    assert last[0] == f"sweep {name}: Complete (2 of 2 trials complete; best {name}-1)"
+    assert last[0] == f"sweep {name}: Complete (2 of 2 complete; best {name}-1)"
     assert last[2].split()[:5] == ["*", "1", f"{name}-1", "Complete", "0.9"]
     widget = SweepMonitor(name, view="widget")  # where widgets render: an HTML table
     page = widget._table.value
@@ -73,7 +72,10 @@ def test_kale_sweeps_cancel_stops_a_sweep_from_the_notebook(ip):  # noqa: F811
         ("--random 2", "%%trainjob: --random needs --sweep NAME=VALUES"),
         ("--sweep quality=0.1 --random 2", "%%trainjob: metric: a random search needs the metric"),
         ("--sweep quality=0.1 --dry-run", "%%trainjob: --dry-run shows one job"),
-        ("--sweep quality=0.1 --param quality=0.2", "%%trainjob: --param quality with --sweep"),
+        (
+            "--sweep quality=0.1 --param quality=0.2",
+            "%%trainjob: --param quality and --sweep quality",
+        ),
         ("--sweep quality=0.1 --parallel x", "argument --parallel: invalid int value: 'x'"),
     ],
 )

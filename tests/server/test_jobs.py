@@ -76,7 +76,7 @@ async def test_two_nodes_from_json_and_resuming_the_stream(api):
     options = {"nodes": 2, "parameters": {"seed": 11}}
     name = await api.submit(options, notebook=nb)
     followed = await api.follow(name)
-    assert followed[-1].data == {"status": "Complete", "reason": None}
+    assert followed[-1].data == {"status": "Complete", "status_text": "Complete", "reason": None}
     full = await api.logs(name)  # the whole log again, not followed
     assert [e.event for e in full][-1] == "end"
     full_lines = [e for e in full if e.event == "message"]
@@ -130,7 +130,7 @@ async def test_a_failed_jobs_object_says_where_and_why(api):
     name = await api.submit({"nodes": 2}, notebook=nb)
     events = await api.follow(name)
     said = """node 1, rank 1: cell 3 ("training"), line 3: KeyError: 'label'"""
-    assert events[-1].data == {"status": "Failed", "reason": said}
+    assert events[-1].data == {"status": "Failed", "status_text": "Failed", "reason": said}
     text = [t for _, t in lines(events)]
     assert sum(t.startswith("torchrun: rank ") for t in text) <= 2  # the report, folded
     assert text.count("""cell 3 ("training"), line 3: KeyError: 'label'""") == 1

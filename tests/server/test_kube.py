@@ -240,7 +240,7 @@ class TestBackendClass:
         }
         events = await api.logs("only", {"offsets": "0:1,1:2"})
         assert [e.id for e in events[:-1]] == ["0:2", "0:3", "1:3"]
-        assert events[-1].data == {"status": "Complete", "reason": None}
+        assert events[-1].data == {"status": "Complete", "status_text": "Complete", "reason": None}
         r = await api.post("jobs", {"notebook": NB})
         assert r.status == 503 and r.json == {
             "message": "tiny cannot run jobs",

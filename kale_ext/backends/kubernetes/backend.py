@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
-from ...job.trainjob import OUTPUTS, source_of, trainjob_dict
+from ...job.trainjob import OUTPUTS, STOPPED, source_of, trainjob_dict
 from ..base import (
     Backend,
     BackendError,
@@ -48,6 +48,7 @@ from ..base import (
     Status,
     Submitted,
 )
+from ..snapshots import forget
 from ..torchrun_report import fold_by_node
 from . import kept as kept_failure
 from . import workspace
@@ -367,6 +368,7 @@ class KubernetesBackend(Cluster, Backend):
         try:
             kept = self.outputs(name)
             self._delete_trainjob(f"delete TrainJob {self.namespace}/{name}", name)
+            forget(self, name)  # its notebook snapshot, kept for a rerun
         except NotFound as e:
             raise NotFound(
                 f"job {name} does not exist in namespace {self.namespace}: it was already "
@@ -377,6 +379,14 @@ class KubernetesBackend(Cluster, Backend):
         if outputs:
             return f"its outputs stay in {kept.location}: delete them from a pod that mounts it"
         return f"kept its outputs in {kept.location}"
+
+    def stop(self, name: str, reason: str) -> None:
+        """Suspend the TrainJob, saying ``reason`` in its STOPPED annotation: Trainer suspends
+        its JobSet, whose pods end, and the TrainJob (its record) stays. Deleting the pods
+        would not do: the JobSet would start them again, or fail the job."""
+        body = {"metadata": {"annotations": {STOPPED: reason}}, "spec": {"suspend": True}}
+        what = f"stop TrainJob {self.namespace}/{name}"
+        self.trainer_objects(what, "patch", TRAINJOBS, name, body)
 
     def job_source(self, name: str) -> str | None:
         return source_of(self.trainjob(name).get("spec", {}).get("trainer", {}).get("command", []))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from ...job.trainjob import ANNOTATION, KUEUE_QUEUE
+from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED
 from ..base import Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
 from .failures import cluster_failure
@@ -135,10 +135,13 @@ def job_info(
         failure = cluster_failure(obj, newest_by_node(pods), events, logs)
         condition = condition_reason(obj, finished_condition(obj))
         reason = failure.summary if failure.node is None else f"{failure.summary}; {condition}"
+    notes = meta.get("annotations") or {}
+    finished = finished_condition(obj)
+    if notes.get(STOPPED) and status is not Status.COMPLETE:  # suspended by a stop, and kept
+        status, reason, failure = Status.FAILED, notes[STOPPED], None
+        finished = _conditions(obj).get("Suspended") or {"lastTransitionTime": None}
     if meta.get("deletionTimestamp"):  # Foreground deletion: gone once its pods are
         reason = f"being deleted; {reason}" if reason else "being deleted"
-    finished = finished_condition(obj)
-    notes = meta.get("annotations") or {}
     return JobInfo(
         name=meta["name"],
         status=status,

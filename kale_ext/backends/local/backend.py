@@ -42,6 +42,7 @@ from ..base import (
     Submitted,
     split_rank,
 )
+from ..snapshots import forget
 from ..torchrun_report import ReportFolder
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
@@ -440,6 +441,7 @@ class LocalBackend(Backend):
             gather(job_dir, final)  # what a supervisor that stopped early left behind
         free_mounts(job_dir)
         shutil.rmtree(job_dir, ignore_errors=True)
+        forget(self, name)  # its notebook snapshot, kept for a rerun
         leave(self.jobs_dir, name)
         if final is None or not final.is_dir():
             return None

@@ -222,8 +222,12 @@ def run(job_dir: Path) -> int:
     for k, p in enumerate(procs):
         state = "Succeeded" if p.returncode == 0 else "Failed"
         record["nodes"][k].update(state=state, exit_code=p.returncode)
-    if stopping:
-        record.update(status="Failed", reason="cancelled")
+    if stopping:  # a stop says why it stopped the job (stop.py), a delete does not
+        reason = record.pop(STOP_REASON, None)
+        record.update(status="Failed", reason=reason or "cancelled")
+        for k, p in enumerate(procs):
+            if reason and p.returncode != 0:
+                record["nodes"][k]["state"] = "Stopped"
     elif expired:
         record.update(status="Failed", reason=f"DeadlineExceeded: ran longer than {deadline_s} s")
     elif failed_at is not None:
@@ -244,6 +248,10 @@ def run(job_dir: Path) -> int:
     write_record(job_dir, record)
     end_tracked_run(job_dir, record, cancelled=stopping)
     return 0
+
+
+#: The record's field a stop writes before it signals the supervisor: the reason to record.
+STOP_REASON = "stop_reason"
 
 
 def _waiting(job_dir: Path, reason: str | None) -> None:

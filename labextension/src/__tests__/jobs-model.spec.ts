@@ -61,7 +61,7 @@ describe('JobsModel: one status for a job, wherever it was seen', () => {
     expect(jobs.revealing).toBe('nb-abcde');
     jobs.revealed();
     expect(jobs.revealing).toBeNull();
-    jobs.remember('nb-abcde', { path: 'nb.ipynb' });
+    jobs.remember('nb-abcde');
     expect(jobs.lastSubmitted).toBe('nb-abcde');
     jobs.dispose();
   });

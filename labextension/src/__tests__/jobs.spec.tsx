@@ -38,7 +38,6 @@ function list(props: Partial<IJobsProps>): Promise<Widget> {
       onView={jest.fn()}
       notebook="a/nb.ipynb"
       metrics={() => undefined}
-      canRerun={() => true}
       onLogs={jest.fn()}
       onRerun={jest.fn()}
       onDelete={jest.fn()}
@@ -132,5 +131,45 @@ describe('JobsList', () => {
     expect(widget.node.textContent).toContain(
       'No jobs of this notebook yet (1 of others: show all).'
     );
+  });
+});
+
+describe('JobsList row actions', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it('offers Stop on a running job only, and says at the row what went wrong', async () => {
+    const onStop = jest.fn();
+    const onRerun = jest.fn();
+    widget = await list({
+      jobs: [
+        job('nb-run', { status: 'Running', finished: null }),
+        job('nb-done')
+      ],
+      onStop,
+      onRerun,
+      onEditRerun: jest.fn(),
+      rowMessage: name =>
+        name === 'nb-done'
+          ? { kind: 'error', text: 'job nb-done cannot be rerun from here' }
+          : undefined
+    });
+    const button = (label: string) =>
+      widget!.node.querySelector<HTMLButtonElement>(`[aria-label="${label}"]`);
+    expect(button('Stop nb-done')).toBeNull();
+    button('Stop nb-run')!.click();
+    expect(onStop).toHaveBeenCalledWith('nb-run');
+    button('Rerun nb-done')!.click();
+    expect(onRerun).toHaveBeenCalledWith('nb-done');
+    expect(button('Edit and rerun nb-done')).not.toBeNull();
+    const alert = widget.node.querySelector(
+      '[data-job="nb-done"] [role="alert"]'
+    );
+    expect(alert?.textContent).toContain(
+      'job nb-done cannot be rerun from here'
+    );
+    expect(
+      widget.node.querySelector('[data-job="nb-run"] [role="alert"]')
+    ).toBeNull();
   });
 });

@@ -232,17 +232,6 @@ describe('PanelState', () => {
     expect(body.notebook).toEqual(model.toJSON());
     expect(body.options).toEqual({ name: 'mine', nodes: 2 });
     await compiled(ctx, 4);
-
-    // Rerun: the same notebook and options, a new name.
-    const job = { name: 'mine' } as Kale.IJobInfo;
-    expect(state.jobList.rerunRequest(job)).not.toBeNull();
-    await state.actions.rerun(job);
-    expect(service.submit.mock.calls[2][0]).toEqual({
-      notebook: model.toJSON(),
-      path: 'dir/nb.ipynb',
-      options: { nodes: 2 }
-    });
-    expect(state.jobList.rerunRequest({ ...job, name: 'unknown' })).toBeNull();
   });
 
   it('keeps the name the preview shows for the submit, then previews a new one', async () => {
@@ -391,24 +380,6 @@ describe('PanelState', () => {
     });
     await ctx.state.settingsChanged();
     expect(ctx.state.fieldErrors).toEqual([]);
-  });
-
-  it('reruns a job submitted elsewhere from its provenance', async () => {
-    ctx = setup();
-    await compiled(ctx);
-    const job = {
-      name: 'cli-job',
-      provenance: {
-        'kale-ext.io/notebook': 'dir/nb.ipynb',
-        'kale-ext.io/options': '{"nodes": 4, "name": "cli-job"}'
-      }
-    } as unknown as Kale.IJobInfo;
-    expect(ctx.state.jobList.rerunRequest(job)).not.toBeNull();
-    await ctx.state.actions.rerun(job);
-    expect(ctx.service.submit.mock.calls[0][0]).toEqual({
-      path: 'dir/nb.ipynb',
-      options: { nodes: 4 }
-    });
   });
 
   it('deletes a job only once confirmed', async () => {

@@ -21,10 +21,17 @@ export interface ITrialSort {
 export const DEFAULT_TRIAL_SORT: ITrialSort = { by: 'metric', reversed: false };
 
 /**
- * How a trial's status reads (`Stopped`: stopped early by the sweep).
+ * How a trial's status reads: `Stopped early` by the sweep, `Stopped`
+ * when someone stopped its job (its reason says who).
  */
-export function trialStatusText(status: Kale.TrialStatus): string {
-  return status === 'Stopped' ? 'Stopped early' : status;
+export function trialStatusText(
+  status: Kale.TrialStatus,
+  reason?: string | null
+): string {
+  if (status !== 'Stopped') {
+    return status;
+  }
+  return reason?.startsWith('stopped by ') ? 'Stopped' : 'Stopped early';
 }
 
 /**
@@ -119,19 +126,13 @@ export function sortTrials(
 }
 
 /**
- * A line about the sweep's progress: `3 of 4 trials ended · best lr=0.01`.
+ * A line about the sweep's progress, as the server counts it (`10 of 12
+ * complete; 2 failed` · best ...): every planned trial counted, those
+ * failed, stopped, cancelled and never started said.
  */
 export function sweepProgress(sweep: Kale.ISweep): string {
-  const ended = sweep.trials.filter(
-    t =>
-      t.status === 'Complete' ||
-      t.status === 'Failed' ||
-      t.status === 'Stopped' ||
-      t.status === 'Cancelled'
-  ).length;
-  const total = sweep.max_trials ?? sweep.trials.length;
   const best = sweep.trials.find(t => t.best);
-  const parts = [`${ended} of ${total} trials ended`];
+  const parts = [sweep.tally ?? `${sweep.trials.length} trials`];
   if (best) {
     parts.push(`best ${best.job} (${trialParameters(best.parameters)})`);
   }

@@ -249,7 +249,7 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
       <p className="kale-ext-SweepView-progress" role="status">
         {sweepProgress(sweep)}
       </p>
-      {sweep.reason && sweep.status !== 'Complete' && (
+      {sweep.reason && !sweep.reason.startsWith(sweep.tally ?? '\0') && (
         <p
           className={`kale-ext-mod-${sweep.status === 'Failed' ? 'error' : 'info'}`}
         >
@@ -333,7 +333,7 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
                 <span
                   className={`kale-ext-Status kale-ext-Status-${t.status.toLowerCase()}`}
                 >
-                  {trialStatusText(t.status)}
+                  {trialStatusText(t.status, t.reason)}
                 </span>
                 {t.reason && (
                   <div className="kale-ext-Muted kale-ext-TrialTable-reason">

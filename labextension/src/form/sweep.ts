@@ -203,16 +203,25 @@ function count(text: string, most: number): string {
 /**
  * The sweep's problems, by field (`sweep.lr`, `sweep.trials`, ...): each
  * swept parameter read by its default's type, the settings by the server's
- * rules. Nothing when no parameter sweeps.
+ * rules, and the `name` the sweep would run under (typed, or the one the
+ * preview shows). Nothing when no parameter sweeps.
  */
 export function validateSweep(
   sweep: ISweepForm,
-  defaults: { [name: string]: JSONValue } | undefined
+  defaults: { [name: string]: JSONValue } | undefined,
+  name?: string | null
 ): { field: string; message: string }[] {
   if (!isSweeping(sweep)) {
     return [];
   }
   const errors: { field: string; message: string }[] = [];
+  if (name && name.length > SWEEP.max_name) {
+    // the name shown is the sweep's: refused here, never changed behind it
+    errors.push({
+      field: 'name',
+      message: `a sweep's name is at most ${SWEEP.max_name} characters (its trials are ${name}-0, -1, ...): type a shorter one`
+    });
+  }
   let combos = 1;
   for (const [name, text] of Object.entries(sweep.params)) {
     const parsed = parseDimension(text, defaults?.[name]);
@@ -283,6 +292,19 @@ export function sweepSettings(sweep: ISweepForm): Kale.ISweepSettings {
     out.early_stop = true;
   }
   return out;
+}
+
+/**
+ * The body of `POST sweeps` for a job request and the form's sweep: the
+ * options as they are, every parameter set in the form among them (the
+ * server applies those not swept to every trial) and the name the preview
+ * showed (the sweep's name; its trials are `<name>-<number>`).
+ */
+export function sweepRequest(
+  body: Kale.JobRequest,
+  sweep: ISweepForm
+): Kale.SweepRequest {
+  return { ...body, sweep: sweepSettings(sweep) };
 }
 
 /**

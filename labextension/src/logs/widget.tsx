@@ -158,7 +158,8 @@ export class LogsView extends ReactWidget {
         if (end !== null) {
           this.buffer.flush();
           this._status?.refresh(); // the final state, for the timeline
-          const detail = [end.status, end.reason].filter(Boolean).join(': ');
+          const shown = end.status_text ?? end.status; // `Stopped`, not Failed
+          const detail = [shown, end.reason].filter(Boolean).join(': ');
           this._setStream({ phase: 'ended', detail });
         }
       })

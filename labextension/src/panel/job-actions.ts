@@ -16,7 +16,7 @@ export interface INotice {
 /**
  * Submit a job and say how it went: its name, backend and warnings, or the
  * server's message and the diagnostics of a notebook that does not compile.
- * The jobs list remembers the request (to run it again) and refreshes.
+ * The jobs list remembers it and refreshes.
  */
 export async function submitJob(
   service: KaleService,
@@ -25,7 +25,7 @@ export async function submitJob(
 ): Promise<INotice> {
   try {
     const result = await service.submit(body);
-    jobs.remember(result.name, body);
+    jobs.remember(result.name);
     jobs.refresh();
     return {
       kind: 'info',
@@ -57,7 +57,7 @@ export async function deleteJob(
 }
 
 /**
- * Submit, rerun and delete, and what they tell the user: the notice, and
+ * Submit and delete, and what they tell the user: the notice, and
  * the job submitted last from each notebook (its status stays in view).
  * A submitted job's logs open, and its row is brought into view.
  */
@@ -68,7 +68,7 @@ export class JobActions {
 
   /** Whether a submit is on its way. */
   submitting = false;
-  /** What the last action told (a submit, a rerun, a delete), or null. */
+  /** What the last action told (a submit, a delete), or null. */
   notice: INotice | null = null;
 
   /**
@@ -142,16 +142,6 @@ export class JobActions {
     }
     changed();
     return started !== null;
-  }
-
-  /**
-   * Run a job again: the same notebook and options, a new name.
-   */
-  async rerun(job: Kale.IJobInfo, path?: string): Promise<void> {
-    const body = this._options.jobs.rerunRequest(job);
-    if (body) {
-      await this.submit(body, body.path ?? path);
-    }
   }
 
   /**

@@ -10,14 +10,9 @@ import { FinalMetricsCache } from './job-metrics';
 import { DEFAULT_VIEW, IJobsView } from './jobs-view';
 
 /**
- * Jobs submitted here whose request is kept for a rerun.
- */
-const MAX_RERUNS = 50;
-
-/**
  * The jobs list: polled while the panel is visible (backing off when the
- * server fails, in standby while the page is hidden), and the requests of
- * the jobs submitted here, to run them again.
+ * server fails, in standby while the page is hidden). A rerun is the
+ * server's (POST jobs/{name}/rerun: the job as recorded).
  */
 export class JobsModel implements IDisposable {
   constructor(options: JobsModel.IOptions) {
@@ -93,50 +88,10 @@ export class JobsModel implements IDisposable {
   }
 
   /**
-   * Keep the request of a job submitted here.
+   * A job was submitted here.
    */
-  remember(name: string, body: Kale.JobRequest): void {
+  remember(name: string): void {
     this.lastSubmitted = name;
-    this._submitted.set(name, body);
-    if (this._submitted.size > MAX_RERUNS) {
-      this._submitted.delete(this._submitted.keys().next().value!);
-    }
-  }
-
-  /**
-   * The request that runs a job again (the same notebook and options, a new
-   * name), or null when it is not known here.
-   */
-  rerunRequest(job: Kale.IJobInfo): Kale.JobRequest | null {
-    let body = this._submitted.get(job.name);
-    if (!body) {
-      // Jobs submitted elsewhere: when the server records the notebook's
-      // path and the options in the job's provenance.
-      const p = job.provenance ?? {};
-      const path = p['kale-ext.io/notebook'];
-      let options: unknown = p['kale-ext.io/options'];
-      if (typeof options === 'string') {
-        try {
-          options = JSON.parse(options);
-        } catch {
-          options = undefined;
-        }
-      }
-      if (
-        typeof path !== 'string' ||
-        !path.endsWith('.ipynb') ||
-        typeof options !== 'object' ||
-        options === null
-      ) {
-        return null;
-      }
-      body = { path, options: options as Kale.IJobOptions };
-    }
-    const copy = JSON.parse(JSON.stringify(body)) as Kale.JobRequest;
-    if (copy.options) {
-      delete copy.options.name; // a new job needs a new name
-    }
-    return copy;
   }
 
   /**
@@ -247,7 +202,6 @@ export class JobsModel implements IDisposable {
   private _store?: JobsModel.IViewStore;
   private _poll: Poll;
   private _visible = false;
-  private _submitted = new Map<string, Kale.JobRequest>();
   private _changed = new Signal<this, void>(this);
 }
 

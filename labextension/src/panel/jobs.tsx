@@ -6,6 +6,7 @@ import type { Kale } from '../types';
 import { Button } from './fields';
 import { JobOutputs } from './job-outputs';
 import { formatAge } from './format';
+import type { RowActions } from './row-actions';
 import {
   COLUMN_LABELS,
   FinalMetrics,
@@ -31,9 +32,17 @@ export interface IJobsProps {
   /** A job whose row should come into view once it is listed. */
   revealing?: string | null;
   onRevealed?: () => void;
-  canRerun: (job: Kale.IJobInfo) => boolean;
   onLogs: (name: string) => void;
-  onRerun: (job: Kale.IJobInfo) => void;
+  /** Submit the job again as recorded (the server's snapshot and options). */
+  onRerun: (name: string) => void;
+  /** Load the job's recorded options into the form. */
+  onEditRerun?: (job: Kale.IJobInfo) => void;
+  /** Stop a running job and keep it. */
+  onStop?: (name: string) => void;
+  /** Whether a row's action is on its way, and what its last one said. */
+  busy?: (name: string) => boolean;
+  rowMessage?: (name: string) => RowActions.IMessage | undefined;
+  onDismiss?: (name: string) => void;
   onDelete: (name: string) => void;
   /** Open the notebook a job failed in at its failing cell. */
   onOpenFailure?: (job: Kale.IJobInfo) => void;
@@ -239,12 +248,16 @@ function JobRow(
       ? `${job.num_nodes} × ${job.procs_per_node}`
       : `${job.num_nodes}`;
   const age = formatAge(job.created, now);
-  const rerun = props.canRerun(job);
+  const busy = props.busy?.(job.name) ?? false;
+  const said = props.rowMessage?.(job.name);
+  const running = job.status !== 'Complete' && job.status !== 'Failed';
   const failure = job.failure;
   const final = props.metric
     ? props.metrics(job.name)?.get(props.metric)
     : undefined;
   const status = deleting ? 'Deleting' : (job.status_text ?? job.status);
+  const stopped = job.status_text === 'Stopped'; // by someone, and kept
+  const look = stopped ? 'stopped' : job.status.toLowerCase();
   return (
     <div
       ref={ref}
@@ -255,9 +268,7 @@ function JobRow(
       aria-busy={deleting || undefined}
     >
       <div role="cell" className="kale-ext-JobCol-state">
-        <span
-          className={`kale-ext-Status kale-ext-Status-${job.status.toLowerCase()}`}
-        >
+        <span className={`kale-ext-Status kale-ext-Status-${look}`}>
           {status}
         </span>
       </div>
@@ -326,7 +337,7 @@ function JobRow(
       </div>
       {(failure || job.reason) && (
         <div
-          className={`kale-ext-JobRow-reason kale-ext-mod-${job.status === 'Failed' ? 'error' : 'info'}`}
+          className={`kale-ext-JobRow-reason kale-ext-mod-${job.status === 'Failed' && !stopped ? 'error' : 'info'}`}
         >
           {failure?.summary ?? job.reason}
           {failure &&
@@ -354,19 +365,36 @@ function JobRow(
         >
           Logs
         </Button>
+        {running && props.onStop && (
+          <Button
+            kind="link"
+            aria-label={`Stop ${job.name}`}
+            disabled={busy || deleting}
+            title="End its processes or pods and keep the job: its logs, outputs and record stay"
+            onClick={() => props.onStop?.(job.name)}
+          >
+            Stop
+          </Button>
+        )}
         <Button
           kind="link"
           aria-label={`Rerun ${job.name}`}
-          disabled={!rerun}
-          title={
-            rerun
-              ? 'Submit again with the same options'
-              : 'The options of this job are not known here'
-          }
-          onClick={() => props.onRerun(job)}
+          disabled={busy}
+          title="Submit again as it ran: the notebook it ran and its options, a new name"
+          onClick={() => props.onRerun(job.name)}
         >
           Rerun
         </Button>
+        {props.onEditRerun && (
+          <Button
+            kind="link"
+            aria-label={`Edit and rerun ${job.name}`}
+            title="Load its options into the form, to change them before submitting"
+            onClick={() => props.onEditRerun?.(job)}
+          >
+            Edit and rerun
+          </Button>
+        )}
         <Button
           kind="link"
           aria-label={`Delete ${job.name}`}
@@ -379,6 +407,23 @@ function JobRow(
           <JobOutputs name={job.name} status={status} load={props.outputs} />
         )}
       </div>
+      {said && (
+        <div
+          className={`kale-ext-JobRow-message kale-ext-mod-${said.kind}`}
+          role={said.kind === 'error' ? 'alert' : 'status'}
+        >
+          {said.text}{' '}
+          {props.onDismiss && (
+            <Button
+              kind="link"
+              aria-label={`Dismiss the message of ${job.name}`}
+              onClick={() => props.onDismiss?.(job.name)}
+            >
+              Dismiss
+            </Button>
+          )}
+        </div>
+      )}
     </div>
   );
 }

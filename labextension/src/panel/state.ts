@@ -10,7 +10,7 @@ import {
   emptySweep,
   isSweeping,
   sameSweep,
-  sweepSettings,
+  sweepRequest,
   validateSweep
 } from '../form/sweep';
 import { IFieldError, validateForm } from '../form/validation';
@@ -24,6 +24,7 @@ import {
 } from './cells';
 import { CompileCycle } from './compile-cycle';
 import { JobActions } from './job-actions';
+import { RowActions } from './row-actions';
 import { JobNameReservation } from './job-name';
 import { JobsModel } from './jobs-model';
 import { NotebookBinding } from './notebook-binding';
@@ -88,6 +89,12 @@ export class PanelState extends VDomModel {
       confirm: options.confirm,
       changed: () => this.stateChanged.emit()
     });
+    this.rows = new RowActions({
+      service: options.service,
+      jobs: this.jobList,
+      openLogs: options.openLogs,
+      changed: () => this.stateChanged.emit()
+    });
     this._binding = new NotebookBinding({
       tracker: options.tracker,
       bound: () => this._bound(),
@@ -135,8 +142,11 @@ export class PanelState extends VDomModel {
   /** The jobs list. */
   readonly jobList: JobsModel;
 
-  /** Submit, rerun, delete, and what they said. */
+  /** Submit, delete, and what they said. */
   readonly actions: JobActions;
+
+  /** A job row's Rerun, Stop and Edit and rerun, and what each row said. */
+  readonly rows: RowActions;
 
   /** The job submitted last from this notebook (this session). */
   get currentJob(): JobActions.ICurrent | null {
@@ -309,10 +319,11 @@ export class PanelState extends VDomModel {
       return;
     }
     if (isSweeping(this.sweep)) {
-      const options = { ...body.options };
-      delete options.name; // the trials are named after the sweep
-      const request = { ...body, options, sweep: sweepSettings(this.sweep) };
-      await this.actions.submitSweep(request);
+      // the name shown is the sweep's; every parameter set applies to its trials
+      if (await this.actions.submitSweep(sweepRequest(body, this.sweep))) {
+        this._name.release(); // taken: the next one gets a new one
+        this._compiler.now();
+      }
       return;
     }
     if (await this.actions.submit(body, this.notebook?.context.path)) {
@@ -323,6 +334,18 @@ export class PanelState extends VDomModel {
 
   openLogs(name: string): void {
     this._options.openLogs(name);
+  }
+
+  /**
+   * Load a job's recorded options into the form (of its own notebook), to
+   * change them before submitting; its row says what happened.
+   */
+  editAndRerun(job: Kale.IJobInfo): void {
+    const form = this.rows.recordedForm(job, this.notebook?.context.path);
+    if (form) {
+      this._name.release(); // a new job: a new name
+      this.updateForm(form);
+    }
   }
 
   /**
@@ -415,7 +438,11 @@ export class PanelState extends VDomModel {
     this.fieldErrors = formErrors(
       [
         ...validateForm(this.form, this.context),
-        ...validateSweep(this.sweep, this.compile?.parameters)
+        ...validateSweep(
+          this.sweep,
+          this.compile?.parameters,
+          this.form.name.trim() || this._name.name
+        )
       ],
       this.compile,
       this.form

@@ -67,9 +67,13 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onOpenFailure={job => void state.openFailure(job)}
           revealing={jobs.revealing}
           onRevealed={() => jobs.revealed()}
-          canRerun={job => jobs.rerunRequest(job) !== null}
           onLogs={name => state.openLogs(name)}
-          onRerun={job => void state.actions.rerun(job)}
+          onRerun={name => void state.rows.rerun(name)}
+          onEditRerun={job => state.editAndRerun(job)}
+          onStop={name => void state.rows.stop(name)}
+          busy={name => state.rows.busy.has(name)}
+          rowMessage={name => state.rows.message(name)}
+          onDismiss={name => state.rows.dismiss(name)}
           onDelete={name => void state.actions.delete(name)}
           selected={jobs.selected}
           onSelect={(name, on) => jobs.select(name, on)}

@@ -55,10 +55,29 @@ describe('sortTrials', () => {
     expect(goalIsMin({ ...sweep, goal: null, metric: 'accuracy' })).toBe(false);
   });
 
-  it('says a stopped trial was stopped early, and the progress', () => {
-    expect(trialStatusText('Stopped')).toBe('Stopped early');
-    expect(sweepProgress(sweep)).toBe(
-      '3 of 4 trials ended · best s-1 (lr=0.1)'
+  it('says a stopped trial was stopped early, or by whom', () => {
+    expect(trialStatusText('Stopped', 'stopped early: accuracy 0.1')).toBe(
+      'Stopped early'
     );
+    expect(trialStatusText('Stopped', 'stopped by ana at 2026-11-27')).toBe(
+      'Stopped'
+    );
+    expect(trialStatusText('Failed', 'boom')).toBe('Failed');
+  });
+
+  it("shows the server's tally of every planned trial, and the best", () => {
+    const cancelled: Kale.ISweep = {
+      ...sweep,
+      status: 'Cancelled',
+      tally: '0 of 3 complete; 1 cancelled; 2 never started',
+      best: null,
+      trials: [trial(0, null, 'Cancelled')]
+    };
+    expect(sweepProgress(cancelled)).toBe(
+      '0 of 3 complete; 1 cancelled; 2 never started'
+    );
+    expect(
+      sweepProgress({ ...sweep, tally: '2 of 4 complete; 1 running' })
+    ).toBe('2 of 4 complete; 1 running · best s-1 (lr=0.1)');
   });
 });

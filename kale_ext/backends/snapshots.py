@@ -1,0 +1,97 @@
+"""What a rerun needs, kept at each submit: the notebook as submitted (a snapshot: a rerun runs
+the same code whatever the notebook on disk says now) and the explicit options, beside the local
+jobs in ``<jobs>/.submitted/NAME/`` (files only this user reads: the options hold env values).
+
+A job submitted from elsewhere (another machine, a client that keeps no snapshot) has none, and
+a rerun says so. A snapshot left by a deleted job of the same name is told apart by the
+notebook's sha256, which the job records too."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import BackendError
+from ..files import jobs_dir, write_atomic
+
+FOLDER = ".submitted"
+NOTEBOOK = "notebook.ipynb"
+RECORD = "submit.json"
+
+
+@dataclass
+class Snapshot:
+    notebook: bytes  # nbformat JSON
+    options: dict  # the explicit submit options (no name)
+    notebook_path: str | None
+    folder: str | None  # where the notebook lived: its workspace is read from there again
+    notebook_sha256: str  # the job's (its provenance says the same)
+
+
+def root(backend) -> Path:
+    """Where ``backend``'s snapshots are kept: beside its local jobs, else the default jobs
+    folder's (a cluster's jobs are rerun from the machine that submitted them)."""
+    return Path(getattr(backend, "jobs_dir", None) or jobs_dir()) / FOLDER
+
+
+def nbformat_of(nb) -> dict:
+    """A compiled Notebook as nbformat JSON (what a `%%trainjob` cell or %kale_submit ran)."""
+    cells = [{"cell_type": c.cell_type, "id": c.id, "metadata": {"tags": list(c.tags)},
+              "source": c.source, "outputs": [], "execution_count": None}
+             for c in nb.cells]  # fmt: skip
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": nb.metadata, "cells": cells}
+
+
+def snapshot_of(notebook) -> bytes | None:
+    """The notebook as submitted, as bytes; None for a compiled job (nothing to keep)."""
+    from ..compile import CompiledJob
+    from ..compile.notebook import Notebook
+
+    if isinstance(notebook, (str, os.PathLike)):
+        return Path(notebook).read_bytes()
+    if isinstance(notebook, bytes):
+        return notebook
+    if isinstance(notebook, dict):
+        return json.dumps(notebook).encode()
+    if isinstance(notebook, Notebook):
+        return json.dumps(nbformat_of(notebook)).encode()
+    if isinstance(notebook, CompiledJob):
+        return None
+    return None
+
+
+def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None) -> None:
+    """Keep job ``name``'s snapshot (replacing one of an earlier job of that name)."""
+    folder = root(backend) / name
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_atomic(folder / NOTEBOOK, notebook.decode("utf-8"))
+    record = {"options": spec.options, "notebook_path": notebook_path,
+              "folder": str(spec.folder) if spec.folder else None,
+              "notebook_sha256": spec.job.notebook_sha256}  # fmt: skip
+    write_atomic(folder / RECORD, json.dumps(record, indent=2))
+
+
+def load(backend, name: str, notebook_sha256: str | None) -> Snapshot:
+    """Job ``name``'s snapshot; a 409 naming why when there is none that matches the job."""
+    folder = root(backend) / name
+    try:
+        record = json.loads((folder / RECORD).read_text())
+        notebook = (folder / NOTEBOOK).read_bytes()
+    except (OSError, ValueError):
+        record = None
+    if record is None or record.get("notebook_sha256") != notebook_sha256:
+        raise BackendError(
+            f"job {name} cannot be rerun from here: no snapshot of the notebook it ran was kept "
+            "(it was submitted from another machine or client); submit its notebook again",
+            409, "Conflict",
+        )  # fmt: skip
+    return Snapshot(notebook, record.get("options") or {}, record.get("notebook_path"),
+                    record.get("folder"), record["notebook_sha256"])  # fmt: skip
+
+
+def forget(backend, name: str) -> None:
+    """Remove job ``name``'s snapshot (the job is deleted)."""
+    shutil.rmtree(root(backend) / name, ignore_errors=True)

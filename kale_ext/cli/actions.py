@@ -1,0 +1,51 @@
+"""`stop` and `rerun`: stop a job and keep it; submit a job again as it was recorded."""
+
+from __future__ import annotations
+
+import sys
+
+from .common import add_backend, add_output, backend_of, defaults, emit
+
+
+def register(sub) -> dict:
+    """Add the commands' parsers to ``sub``; return their handlers by name."""
+    s = sub.add_parser("stop", help="stop a running job and keep it (its logs, outputs and "
+                       "record stay; it reads Stopped)")  # fmt: skip
+    s.add_argument("name")
+    add_backend(s)
+    add_output(s)
+    r = sub.add_parser("rerun", help="submit a job again: the notebook it ran and its options, "
+                       "under a new name, with only the overrides given")  # fmt: skip
+    r.add_argument("name", help="the job to run again")
+    r.add_argument("--name", dest="new_name", metavar="NAME", help="the new job's name")
+    r.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a parameter, typed as in the parameters cell (repeatable)",
+    )
+    add_backend(r)
+    return {"stop": _stop, "rerun": _rerun}
+
+
+def _stop(args) -> int:
+    from ..display import job_status
+    from ..runs.stop import stop
+
+    info = stop(backend_of(args), args.name)
+    emit(args, info.to_dict(), lambda _: print(job_status(info)))
+    return 0
+
+
+def _rerun(args) -> int:
+    from ..runs.rerun import overrides, rerun
+
+    backend = backend_of(args)
+    job = rerun(backend, args.name, args.new_name, overrides(args.param), defaults())
+    print(f"submitted {job.name} to the {backend.name} backend, as {args.name} ran",
+          file=sys.stderr)  # fmt: skip
+    for warning in job.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(job.name)
+    return 0

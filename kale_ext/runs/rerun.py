@@ -1,0 +1,56 @@
+"""Rerun a job: the notebook it ran (its snapshot, kept at submit) and its options, under a new
+name, with only the overrides given: a new name, parameter values. Never what a panel or a
+notebook on disk holds now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..backends.base import SWEEP_LABEL, Backend
+from ..backends.snapshots import load
+from ..backends.submit import Submission, submit
+from ..compile.notebook import parse_notebook
+from ..errors import ConfigError
+from ..job.trainjob import ANNOTATION
+from ..job.workspace import Place
+
+
+def overrides(items: list[str]) -> dict[str, str] | None:
+    """``--param NAME=VALUE`` items as {name: text} (the notebook types them); None for none."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ConfigError("param", f"{item!r}: expects NAME=VALUE, e.g. epochs=4")
+        out[key.strip()] = value
+    return out or None
+
+
+def _options(recorded: dict, name: str | None, parameters: dict | None) -> dict:
+    options = dict(recorded)
+    config = options.get("config")
+    if isinstance(config, dict) and SWEEP_LABEL in (config.get("labels") or {}):
+        labels = {k: v for k, v in config["labels"].items() if k != SWEEP_LABEL}
+        options["config"] = {**config, "labels": labels}  # a rerun is no trial of the sweep
+    if parameters:
+        options["parameters"] = {**(options.get("parameters") or {}), **parameters}
+    if name is not None:
+        options["name"] = name
+    return options
+
+
+def rerun(backend: Backend, name: str, new_name: str | None = None,
+          parameters: dict | None = None, defaults=None) -> Submission:  # fmt: skip
+    """Submit job ``name`` again as recorded, named ``new_name`` (else a new name), with
+    ``parameters`` over its own. NotFound for an unknown job; a 409 when no snapshot of it was
+    kept here; a ConfigError naming the field for an override the notebook refuses."""
+    if parameters is not None and not isinstance(parameters, dict):
+        raise ConfigError("parameters", f"must be an object of name: value, not {parameters!r}")
+    info = backend.get_job(name)
+    kept = load(backend, name, info.provenance.get(ANNOTATION + "notebook-sha256"))
+    place = Place(Path(kept.folder)) if kept.folder else Place()
+    options = _options(kept.options, new_name, parameters)
+    file_name = Path(kept.notebook_path).name if kept.notebook_path else "notebook.ipynb"
+    notebook = parse_notebook(kept.notebook, file_name)  # named as it was: so are new jobs
+    return submit(backend, notebook, options, defaults, kept.notebook_path, place,
+                  snapshot=kept.notebook)  # fmt: skip

@@ -1,0 +1,57 @@
+"""REST handlers of a job's actions: POST jobs/{name}/rerun submits it again as recorded
+(kale_ext/runs/rerun.py), POST jobs/{name}/stop stops it and keeps it (kale_ext/runs/stop.py)."""
+
+from __future__ import annotations
+
+import os
+
+import tornado.web
+from jupyter_server.utils import url_path_join
+
+from .base import ApiError, KaleExtHandler, check_job_name
+
+NAMESPACE = "kale-ext"
+BODY = "#/components/schemas/RerunBody"
+
+
+def rerun(backend, name: str, body: dict, defaults) -> dict:
+    from ..runs.rerun import rerun as rerun_job
+
+    job = rerun_job(backend, name, body.get("name"), body.get("parameters"), defaults)
+    return {"name": job.name, "backend": job.backend, "warnings": job.warnings}
+
+
+def stop(backend, name: str) -> dict:
+    from ..runs.stop import stop as stop_job
+    from ..runs.stop import who_am_i
+
+    # a single-user server: its user stops the job (JupyterHub names the user it runs for)
+    return stop_job(backend, name, os.environ.get("JUPYTERHUB_USER") or who_am_i()).to_dict()
+
+
+class RerunHandler(KaleExtHandler):
+    fields = ("name", "parameters")
+
+    @tornado.web.authenticated
+    async def post(self, name: str):
+        from .schema import check
+
+        name = check_job_name(name)
+        body = await self.json_body(self.fields) if self.has_body() else {}
+        error = check(body, BODY)
+        if error is not None:
+            raise ApiError(400, str(error), "InvalidBody", field=error.field)
+        backend = await self.backend()
+        defaults = await self.call(self.app.defaults)
+        result = await self.call(rerun, backend, name, body, defaults)
+        base = self.settings.get("base_url", "/")
+        self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
+        self.reply(result, 201)
+
+
+class StopHandler(KaleExtHandler):
+    @tornado.web.authenticated
+    async def post(self, name: str):
+        name = check_job_name(name)
+        backend = await self.backend()
+        self.reply(await self.call(stop, backend, name))

@@ -1,0 +1,143 @@
+"""`kale-ext stop` and `kale-ext rerun`, run as a user runs them: real processes, real torchrun."""
+
+from __future__ import annotations
+
+import getpass
+import json
+
+from tests.backends.local.test_backend import RANKS
+from tests.cli import cli
+from tests.conftest import notebook
+from tests.harness.emulated import TRAINJOBS
+from tests.runs.conftest import wait_for
+
+pytest_plugins = ["tests.harness.emulated"]  # the emulated cluster
+
+
+def _logs(name: str) -> list[str]:
+    return cli("logs", name, "--backend", "local").stdout.splitlines()
+
+
+def test_stop_ends_a_torchrun_job_and_keeps_it_reading_stopped(jobs_env):
+    path = jobs_env / "ranks.ipynb"
+    path.write_text(json.dumps(notebook(*RANKS)))
+    out = cli("run", path, "--backend", "local", "--nodes", "2", "--param", "steps=2000",
+              "--param", "pause=0.05", "--name", "long-one")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    wait_for(lambda: any(line.endswith("step 2") for line in _logs("long-one")), 120, "steps")
+    stopped = cli("stop", "long-one", "--backend", "local")
+    assert stopped.returncode == 0, stopped.stderr
+    lines = stopped.stdout.splitlines()
+    assert lines[0].startswith("long-one: Stopped (local")
+    assert lines[2].startswith(f"stopped by {getpass.getuser()} at 20")
+    assert lines[3:] == ["node 0 Stopped", "node 1 Stopped"]
+    info = json.loads(cli("status", "long-one", "--backend", "local", "-o", "json").stdout)
+    assert (info["status"], info["status_text"], info["failure"]) == ("Failed", "Stopped", None)
+    listed = cli("jobs", "--backend", "local").stdout
+    assert "Stopped" in listed and "stopped by" in listed
+    only = json.loads(cli("jobs", "--status", "stopped", "--backend", "local", "-o", "json").stdout)
+    assert [j["name"] for j in only] == ["long-one"]
+    failed = cli("jobs", "--status", "failed", "--backend", "local", "-o", "json").stdout
+    assert json.loads(failed) == []  # a stopped job is not among the failed
+    logs = _logs("long-one")  # kept: the steps, and each node's stop as one line
+    assert "[rank 0] step 2" in logs
+    for node in (0, 1):
+        assert (f"[node {node}] torchrun: node {node} was stopped (signal 15 (SIGTERM)); its "
+                "workers were stopped with it") in logs  # fmt: skip
+    assert not any("SignalException" in line or "Traceback" in line for line in logs)
+    again = cli("stop", "long-one", "--backend", "local")
+    assert again.returncode == 1
+    assert (
+        again.stderr
+        == "error: job long-one has ended already (Stopped): there is nothing to stop\n"
+    )
+    missing = cli("stop", "nope", "--backend", "local")
+    assert missing.returncode == 1 and "no local job named 'nope'" in missing.stderr
+
+
+PRINTS = (("epochs = 6\nlr = 0.1\n", ["parameters"]), 'print(f"epochs {epochs} lr {lr}")')
+
+
+def test_rerun_runs_the_recorded_notebook_and_options_with_only_the_overrides(jobs_env):
+    path = jobs_env / "nb.ipynb"
+    path.write_text(json.dumps(notebook(*PRINTS)))
+    first = cli("run", path, "--backend", "local", "--param", "epochs=4", "--name", "first",
+                "--follow")  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    path.write_text(json.dumps(notebook(("epochs = 9\nlr = 0.5\n", ["parameters"]), "1/0")))
+    again = cli("rerun", "first", "--backend", "local", "--name", "second", "--param", "lr=0.2")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "second\n" and "as first ran" in again.stderr
+    same = cli("rerun", "first", "--backend", "local")  # a new name of its own
+    assert same.returncode == 0, same.stderr
+    third = same.stdout.strip()
+    assert third not in ("first", "second") and third.startswith("nb-")
+    for name, shown in (("second", "epochs 4 lr 0.2"), (third, "epochs 4 lr 0.1")):
+        wait_for(lambda n=name, s=shown: any(s in line for line in _logs(n)), 120, f"{name} line")
+        info = json.loads(cli("status", name, "--backend", "local", "-o", "json").stdout)
+        recorded = json.loads(info["provenance"]["kale-ext.io/options"])
+        assert recorded["parameters"]["epochs"] == "4"  # the first job's override stayed
+
+
+def test_a_bad_rerun_says_what_is_wrong(jobs_env):
+    path = jobs_env / "nb.ipynb"
+    path.write_text(json.dumps(notebook(*PRINTS)))
+    assert cli("run", path, "--backend", "local", "--name", "first").returncode == 0
+    cases = [
+        (["first", "--param", "depth=3"], "error: parameters.depth: the notebook has no such "
+         "parameter (it has: epochs, lr)"),
+        (["first", "--param", "epochs"], "error: param: 'epochs': expects NAME=VALUE"),
+        (["first", "--name", "first"], "error: a job named first exists already"),
+        (["first", "--name", "Bad_Name"], "error: name: 'Bad_Name' is not a valid job name"),
+        (["nope"], "error: no local job named 'nope'"),
+    ]  # fmt: skip
+    for flags, says in cases:
+        out = cli("rerun", *flags, "--backend", "local")
+        assert out.returncode == 1 and out.stderr.startswith(says), out.stderr
+    listed = json.loads(cli("jobs", "--backend", "local", "-o", "json").stdout)
+    assert [j["name"] for j in listed] == ["first"]  # nothing half-made
+
+
+def test_a_job_whose_snapshot_was_not_kept_here_cannot_be_rerun(jobs_env):
+    import shutil
+
+    path = jobs_env / "nb.ipynb"
+    path.write_text(json.dumps(notebook(*PRINTS)))
+    assert cli("run", path, "--backend", "local", "--name", "first").returncode == 0
+    shutil.rmtree(jobs_env / "jobs" / ".submitted" / "first")  # as for a job from elsewhere
+    out = cli("rerun", "first", "--backend", "local")
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: job first cannot be rerun from here: no snapshot")
+    assert cli("run", path, "--backend", "local", "--name", "second").returncode == 0
+    assert (jobs_env / "jobs" / ".submitted" / "second").is_dir()
+    assert cli("delete", "second", "--backend", "local").returncode == 0
+    assert not (jobs_env / "jobs" / ".submitted" / "second").exists()  # gone with its job
+
+
+SLOW = notebook(
+    ("steps = 2000\n", ["parameters"]),
+    "import time\nfor step in range(steps):\n    print(f'step {step}', flush=True)\n"
+    "    time.sleep(0.05)",
+)
+
+
+def test_stop_on_the_cluster_suspends_the_trainjob_and_keeps_it(emulated_cluster, tmp_path):
+    path = tmp_path / "slow.ipynb"
+    path.write_text(json.dumps(SLOW))
+    k8s = ("--backend", "kubernetes")
+    out = cli("run", path, *k8s, "--name", "slow-k8s")
+    assert out.returncode == 0, out.stderr
+    wait_for(lambda: "step 3" in cli("logs", "slow-k8s", *k8s).stdout, 120, "step 3")
+    stopped = cli("stop", "slow-k8s", *k8s)
+    assert stopped.returncode == 0, stopped.stderr
+    assert stopped.stdout.startswith("slow-k8s: Stopped (kubernetes")
+    assert f"stopped by {getpass.getuser()} at 20" in stopped.stdout
+    tj = emulated_cluster.get(TRAINJOBS, "slow-k8s")  # the record stays, suspended
+    assert tj["spec"]["suspend"] is True
+    assert tj["metadata"]["annotations"]["kale-ext.io/stopped"].startswith("stopped by ")
+    emulated_cluster.wait_for(lambda: emulated_cluster.pods("slow-k8s") == [], 60, "pods gone")
+    info = json.loads(cli("status", "slow-k8s", *k8s, "-o", "json").stdout)
+    assert (info["status_text"], info["failure"]) == ("Stopped", None) and info["finished"]
+    assert "Stopped" in cli("jobs", *k8s).stdout
+    again = cli("stop", "slow-k8s", *k8s)
+    assert again.returncode == 1 and "has ended already (Stopped)" in again.stderr

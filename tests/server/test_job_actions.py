@@ -1,0 +1,94 @@
+"""POST jobs/{name}/rerun and jobs/{name}/stop against a real Jupyter server: real local jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from kale_ext.server.schema import check
+from tests.conftest import notebook
+from tests.harness.server import lines
+
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
+
+PRINTS = notebook(("epochs = 6\nlr = 0.1\n", ["parameters"]), 'print(f"epochs {epochs} lr {lr}")')
+SLOW = notebook(
+    ("steps = 2000\n", ["parameters"]),
+    "import time\nfor step in range(steps):\n    print(f'step {step}', flush=True)\n"
+    "    time.sleep(0.05)",
+)
+
+
+async def _ended(api, name: str) -> dict:
+    deadline = time.monotonic() + 180
+    while (job := (await api.get(f"jobs/{name}")).json)["status"] not in ("Complete", "Failed"):
+        assert time.monotonic() < deadline, job
+        await asyncio.sleep(0.2)
+    return job
+
+
+async def test_rerun_runs_the_recorded_job_with_only_the_overrides(api, jobs_dir):
+    options = {"name": "first", "parameters": {"epochs": "4"}}
+    assert (await api.post("jobs", {"notebook": PRINTS, "options": options})).status == 201
+    await _ended(api, "first")
+    reply = await api.post("jobs/first/rerun", {"name": "again", "parameters": {"lr": 0.2}})
+    assert reply.status == 201, reply.text
+    assert reply.json == {"name": "again", "backend": "local", "warnings": []}
+    assert reply.headers["Location"].endswith("/kale-ext/jobs/again")
+    events = await api.follow("again")
+    assert [t for _, t in lines(events)] == ["epochs 4 lr 0.2"]
+    job = (await api.get("jobs/again")).json
+    assert json.loads(job["provenance"]["kale-ext.io/options"])["parameters"] == {
+        "epochs": "4", "lr": 0.2}  # fmt: skip
+    bare = await api.post("jobs/first/rerun")  # no body: as it ran, a new name
+    assert bare.status == 201, bare.text
+    assert bare.json["name"] not in ("first", "again")
+    assert [t for _, t in lines(await api.follow(bare.json["name"]))] == ["epochs 4 lr 0.1"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field", "says"),
+    [
+        ({"name": 3}, 400, "name", "string"),
+        ({"parameters": [1]}, 400, "parameters", "object"),
+        ({"speed": 1}, 400, "speed", "unknown field 'speed'"),
+        ({"parameters": {"depth": 1}}, 400, "parameters.depth", "no such parameter"),
+        ({"name": "Bad_Name"}, 400, "name", "not a valid job name"),
+        ({"name": "first"}, 409, None, "a job named first exists already"),
+    ],
+)  # fmt: skip
+async def test_a_bad_rerun_is_refused_naming_why(api, jobs_dir, body, status, field, says):
+    assert (
+        await api.post("jobs", {"notebook": PRINTS, "options": {"name": "first"}})
+    ).status == 201
+    reply = await api.post("jobs/first/rerun", body)
+    assert reply.status == status, reply.text
+    assert reply.json["field"] == field and says in reply.json["message"]
+    assert [j["name"] for j in (await api.get("jobs")).json["jobs"]] == ["first"]
+
+
+async def test_rerun_and_stop_of_an_unknown_job_are_404s(api):
+    for action in ("rerun", "stop"):
+        reply = await api.post(f"jobs/nope/{action}")
+        assert reply.status == 404 and "nope" in reply.json["message"], reply.text
+
+
+async def test_stop_ends_the_job_and_keeps_it_reading_stopped(api, jobs_dir):
+    assert (await api.post("jobs", {"notebook": SLOW, "options": {"name": "slow"}})).status == 201
+    deadline = time.monotonic() + 120
+    while not any(t == "step 3" for _, t in lines(await api.logs("slow"))):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.2)
+    reply = await api.post("jobs/slow/stop")
+    assert reply.status == 200, reply.text
+    assert check(reply.json, "#/components/schemas/JobInfo") is None
+    assert (reply.json["status"], reply.json["status_text"]) == ("Failed", "Stopped")
+    assert reply.json["reason"].startswith("stopped by ") and reply.json["failure"] is None
+    job = (await api.get("jobs/slow")).json  # kept, with its logs
+    assert job["status_text"] == "Stopped" and job["finished"]
+    assert "step 3" in [t for _, t in lines(await api.logs("slow"))]
+    again = await api.post("jobs/slow/stop")
+    assert again.status == 409 and "has ended already (Stopped)" in again.json["message"]
