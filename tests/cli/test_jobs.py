@@ -67,3 +67,24 @@ def test_a_quiet_job_is_listed_as_stalled_and_keeps_running(jobs_env, write_nb):
         assert "last output " in status
     finally:
         cli("delete", name, "--backend", "local")
+
+
+def test_a_closed_pipe_ends_quietly(jobs_env, write_nb):
+    """`kale-ext logs NAME | head -2` and `kale-ext jobs | head`: the reader has gone before
+    the command writes; it stops with 141 (a shell's SIGPIPE code) and says nothing."""
+    import subprocess
+    import sys
+
+    path = write_nb(notebook("for i in range(3000):\n    print('line', i)"))
+    run = cli("run", path, "--backend", "local", "--follow")
+    assert run.returncode == 0, run.stderr
+    name = run.stderr.split()[1]
+    for command in (["logs", name], ["jobs"], ["status", name, "-o", "json"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kale_ext.cli", *command, "--backend", "local"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        proc.stdout.close()  # `| head` that has read what it wanted
+        err = proc.stderr.read().decode()
+        assert (proc.wait(), err) == (141, ""), command
