@@ -34,6 +34,14 @@ def test_outputs_are_listed_copied_and_survive_delete(jobs_env):
         f"deleted {name}; kept its outputs in {final} (delete them too with --outputs)"
     )
     assert (final / "result.txt").read_text() == "42"
+    # delete said they were kept: `outputs` still lists and copies them
+    after = cli("outputs", name, "--backend", "local")
+    assert (after.returncode, after.stdout.splitlines()) == (0, listed.stdout.splitlines())
+    again = cli("outputs", name, "--backend", "local", "--copy", jobs_env / "again")
+    assert again.returncode == 0 and (jobs_env / "again" / "result.txt").read_text() == "42"
+    assert name not in cli("jobs", "--backend", "local").stdout  # the job itself is gone
+    gone = cli("delete", name, "--backend", "local")
+    assert gone.returncode == 1 and f"no local job named '{name}'" in gone.stderr
 
 
 def test_outputs_of_an_unknown_job(jobs_env):

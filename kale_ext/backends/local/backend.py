@@ -46,7 +46,7 @@ from ..torchrun_report import ReportFolder
 from .frameworks import LOCAL_RUNTIMES
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
-from .outputs import final_folder, gather, listing
+from .outputs import final_folder, forget, gather, kept, listing, remember
 from .processes import alive, kill_group, runs, terminate
 from .queue import capacity, check_fits, launch, leave, need_of
 from .resources import resources_record
@@ -420,7 +420,9 @@ class LocalBackend(Backend):
             return None
         if outputs:
             shutil.rmtree(final, ignore_errors=True)
+            forget(self.jobs_dir, name)
             return f"deleted its outputs in {final}"
+        remember(self.jobs_dir, name, final)
         return f"kept its outputs in {final} (delete them too with --outputs)"
 
     def stop(self, name: str, reason: str) -> None:
@@ -432,7 +434,13 @@ class LocalBackend(Backend):
         return source_of(self._record(name).get("command", []))
 
     def outputs(self, name: str) -> JobOutputs:
-        return listing(self._record(name), self._dir(name))
+        try:
+            return listing(self._record(name), self._dir(name))
+        except NotFound:
+            left = kept(self.jobs_dir, name)  # a deleted job's, kept
+            if left is None:
+                raise
+            return left
 
     def copy_outputs(self, name: str, into: Path) -> JobOutputs:
         found = self.outputs(name)
