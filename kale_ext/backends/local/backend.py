@@ -46,7 +46,7 @@ from ..torchrun_report import ReportFolder
 from .frameworks import LOCAL_RUNTIMES
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
-from .outputs import final_folder, forget, gather, kept, listing, remember
+from .outputs import final_folder, gather, keep_note, kept, listing
 from .processes import alive, kill_group, runs, terminate
 from .queue import capacity, check_fits, launch, leave, need_of
 from .resources import resources_record
@@ -418,11 +418,10 @@ class LocalBackend(Backend):
         leave(self.jobs_dir, name)
         if final is None or not final.is_dir():
             return None
+        keep_note(self.jobs_dir, name, None if outputs else final)
         if outputs:
             shutil.rmtree(final, ignore_errors=True)
-            forget(self.jobs_dir, name)
             return f"deleted its outputs in {final}"
-        remember(self.jobs_dir, name, final)
         return f"kept its outputs in {final} (delete them too with --outputs)"
 
     def stop(self, name: str, reason: str) -> None:
@@ -437,10 +436,7 @@ class LocalBackend(Backend):
         try:
             return listing(self._record(name), self._dir(name))
         except NotFound:
-            left = kept(self.jobs_dir, name)  # a deleted job's, kept
-            if left is None:
-                raise
-            return left
+            return kept(self.jobs_dir, name)  # a deleted job's, kept
 
     def copy_outputs(self, name: str, into: Path) -> JobOutputs:
         found = self.outputs(name)

@@ -11,6 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ...errors import NotFound
 from ...files import write_atomic
 from ..base import JobOutputs, OutputFile
 
@@ -79,22 +80,25 @@ def listing(record: dict, job_dir: Path) -> JobOutputs:
     return JobOutputs(str(final) if final else "", files, note)
 
 
-def remember(jobs_dir: Path, name: str, final: Path) -> None:
+def keep_note(jobs_dir: Path, name: str, final: Path | None) -> None:
     """Note where a job that is being deleted leaves its outputs (`outputs NAME` still finds
-    them); a file per job in the jobs' folder, under a name no job can have."""
-    write_atomic(jobs_dir / KEPT / name, str(final))
+    them), or (None) that it left none: a file per job in the jobs' folder, under a name no job
+    can have."""
+    note = jobs_dir / KEPT / name
+    if final is None:
+        note.unlink(missing_ok=True)
+    else:
+        write_atomic(note, str(final))
 
 
-def forget(jobs_dir: Path, name: str) -> None:
-    (jobs_dir / KEPT / name).unlink(missing_ok=True)
-
-
-def kept(jobs_dir: Path, name: str) -> JobOutputs | None:
-    """The outputs a deleted job left, when they are still there."""
-    if not name or "/" in name or name.startswith("."):
-        return None
+def kept(jobs_dir: Path, name: str) -> JobOutputs:
+    """The outputs a deleted job left, when they are still there (else NotFound)."""
     try:
+        if not name or "/" in name or name.startswith("."):
+            raise OSError
         final = Path((jobs_dir / KEPT / name).read_text(encoding="utf-8").strip())
+        if not final.is_dir():
+            raise OSError
     except OSError:
-        return None
-    return JobOutputs(str(final), _listed(final)) if final.is_dir() else None
+        raise NotFound(f"no local job named {name!r}") from None
+    return JobOutputs(str(final), _listed(final))
