@@ -27,7 +27,7 @@ the same as the JupyterLab panel's: see `kale-ext defaults`.
 """
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict]:
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The parser of every command, and each command's handler by name."""
     from . import diff, jobs, run, settings, sweep
 
@@ -54,7 +54,7 @@ CLOSED_PIPE = 128 + 13
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, commands = _parser()
+    parser, commands = build_parser()
     args = parser.parse_args(argv)
     try:
         code = commands[args.command](args)
