@@ -1,5 +1,5 @@
 """Run one slow setup step visibly: say what it does, a line every few seconds while it runs,
-and how long it took. Usage: python scripts/step.py "what it does" command [args...]
+and how long it took. Usage: python scripts/step.py [--every SECONDS] "what it does" command...
 
 `make demo` runs its installs through it, so a first run never sits silent. Only the standard
 library: it runs before anything is installed.
@@ -33,11 +33,20 @@ def run(what: str, command: list[str], every: float = EVERY) -> int:
             proc.terminate()
             return proc.wait() or 130
     took = time.monotonic() - start
-    print(f"    {'done' if code == 0 else f'FAILED (exit code {code})'} in {took:.0f} s", flush=True)
+    print(
+        f"    {'done' if code == 0 else f'FAILED (exit code {code})'} in {took:.0f} s", flush=True
+    )
     return code
 
 
-if __name__ == "__main__":
-    if len(sys.argv) < 3:
+def main(argv: list[str]) -> int:
+    every = EVERY
+    if argv[:1] == ["--every"] and len(argv) > 1:
+        every, argv = float(argv[1]), argv[2:]
+    if len(argv) < 2:
         sys.exit(__doc__)
-    sys.exit(run(sys.argv[1], sys.argv[2:]))
+    return run(argv[0], argv[1:], every)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
