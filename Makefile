@@ -23,6 +23,8 @@ install:
 # hatch-jupyter-builder's front-end build (yarn install, tsc, webpack), which only JupyterLab
 # needs (no Node.js)
 demo-install:
+	@# as in install: pip would write install.json through another checkout's `develop` link
+	if [ -L "$(LABEXT_LINK)" ]; then rm "$(LABEXT_LINK)"; fi
 	$(STEP) "installing torch 2.13.0, scikit-learn and kale_ext's command line (no front end)" \
 		env SKIP_JUPYTER_BUILDER=1 $(PIP) "torch==2.13.0" -e ".[examples]"
 
