@@ -1,10 +1,14 @@
 # The two commands a new user needs (see README.md):
-#   make demo   run the example notebook as a distributed job on this machine
+#   make demo   run the example notebook as a distributed job on this machine (installs only
+#               what the command line needs: no Node.js, no front-end build)
 #   make test   install what the tests need, then run every test (Python, TypeScript, browser)
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test install lint
+# say what each slow step does, with a line every 10 s while it runs
+STEP = $(PYTHON) scripts/step.py
+
+.PHONY: demo demo-install test install lint
 
 LABEXT_LINK = $(shell $(PYTHON) -c "import sys; print(sys.prefix)")/share/jupyter/labextensions/kale-ext
 
@@ -15,8 +19,17 @@ install:
 	$(PIP) -e ".[dev,test,examples]"
 	jupyter-builder develop . --overwrite
 
-demo: install
-	kale-ext run examples/digits_ddp.ipynb --backend local --nodes 2 --follow
+# the command line and the example's packages, in one resolve: SKIP_JUPYTER_BUILDER skips
+# hatch-jupyter-builder's front-end build (yarn install, tsc, webpack), which only JupyterLab
+# needs (no Node.js)
+demo-install:
+	@# as in install: pip would write install.json through another checkout's `develop` link
+	if [ -L "$(LABEXT_LINK)" ]; then rm "$(LABEXT_LINK)"; fi
+	$(STEP) "installing torch 2.13.0, scikit-learn and kale_ext's command line (no front end)" \
+		env SKIP_JUPYTER_BUILDER=1 $(PIP) "torch==2.13.0" -e ".[examples]"
+
+demo: demo-install
+	$(PYTHON) -m kale_ext.cli run examples/digits_ddp.ipynb --backend local --nodes 2 --follow
 
 lint:
 	ruff check kale_ext tests benchmarks

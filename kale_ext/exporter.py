@@ -1,6 +1,8 @@
-"""`jupyter nbconvert --to trainjob NOTEBOOK`: the compiled module (and, with
-`--TrainJobExporter.trainjob=True`, the TrainJob YAML beside it). JupyterLab's "Save and Export
-Notebook As" menu lists it too, since it is registered as an nbconvert exporter."""
+"""`jupyter nbconvert --to trainjob NOTEBOOK`: the compiled module NOTEBOOK.py and the TrainJob
+beside it as NOTEBOOK.trainjob.yaml, with the defaults' settings, as `kale-ext compile
+--trainjob` makes them (`--TrainJobExporter.trainjob=False`: the module only). JupyterLab's
+"Save and Export Notebook As" menu lists it too, since it is registered as an nbconvert
+exporter."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ class TrainJobExporter(Exporter):
     export_from_notebook = "TrainJob (kale_ext)"
     output_mimetype = "text/x-python"
 
-    trainjob = Bool(False, help="Also write the TrainJob as <name>.trainjob.yaml.").tag(config=True)
+    trainjob = Bool(
+        True,
+        help="Write the TrainJob as <name>.trainjob.yaml beside the module (False: no TrainJob).",
+    ).tag(config=True)
 
     def _file_extension_default(self) -> str:
         return ".py"

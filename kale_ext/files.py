@@ -7,13 +7,29 @@ import tempfile
 from pathlib import Path
 
 
+def umask() -> int:
+    """The process's umask (read where the system shows it; else set and put back at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` all at once: readers never see a half-written file."""
+    """Write ``text`` to ``path`` all at once: readers never see a half-written file. The file
+    gets the mode any new file gets (0666 less the umask), not the temporary file's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+            os.fchmod(f.fileno(), 0o666 & ~umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

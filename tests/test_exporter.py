@@ -19,9 +19,10 @@ def nbconvert(*args, cwd):
     )
 
 
-def test_exports_the_module_and_the_trainjob(tmp_path):
+def test_exports_the_module_and_the_trainjob_by_default(tmp_path):
+    """What the README says: the same files as `kale-ext compile --trainjob`."""
     shutil.copy(EXAMPLES / "digits_ddp.ipynb", tmp_path)
-    out = nbconvert("digits_ddp.ipynb", "--TrainJobExporter.trainjob=True", cwd=tmp_path)
+    out = nbconvert("digits_ddp.ipynb", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     source = (tmp_path / "digits_ddp.py").read_text()
     assert source.startswith("# Compiled by kale_ext") and "def digits_ddp(*, lr=0.05" in source
@@ -30,9 +31,9 @@ def test_exports_the_module_and_the_trainjob(tmp_path):
     assert obj["metadata"]["annotations"]["kale-ext.io/function"] == "digits_ddp"
 
 
-def test_module_only_by_default(tmp_path):
+def test_module_only_when_asked(tmp_path):
     shutil.copy(EXAMPLES / "plain_python.ipynb", tmp_path)
-    out = nbconvert("plain_python.ipynb", cwd=tmp_path)
+    out = nbconvert("plain_python.ipynb", "--TrainJobExporter.trainjob=False", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plain_python.ipynb", "plain_python.py"]
 

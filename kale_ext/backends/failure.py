@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import Failure, LogLine
+from .headline import headline as headline_of
+from .headline import last_exception
 from .torchrun_report import ReportEntry, signal_name
 
 #: How many of the failing rank's last log lines a summary keeps.
@@ -64,26 +66,35 @@ class RankFailure:
 def from_record(data: dict, node: int) -> RankFailure | None:
     """A failure from an error record (torch's @record format; kale_ext's has the cell)."""
     ours = data.get("kale_ext")
+    message = data.get("message")
     if isinstance(ours, dict):
+        exception, headline = ours.get("exception"), ours.get("headline")
+        info = message.get("extraInfo") if isinstance(message, dict) else None
+        stack = info.get("py_callstack") if isinstance(info, dict) else None
+        full = last_exception(stack) if isinstance(stack, str) else None
+        if full and isinstance(exception, str):  # the record keeps the first line only
+            better = headline_of(full)
+            if isinstance(headline, str) and headline.endswith(exception):
+                headline = headline[: len(headline) - len(exception)] + better
+            exception = better
         return RankFailure(
             node=int(ours.get("node", node)),
             rank=ours.get("rank"),
             time=ours.get("time"),
-            exception=ours.get("exception"),
-            headline=ours.get("headline"),
+            exception=exception,
+            headline=headline,
             cell_index=ours.get("cell_index"),
             cell_id=ours.get("cell_id"),
             cell_label=ours.get("label"),
             line=ours.get("line"),
         )
-    message = data.get("message")
     if isinstance(message, dict):  # written by torch's own @record (a script that uses it)
         info = message.get("extraInfo") or {}
         stamp = info.get("timestamp")
         return RankFailure(
             node=node,
             time=float(stamp) if str(stamp).isdigit() else None,
-            exception=str(message.get("message") or "") or None,
+            exception=headline_of(str(message.get("message") or "")) or None,
         )
     return None
 

@@ -191,6 +191,7 @@ class ReportFolder:
         self.barrier: str | None = None  # "": the store's warning; else the barrier's prefix
         self.stopping = False  # in the lines of the agent's stop (a death signal)
         self.passed = 0  # other lines let through meanwhile
+        self.agent: int | None = None  # the rank its lines carry (a 1-process node's: its rank)
 
     def feed(self, line: LogLine) -> list[LogLine]:
         text = line.text
@@ -199,8 +200,11 @@ class ReportFolder:
         if self.stopping:
             return self._feed_stop(line)
         if not self.held:
-            if line.rank is None and (_STORE_WARNING.match(text) or _BARRIER.match(text)):
-                self.barrier = ""
+            if _STORE_WARNING.match(text) or _BARRIER.match(text):
+                # the agent's lines carry no rank, unless the node has one process: a line
+                # without torchrun's prefix is then its rank's (split_rank). Either way only
+                # the agent's "Error waiting on exit barrier" folds them (else they stay)
+                self.barrier, self.agent = "", line.rank
                 return self._feed_barrier(line)
             if _DEATH.match(text):
                 self.held, self.stopping, self.passed = [line], True, 0
@@ -228,8 +232,8 @@ class ReportFolder:
     def _feed_barrier(self, line: LogLine) -> list[LogLine]:
         """The store's warnings and the barrier's traceback: held while they last."""
         text, prefix = line.text, self.barrier
-        if line.rank is not None:
-            keep = False  # a worker's line: the agent's lines ended
+        if line.rank != self.agent:
+            keep = False  # another rank's line: the agent's lines ended
         elif prefix:
             keep = text.startswith(f"{prefix} ")
         elif barrier := _BARRIER.match(text):

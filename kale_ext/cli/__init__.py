@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import KaleExtError
@@ -28,7 +29,7 @@ the same as the JupyterLab panel's: see `kale-ext defaults`.
 """
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict]:
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The parser of every command, and each command's handler by name."""
     from . import actions, diff, jobs, run, settings, sweep
 
@@ -50,13 +51,34 @@ def _parser() -> tuple[argparse.ArgumentParser, dict]:
     return parser, commands
 
 
+#: The exit code of a command whose reader went away (`kale-ext logs NAME | head`): a shell's
+#: for a process ended by SIGPIPE.
+CLOSED_PIPE = 128 + 13
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser, commands = _parser()
+    parser, commands = build_parser()
     args = parser.parse_args(argv)
     try:
-        return commands[args.command](args)
+        code = commands[args.command](args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     except KaleExtError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _closed_pipe() -> int:
+    """The reader left: stop quietly. What Python still holds for stdout goes nowhere (its
+    flush at exit would print an `Exception ignored` message and change the exit code)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return CLOSED_PIPE

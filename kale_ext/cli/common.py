@@ -42,6 +42,16 @@ def emit(args, rows: list[dict], table) -> None:
         table(rows)
 
 
+def document(output: str, data) -> str:
+    """``data`` as one JSON line (``json``) or one YAML document (``yaml``): what a followed
+    listing prints at each change, so `-f -o json` stays machine-readable (JSON Lines)."""
+    if output == "json":
+        return json.dumps(data)
+    import yaml
+
+    return "---\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip("\n")
+
+
 def add_backend(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",

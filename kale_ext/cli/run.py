@@ -103,7 +103,8 @@ def _compile(args) -> int:
     params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
     print(f"compiled {notebook} → {path}")
     print(f"  function   {job.function_name}({params})")
-    print(f"  packages   {', '.join(job.packages) or '(none)'}")
+    if preview is None:  # else the preview's summary says it (with the submit's packages)
+        print(f"  packages   {', '.join(job.packages) or '(none)'}")
     if job.pip_index_urls:
         print(f"  indexes    {', '.join(job.pip_index_urls)}")
     if preview is None:  # with one, its summary shows them with what the options override
@@ -160,7 +161,8 @@ def _follow(backend, name: str) -> int:
 
     from ..display import log_text
 
-    console = Console(stderr=True, highlight=False)
+    # soft_wrap: a line is never cut at 80 columns (a redirected log keeps whole lines)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
     started = time.monotonic()
     spinner = console.status(f"{name}: submitted") if console.is_terminal else None
 
@@ -188,4 +190,30 @@ def _follow(backend, name: str) -> int:
         if spinner is not None:
             spinner.stop()
     info = backend.get_job(name)
+    where = outputs_line(backend, name)
+    if where:
+        console.print(where, markup=False)
     return 0 if info.status.value == "Complete" else 1
+
+
+def outputs_line(backend, name: str) -> str | None:
+    """Where an ended job's outputs are, to open: `outputs: examples/outputs/<job>/ (2 files:
+    a.pt, b.json)`; the path relative to here when it is below here. None when it wrote none."""
+    import os
+
+    from ..errors import KaleExtError
+
+    try:
+        found = backend.outputs(name)
+    except KaleExtError:
+        return None
+    if not found.location or (found.listed and not found.files):
+        return None
+    where = found.location
+    if os.path.isabs(where) and not os.path.relpath(where).startswith(".."):
+        where = os.path.relpath(where)
+    if not found.listed:
+        return f"outputs: {where} ({found.note})" if found.note else f"outputs: {where}"
+    names = [f.path for f in found.files]
+    shown = ", ".join(names[:3]) + (f", ... ({len(names)} files)" if len(names) > 3 else "")
+    return f"outputs: {where}{os.sep}: {shown}"

@@ -8,7 +8,15 @@ import sys
 import time
 
 from ..runs.flags import add_flags, chosen
-from .common import add_backend, add_job_options, add_output, backend_of, defaults, emit
+from .common import (
+    add_backend,
+    add_job_options,
+    add_output,
+    backend_of,
+    defaults,
+    document,
+    emit,
+)
 
 EPILOG = """examples:
   kale-ext sweep nb.ipynb --param lr=1e-4,1e-3,1e-2 --param batch=32,64 --parallel 2
@@ -98,17 +106,19 @@ def _shape(record: dict) -> str:
     return f"{count}, {record['parallel']} at a time"
 
 
-def _follow(name: str) -> int:
-    """Print the trial table each time it changes, until the sweep ends."""
+def _follow(name: str, output: str = "table") -> int:
+    """Print the trial table (or, with -o json|yaml, the sweep as one JSON line or YAML
+    document) each time it changes, until the sweep ends."""
     from ..runs import record as rec
     from ..runs import sweep
 
     shown = None
     while True:
         record = sweep.get(name)
-        text = rec.table(record)
+        table = output == "table"
+        text = rec.table(record) + "\n" if table else document(output, rec.summary(record))
         if text != shown:
-            print(text + "\n", flush=True)
+            print(text, flush=True)
             shown = text
         if record.get("status") not in ("Starting", "Running"):
             return 0 if record.get("status") == "Complete" else 1
@@ -120,7 +130,7 @@ def _status(args) -> int:
     from ..runs import sweep
 
     if args.follow:
-        return _follow(args.name)
+        return _follow(args.name, args.output)
     record = sweep.get(args.name)
     emit(args, rec.summary(record), lambda _: print(rec.table(record)))
     return 0

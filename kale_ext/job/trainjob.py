@@ -1,6 +1,6 @@
 """JobSpec → TrainJob (trainer.kubeflow.org/v1alpha1, Kubeflow Trainer v2.3.0).
 
-One builder, used by every backend, made of the Kubeflow SDK's own models
+One builder, used by every backend, in the shape of the Kubeflow SDK's own models
 (``kubeflow_trainer_api``). The container command runs the compiled module byte-exact: the
 source travels compressed and base64-encoded as one argument of ``python -c`` (no shell ever
 reads it), so `$HOME`, backticks, backslashes or a line `EOM` in the notebook stay as they are.
@@ -239,10 +239,10 @@ def build_trainjob(
     notebook_path: str | None = None,
     env_from_keys: Callable[[str, str], list[str]] | None = None,
 ):
-    """The TrainJob as the Kubeflow SDK's model (``TrainerV1alpha1TrainJob``)."""
-    from kubeflow_trainer_api import models as m
-
+    """The TrainJob, built as the Kubeflow SDK's model ``TrainerV1alpha1TrainJob`` would be
+    (job/plain_models.py: with its fields, as its to_dict gives them)."""
     from .distributed import k8s_dict
+    from .plain_models import MODELS as m  # the Trainer API's models' dicts, without pydantic
 
     config = spec.config
     env = [k8s_dict(e) for e in config.env] + expand_env_from(spec, env_from_keys)

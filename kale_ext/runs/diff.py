@@ -9,6 +9,7 @@ Everything is read back from what the backend recorded: a local job's record, a 
 
 from __future__ import annotations
 
+import ast
 import difflib
 import json
 from dataclasses import asdict, dataclass, field
@@ -32,6 +33,7 @@ class JobFacts:
     fields: dict[str, str]  # "parameters.epochs" -> "3", "image" -> ..., flattened, as text
     metrics: dict[str, float]  # each metric's last value (rank 0's when it reported it)
     source: str | None = field(default=None, repr=False)
+    defaulted: set[str] = field(default_factory=set, repr=False)  # fields left at the default
 
 
 @dataclass
@@ -42,7 +44,10 @@ class Comparison:
     source_diffs: list[dict]  # {"from", "to", "diff"}: each job's function against the first's
 
     def to_dict(self) -> dict:
-        jobs = [{k: v for k, v in asdict(j).items() if k != "source"} for j in self.jobs]
+        jobs = [
+            {k: v for k, v in asdict(j).items() if k not in ("source", "defaulted")}
+            for j in self.jobs
+        ]
         return {
             "jobs": jobs,
             "differences": self.differences,
@@ -59,6 +64,28 @@ def _flatten(prefix: str, value, out: dict[str, str]) -> None:
         out[prefix] = ", ".join(map(str, value))
     elif value is not None and value != {}:
         out[prefix] = value if isinstance(value, str) else json.dumps(value)
+
+
+def parameter_defaults(source: str | None, function: str | None) -> dict[str, str]:
+    """The generated function's keyword parameters and their literal defaults, as text (as
+    _flatten shows a value): what a job that set none of them ran with."""
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or (function and node.name != function):
+            continue
+        for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True):
+            try:
+                value = ast.literal_eval(default) if default is not None else None
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if value is not None:
+                _flatten(arg.arg, value, found)
+        break
+    return found
 
 
 def final_metrics(backend: Backend, name: str) -> dict[str, float]:
@@ -91,12 +118,19 @@ def job_facts(backend: Backend, name: str) -> JobFacts:
     for key in PROVENANCE:
         if info.provenance.get(ANNOTATION + key):
             fields[key] = info.provenance[ANNOTATION + key]
+    source = backend.job_source(name)
+    defaults = parameter_defaults(source, fields.get("function"))
+    defaulted = {f"parameters.{k}" for k in defaults} - set(fields)
+    fields.update(
+        {f"parameters.{k}": v for k, v in defaults.items() if f"parameters.{k}" in defaulted}
+    )
     return JobFacts(
         name=name,
         status=info.status_text,
-        fields=fields,
+        fields=dict(sorted(fields.items())),
         metrics=final_metrics(backend, name),
-        source=backend.job_source(name),
+        source=source,
+        defaulted=defaulted,
     )
 
 
@@ -136,13 +170,22 @@ def compare(backend: Backend, names: list[str]) -> Comparison:
     return Comparison(jobs, differences, metrics, source_diffs)
 
 
+def _shown(key: str, value: str | None, job: JobFacts) -> str:
+    """A field's value in the table: `2 (default)` for a parameter the job left as it was."""
+    if value is None:
+        return "-"
+    return f"{value} (default)" if key in job.defaulted else value
+
+
 def comparison_text(c: Comparison) -> str:
     """The comparison as a table: differing fields, final metrics, then the function's diff."""
     from ..metrics import format_value
 
     header = ["", *(j.name for j in c.jobs)]
     rows = [header, ["status", *(j.status for j in c.jobs)]]
-    rows += [[d["field"], *("-" if v is None else v for v in d["values"])] for d in c.differences]
+    for d in c.differences:
+        values = zip(d["values"], c.jobs, strict=True)
+        rows.append([d["field"], *(_shown(d["field"], v, job) for v, job in values)])
     if c.metrics:
         rows.append(["final metrics", *("" for _ in c.jobs)])
         rows += [

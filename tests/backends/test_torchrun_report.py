@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kale_ext.backends.base import LogLine
+from kale_ext.backends.base import LogLine, split_rank
 from kale_ext.backends.torchrun_report import (
     CHILD_FAILED,
     ReportEntry,
@@ -150,8 +150,11 @@ def test_a_store_warning_with_no_failed_barrier_after_it_comes_through_unchanged
     assert held.flush() == as_lines(warning)  # the log ended there: as it is
 
 
-def test_a_ranks_own_lines_are_never_taken_for_the_agents():
-    lines = as_lines(EXIT_BARRIER, rank=0)
+def test_a_ranks_store_warning_stays_unless_the_agents_barrier_follows():
+    """A rank's own TCPStore warning (its process group's store) is never folded away: only
+    the agent's `Error waiting on exit barrier` makes the lines before it the agent's."""
+    warning = EXIT_BARRIER[: EXIT_BARRIER.index("") + 1]
+    lines = as_lines(warning + ["epoch 3"], rank=0)
     assert list(fold_reports(lines, 0)) == lines
 
 
@@ -190,3 +193,18 @@ def test_a_death_signal_without_its_signal_exception_comes_through_unchanged(aft
     start = STOP[5:7]  # "Received 15 death signal", "Sending process ... closing signal"
     texts = [*start, *after, "next"]
     assert [line.text for line in fold_reports(as_lines(texts), 1)] == texts
+
+
+def test_a_one_process_nodes_exit_barrier_is_one_line_though_its_lines_carry_the_rank():
+    """With one process a node, split_rank gives a line without torchrun's `[default0]:` to
+    the node's rank: the agent's exit barrier came out as ~25 `[rank 1]` lines of a job that
+    completed (locally and on a cluster alike: both split lines so)."""
+    texts = ["[default0]:test accuracy 0.914", *EXIT_BARRIER, "[default0]:done"]
+    lines = []
+    for offset, text in enumerate(texts):
+        rank, shown = split_rank(1, 1, text)
+        lines.append(LogLine(1, shown, rank, offset))
+    shown = [(line.rank, line.text) for line in fold_reports(lines, 1)]
+    assert shown[0] == (1, "test accuracy 0.914") and shown[-1] == (1, "done")
+    assert len(shown) == 3 and shown[1][0] is None
+    assert shown[1][1].startswith("torchrun: node 1 could not wait for the other nodes at exit")

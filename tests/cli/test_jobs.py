@@ -34,6 +34,14 @@ def test_outputs_are_listed_copied_and_survive_delete(jobs_env):
         f"deleted {name}; kept its outputs in {final} (delete them too with --outputs)"
     )
     assert (final / "result.txt").read_text() == "42"
+    # delete said they were kept: `outputs` still lists and copies them
+    after = cli("outputs", name, "--backend", "local")
+    assert (after.returncode, after.stdout.splitlines()) == (0, listed.stdout.splitlines())
+    again = cli("outputs", name, "--backend", "local", "--copy", jobs_env / "again")
+    assert again.returncode == 0 and (jobs_env / "again" / "result.txt").read_text() == "42"
+    assert name not in cli("jobs", "--backend", "local").stdout  # the job itself is gone
+    gone = cli("delete", name, "--backend", "local")
+    assert gone.returncode == 1 and f"no local job named '{name}'" in gone.stderr
 
 
 def test_outputs_of_an_unknown_job(jobs_env):
@@ -67,3 +75,24 @@ def test_a_quiet_job_is_listed_as_stalled_and_keeps_running(jobs_env, write_nb):
         assert "last output " in status
     finally:
         cli("delete", name, "--backend", "local")
+
+
+def test_a_closed_pipe_ends_quietly(jobs_env, write_nb):
+    """`kale-ext logs NAME | head -2` and `kale-ext jobs | head`: the reader has gone before
+    the command writes; it stops with 141 (a shell's SIGPIPE code) and says nothing."""
+    import subprocess
+    import sys
+
+    path = write_nb(notebook("for i in range(3000):\n    print('line', i)"))
+    run = cli("run", path, "--backend", "local", "--follow")
+    assert run.returncode == 0, run.stderr
+    name = run.stderr.split()[1]
+    for command in (["logs", name], ["jobs"], ["status", name, "-o", "json"]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kale_ext.cli", *command, "--backend", "local"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        proc.stdout.close()  # `| head` that has read what it wanted
+        err = proc.stderr.read().decode()
+        assert (proc.wait(), err) == (141, ""), command

@@ -87,6 +87,8 @@ def test_compile_trainjob_applies_submit_settings(tmp_path):
     # --param values are typed by the parameters cell: epochs = 6 is an int, lr = 0.05 a float
     assert "2 node(s) × 1 process(es)" in out.stdout
     assert '{"epochs": 3, "lr": 0.001}' in out.stdout
+    labels = [line.split()[0] for line in out.stdout.splitlines() if line.startswith("  ")]
+    assert labels.count("packages") == 1 and labels.count("function") == 1  # each line once
     obj = yaml.safe_load((tmp_path / "trainjob.yaml").read_text())
     validate_trainjob(obj)
     trainer = obj["spec"]["trainer"]
@@ -220,3 +222,32 @@ def test_workspace_flags(jobs_env, flags, shown):
     path = project(jobs_env / "project")
     out = cli("run", path.name, "--backend", "local", "--dry-run", *flags, cwd=path.parent)
     assert shown in out.stdout + out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_end_of_a_run_says_where_its_outputs_are_in_whole_lines(jobs_env):
+    """Redirected (not a terminal), the reason stays one line however long; the last line
+    names the outputs folder, relative to here, and that folder holds the files named."""
+    root = jobs_env / "project"
+    root.mkdir()
+    key = "a_label_column_whose_name_is_long_enough_to_pass_eighty_columns"
+    nb = notebook(
+        ("import os", ["imports"]),
+        "out = os.environ['KALE_EXT_OUTPUT_DIR']\n"
+        "open(os.path.join(out, 'model.pt'), 'w').write('w')\n"
+        f"{{}}['{key}']",
+    )
+    (root / "train.ipynb").write_text(json.dumps(nb))
+    out = cli("run", "train.ipynb", "--backend", "local", "--follow", cwd=root)
+    assert out.returncode == 1
+    lines = out.stderr.splitlines()
+    name = lines[0].split()[1]
+    said = f"""[{name}] Failed: node 0, rank 0: cell 2 ("training"), line 3: KeyError: '{key}'"""
+    assert said in lines
+    assert lines[-1] == f"outputs: outputs/{name}/: model.pt"
+    assert (root / "outputs" / name / "model.pt").read_text() == "w"
+
+
+def test_a_run_that_wrote_nothing_names_no_outputs(jobs_env, write_nb):
+    out = cli("run", write_nb(notebook("print(1)")), "--backend", "local", "--follow")
+    assert out.returncode == 0, out.stderr
+    assert "] Complete" in out.stderr and "outputs" not in out.stderr

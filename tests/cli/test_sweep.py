@@ -2,6 +2,8 @@
 
 import json
 
+import yaml
+
 from kale_ext.runs import record as rec
 from tests.cli import cli
 from tests.conftest import notebook
@@ -32,6 +34,13 @@ def test_a_grid_sweep_followed_to_its_end_with_the_best_marked(jobs_env):
     assert status["best"] == f"{name}-1" and [t["best"] for t in status["trials"]] == [True, False]
     listed = cli("sweeps").stdout
     assert name in listed and f"best {name}-1" in listed
+    # followed, -o json|yaml stays machine-readable: a JSON line (a YAML document) a change
+    as_json = cli("sweep-status", name, "-f", "-o", "json")
+    lines = as_json.stdout.splitlines()
+    assert as_json.returncode == 0 and json.loads(lines[-1])["best"] == f"{name}-1"
+    assert all(json.loads(line)["name"] == name for line in lines)
+    as_yaml = cli("sweep-status", name, "-f", "-o", "yaml").stdout
+    assert [d["best"] for d in yaml.safe_load_all(as_yaml)] == [f"{name}-1"]
 
 
 def test_a_sweep_with_a_failed_trial_says_so_and_runs_the_value_set_for_every_trial(jobs_env):

@@ -46,7 +46,7 @@ def two_runs(tmp_path, monkeypatch):
 def test_diff_names_the_parameter_the_hashes_the_function_and_final_metrics(two_runs):
     found = json.loads(local("diff", "first", "second", "-o", "json"))
     differ = {d["field"]: d["values"] for d in found["differences"]}
-    assert differ["parameters.epochs"] == [None, "3"]  # the first ran with the notebook's 2
+    assert differ["parameters.epochs"] == ["2", "3"]  # the first ran with the notebook's 2
     assert {"notebook-sha256", "source-sha256"} <= set(differ)
     assert "runtime" not in differ and "nodes" not in differ
     metrics = {m["metric"]: m["values"] for m in found["metrics"]}
@@ -63,7 +63,7 @@ def test_diff_names_the_parameter_the_hashes_the_function_and_final_metrics(two_
 
     table = local("diff", "first", "second")
     rows = {line.split()[0]: line.split()[1:] for line in table.splitlines() if line.strip()}
-    assert rows["parameters.epochs"] == ["-", "3"]
+    assert rows["parameters.epochs"] == ["2", "(default)", "3"]  # what each job ran with
     assert rows["loss"] == ["0.5", "0.25"]
     assert "--- first/function.py" in table and "+++ second/function.py" in table
 

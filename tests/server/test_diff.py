@@ -22,7 +22,7 @@ async def test_diff_of_two_runs_from_the_api(api, jobs_dir):
     got = reply.json
     assert check(got, "#/components/schemas/Comparison") is None
     differ = {d["field"]: d["values"] for d in got["differences"]}
-    assert differ["parameters.epochs"] == [None, "3"]
+    assert differ["parameters.epochs"] == ["2", "3"]  # the first ran with the default, 2
     assert {"notebook-sha256", "source-sha256"} <= set(differ)
     assert {m["metric"]: m["values"] for m in got["metrics"]} == {
         "loss": [0.5, 0.25],

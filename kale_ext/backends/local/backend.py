@@ -48,7 +48,7 @@ from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
 from .links import claim, hand_over
-from .outputs import final_folder, gather, listing
+from .outputs import final_folder, gather, keep_note, kept, listing
 from .processes import alive, kill_group, runs, terminate
 from .queue import capacity, check_fits, launch, leave, need_of
 from .resources import resources_record
@@ -445,6 +445,7 @@ class LocalBackend(Backend):
         leave(self.jobs_dir, name)
         if final is None or not final.is_dir():
             return None
+        keep_note(self.jobs_dir, name, None if outputs else final)
         if outputs:
             shutil.rmtree(final, ignore_errors=True)
             return f"deleted its outputs in {final}"
@@ -459,7 +460,10 @@ class LocalBackend(Backend):
         return source_of(self._record(name).get("command", []))
 
     def outputs(self, name: str) -> JobOutputs:
-        return listing(self._record(name), self._dir(name))
+        try:
+            return listing(self._record(name), self._dir(name))
+        except NotFound:
+            return kept(self.jobs_dir, name)  # a deleted job's, kept
 
     def copy_outputs(self, name: str, into: Path) -> JobOutputs:
         found = self.outputs(name)

@@ -2,7 +2,8 @@
 job's folder while it runs; when the job ends they are gathered into ``outputs/<job>/`` beside
 the notebook, flat when the nodes wrote different names, one sub-folder per node (``node-0/``,
 ...) when two nodes wrote the same name. Gathered outputs outlive the job's record:
-``delete`` keeps them unless asked."""
+``delete`` keeps them unless asked, and notes where (``outputs NAME`` lists and copies them
+after the job is gone)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import os
 import shutil
 from pathlib import Path
 
+from ...errors import NotFound
+from ...files import write_atomic
 from ..base import JobOutputs, OutputFile
 
 STAGING = "outputs"  # in the job's folder: a folder per node while the job runs
+KEPT = ".kept-outputs"  # in the jobs' folder: where each deleted job's outputs stayed
 
 
 def final_folder(folder: Path | None, jobs_dir: Path, name: str) -> Path:
@@ -55,11 +59,7 @@ def gather(job_dir: Path, final: Path) -> int:
     return moved
 
 
-def listing(record: dict, job_dir: Path) -> JobOutputs:
-    """A job's outputs: gathered, or (while it runs) the nodes' own folders."""
-    final = Path(record["outputs"]) if record.get("outputs") else None
-    running = (job_dir / STAGING).is_dir()
-    folder = job_dir / STAGING if running else final
+def _listed(folder: Path | None) -> list[OutputFile]:
     files = []
     if folder is not None and folder.is_dir():
         for rel in _files(folder):
@@ -68,5 +68,37 @@ def listing(record: dict, job_dir: Path) -> JobOutputs:
             except OSError:
                 continue
             files.append(OutputFile(rel.replace(os.sep, "/"), size))
+    return files
+
+
+def listing(record: dict, job_dir: Path) -> JobOutputs:
+    """A job's outputs: gathered, or (while it runs) the nodes' own folders."""
+    final = Path(record["outputs"]) if record.get("outputs") else None
+    running = (job_dir / STAGING).is_dir()
+    files = _listed(job_dir / STAGING if running else final)
     note = f"the nodes' outputs, gathered into {final} when the job ends" if running else None
     return JobOutputs(str(final) if final else "", files, note)
+
+
+def keep_note(jobs_dir: Path, name: str, final: Path | None) -> None:
+    """Note where a job that is being deleted leaves its outputs (`outputs NAME` still finds
+    them), or (None) that it left none: a file per job in the jobs' folder, under a name no job
+    can have."""
+    note = jobs_dir / KEPT / name
+    if final is None:
+        note.unlink(missing_ok=True)
+    else:
+        write_atomic(note, str(final))
+
+
+def kept(jobs_dir: Path, name: str) -> JobOutputs:
+    """The outputs a deleted job left, when they are still there (else NotFound)."""
+    try:
+        if not name or "/" in name or name.startswith("."):
+            raise OSError
+        final = Path((jobs_dir / KEPT / name).read_text(encoding="utf-8").strip())
+        if not final.is_dir():
+            raise OSError
+    except OSError:
+        raise NotFound(f"no local job named {name!r}") from None
+    return JobOutputs(str(final), _listed(final))

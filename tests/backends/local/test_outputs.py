@@ -10,7 +10,7 @@ import pytest
 
 from kale_ext.backends.base import Status
 from kale_ext.backends.local.backend import LocalBackend
-from kale_ext.backends.local.outputs import gather, staging
+from kale_ext.backends.local.outputs import KEPT, gather, staging
 from kale_ext.backends.submit import submit
 from kale_ext.errors import BackendError
 from tests.backends.local.waiting import until
@@ -96,6 +96,7 @@ def test_outputs_are_listed_while_running_gathered_at_the_end_and_kept_by_delete
 
     assert backend.delete(name) == f"kept its outputs in {final} (delete them too with --outputs)"
     assert backend.list_jobs() == [] and (final / "model.pt").read_text() == "weights"
+    assert backend.outputs(name) == done  # still listed once the job is gone
 
 
 def test_delete_with_outputs_deletes_them_and_a_rerun_of_the_name_is_refused(backend, tmp_path):
@@ -108,7 +109,8 @@ def test_delete_with_outputs_deletes_them_and_a_rerun_of_the_name_is_refused(bac
     backend.delete(name)
     with pytest.raises(BackendError, match=f"{final} holds the outputs of an earlier job"):
         submit(backend, path, {"name": "again"})
-    assert list(backend.jobs_dir.iterdir()) == []  # refused before anything started
+    # refused before anything started (the deleted job's note of its kept outputs aside)
+    assert [p.name for p in backend.jobs_dir.iterdir()] == [KEPT]
     (final / "model.pt").unlink()
     (final / "part-0.txt").unlink()
     name = submit(backend, path, {"name": "again"}).name  # an empty folder is no clash
