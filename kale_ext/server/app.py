@@ -131,6 +131,12 @@ class KaleExtApp(ExtensionApp):
         "its content when it is larger.",
     ).tag(config=True)
 
+    max_notebook_bytes = Int(
+        100 * 1024 * 1024,
+        help="Largest notebook file a request may name by its path (413 beyond it, before it is "
+        "read); only regular files are read.",
+    ).tag(config=True)
+
     worker_threads = Int(
         4, help="Threads for compiling and for backend calls (log streams have their own)."
     ).tag(config=True)
@@ -188,7 +194,7 @@ class KaleExtApp(ExtensionApp):
         except ConfigError as e:
             raise TraitError(f"{e.field}: {e.message}") from None
 
-    @validate("max_body_bytes", "worker_threads", "compile_processes")
+    @validate("max_body_bytes", "max_notebook_bytes", "worker_threads", "compile_processes")
     def _check_count(self, proposal):
         least = 0 if proposal["trait"].name == "compile_processes" else 1
         if proposal["value"] < least:

@@ -30,6 +30,8 @@ from .sweeps import SweepHandler, SweepsHandler
 
 NAMESPACE = "kale-ext"
 SSE_TYPE = "text/event-stream; charset=utf-8"
+#: The most log lines `tail` may ask for.
+MAX_TAIL = 10_000
 
 
 class NotebookHandler(KaleExtHandler):
@@ -71,8 +73,9 @@ class NotebookHandler(KaleExtHandler):
         path = body["path"]
         cm = self.contents_manager
         root = getattr(cm, "root_dir", None) or self.serverapp.root_dir
+        hidden = bool(getattr(cm, "allow_hidden", False))
         data = await self.app.run(
-            read_notebook_bytes, root, path, bool(getattr(cm, "allow_hidden", False))
+            read_notebook_bytes, root, path, hidden, self.app.max_notebook_bytes
         )
         return data, PurePosixPath(path).name, path
 
@@ -199,6 +202,9 @@ class LogsHandler(KaleExtHandler):
         node = self.int_arg("node")
         follow = self.bool_arg("follow")
         tail = self.int_arg("tail")
+        if tail is not None and tail > MAX_TAIL:
+            raise ApiError(400, f"tail must be at most {MAX_TAIL:,} lines, got {tail}: follow the "
+                           "log from an offset (offsets=) to read more", field="tail")  # fmt: skip
         try:
             offsets = parse_offsets(self.query_arg("offsets") or "")
         except ValueError as e:

@@ -363,22 +363,31 @@ class LocalBackend(Backend):
     def _tail(
         self, job_dir: Path, nodes, procs: int, tail: int, positions: dict
     ) -> Iterator[LogLine]:
-        from ..logpieces import READ_SIZE, split_pieces, text_of
+        """The last ``tail`` lines of each node's log. Only where they start is kept while the
+        log is scanned (memory does not grow with ``tail`` times a line's length); they are
+        read again from there."""
+        from ..logpieces import READ_SIZE, split_pieces
 
         for k in nodes:
             path = job_dir / f"node-{k}.log"
-            last: deque = deque(maxlen=tail)
+            starts: deque = deque(maxlen=tail)
             offset, pending = 0, b""
             with open(path, "rb") as f:
                 while data := f.read(READ_SIZE):
                     pieces, pending = split_pieces(pending + data)
                     for raw, partial in pieces:
+                        starts.append(offset)
                         offset += len(raw) + (0 if partial else 1)
-                        last.append((raw, offset, partial))
-            for raw, end, partial in last:
-                rank, text = split_rank(k, procs, text_of(raw, partial))
-                yield LogLine(k, text, rank, end, partial)
-            positions[k] = max(positions[k], offset)
+            if not starts:
+                positions[k] = max(positions[k], offset)
+                continue
+            positions[k] = max(positions[k], starts[0])
+            end = offset
+            for line in self._read(path, k, procs, positions, {k: b""}):
+                if line.offset > end:
+                    break
+                yield line
+            positions[k] = end  # the loop that follows reads on from the scan's end
 
     def events(self, name: str) -> list[Event]:
         record = self._record(name)
