@@ -108,6 +108,12 @@ class KaleExtApp(ExtensionApp):
         "the limit. The CLI and the magics read the same setting (kale_ext/job/limits.py).",
     ).tag(config=True)
 
+    allow_package_urls = Bool(
+        False,
+        help="Let a job's packages be URLs (`pkg @ https://...`, a wheel's URL, `file:...`); "
+        "off: only requirements from the package indexes. The CLI and the magics read it too.",
+    ).tag(config=True)
+
     allow_cpu_for_gpu = Bool(
         False,
         help="Local backend: run a job that asks for GPUs on the CPU (CUDA_VISIBLE_DEVICES empty) "
@@ -206,7 +212,8 @@ class KaleExtApp(ExtensionApp):
     def initialize_settings(self):
         from ..job.limits import configure
 
-        configure(self.option_limits, by_server=True)  # also in the compile processes
+        # also in the compile processes
+        configure(self.option_limits, by_server=True, package_urls=self.allow_package_urls)
         self._executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="kale_ext")
         self._processes = None  # the compile processes, started on first use
         self._processes_lock = threading.Lock()
@@ -303,7 +310,7 @@ class KaleExtApp(ExtensionApp):
                     self.compile_processes,
                     mp_context=multiprocessing.get_context("forkserver"),
                     initializer=_warm_up,
-                    initargs=(True, dict(self.option_limits)),
+                    initargs=(True, dict(self.option_limits), self.allow_package_urls),
                 )
             return self._processes
 
@@ -372,11 +379,11 @@ _WARM_UP_NOTEBOOK = {
 }
 
 
-def _warm_up(freeze: bool, limits: dict | None = None) -> None:
+def _warm_up(freeze: bool, limits: dict | None = None, package_urls: bool = False) -> None:
     if limits is not None:  # a compile process: the server's option limits hold here too
         from ..job.limits import configure
 
-        configure(limits, by_server=True)
+        configure(limits, by_server=True, package_urls=package_urls)
     # The imports leave ~250,000 new long-lived objects; the collections they would trigger,
     # and every full one later, stop every thread for 100-500 ms. So: no collection while they
     # load, then frozen (gc_freeze), no collection ever scans them again (the few cycles of

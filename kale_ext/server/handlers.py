@@ -218,6 +218,8 @@ class LogsHandler(KaleExtHandler):
             offsets[k] = max(offsets.get(k, 0), offset)
         backend = await self.backend()
         info = await self.call(backend.get_job, name)
+        if info.status.value == "Unreadable":  # its record says nothing of its logs
+            raise ApiError(409, info.reason or "its record cannot be read", "UnreadableRecord")
         if node is not None and node >= info.num_nodes:
             raise ApiError(
                 404, f"job {name} has no node {node} (it has {info.num_nodes})", field="node"

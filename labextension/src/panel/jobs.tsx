@@ -326,7 +326,7 @@ function JobRow(
       </div>
       {(failure || job.reason) && (
         <div
-          className={`kale-ext-JobRow-reason kale-ext-mod-${job.status === 'Failed' ? 'error' : 'info'}`}
+          className={`kale-ext-JobRow-reason kale-ext-mod-${job.status === 'Failed' || job.status === 'Unreadable' ? 'error' : 'info'}`}
         >
           {failure?.summary ?? job.reason}
           {failure &&
