@@ -144,7 +144,27 @@ class KaleExtApp(ExtensionApp):
     ).tag(config=True)
 
     worker_threads = Int(
-        4, help="Threads for compiling and for backend calls (log streams have their own)."
+        4,
+        help="Threads for heavy work: compiling, submits, sweeps, deletes (log streams and "
+        "cheap reads have their own).",
+    ).tag(config=True)
+
+    read_threads = Int(
+        4,
+        help="Threads for cheap reads (runtimes, defaults, jobs, status): they never wait "
+        "behind heavy work.",
+    ).tag(config=True)
+
+    work_deadline = Float(
+        600.0,
+        help="Seconds a heavy request (submit, sweep, probe) may take before it is a 504 "
+        "(work not started yet is dropped; a client that leaves drops its queued work too).",
+    ).tag(config=True)
+
+    client_share = Int(
+        8,
+        help="Heavy requests one client address may have running or waiting at once (429 beyond "
+        "it).",
     ).tag(config=True)
 
     compile_processes = Int(
@@ -200,7 +220,14 @@ class KaleExtApp(ExtensionApp):
         except ConfigError as e:
             raise TraitError(f"{e.field}: {e.message}") from None
 
-    @validate("max_body_bytes", "max_notebook_bytes", "worker_threads", "compile_processes")
+    @validate(
+        "max_body_bytes",
+        "max_notebook_bytes",
+        "worker_threads",
+        "read_threads",
+        "client_share",
+        "compile_processes",
+    )
     def _check_count(self, proposal):
         least = 0 if proposal["trait"].name == "compile_processes" else 1
         if proposal["value"] < least:
@@ -215,6 +242,8 @@ class KaleExtApp(ExtensionApp):
         # also in the compile processes
         configure(self.option_limits, by_server=True, package_urls=self.allow_package_urls)
         self._executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="kale_ext")
+        self._reads = ThreadPoolExecutor(self.read_threads, thread_name_prefix="kale_ext-read")
+        self.heavy_by_client: dict[str, int] = {}  # heavy requests running or waiting, by client
         self._processes = None  # the compile processes, started on first use
         self._processes_lock = threading.Lock()
         self._backend_lock = threading.Lock()
@@ -251,6 +280,7 @@ class KaleExtApp(ExtensionApp):
         if self._lag is not None:
             self._lag.stop()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._reads.shutdown(wait=False, cancel_futures=True)
         if self._processes is not None:
             self._processes.shutdown(wait=False, cancel_futures=True)
 
@@ -277,9 +307,19 @@ class KaleExtApp(ExtensionApp):
             future.result()
 
     async def run(self, fn, *args, **kwargs):
-        """Run blocking work in the extension's thread pool."""
+        """Run blocking heavy work in the extension's thread pool."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    def start_work(self, fn, *args):
+        """Heavy work queued in the thread pool: its concurrent Future (cancel drops it while
+        it waits)."""
+        return self._executor.submit(fn, *args)
+
+    async def read(self, fn, *args, **kwargs):
+        """Run a cheap blocking read in its own threads: never queued behind heavy work."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reads, functools.partial(fn, *args, **kwargs))
 
     async def compute(self, fn, *args):
         """CPU-bound work (compiling): in the compile processes when there are any, else in a

@@ -74,9 +74,7 @@ class NotebookHandler(KaleExtHandler):
         cm = self.contents_manager
         root = getattr(cm, "root_dir", None) or self.serverapp.root_dir
         hidden = bool(getattr(cm, "allow_hidden", False))
-        data = await self.app.run(
-            read_notebook_bytes, root, path, hidden, self.app.max_notebook_bytes
-        )
+        data = await self.work(read_notebook_bytes, root, path, hidden, self.app.max_notebook_bytes)
         return data, PurePosixPath(path).name, path
 
     def check_options(self, body: dict):
@@ -135,7 +133,7 @@ class JobsHandler(NotebookHandler):
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
         options, root = body.get("options"), self.root_dir()
-        result = await self.call(service.submit, backend, data, name, path, options, defaults, root)
+        result = await self.work(service.submit, backend, data, name, path, options, defaults, root)
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
         self.reply(result, 201)
@@ -310,9 +308,11 @@ class RuntimePackagesHandler(KaleExtHandler):
         from . import service
 
         name = check_runtime_name(name)
-        find = service.probe_runtime_packages if self.bool_arg("probe") else service.known_packages
         backend = await self.backend()
-        self.reply(await self.call(find, backend, name))
+        if self.bool_arg("probe"):
+            self.reply(await self.work(service.probe_runtime_packages, backend, name))
+        else:
+            self.reply(await self.call(service.known_packages, backend, name))
 
 
 class BackendHandler(KaleExtHandler):
@@ -341,7 +341,7 @@ class TagsHandler(KaleExtHandler):
     async def get(self):
         from . import service
 
-        self.reply({"tags": await self.app.run(service.tags)})
+        self.reply({"tags": await self.app.read(service.tags)})
 
 
 class LoopLagHandler(KaleExtHandler):
