@@ -350,7 +350,7 @@ class KaleExtApp(ExtensionApp):
                     self.compile_processes,
                     mp_context=multiprocessing.get_context("forkserver"),
                     initializer=_warm_up,
-                    initargs=(True, dict(self.option_limits), self.allow_package_urls),
+                    initargs=(True, dict(self.option_limits), self.allow_package_urls, os.getpid()),
                 )
             return self._processes
 
@@ -419,10 +419,14 @@ _WARM_UP_NOTEBOOK = {
 }
 
 
-def _warm_up(freeze: bool, limits: dict | None = None, package_urls: bool = False) -> None:
-    if limits is not None:  # a compile process: the server's option limits hold here too
+def _warm_up(
+    freeze: bool, limits: dict | None = None, package_urls: bool = False, server: int = 0
+) -> None:
+    if limits is not None:  # a compile process: it ends with the server; its limits hold here
         from ..job.limits import configure
+        from .lifeline import die_with
 
+        die_with(server)
         configure(limits, by_server=True, package_urls=package_urls)
     # The imports leave ~250,000 new long-lived objects; the collections they would trigger,
     # and every full one later, stop every thread for 100-500 ms. So: no collection while they
