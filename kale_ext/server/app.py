@@ -243,6 +243,7 @@ class KaleExtApp(ExtensionApp):
         configure(self.option_limits, by_server=True, package_urls=self.allow_package_urls)
         self._executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="kale_ext")
         self._reads = ThreadPoolExecutor(self.read_threads, thread_name_prefix="kale_ext-read")
+        self.deleting: set[str] = set()  # jobs a DELETE is deleting now
         self.heavy_by_client: dict[str, int] = {}  # heavy requests running or waiting, by client
         self._processes = None  # the compile processes, started on first use
         self._processes_lock = threading.Lock()

@@ -156,16 +156,18 @@ class JobHandler(KaleExtHandler):
         name = check_job_name(name)
         outputs = self.bool_arg("outputs")
         backend = await self.backend()
+        gone = f"job {name} does not exist: it was never created or is deleted already"
+        if name in self.app.deleting:  # one DELETE deletes; those at the same time get a 404
+            raise ApiError(404, f"{gone} (another request is deleting it)", "NotFound")
+        self.app.deleting.add(name)
         try:
             note = await self.app.run(backend.delete, name, outputs)
         except KaleExtError as e:
             if getattr(e, "status", None) == 404:
-                raise ApiError(
-                    404,
-                    f"job {name} does not exist: it was never created or is deleted already",
-                    "NotFound",
-                ) from None
+                raise ApiError(404, gone, "NotFound") from None
             raise to_api_error(e) from None
+        finally:
+            self.app.deleting.discard(name)
         self.reply({"deleted": name, "outputs": note})
 
 
@@ -367,6 +369,17 @@ class LoopLagHandler(KaleExtHandler):
         self.reply({"reset": True})
 
 
+class OpenApiHandler(KaleExtHandler):
+    """The OpenAPI document of this API (openapi.yaml, next to this module), as served."""
+
+    @tornado.web.authenticated
+    async def get(self):
+        from .schema import OPENAPI
+
+        text = await self.app.read(OPENAPI.read_bytes)
+        self.finish(text, set_content_type="application/yaml; charset=utf-8")
+
+
 class NotFoundHandler(KaleExtHandler):
     """Anything else under kale-ext/: a JSON 404, not Jupyter's HTML page."""
 
@@ -415,6 +428,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("defaults", DefaultsHandler),
     ("tags", TagsHandler),
     ("debug/loop-lag", LoopLagHandler),
+    ("openapi.yaml", OpenApiHandler),
 ]
 
 

@@ -4,10 +4,23 @@ unless allowed, a real .ipynb), or its JSON with a path that names it."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from .base import ApiError
+
+_ENCODED = re.compile(r"%(2e|2f|5c)", re.IGNORECASE)
+
+
+def _not_encoded(path: str) -> None:
+    """A path is plain text: an encoded dot or separator (`..%2f..%2fetc`) is refused as such."""
+    found = _ENCODED.search(path)
+    if found:
+        what = "dot" if found.group(1).lower() == "2e" else "separator"
+        said = f"path {path!r} holds {found.group(0)}, an URL-encoded {what}"
+        raise ApiError(400, f"{said}: give it as plain text, relative to the server root",
+                       field="path")  # fmt: skip
 
 
 def resolve_notebook(root: str, path, allow_hidden: bool) -> Path:
@@ -19,6 +32,7 @@ def resolve_notebook(root: str, path, allow_hidden: bool) -> Path:
         raise ApiError(400, "path must be a non-empty string", field="path")
     if "\x00" in path or len(path) > 4096:
         raise ApiError(400, "path is not a valid file path", field="path")
+    _not_encoded(path)
     if path.startswith(("/", "\\", "~")) or PureWindowsPath(path).is_absolute():
         raise ApiError(400, f"path must be relative to the server root, not {path!r}", field="path")
     parts = PurePosixPath(path).parts
@@ -78,6 +92,7 @@ def relative_path(path) -> str:
     """A path under the server root, checked as text (the notebook's content came as JSON)."""
     if not isinstance(path, str) or not path.strip():
         raise ApiError(400, "path must be a non-empty string", field="path")
+    _not_encoded(path)
     pure = PurePosixPath(path)
     if pure.is_absolute() or path.startswith("\\"):
         raise ApiError(400, f"path must be relative to the server root, not {path!r}", field="path")
