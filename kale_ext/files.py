@@ -30,6 +30,8 @@ def write_atomic(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
             os.fchmod(f.fileno(), 0o666 & ~umask())
+            f.flush()
+            os.fsync(f.fileno())  # on disk before it takes the name: a crash leaves old or new
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -212,6 +212,7 @@ def train(notebook, client=None, options: list | None = None, **job_options) -> 
     from kubeflow.trainer.options import Name
 
     spec = build_spec(notebook, job_options)
+    check_patches(options)
     trainer = _trainer(sdk, spec, job_options)
     client = client if client is not None else sdk.TrainerClient()
     runtime = job_options.get("runtime")
@@ -222,6 +223,32 @@ def train(notebook, client=None, options: list | None = None, **job_options) -> 
     return client.train(
         runtime=runtime, trainer=trainer, options=[Name(spec.name), *(options or [])]
     )
+
+
+def check_patches(options: list | None) -> None:
+    """The volumes of the SDK's ``RuntimePatch`` options pass the same allow-list as a job's own
+    (job/volumes.py: no hostPath); ConfigError naming the option and the volume."""
+    import dataclasses
+
+    from .job.volumes import check_source
+
+    def walk(value, where: str):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                yield from walk(getattr(value, f.name), f"{where}.{f.name}")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield from walk(item, f"{where}.{key}")
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                yield from walk(item, f"{where}[{i}]")
+        if where.endswith(".volumes") and isinstance(value, list):
+            yield from ((item, f"{where}[{i}]") for i, item in enumerate(value))
+
+    for i, option in enumerate(options or []):
+        if type(option).__name__ == "RuntimePatch":
+            for volume, where in walk(option, f"options[{i}] (RuntimePatch)"):
+                check_source(volume, where)
 
 
 def _with_torch(packages: list[str] | None) -> list[str]:

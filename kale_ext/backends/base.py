@@ -41,10 +41,11 @@ class Status(str, enum.Enum):
     RUNNING = "Running"
     COMPLETE = "Complete"
     FAILED = "Failed"
+    UNREADABLE = "Unreadable"  # a local job whose record cannot be read: it only can be deleted
 
     @property
     def finished(self) -> bool:
-        return self in (Status.COMPLETE, Status.FAILED)
+        return self in (Status.COMPLETE, Status.FAILED, Status.UNREADABLE)
 
 
 @dataclass
@@ -152,7 +153,8 @@ class JobInfo:
 @dataclass(frozen=True)
 class OutputFile:
     path: str  # relative to the outputs' location, with "/"
-    size: int  # bytes
+    size: int  # bytes (a link's own: 0)
+    link: str | None = None  # a symbolic link's target, as written: listed, never followed
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,11 @@ class JobOutputs:
     listed: bool = True  # False: the backend cannot list them (a volume on a cluster)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """As JSON: a file's ``link`` only on a link."""
+        data = asdict(self)
+        data["files"] = [{k: v for k, v in f.items() if k != "link" or v is not None}
+                         for f in data["files"]]  # fmt: skip
+        return data
 
 
 @dataclass(frozen=True)

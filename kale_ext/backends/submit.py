@@ -94,7 +94,8 @@ def resolve_spec(
     if isinstance(runtime, ConfigError):
         raise runtime
     spec = build_job_spec(job, options, runtime, defaults, workspace)
-    spec.folder = place.folder if place is not None else None
+    # outputs go beside the notebook; a notebook without a file's: under the confining root
+    spec.folder = (place.folder or place.confine) if place is not None else None
     spec.warnings += missing_packages(installed_packages(backend, runtime), spec)
     return spec
 

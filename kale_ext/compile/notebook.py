@@ -218,10 +218,35 @@ def _cells_v4(nb: dict, name: str) -> list[Cell]:
     return out
 
 
+#: A JSON escape of a UTF-16 surrogate (a lone one is not text; a pair is one character).
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _check_text(nb: dict, name: str) -> None:
+    """Every string in ``nb`` is text (no lone surrogate); NotebookError names the cell."""
+    cells = nb.get("cells") if isinstance(nb.get("cells"), list) else []
+    for i, cell in enumerate(cells):
+        try:
+            json.dumps(cell, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise NotebookError(f"{name}: cell {i} holds a lone surrogate (\\ud800-\\udfff "
+                                "without its pair): it is not text") from None  # fmt: skip
+    try:
+        json.dumps(nb, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotebookError(f"{name}: its metadata holds a lone surrogate (\\ud800-\\udfff "
+                            "without its pair): it is not text") from None  # fmt: skip
+
+
 def parse_notebook(data: bytes | str | dict, name: str = "notebook.ipynb") -> Notebook:
     """Parse notebook content (bytes, text or an already-decoded JSON object)."""
     if isinstance(data, dict):
-        raw = json.dumps(data, sort_keys=True).encode()
+        try:
+            raw = json.dumps(data, sort_keys=True).encode()
+        except RecursionError:
+            raise NotebookError(
+                f"{name} is not a notebook: its JSON is nested too deeply"
+            ) from None
         nb = data
     else:
         raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
@@ -237,8 +262,14 @@ def parse_notebook(data: bytes | str | dict, name: str = "notebook.ipynb") -> No
             raise NotebookError(
                 f"{name} is not valid notebook JSON (line {e.lineno}, column {e.colno}): {e.msg}"
             ) from None
+        except RecursionError:
+            raise NotebookError(
+                f"{name} is not a notebook: its JSON is nested too deeply"
+            ) from None
     if not isinstance(nb, dict):
         raise NotebookError(f"{name} is not a notebook: the JSON is not an object")
+    if _SURROGATE.search(raw):  # an escaped surrogate: text only when it is one of a pair
+        _check_text(nb, name)
     major = nb.get("nbformat")
     if major == 4:
         pass

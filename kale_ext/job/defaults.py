@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..mlflow_api import TrackingError, check_uri
 from .k8s_values import matches
 from .limits import TRAIT as LIMITS
+from .limits import URLS_TRAIT
 from .limits import configure as configure_limits
 from .options import BY_NAME
 from .options import check as check_option
@@ -195,7 +196,7 @@ def _site(strict: bool) -> dict:
     """The server configuration's defaults, its option limits now in force here."""
     section = server_section()
     try:
-        configure_limits(section.get(LIMITS))
+        configure_limits(section.get(LIMITS), package_urls=section.get(URLS_TRAIT))
     except ConfigError:
         if strict:
             raise

@@ -275,6 +275,17 @@ class DistributedConfig:
             )
         if self.shm_size is not None:
             self.shm_size = quantity(self.shm_size, "shm_size")
+        self._check_bounds()
+
+    def _check_bounds(self) -> None:
+        """CPU, memory and shm_size within the option table's bounds, however they are set."""
+        from .options import BY_NAME, check
+
+        for section, values in (("requests", self.requests), ("limits", self.limits)):
+            for key in ("cpu", "memory"):
+                if key in values:
+                    check(BY_NAME[key], values[key], f"{section}.{key}")
+        check(BY_NAME["shm_size"], self.shm_size, "shm_size")
 
     @staticmethod
     def _env(value, i):
@@ -289,6 +300,9 @@ class DistributedConfig:
             raise ConfigError(f"env[{i}].name", f"{env.name} is set by the Trainer on each node")
         if env.value is not None and env.value_from is not None:
             raise ConfigError(f"env[{i}]", "set either value or valueFrom, not both")
+        if isinstance(env.value, str) and "\x00" in env.value:
+            raise ConfigError(f"env[{i}].value", "holds a NUL byte, which no process's "
+                              "environment can carry")  # fmt: skip
         return env
 
     @staticmethod
@@ -353,7 +367,12 @@ class DistributedConfig:
             raise ConfigError(
                 f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(sorted(known))})"
             )
-        return cls(**data)
+        try:
+            return cls(**data)
+        except ConfigError as e:  # the field, named where the config came from (when told)
+            if where == "config" or e.field.startswith(f"{where}.") or e.field == where:
+                raise
+            raise ConfigError(f"{where}.{e.field}", e.message) from None
 
     def merged(self, other: DistributedConfig | None) -> DistributedConfig:
         """This config with ``other`` laid over it: mappings merge key by key, env by name,

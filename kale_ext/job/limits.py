@@ -18,14 +18,22 @@ from typing import Any
 from ..errors import ConfigError
 
 TRAIT = "option_limits"
+#: The site setting that lets packages be URLs (`pkg @ https://...`, `file:...`): off by default.
+URLS_TRAIT = "allow_package_urls"
 WHERE = "server configuration"
 _limits: dict[str, int] = {}
+_urls = [False]
 _by_server = [False]  # the server set them: its configuration stands (an export reads files)
 
 
 def site_maximum(name: str) -> int | None:
     """The site's maximum of option ``name``, or None where the site set none."""
     return _limits.get(name)
+
+
+def package_urls_allowed() -> bool:
+    """Whether the site lets a job's packages be URLs (KaleExtApp.allow_package_urls)."""
+    return _urls[0]
 
 
 def current() -> dict[str, int]:
@@ -37,6 +45,8 @@ def _least(option) -> int:
     """The smallest maximum that still lets the option be chosen at all."""
     if option.kind in ("count", "gpu"):
         return option.minimum or 0
+    if option.kind == "quantity":
+        return 1
     return 1 if option.kind in ("text", "uri") else 0  # a list may be limited to none
 
 
@@ -71,7 +81,7 @@ def check(limits: Any) -> dict[str, int]:
     return out
 
 
-def configure(limits: Any, by_server: bool = False) -> None:
+def configure(limits: Any, by_server: bool = False, package_urls: Any = False) -> None:
     """Hold this process's jobs to ``limits`` (replacing any earlier ones); ConfigError, with
     nothing changed, when one is invalid. In a server's process (``by_server``), the server's
     configuration stands until :func:`release`: what else reads the files there (an export)
@@ -79,12 +89,17 @@ def configure(limits: Any, by_server: bool = False) -> None:
     if _by_server[0] and not by_server:
         return
     checked = check(limits)
+    if not isinstance(package_urls, bool) and package_urls is not None:
+        raise ConfigError(URLS_TRAIT, f"must be true or false, not {package_urls!r} (set in the "
+                          f"{WHERE})")  # fmt: skip
     _limits.clear()
     _limits.update(checked)
+    _urls[0] = bool(package_urls)
     _by_server[0] = by_server
 
 
 def release() -> None:
     """No limits (the server that set them stopped)."""
     _limits.clear()
+    _urls[0] = False
     _by_server[0] = False

@@ -23,6 +23,12 @@ MAX_NODES = 1_000
 MAX_PROCS_PER_NODE = 256
 MAX_GPUS = 64
 MAX_TRAIN_CALLS = 100
+TI = 2**40
+#: The largest quantities a job may ask for (cores; bytes): far above any node, far below what
+#: overflows a scheduler's arithmetic.
+MAX_CPU = 4_096
+MAX_MEMORY = 64 * TI
+MAX_WORKSPACE = 2**30
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,7 @@ class Option:
     flag: str | None = None  # on the command line; None: not a flag (REST and the panel only)
     metavar: str | None = None
     minimum: int | None = None
-    maximum: int | None = None  # a count's largest value, a text's length, a list's length
+    maximum: int | None = None  # a count's or quantity's largest value, a text's or list's length
     pattern: str | None = None  # a text's regular expression (full match)
     example: str | None = None
 
@@ -64,9 +70,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("gpu", "gpu", "GPUs per node: a count, or a MIG profile such as mig-1g.5gb", "--gpu",
            minimum=0, maximum=MAX_GPUS),
     Option("cpu", "quantity", "CPU per node (requests and limits), e.g. 4 or 500m", "--cpu",
-           example="4"),
+           maximum=MAX_CPU, example="4"),
     Option("memory", "quantity", "memory per node (requests and limits), e.g. 16Gi", "--memory",
-           example="16Gi"),
+           maximum=MAX_MEMORY, example="16Gi"),
     Option("image", "text", "container image for the training nodes", "--image", maximum=512),
     Option("parameters", "params",
            "override a parameter, typed as in the parameters cell (repeatable)", "--param",
@@ -88,7 +94,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("no_workspace", "switch", "ship no files with the job (no workspace)",
            "--no-workspace"),
     Option("workspace_max_size", "quantity", "the most a workspace may hold (default 10Mi)",
-           "--workspace-max-size", "SIZE", example="10Mi"),
+           "--workspace-max-size", "SIZE", maximum=MAX_WORKSPACE, example="10Mi"),
     Option("outputs", "text", "on Kubernetes, the volume whose files outlive the job: "
            "pvc:NAME[:/mount] (locally: outputs/<job>/ beside the notebook)", "--outputs",
            "pvc:NAME", maximum=512),
@@ -98,8 +104,8 @@ OPTIONS: tuple[Option, ...] = (
            "SPEC", maximum=32),
     Option("env_from_secrets", "texts", "every key of a Secret as an environment variable "
            "(repeatable)", "--env-from-secret", "NAME", maximum=16),
-    Option("shm_size", "quantity", "a memory-backed /dev/shm of this size, e.g. 2Gi", "--shm-size",
-           "SIZE", example="2Gi"),
+    Option("shm_size", "quantity", "a memory-backed /dev/shm of this size (at most the memory), "
+           "e.g. 2Gi", "--shm-size", "SIZE", maximum=MAX_MEMORY, example="2Gi"),
     Option("service_account", "text", "the service account the nodes run as",
            "--service-account", "NAME", maximum=253),
     Option("image_pull_secrets", "texts", "a Secret to pull the image with (repeatable)",
@@ -206,13 +212,24 @@ def _requirements(option: Option, value: Any, where: str) -> list[str]:
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
+    from .limits import URLS_TRAIT, package_urls_allowed
+
     items = _texts(option, value, where)
     seen: dict[str, int] = {}  # each package once: two entries would leave pip to pick one
     for i, item in enumerate(items):
         if item.lstrip().startswith("-"):
             raise ConfigError(f"{where}[{i}]", f"{item!r} is a pip option, not a package")
-        if "://" in item:
-            continue
+        if re.search(r"\s-", item):
+            raise ConfigError(f"{where}[{i}]", f"{item!r} holds a pip option: one package each")
+        if "://" in item or item.lstrip().lower().startswith("file:"):
+            if not package_urls_allowed():
+                raise ConfigError(f"{where}[{i}]", f"{item!r} is a URL: this server installs "
+                                  "packages from its indexes only (KaleExtApp.allow_package_urls "
+                                  f"lets URLs in; {URLS_TRAIT} in the {WHERE})")  # fmt: skip
+            if any(c.isspace() for c in item.strip()) and " @ " not in item:
+                raise ConfigError(f"{where}[{i}]", f"{item!r} is not one URL or NAME @ URL")
+            if " @ " not in item:
+                continue
         try:
             name = canonicalize_name(Requirement(item).name)
         except InvalidRequirement as e:
@@ -234,7 +251,41 @@ def _mapping(option: Option, value: Any, where: str) -> dict:
     most, said = _most(option)
     if most is not None and len(value) > most:
         raise ConfigError(where, f"has {len(value)} entries; at most {most} allowed{said}")
+    if option.kind == "pairs":  # environment variables: what a process's environment can hold
+        for name, item in value.items():
+            if (
+                not isinstance(name, str)
+                or not name
+                or "\x00" in name
+                or "\n" in name
+                or ("=" in name)
+            ):
+                raise ConfigError(where, f"{_short(name)} is not a variable name (no '=', "
+                                  "newline or NUL)")  # fmt: skip
+            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                raise ConfigError(f"{where}.{name}", f"must be a string, not {_short(item)}")
+            if "\x00" in str(item):
+                raise ConfigError(f"{where}.{name}", "holds a NUL byte, which no process's "
+                                  "environment can carry")  # fmt: skip
     return dict(value)
+
+
+def amount(value: int | float) -> str:
+    """A bound as it is written: 64Ti, 1Gi, 4096."""
+    for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
+        if value >= size and value % size == 0:
+            return f"{int(value // size)}{suffix}"
+    return f"{value:g}"
+
+
+def _quantity(option: Option, value: Any, where: str) -> str:
+    from .k8s_values import quantity_value
+
+    text = quantity(value, where)
+    most, said = _most(option)
+    if most is not None and quantity_value(text) > most:
+        raise ConfigError(where, f"must be at most {amount(most)}{said}, got {text}")
+    return text
 
 
 def check(option: Option, value: Any, where: str | None = None) -> Any:
@@ -248,7 +299,7 @@ def check(option: Option, value: Any, where: str | None = None) -> Any:
     if kind in ("text", "uri"):
         return _text(option, value, where)
     if kind == "quantity":
-        return quantity(value, where)
+        return _quantity(option, value, where)
     if kind == "gpu":
         return _gpu(option, value, where)
     if kind == "switch":
@@ -341,7 +392,8 @@ def _schema(option: Option) -> dict:
         s = {"type": "string", "minLength": 1}
         bounds = {"maxLength": most, "pattern": option.pattern}
     elif option.kind == "quantity":
-        s = {"oneOf": [{"type": "string"}, {"type": "number", "minimum": 0}]}
+        number = {"type": "number", "minimum": 0, "maximum": most}
+        s = {"oneOf": [{"type": "string"}, {k: v for k, v in number.items() if v is not None}]}
     elif option.kind == "switch":
         s = {"type": "boolean"}
     elif option.kind == "gpu":

@@ -235,11 +235,12 @@ def build_job_spec(
     if explicit.config is not None:
         config = config.merged(DistributedConfig.from_dict(explicit.config, "options.config"))
     config = config.merged(_flag_config(stored)).merged(_flag_config(explicit))
-    stored_pod, stored_local = options_layer(stored)
+    stored_pod, stored_local = options_layer(stored, "metadata.kale_ext.options.")
     explicit_pod, explicit_local = options_layer(explicit)
     config = config.merged(stored_pod).merged(explicit_pod)
     outputs = parse_outputs(o.outputs)
     _check_volumes(config, workspace, outputs)
+    _check_shm(config)
 
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
     nodes = nodes if nodes is not None else runtime.num_nodes
@@ -354,6 +355,18 @@ def _check_needs(needs: dict[str, str], config: DistributedConfig) -> None:
         name = key.removeprefix("env.")
         if name not in given and not config.env_from:
             raise ConfigError(key, why)
+
+
+def _check_shm(config: DistributedConfig) -> None:
+    """/dev/shm is memory: no larger than the node's memory, when that is set."""
+    from .k8s_values import quantity_value
+
+    memory = config.limits.get("memory") or config.requests.get("memory")
+    if config.shm_size is None or memory is None:
+        return
+    if quantity_value(config.shm_size) > quantity_value(memory):
+        raise ConfigError("shm_size", f"{config.shm_size} is more than the memory per node "
+                          f"({memory}): /dev/shm is held in that memory")  # fmt: skip
 
 
 def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
 from collections.abc import Callable
 
@@ -146,11 +147,23 @@ def source_of(command: list[str]) -> str | None:
 #: An env value as the job's records show it (the options annotation, GET jobs): a literal value
 #: may be a secret. A valueFrom reference (a Secret's key) is shown as it is.
 REDACTED = "<redacted>"
+#: A parameter named like a secret (api_key, password, token, secret...): its value is shown
+#: masked wherever jobs are listed or compared; the job still gets it.
+SECRET_NAME = re.compile(r"pass(word|wd|phrase)?|secret|token|api_?key|credential|private_?key",
+                         re.IGNORECASE)  # fmt: skip
+
+
+def masked(parameters: dict) -> dict:
+    """``parameters`` with the values of secret-named ones REDACTED."""
+    return {k: REDACTED if SECRET_NAME.search(str(k)) else v for k, v in parameters.items()}
 
 
 def redacted(options: dict) -> dict:
-    """Submit options without their literal env values (``options.env`` and ``config.env``)."""
+    """Submit options without their literal env values (``options.env`` and ``config.env``) and
+    the values of secret-named parameters."""
     out = dict(options)
+    if isinstance(out.get("parameters"), dict):
+        out["parameters"] = masked(out["parameters"])
     if isinstance(out.get("env"), dict):
         out["env"] = dict.fromkeys(out["env"], REDACTED)
     config = out.get("config")
@@ -167,7 +180,7 @@ def definition(spec: JobSpec) -> dict:
         "image": spec.image or spec.runtime.image or None,
         "nodes": spec.nodes,
         "procs_per_node": spec.procs_per_node,
-        "parameters": spec.func_args,
+        "parameters": masked(spec.func_args),
         "packages": spec.packages,
         "requests": dict(spec.config.requests),
         "limits": dict(spec.config.limits),

@@ -136,12 +136,13 @@ def check_mounts(volumes: list, mounts: list, taken: dict[str, str]) -> None:
         seen[path] = f"the mount of volume {m.name!r} at {m.mount_path}"
 
 
-def options_layer(o):
-    """The short forms among options ``o`` (a JobOptions) as a DistributedConfig layer, and
-    the local folders standing for its volumes (volume name → LOCAL_DIR)."""
+def options_layer(o, where: str = ""):
+    """The short forms among options ``o`` (a JobOptions; ``where`` the prefix of their fields)
+    as a DistributedConfig layer, and the local folders standing for its volumes (volume name →
+    LOCAL_DIR)."""
     from .distributed import DistributedConfig
 
-    shorts = [parse_volume(t, f"volumes[{i}]") for i, t in enumerate(o.volumes or [])]
+    shorts = [parse_volume(t, f"{where}volumes[{i}]") for i, t in enumerate(o.volumes or [])]
     layer = DistributedConfig(
         volumes=[s.volume() for s in shorts],
         volume_mounts=[s.volume_mount() for s in shorts],
@@ -197,8 +198,33 @@ def describe(config, local_folders: dict) -> list[dict]:
     return out
 
 
+#: The volume sources a job may use, whatever form its volumes arrive in: a folder of the node
+#: (hostPath) or any other source would reach outside the job's place.
+ALLOWED_SOURCES = frozenset(KINDS.values())
+
+
+def check_source(volume, where: str) -> None:
+    """A volume (a V1Volume or its dict) has exactly one source, and one on ALLOWED_SOURCES;
+    ConfigError naming ``where`` (the form it came in) otherwise."""
+    from .distributed import k8s_dict
+
+    data = volume if isinstance(volume, dict) else k8s_dict(volume)
+    if not isinstance(data, dict):
+        raise ConfigError(where, f"a volume is an object with a name and a source, not {data!r}")
+    sources = sorted(k for k, v in data.items() if k != "name" and v is not None)
+    refused = [k for k in sources if k not in ALLOWED_SOURCES]
+    allowed = ", ".join(sorted(ALLOWED_SOURCES))
+    if refused:
+        raise ConfigError(where, f"a {refused[0]} volume is not allowed (volumes may be: "
+                          f"{allowed})")  # fmt: skip
+    if len(sources) != 1:
+        raise ConfigError(where, f"a volume needs exactly one source ({allowed}), got "
+                          f"{', '.join(sources) or 'none'}")  # fmt: skip
+
+
 def check_volume(volume, i: int) -> None:
-    """A volume's name: a DNS label, not one kale_ext uses itself."""
+    """A volume's name: a DNS label, not one kale_ext uses itself; its source on the list."""
+    check_source(volume, f"volumes[{i}]")
     where = f"volumes[{i}].name"
     if not matches("dns_label", volume.name or ""):
         raise ConfigError(where, f"{volume.name!r} is not a volume name (a DNS label)")

@@ -14,7 +14,7 @@ import difflib
 import json
 from dataclasses import asdict, dataclass, field
 
-from ..backends.base import Backend, lines_left
+from ..backends.base import Backend, Status, lines_left
 from ..errors import ConfigError
 from ..job.trainjob import ANNOTATION, DEFINITION
 from ..metrics import metric_values, parse_metric
@@ -107,6 +107,9 @@ def final_metrics(backend: Backend, name: str) -> dict[str, float]:
 def job_facts(backend: Backend, name: str) -> JobFacts:
     info = backend.get_job(name)  # NotFound names the job
     fields: dict[str, str] = {}
+    if info.status is Status.UNREADABLE:  # listed with why and how to remove it; nothing else
+        fields["unreadable"] = info.reason or ""
+        return JobFacts(name=name, status=info.status_text, fields=fields, metrics={}, source=None)
     try:
         definition = json.loads(info.provenance.get(DEFINITION) or "{}")
     except ValueError:

@@ -140,12 +140,22 @@ class Space:
     def has_ranges(self) -> bool:
         return any(d.is_range for d in self.dimensions)
 
-    def grid(self) -> list[dict]:
-        """Every combination of the values, in order (the first parameter varies slowest)."""
+    def size(self) -> int:
+        """How many points the grid has: the product of the values' counts (nothing built)."""
+        return math.prod(len(d.values) for d in self.dimensions)
+
+    def grid(self, limit: int | None = None) -> list[dict]:
+        """Every combination of the values, in order (the first parameter varies slowest). With
+        ``limit``, a grid of more points is refused before any point is made."""
         ranged = [d.name for d in self.dimensions if d.is_range]
         if ranged:
             raise ConfigError(f"{WHERE}.{ranged[0]}", "a range needs a random or tpe search "
                               "(--random N or --search tpe), not a grid")  # fmt: skip
+        if limit is not None and self.size() > limit:
+            counts = " × ".join(f"{len(d.values)} {d.name}" for d in self.dimensions)
+            raise ConfigError(WHERE, f"the grid has {self.size():,} points ({counts}); a sweep "
+                              f"runs at most {limit:,} trials: give fewer values, or search "
+                              f"a sample of them (--random N)")  # fmt: skip
         names = [d.name for d in self.dimensions]
         return [dict(zip(names, combo, strict=True)) for combo in itertools.product(
             *(d.values for d in self.dimensions))]  # fmt: skip

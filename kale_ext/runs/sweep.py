@@ -131,10 +131,7 @@ def start(backend: Backend, notebook, specs: dict, options: dict | None = None, 
     options, name = base_options(options, specs, name)
     job, workspace = prepare(notebook, options, place)
     space = parse_space(job.parameters, specs)
-    first = space.grid()[0] if search == "grid" else {}
-    if search == "grid" and len(space.grid()) > MAX_TRIALS:
-        raise ConfigError("param", f"the grid has {len(space.grid())} points; at most "
-                          f"{MAX_TRIALS} trials")  # fmt: skip
+    first = space.grid(limit=MAX_TRIALS)[0] if search == "grid" else {}
     name = _name(name, notebook_path)
     labelled = _labelled(options, name)
     fixed = labelled.get("parameters") or {}

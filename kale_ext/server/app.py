@@ -108,6 +108,12 @@ class KaleExtApp(ExtensionApp):
         "the limit. The CLI and the magics read the same setting (kale_ext/job/limits.py).",
     ).tag(config=True)
 
+    allow_package_urls = Bool(
+        False,
+        help="Let a job's packages be URLs (`pkg @ https://...`, a wheel's URL, `file:...`); "
+        "off: only requirements from the package indexes. The CLI and the magics read it too.",
+    ).tag(config=True)
+
     allow_cpu_for_gpu = Bool(
         False,
         help="Local backend: run a job that asks for GPUs on the CPU (CUDA_VISIBLE_DEVICES empty) "
@@ -131,8 +137,34 @@ class KaleExtApp(ExtensionApp):
         "its content when it is larger.",
     ).tag(config=True)
 
+    max_notebook_bytes = Int(
+        100 * 1024 * 1024,
+        help="Largest notebook file a request may name by its path (413 beyond it, before it is "
+        "read); only regular files are read.",
+    ).tag(config=True)
+
     worker_threads = Int(
-        4, help="Threads for compiling and for backend calls (log streams have their own)."
+        4,
+        help="Threads for heavy work: compiling, submits, sweeps, deletes (log streams and "
+        "cheap reads have their own).",
+    ).tag(config=True)
+
+    read_threads = Int(
+        4,
+        help="Threads for cheap reads (runtimes, defaults, jobs, status): they never wait "
+        "behind heavy work.",
+    ).tag(config=True)
+
+    work_deadline = Float(
+        600.0,
+        help="Seconds a heavy request (submit, sweep, probe) may take before it is a 504 "
+        "(work not started yet is dropped; a client that leaves drops its queued work too).",
+    ).tag(config=True)
+
+    client_share = Int(
+        8,
+        help="Heavy requests one client address may have running or waiting at once (429 beyond "
+        "it).",
     ).tag(config=True)
 
     compile_processes = Int(
@@ -188,7 +220,14 @@ class KaleExtApp(ExtensionApp):
         except ConfigError as e:
             raise TraitError(f"{e.field}: {e.message}") from None
 
-    @validate("max_body_bytes", "worker_threads", "compile_processes")
+    @validate(
+        "max_body_bytes",
+        "max_notebook_bytes",
+        "worker_threads",
+        "read_threads",
+        "client_share",
+        "compile_processes",
+    )
     def _check_count(self, proposal):
         least = 0 if proposal["trait"].name == "compile_processes" else 1
         if proposal["value"] < least:
@@ -200,8 +239,12 @@ class KaleExtApp(ExtensionApp):
     def initialize_settings(self):
         from ..job.limits import configure
 
-        configure(self.option_limits, by_server=True)  # also in the compile processes
+        # also in the compile processes
+        configure(self.option_limits, by_server=True, package_urls=self.allow_package_urls)
         self._executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="kale_ext")
+        self._reads = ThreadPoolExecutor(self.read_threads, thread_name_prefix="kale_ext-read")
+        self.deleting: set[str] = set()  # jobs a DELETE is deleting now
+        self.heavy_by_client: dict[str, int] = {}  # heavy requests running or waiting, by client
         self._processes = None  # the compile processes, started on first use
         self._processes_lock = threading.Lock()
         self._backend_lock = threading.Lock()
@@ -238,6 +281,7 @@ class KaleExtApp(ExtensionApp):
         if self._lag is not None:
             self._lag.stop()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._reads.shutdown(wait=False, cancel_futures=True)
         if self._processes is not None:
             self._processes.shutdown(wait=False, cancel_futures=True)
 
@@ -264,9 +308,19 @@ class KaleExtApp(ExtensionApp):
             future.result()
 
     async def run(self, fn, *args, **kwargs):
-        """Run blocking work in the extension's thread pool."""
+        """Run blocking heavy work in the extension's thread pool."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    def start_work(self, fn, *args):
+        """Heavy work queued in the thread pool: its concurrent Future (cancel drops it while
+        it waits)."""
+        return self._executor.submit(fn, *args)
+
+    async def read(self, fn, *args, **kwargs):
+        """Run a cheap blocking read in its own threads: never queued behind heavy work."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reads, functools.partial(fn, *args, **kwargs))
 
     async def compute(self, fn, *args):
         """CPU-bound work (compiling): in the compile processes when there are any, else in a
@@ -297,7 +351,7 @@ class KaleExtApp(ExtensionApp):
                     self.compile_processes,
                     mp_context=multiprocessing.get_context("forkserver"),
                     initializer=_warm_up,
-                    initargs=(True, dict(self.option_limits)),
+                    initargs=(True, dict(self.option_limits), self.allow_package_urls, os.getpid()),
                 )
             return self._processes
 
@@ -366,11 +420,15 @@ _WARM_UP_NOTEBOOK = {
 }
 
 
-def _warm_up(freeze: bool, limits: dict | None = None) -> None:
-    if limits is not None:  # a compile process: the server's option limits hold here too
+def _warm_up(
+    freeze: bool, limits: dict | None = None, package_urls: bool = False, server: int = 0
+) -> None:
+    if limits is not None:  # a compile process: it ends with the server; its limits hold here
         from ..job.limits import configure
+        from .lifeline import die_with
 
-        configure(limits, by_server=True)
+        die_with(server)
+        configure(limits, by_server=True, package_urls=package_urls)
     # The imports leave ~250,000 new long-lived objects; the collections they would trigger,
     # and every full one later, stop every thread for 100-500 ms. So: no collection while they
     # load, then frozen (gc_freeze), no collection ever scans them again (the few cycles of

@@ -4,6 +4,7 @@ in the extension's threads."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 
@@ -72,6 +73,7 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
     #: Query parameters each verb takes; any other is a 400.
     params: dict[str, frozenset[str]] = {}
     _stream: LogStream | None = None
+    _work = None  # the heavy work this request waits for (a concurrent Future)
 
     @property
     def app(self):
@@ -207,13 +209,46 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         return data
 
     async def call(self, fn, *args, **kwargs):
-        """Run blocking work in the thread pool; the KaleExtError family becomes a response."""
+        """A cheap blocking read (in the reads' threads); the KaleExtError family becomes a
+        response."""
         from ..errors import KaleExtError
 
         try:
-            return await self.app.run(fn, *args, **kwargs)
+            return await self.app.read(fn, *args, **kwargs)
         except KaleExtError as e:
             raise to_api_error(e) from None
+
+    async def work(self, fn, *args):
+        """Heavy blocking work (a submit, a sweep, a probe) in the heavy threads: at most
+        ``client_share`` per client address at once (429), within ``work_deadline`` (504),
+        dropped while it waits when the client leaves."""
+        from ..errors import KaleExtError
+
+        app = self.app
+        user = self.request.remote_ip or ""  # a client (a token's users can be anonymous)
+        if app.heavy_by_client.get(user, 0) >= app.client_share:
+            raise ApiError(429, f"{app.client_share} heavy requests from your address are "
+                           "running or waiting: try again when one ends (KaleExtApp.client_share)",
+                           "TooManyRequests")  # fmt: skip
+        app.heavy_by_client[user] = app.heavy_by_client.get(user, 0) + 1
+        future = app.start_work(fn, *args)
+        self._work = future
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), app.work_deadline)
+        except asyncio.TimeoutError:
+            raise ApiError(504, f"the request did not finish in {app.work_deadline:g} s "
+                           "(KaleExtApp.work_deadline)", "DeadlinePassed") from None  # fmt: skip
+        except KaleExtError as e:
+            raise to_api_error(e) from None
+        except asyncio.CancelledError:  # its client left before it started: nobody to answer
+            raise ApiError(503, "the client left before its work started", "ClientGone") from None
+        finally:
+            self._work = None
+            left = app.heavy_by_client.get(user, 1) - 1
+            if left > 0:
+                app.heavy_by_client[user] = left
+            else:
+                app.heavy_by_client.pop(user, None)
 
     async def backend(self):
         backend, _ = await self.call(self.app.get_backend)
@@ -258,6 +293,8 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
     def on_connection_close(self) -> None:
         if self._stream is not None:
             self._stream.stop()
+        if self._work is not None:  # the client left: its work, if it still waits, never runs
+            self._work.cancel()
         super().on_connection_close()
 
 

@@ -31,6 +31,8 @@ from .sweeps import SweepHandler, SweepsHandler
 
 NAMESPACE = "kale-ext"
 SSE_TYPE = "text/event-stream; charset=utf-8"
+#: The most log lines `tail` may ask for.
+MAX_TAIL = 10_000
 
 
 class NotebookHandler(KaleExtHandler):
@@ -72,9 +74,8 @@ class NotebookHandler(KaleExtHandler):
         path = body["path"]
         cm = self.contents_manager
         root = getattr(cm, "root_dir", None) or self.serverapp.root_dir
-        data = await self.app.run(
-            read_notebook_bytes, root, path, bool(getattr(cm, "allow_hidden", False))
-        )
+        hidden = bool(getattr(cm, "allow_hidden", False))
+        data = await self.work(read_notebook_bytes, root, path, hidden, self.app.max_notebook_bytes)
         return data, PurePosixPath(path).name, path
 
     def check_options(self, body: dict):
@@ -133,7 +134,7 @@ class JobsHandler(NotebookHandler):
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
         options, root = body.get("options"), self.root_dir()
-        result = await self.call(service.submit, backend, data, name, path, options, defaults, root)
+        result = await self.work(service.submit, backend, data, name, path, options, defaults, root)
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
         self.reply(result, 201)
@@ -156,16 +157,18 @@ class JobHandler(KaleExtHandler):
         name = check_job_name(name)
         outputs = self.bool_arg("outputs")
         backend = await self.backend()
+        gone = f"job {name} does not exist: it was never created or is deleted already"
+        if name in self.app.deleting:  # one DELETE deletes; those at the same time get a 404
+            raise ApiError(404, f"{gone} (another request is deleting it)", "NotFound")
+        self.app.deleting.add(name)
         try:
             note = await self.app.run(backend.delete, name, outputs)
         except KaleExtError as e:
             if getattr(e, "status", None) == 404:
-                raise ApiError(
-                    404,
-                    f"job {name} does not exist: it was never created or is deleted already",
-                    "NotFound",
-                ) from None
+                raise ApiError(404, gone, "NotFound") from None
             raise to_api_error(e) from None
+        finally:
+            self.app.deleting.discard(name)
         self.reply({"deleted": name, "outputs": note})
 
 
@@ -200,6 +203,9 @@ class LogsHandler(KaleExtHandler):
         node = self.int_arg("node")
         follow = self.bool_arg("follow")
         tail = self.int_arg("tail")
+        if tail is not None and tail > MAX_TAIL:
+            raise ApiError(400, f"tail must be at most {MAX_TAIL:,} lines, got {tail}: follow the "
+                           "log from an offset (offsets=) to read more", field="tail")  # fmt: skip
         try:
             offsets = parse_offsets(self.query_arg("offsets") or "")
         except ValueError as e:
@@ -213,6 +219,8 @@ class LogsHandler(KaleExtHandler):
             offsets[k] = max(offsets.get(k, 0), offset)
         backend = await self.backend()
         info = await self.call(backend.get_job, name)
+        if info.status.value == "Unreadable":  # its record says nothing of its logs
+            raise ApiError(409, info.reason or "its record cannot be read", "UnreadableRecord")
         if node is not None and node >= info.num_nodes:
             raise ApiError(
                 404, f"job {name} has no node {node} (it has {info.num_nodes})", field="node"
@@ -303,9 +311,11 @@ class RuntimePackagesHandler(KaleExtHandler):
         from . import service
 
         name = check_runtime_name(name)
-        find = service.probe_runtime_packages if self.bool_arg("probe") else service.known_packages
         backend = await self.backend()
-        self.reply(await self.call(find, backend, name))
+        if self.bool_arg("probe"):
+            self.reply(await self.work(service.probe_runtime_packages, backend, name))
+        else:
+            self.reply(await self.call(service.known_packages, backend, name))
 
 
 class BackendHandler(KaleExtHandler):
@@ -334,7 +344,7 @@ class TagsHandler(KaleExtHandler):
     async def get(self):
         from . import service
 
-        self.reply({"tags": await self.app.run(service.tags)})
+        self.reply({"tags": await self.app.read(service.tags)})
 
 
 class LoopLagHandler(KaleExtHandler):
@@ -358,6 +368,17 @@ class LoopLagHandler(KaleExtHandler):
     async def delete(self):
         self._probe().reset()
         self.reply({"reset": True})
+
+
+class OpenApiHandler(KaleExtHandler):
+    """The OpenAPI document of this API (openapi.yaml, next to this module), as served."""
+
+    @tornado.web.authenticated
+    async def get(self):
+        from .schema import OPENAPI
+
+        text = await self.app.read(OPENAPI.read_bytes)
+        self.finish(text, set_content_type="application/yaml; charset=utf-8")
 
 
 class NotFoundHandler(KaleExtHandler):
@@ -410,6 +431,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("defaults", DefaultsHandler),
     ("tags", TagsHandler),
     ("debug/loop-lag", LoopLagHandler),
+    ("openapi.yaml", OpenApiHandler),
 ]
 
 

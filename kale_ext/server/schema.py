@@ -148,7 +148,8 @@ def check_body(body: Any) -> tuple[ConfigError | None, ConfigError | None]:
 
 
 def redacted_value(options: Any) -> ConfigError | None:
-    """An env value that reads "<redacted>": a job's record (the options annotation) came back
+    """An env value or parameter that reads "<redacted>": a job's record (the options
+    annotation) came back
     without the value it left out; say how to give it."""
     from ..job.trainjob import REDACTED
 
@@ -157,7 +158,9 @@ def redacted_value(options: Any) -> ConfigError | None:
     env = options.get("env") if isinstance(options.get("env"), dict) else {}
     config = options.get("config") if isinstance(options.get("config"), dict) else {}
     entries = config.get("env") if isinstance(config.get("env"), list) else []
+    parameters = options.get("parameters") if isinstance(options.get("parameters"), dict) else {}
     named = [(f"env.{k}", v) for k, v in env.items()]
+    named += [(f"parameters.{k}", v) for k, v in parameters.items()]
     named += [
         (f"config.env[{i}].value", e.get("value"))
         for i, e in enumerate(entries)

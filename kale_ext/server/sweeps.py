@@ -76,7 +76,7 @@ class SweepsHandler(KaleExtHandler):
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
         root = NotebookHandler.root_dir(self)
-        result = await self.call(start, backend, data, name, path, body.get("options"),
+        result = await self.work(start, backend, data, name, path, body.get("options"),
                                  body["sweep"], defaults, root)  # fmt: skip
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "sweeps", result["name"]))

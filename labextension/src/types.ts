@@ -128,7 +128,8 @@ export namespace Kale {
    */
   export interface IJobOutputs {
     location: string;
-    files: { path: string; size: number }[];
+    /** `link`: a symbolic link's target as the job wrote it (listed, never followed). */
+    files: { path: string; size: number; link?: string }[];
     note: string | null;
     /** False: the backend cannot list them (a volume on a cluster). */
     listed: boolean;
@@ -196,7 +197,7 @@ export namespace Kale {
   }
 
   export type JobStatus =
-    'Created' | 'Queued' | 'Running' | 'Complete' | 'Failed';
+    'Created' | 'Queued' | 'Running' | 'Complete' | 'Failed' | 'Unreadable';
 
   export interface INodeState {
     index: number;

@@ -198,7 +198,7 @@ def test_generated_names_fit_every_runtime():
         ({"dataset_uri": "ftp://x"}, "dataset_uri", "is not a URI such as hf://"),
         ({"pip_index_urls": ["not a url"]}, "pip_index_urls[0]", "http(s)"),
         ({"colour": "red"}, "options.colour", "unknown option"),
-        ({"config": {"limits": {"gpu": 1, "mig-1g.5gb": 1}}}, "limits", "not both"),
+        ({"config": {"limits": {"gpu": 1, "mig-1g.5gb": 1}}}, "options.config.limits", "not both"),
     ],
 )
 def test_bad_options_name_the_field(options, field, message):

@@ -87,3 +87,27 @@ def test_7_a_job_leaves_no_temporary_folder_behind(backend, tmp_path):
         assert own.startswith(str(job_dir / "tmp" / f"node-{node}" / "mine-"))
     until(lambda: not (job_dir / "tmp").exists(), "the job's temporary folder to go")
     assert list((tmp_path / "system-tmp").iterdir()) == []
+
+
+def test_28_7_compile_processes_end_when_the_server_is_killed(tmp_path):
+    """Issue 28, case 7: kill -9 of the Jupyter server ends its compile processes (and the fork
+    server they came from); they stayed, about 528 MB, for good."""
+    import json
+
+    from tests.harness.server import JupyterProcess
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "nb.ipynb").write_text(json.dumps(notebook("print('hi')")))
+    server = JupyterProcess(root, tmp_path / "jobs", tmp_path / "home")
+    try:
+        status, _ = server.request("POST", "compile", {"path": "nb.ipynb"}, timeout=180)
+        assert status == 200
+        helpers = descendants({server.proc.pid})  # the fork server and the compile processes
+        assert len(helpers) >= 2, helpers
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(30)
+        for pid in helpers:
+            assert exited(pid, timeout=60), f"process {pid} outlived the server"
+    finally:
+        server.stop()

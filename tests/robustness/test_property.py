@@ -140,8 +140,9 @@ def check_answer(path: str, verb: str, answer) -> None:
             )
             assert not problems, (e, problems[0].message)
         return
-    problems = list(validator(schema).iter_errors(answer.json))
-    assert not problems, (answer.status, answer.json, problems[0].message)
+    body = answer.body.decode() if media == "application/yaml" else answer.json  # the document
+    problems = list(validator(schema).iter_errors(body))
+    assert not problems, (answer.status, body, problems[0].message)
 
 
 @pytest.fixture(scope="module")

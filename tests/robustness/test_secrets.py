@@ -58,3 +58,29 @@ class TestKubernetes:
         assert recorded["config"]["env"] == [FROM_SECRET]  # a reference: no secret in it
         listed = await api.get("jobs")
         assert listed.status == 200 and SECRET not in listed.text
+
+
+#: A parameters cell with secret-named parameters; the job prints their lengths.
+SECRET_PARAMS = notebook(
+    ("api_key = 'none'\ndb_password = 'none'\nlr = 0.1", ["parameters"]),
+    "print('lengths', len(api_key), len(db_password), lr)",
+)
+
+
+async def test_28_9_secret_named_parameters_are_masked_in_listings_and_diffs(api, jobs_dir):
+    given = {"parameters": {"api_key": SECRET, "db_password": SECRET + "2", "lr": 0.5}}
+    name = await api.submit(given, notebook=SECRET_PARAMS)
+    other = await api.submit({"parameters": {"lr": 0.25}}, notebook=SECRET_PARAMS)
+    events = await api.follow(name)
+    assert (0, f"lengths {len(SECRET)} {len(SECRET) + 1} 0.5") in lines(events)  # it got them
+    for path in ("jobs", f"jobs/{name}"):
+        r = await api.get(path)
+        assert r.status == 200 and SECRET not in r.text
+    recorded = json.loads((await api.get(f"jobs/{name}")).json["provenance"]["kale-ext.io/options"])
+    assert recorded["parameters"] == {"api_key": REDACTED, "db_password": REDACTED, "lr": 0.5}
+    await api.follow(other)
+    diff = await api.get("diff", params={"jobs": f"{name},{other}"})
+    assert diff.status == 200 and SECRET not in diff.text, diff.text
+    assert "lr" in diff.text
+    rerun = await api.post("jobs", {"notebook": SECRET_PARAMS, "options": recorded})
+    assert rerun.status == 400 and rerun.json["field"] == "parameters.api_key", rerun.text

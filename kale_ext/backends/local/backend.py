@@ -10,7 +10,6 @@ per node), so they outlive a server restart.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
 import signal
@@ -51,6 +50,7 @@ from .links import claim, hand_over
 from .outputs import final_folder, gather, keep_note, kept, listing
 from .processes import alive, kill_group, runs, terminate
 from .queue import capacity, check_fits, launch, leave, need_of
+from .records import Unreadable, read_checked, unreadable_info
 from .resources import resources_record
 from .supervisor import now, read_record, write_record
 from .volumes import free_mounts, local_warnings, plan_mounts
@@ -254,15 +254,13 @@ class LocalBackend(Backend):
         return job_dir
 
     def _record(self, name: str) -> dict:
+        """The job's record (Unreadable, a 409 saying how to remove it, when it is not one)."""
         job_dir = self._dir(name)
-        try:
-            record = read_record(job_dir)
-        except (OSError, json.JSONDecodeError) as e:
-            raise BackendError(f"the record of job {name} cannot be read: {e}") from None
+        record = read_checked(job_dir, name)
         status = Status(record["status"])
         pid = record.get("supervisor_pid")
         if not status.finished and pid and not runs(pid, record.get("supervisor_started")):
-            record = read_record(job_dir)  # it may have recorded the job's end, then exited
+            record = read_checked(job_dir, name)  # it may have recorded its end, then exited
             if not Status(record["status"]).finished:
                 record = supervisor_gone(job_dir, record, now())
                 write_record(job_dir, record)
@@ -300,10 +298,18 @@ class LocalBackend(Backend):
         return datetime.fromtimestamp(max(moments), timezone.utc)
 
     def get_job(self, name: str) -> JobInfo:
-        record = self._record(name)
-        info = self._info(record)
-        self.note_output(info, self._last_output(record))
-        if self._expired(record):  # report the final state once, then delete (as on a cluster)
+        try:
+            record = self._record(name)
+            info = self._info(record)
+            self.note_output(info, self._last_output(record))
+            expired = self._expired(record)
+        except Unreadable as e:  # listed as such, with how to remove it
+            return unreadable_info(e, self.name)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:  # a value of a wrong shape
+            return unreadable_info(
+                Unreadable(name, f"job.json: {type(e).__name__}: {e}"), self.name
+            )
+        if expired:  # report the final state once, then delete (as on a cluster)
             self.delete(name)
         return info
 
@@ -389,22 +395,31 @@ class LocalBackend(Backend):
     def _tail(
         self, job_dir: Path, nodes, procs: int, tail: int, positions: dict
     ) -> Iterator[LogLine]:
-        from ..logpieces import READ_SIZE, split_pieces, text_of
+        """The last ``tail`` lines of each node's log. Only where they start is kept while the
+        log is scanned (memory does not grow with ``tail`` times a line's length); they are
+        read again from there."""
+        from ..logpieces import READ_SIZE, split_pieces
 
         for k in nodes:
             path = job_dir / f"node-{k}.log"
-            last: deque = deque(maxlen=tail)
+            starts: deque = deque(maxlen=tail)
             offset, pending = 0, b""
             with open(path, "rb") as f:
                 while data := f.read(READ_SIZE):
                     pieces, pending = split_pieces(pending + data)
                     for raw, partial in pieces:
+                        starts.append(offset)
                         offset += len(raw) + (0 if partial else 1)
-                        last.append((raw, offset, partial))
-            for raw, end, partial in last:
-                rank, text = split_rank(k, procs, text_of(raw, partial))
-                yield LogLine(k, text, rank, end, partial)
-            positions[k] = max(positions[k], offset)
+            if not starts:
+                positions[k] = max(positions[k], offset)
+                continue
+            positions[k] = max(positions[k], starts[0])
+            end = offset
+            for line in self._read(path, k, procs, positions, {k: b""}):
+                if line.offset > end:
+                    break
+                yield line
+            positions[k] = end  # the loop that follows reads on from the scan's end
 
     def events(self, name: str) -> list[Event]:
         record = self._record(name)
@@ -428,12 +443,19 @@ class LocalBackend(Backend):
 
     def delete(self, name: str, outputs: bool = False) -> str | None:
         job_dir = self._dir(name)
-        record = read_record(job_dir)
+        try:
+            record = read_checked(job_dir, name)
+        except Unreadable:  # its processes are still known (stop_leftovers): remove the rest
+            record = {}
         supervisor = record.get("supervisor_pid"), record.get("supervisor_started")
         if runs(*supervisor):  # it stops every node, then exits
             terminate(record["supervisor_pid"], grace=15)
         stop_leftovers(job_dir)
-        for n in read_record(job_dir).get("nodes", []):
+        try:
+            nodes = read_checked(job_dir, name)["nodes"]
+        except Unreadable:
+            nodes = []
+        for n in nodes:
             if alive(n.get("pid")):
                 kill_group(n["pid"], signal.SIGKILL)
         final = Path(record["outputs"]) if record.get("outputs") else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from ...errors import NotFound
@@ -33,10 +34,12 @@ def staging(job_dir: Path, node: int) -> Path:
 
 
 def _files(folder: Path) -> list[str]:
-    """Relative paths of the files (and links) under ``folder``, sorted."""
+    """Relative paths of the files and links (to files or folders: never followed) under
+    ``folder``, sorted."""
     out = []
-    for dirpath, _, names in os.walk(folder):
-        out += [os.path.relpath(os.path.join(dirpath, n), folder) for n in names]
+    for dirpath, dirs, names in os.walk(folder):
+        links = [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]
+        out += [os.path.relpath(os.path.join(dirpath, n), folder) for n in names + links]
     return sorted(out)
 
 
@@ -63,11 +66,13 @@ def _listed(folder: Path | None) -> list[OutputFile]:
     files = []
     if folder is not None and folder.is_dir():
         for rel in _files(folder):
-            try:
-                size = (folder / rel).stat().st_size
+            try:  # the entry itself: a link a job wrote is listed as one, never followed
+                info = (folder / rel).lstat()
+                link = os.readlink(folder / rel) if stat.S_ISLNK(info.st_mode) else None
             except OSError:
                 continue
-            files.append(OutputFile(rel.replace(os.sep, "/"), size))
+            size = 0 if link is not None else info.st_size
+            files.append(OutputFile(rel.replace(os.sep, "/"), size, link))
     return files
 
 

@@ -337,7 +337,7 @@ function JobRow(
       </div>
       {(failure || job.reason) && (
         <div
-          className={`kale-ext-JobRow-reason kale-ext-mod-${job.status === 'Failed' && !stopped ? 'error' : 'info'}`}
+          className={`kale-ext-JobRow-reason kale-ext-mod-${(job.status === 'Failed' && !stopped) || job.status === 'Unreadable' ? 'error' : 'info'}`}
         >
           {failure?.summary ?? job.reason}
           {failure &&

@@ -1,0 +1,77 @@
+"""A local job's record (job.json), read as hostile input: a record that is not what the local
+backend writes (garbage, cut short, the wrong shapes) is an unreadable job, listed as such with
+how to remove it, never an error in another job's request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ...errors import BackendError
+from ..base import JobInfo, Status
+from .supervisor import read_record
+
+#: The fields every view reads, and their types.
+FIELDS: dict[str, type | tuple[type, ...]] = {
+    "name": str,
+    "status": str,
+    "runtime": str,
+    "num_nodes": int,
+    "procs_per_node": int,
+    "nodes": list,
+}
+
+
+class Unreadable(BackendError):
+    """A job whose record cannot be read (409: it exists, but nothing but a delete works)."""
+
+    def __init__(self, name: str, why: str):
+        self.name, self.why = name, why
+        super().__init__(f"the record of job {name} cannot be read ({why}); {remedy(name)}",
+                         409, "UnreadableRecord")  # fmt: skip
+
+
+def remedy(name: str) -> str:
+    return (
+        f"remove it with `kale-ext delete {name}` (or DELETE kale-ext/jobs/{name}, or the "
+        "panel's Delete)"
+    )
+
+
+def _problem(record) -> str | None:
+    """What is wrong with a parsed record, or None."""
+    if not isinstance(record, dict):
+        return f"it holds a JSON {type(record).__name__}, not an object"
+    for key, kind in FIELDS.items():
+        value = record.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"its {key} is missing or not a {getattr(kind, '__name__', kind)}"
+    if record["status"] not in {s.value for s in Status}:
+        return f"its status {record['status'][:40]!r} is not one a job has"
+    if not all(isinstance(n, dict) and isinstance(n.get("index"), int) for n in record["nodes"]):
+        return "its nodes are not a list of node states"
+    if record.get("provenance") is not None and not isinstance(record["provenance"], dict):
+        return "its provenance is not an object"
+    return None
+
+
+def read_checked(job_dir: Path, name: str) -> dict:
+    """The record of job ``name``; Unreadable says why when it is not one."""
+    try:
+        record = read_record(job_dir)
+    except OSError as e:
+        raise Unreadable(name, f"job.json: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise Unreadable(name, "job.json is not UTF-8 text") from None
+    except (ValueError, RecursionError) as e:
+        why = e.msg if isinstance(e, json.JSONDecodeError) else "too deeply nested"
+        raise Unreadable(name, f"job.json is not valid JSON: {why}") from None
+    problem = _problem(record)
+    if problem is not None:
+        raise Unreadable(name, f"job.json: {problem}")
+    return record
+
+
+def unreadable_info(e: Unreadable, backend: str) -> JobInfo:
+    """How every view lists it: status Unreadable, the reason and how to remove it."""
+    return JobInfo(name=e.name, status=Status.UNREADABLE, backend=backend, reason=str(e))
