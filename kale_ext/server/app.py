@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import (
@@ -31,7 +29,9 @@ from traitlets import (
 )
 
 from ..job.runtimes import DEFAULT_RUNTIME
+from . import warmup
 from .handlers import handlers
+from .warmup import usable_cpus
 
 
 class KaleExtApp(ExtensionApp):
@@ -291,7 +291,7 @@ class KaleExtApp(ExtensionApp):
         """Called by every request: the first one starts the warm-up."""
         if not self._warmed:
             self._warmed = True
-            self._warm_ups = [self._executor.submit(_warm_up, self.gc_freeze)]
+            self._warm_ups = [self._executor.submit(warmup.warm_up, self.gc_freeze)]
             if self.compile_processes:
                 self._warm_ups.append(self._executor.submit(self._warm_processes))
 
@@ -350,7 +350,7 @@ class KaleExtApp(ExtensionApp):
                 self._processes = ProcessPoolExecutor(
                     self.compile_processes,
                     mp_context=multiprocessing.get_context("forkserver"),
-                    initializer=_warm_up,
+                    initializer=warmup.warm_up,
                     initargs=(True, dict(self.option_limits), self.allow_package_urls, os.getpid()),
                 )
             return self._processes
@@ -408,64 +408,3 @@ class KaleExtApp(ExtensionApp):
             return backend, f"configured: {cls.__name__}"
         # the defaults hold this server's namespace, under the user's JupyterLab settings
         return choose_backend(None, defaults, **offered)
-
-
-#: Compiled once by the warm-up, to load everything a compile loads on first use (IPython's
-#: input transformer for the magic, the TrainJob models).
-_WARM_UP_NOTEBOOK = {
-    "nbformat": 4,
-    "nbformat_minor": 5,
-    "metadata": {},
-    "cells": [{"cell_type": "code", "metadata": {}, "source": "%time x = 1", "outputs": []}],
-}
-
-
-def _warm_up(
-    freeze: bool, limits: dict | None = None, package_urls: bool = False, server: int = 0
-) -> None:
-    if limits is not None:  # a compile process: it ends with the server; its limits hold here
-        from ..job.limits import configure
-        from .lifeline import die_with
-
-        die_with(server)
-        configure(limits, by_server=True, package_urls=package_urls)
-    # The imports leave ~250,000 new long-lived objects; the collections they would trigger,
-    # and every full one later, stop every thread for 100-500 ms. So: no collection while they
-    # load, then frozen (gc_freeze), no collection ever scans them again (the few cycles of
-    # garbage the imports leave are kept: cheaper than that stall). Without gc_freeze, pay the
-    # full collection now, once, while the panel opens.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        import kubeflow_trainer_api.models  # noqa: F401
-
-        from ..compile.compiler import compile_notebook
-        from ..compile.notebook import parse_notebook
-        from ..job import trainjob  # noqa: F401
-
-        compile_notebook(parse_notebook(_WARM_UP_NOTEBOOK, "warm-up.ipynb"))
-    except Exception:  # a warm-up only: the first real use reports any problem
-        pass
-    finally:
-        if freeze:
-            gc.freeze()
-        else:
-            gc.collect()
-        if enabled:
-            gc.enable()
-
-
-def usable_cpus() -> float:
-    """CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota (a container's
-    limit, which os.cpu_count() does not see)."""
-    try:
-        count: float = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        count = os.cpu_count() or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-        if quota != "max":
-            count = min(count, int(quota) / int(period))
-    except (OSError, ValueError):
-        pass
-    return count

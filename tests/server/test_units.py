@@ -147,7 +147,7 @@ async def test_every_line_then_end():
     stream.start()
     items = await drain(stream)
     assert [text_of(i) for i in items[:-1]] == [f"line {n}" for n in range(11, 51)]
-    assert items[-1] == ("end", {"status": "Complete", "reason": "done"})
+    assert items[-1] == ("end", {"status": "Complete", "status_text": "Complete", "reason": "done"})
     assert backend.closed.wait(5)
 
 
@@ -318,7 +318,7 @@ def test_runtime_for_reports_a_missing_runtime_as_a_config_error():
 def test_the_warm_up_starts_once_on_the_first_request(monkeypatch):
     import sys
 
-    from kale_ext.server import app as app_module
+    from kale_ext.server import warmup
 
     app = KaleExtApp(warm_up=True, compile_processes=0)
     app.initialize_settings()
@@ -326,8 +326,8 @@ def test_the_warm_up_starts_once_on_the_first_request(monkeypatch):
     monkeypatch.setattr(app._executor, "submit", lambda fn, *args: calls.append((fn, args)))
     app.warm()
     app.warm()
-    assert calls == [(app_module._warm_up, (True,))]
-    app_module._warm_up(False)  # imports and collects (no gc.freeze in the test process)
+    assert calls == [(warmup.warm_up, (True,))]
+    warmup.warm_up(False)  # imports and collects (no gc.freeze in the test process)
     assert (
         "kubeflow_trainer_api.models" in sys.modules and "kale_ext.compile.compiler" in sys.modules
     )
