@@ -36,6 +36,7 @@ from ..base import (
     JobInfo,
     JobOutputs,
     LogLine,
+    LogQuery,
     NodeState,
     NotFound,
     Status,
@@ -302,21 +303,15 @@ class LocalBackend(Backend):
 
     # -- logs and events --
 
-    def logs(
-        self,
-        name: str,
-        node: int | None = None,
-        follow: bool = False,
-        tail: int | None = None,
-        offsets: dict[int, int] | None = None,
-    ) -> Iterator[LogLine]:
+    def read_logs(self, name: str, query: LogQuery) -> Iterator[LogLine]:
+        node, follow, tail = query.node, query.follow, query.tail
         record = self._record(name)
         nodes = range(record["num_nodes"]) if node is None else [node]
         if node is not None and not 0 <= node < record["num_nodes"]:
             raise NotFound(f"job {name} has no node {node} (it has {record['num_nodes']})")
         job_dir = self._dir(name)
         procs = record["procs_per_node"]
-        positions = {k: (offsets or {}).get(k, 0) for k in nodes}
+        positions = {k: query.offsets.get(k, 0) for k in nodes}
         pending = {k: b"" for k in nodes}
         folders = {k: ReportFolder(k) for k in nodes}  # torchrun's report: one line
         done = Status(record["status"]).finished
