@@ -1,10 +1,14 @@
-# The two commands a new user needs (see README.md):
+# The commands a new user needs (see README.md; CONTRIBUTING.md says which to run when):
 #   make demo   run the example notebook as a distributed job on this machine
 #   make test   install what the tests need, then run every test (Python, TypeScript, browser)
+#   make check  after each change: lint, type checks and the unit tests (no real jobs, no browser)
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
+# a worker per core; a module's tests stay on one worker (they share its module fixtures)
+PYTEST = $(PYTHON) -m pytest -n auto --dist loadscope
+TIMED = bash scripts/timed.sh
 
-.PHONY: demo test install lint
+.PHONY: demo test check install lint typecheck
 
 LABEXT_LINK = $(shell $(PYTHON) -c "import sys; print(sys.prefix)")/share/jupyter/labextensions/kale-ext
 
@@ -23,8 +27,19 @@ lint:
 	ruff format --check kale_ext tests benchmarks
 	jlpm lint:check
 
+# the panel's sources and its Jest specs (Jest itself only transpiles them)
+typecheck:
+	jlpm tsc --noEmit -p tsconfig.test.json
+
 test: install
 	jlpm install --immutable
-	$(MAKE) lint
-	$(PYTHON) -m pytest
+	$(TIMED) lint $(MAKE) lint
+	$(TIMED) typecheck $(MAKE) typecheck
+	$(TIMED) pytest $(PYTEST) --durations=25
 	bash scripts/test_frontend.sh
+
+check:
+	$(TIMED) lint $(MAKE) lint
+	$(TIMED) typecheck $(MAKE) typecheck
+	$(TIMED) "pytest (not slow)" $(PYTEST) -m "not slow" -q
+	$(TIMED) jest jlpm jest --silent

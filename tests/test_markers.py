@@ -1,0 +1,38 @@
+"""Which tests `make check` leaves out: those starting real jobs, servers, kernels or clusters."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tests.markers import SLOW_PLACES, TESTS, is_slow
+
+
+@pytest.mark.parametrize(
+    "path, fixtures, slow",
+    [
+        ("job/test_options.py", ["tmp_path"], False),  # a unit test
+        ("server/test_api.py", ["jp_fetch", "jp_serverapp"], True),  # a Jupyter server
+        ("job/test_defaults.py", ["jp_serverapp"], True),  # wherever it is
+        ("robustness/test_misuse.py", ["server"], True),  # `jupyter server` in a process
+        ("cli/test_jobs.py", ["emulated_cluster"], True),
+        ("backends/local/test_queue.py", [], True),  # real local jobs, by folder
+        ("backends/local_ish/test_x.py", [], False),  # a folder's name, not a prefix of it
+        ("e2e/test_cli.py", [], True),
+        ("runs/test_sweep.py", [], True),
+    ],
+)
+def test_a_test_is_slow_by_its_fixtures_or_its_place(path, fixtures, slow):
+    item = SimpleNamespace(path=TESTS / path, fixturenames=fixtures)
+    assert is_slow(item) is slow
+
+
+def test_every_slow_place_exists():
+    for place in SLOW_PLACES:
+        assert (TESTS / place).exists(), place
+
+
+def test_this_session_marks_what_it_collected(request):
+    for item in request.session.items:
+        assert ("slow" in item.keywords) is is_slow(item), item.nodeid
