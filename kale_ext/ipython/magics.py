@@ -13,10 +13,8 @@ A user error (a bad option, a compile error, a backend's refusal) is shown as a 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import re
-import shlex
 import sys
 
 from IPython.core.error import UsageError
@@ -24,9 +22,10 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..display import STATUSES
-from ..errors import CompileError, KaleExtError
+from ..errors import CompileError
 from .results import DryRun, JobStatus, JobTable
 from .sweep import add_sweep_flags, sweeping
+from .usage import compile_message, parse, user_errors
 
 # ---------------------------------------------------------------------------------------------
 # Options (kale_ext/job/options.py: the CLI's flags too)
@@ -119,38 +118,6 @@ DELETE.add_argument("--outputs", action="store_true", help="delete its outputs t
 _add_backend(DELETE)
 
 
-def _parse(parser: MagicArgumentParser, line: str):
-    try:
-        return parser.parse_args(shlex.split(line))  # quotes as in a shell, like the CLI's
-    except ValueError as e:  # shlex: an unclosed quote
-        raise UsageError(f"{parser.prog}: cannot read the options: {e}") from None
-    except UsageError as e:
-        raise UsageError(f"{parser.prog}: {e} (see {parser.prog}?)") from None
-
-
-@contextlib.contextmanager
-def _user_errors(prog: str):
-    """Turn kale_ext's errors into one clear message (UsageError: no traceback)."""
-    try:
-        yield
-    except UsageError as e:
-        if str(e).startswith(prog):
-            raise
-        raise UsageError(f"{prog}: {e}") from None
-    except CompileError as e:
-        raise UsageError(_compile_message(prog, e.errors, lambda d: str(d))) from None
-    except KaleExtError as e:
-        raise UsageError(f"{prog}: {e}") from None
-
-
-def _compile_message(prog: str, errors, describe) -> str:
-    if len(errors) == 1:
-        return f"{prog}: cannot compile: {describe(errors[0])}"
-    return f"{prog}: cannot compile ({len(errors)} errors):\n" + "\n".join(
-        f"  {describe(d)}" for d in errors
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Results that display themselves
 
@@ -167,12 +134,12 @@ class KaleMagics(Magics):
 
     @cell_magic
     def trainjob(self, line: str, cell: str):
-        args = _parse(TRAINJOB, line)
+        args = parse(TRAINJOB, line)
         if not cell or not cell.strip():
             raise UsageError(
                 "%%trainjob: the cell is empty: write the training code below the %%trainjob line"
             )
-        with _user_errors("%%trainjob"):
+        with user_errors("%%trainjob"):
             if sweeping(args):
                 from .sweep import start_sweep
 
@@ -222,7 +189,7 @@ class KaleMagics(Magics):
         except CompileError as e:
             names = [k for k in self.shell.user_ns if not k.startswith("_")]
             raise UsageError(
-                _compile_message(
+                compile_message(
                     "%%trainjob",
                     e.errors,
                     lambda d: _describe_cell_diagnostic(d, labels, body, names),
@@ -250,8 +217,8 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_submit(self, line: str):
-        args = _parse(SUBMIT, line)
-        with _user_errors("%kale_submit"):
+        args = parse(SUBMIT, line)
+        with user_errors("%kale_submit"):
             from ..compile.compiler import compile_notebook
             from ..compile.notebook import read_notebook
             from ..job.workspace import modules_beside
@@ -341,24 +308,24 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_jobs(self, line: str):
-        args = _parse(JOBS, line)
+        args = parse(JOBS, line)
         from ..display import select_jobs
 
-        with _user_errors("%kale_jobs"):
+        with user_errors("%kale_jobs"):
             return JobTable(select_jobs(self._backend(args).list_jobs(), args.status))
 
     @line_magic
     def kale_status(self, line: str):
-        args = _parse(STATUS, line)
-        with _user_errors("%kale_status"):
+        args = parse(STATUS, line)
+        with user_errors("%kale_status"):
             return JobStatus(self._backend(args).get_job(args.name))
 
     @line_magic
     def kale_logs(self, line: str):
-        args = _parse(LOGS, line)
+        args = parse(LOGS, line)
         from ..display import log_text
 
-        with _user_errors("%kale_logs"):
+        with user_errors("%kale_logs"):
             backend = self._backend(args)
             lines = backend.logs(args.name, node=args.node, follow=args.follow, tail=args.tail)
             try:
@@ -369,8 +336,8 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_delete(self, line: str):
-        args = _parse(DELETE, line)
-        with _user_errors("%kale_delete"):
+        args = parse(DELETE, line)
+        with user_errors("%kale_delete"):
             note = self._backend(args).delete(args.name, outputs=args.outputs)
         print(f"deleted {args.name}" + (f"; {note}" if note else ""))
 

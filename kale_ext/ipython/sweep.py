@@ -18,6 +18,7 @@ from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..errors import KaleExtError
 from ..runs.flags import FLAGS, add_flags, chosen
+from .usage import parse, user_errors
 
 #: A sweep's statuses while its driver works.
 ACTIVE = ("Starting", "Running")
@@ -273,10 +274,9 @@ class SweepMagics(Magics):
     @line_magic
     def kale_sweeps(self, line: str):
         from ..runs import sweep
-        from .magics import _parse, _user_errors
 
-        args = _parse(SWEEPS, line)
-        with _user_errors("%kale_sweeps"):
+        args = parse(SWEEPS, line)
+        with user_errors("%kale_sweeps"):
             if args.cancel:
                 sweep.cancel(args.cancel)
                 return SweepMonitor(args.cancel, shell=self.shell)
