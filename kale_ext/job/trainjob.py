@@ -241,7 +241,7 @@ def build_trainjob(
     """The TrainJob as the Kubeflow SDK's model (``TrainerV1alpha1TrainJob``)."""
     from kubeflow_trainer_api import models as m
 
-    from .distributed import k8s_dict
+    from .k8s_objects import k8s_dict
 
     config = spec.config
     env = [k8s_dict(e) for e in config.env] + expand_env_from(spec, env_from_keys)

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
-from ...job.distributed import k8s_dict
 from ...job.framework_env import gpu_count
+from ...job.k8s_objects import k8s_dict
 from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import provenance, source_of, training_command
