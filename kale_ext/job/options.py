@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .k8s_values import quantity
-from .limits import WHERE, site_maximum
+from .limits_held import WHERE, site_maximum
 
 MAX_NODES = 1_000
 MAX_PROCS_PER_NODE = 256
