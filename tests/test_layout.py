@@ -2,11 +2,13 @@
 nothing imports a front end (CONTRIBUTING.md)."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kale_ext"
+FORM = PACKAGE.parent / "labextension" / "src" / "form"  # the panel's form model: no circles
 #: Each stage may import itself and the stages before it; shared leaves are open to all.
 ORDER = ["compile", "job", "backends", "runs", "front"]
 SHARED = {"errors", "files", "metrics", "_version", "__version__", "__init__", "distributed"}
@@ -154,3 +156,31 @@ def test_no_two_modules_import_each_other():
 )
 def test_circles_are_found_however_long(graph, expected):
     assert circles(graph) == expected
+
+
+#: `import ... from './x'` and `export ... from '../y'` (types too: they are what ties files).
+TS_IMPORT = re.compile(r"""(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*['"](\.{1,2}/[^'"]+)['"]""")
+
+
+def ts_import_graph(folder: Path) -> dict[str, set[str]]:
+    """Each TypeScript file of ``folder`` → the files it imports."""
+    files = {p.resolve() for p in folder.rglob("*.ts*")}
+
+    def resolve(source: Path, spec: str) -> str | None:
+        base = (source.parent / spec).resolve()
+        for candidate in (base.with_name(base.name + ".ts"), base.with_name(base.name + ".tsx")):
+            if candidate in files:
+                return candidate.name
+        return None
+
+    return {
+        p.name: {t for spec in TS_IMPORT.findall(p.read_text()) if (t := resolve(p, spec))}
+        for p in files
+    }
+
+
+def test_no_two_form_files_import_each_other():
+    graph = ts_import_graph(FORM)
+    assert len(graph) >= 5 and any(graph.values()), graph  # the folder was read
+    found = circles(graph)
+    assert not found, "files that import each other:\n" + "\n".join(" ↔ ".join(c) for c in found)
