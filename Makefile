@@ -4,8 +4,8 @@
 #   make check  after each change: lint, type checks and the unit tests (no real jobs, no browser)
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
-# a worker per core; a module's tests stay on one worker (they share its module fixtures)
-PYTEST = $(PYTHON) -m pytest -n auto --dist loadscope
+# a worker per core; an idle worker takes tests queued for the other (no long tail)
+PYTEST = $(PYTHON) -m pytest -n auto --dist worksteal
 TIMED = bash scripts/timed.sh
 
 .PHONY: demo test check install lint typecheck

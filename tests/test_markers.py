@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.markers import SLOW_PLACES, TESTS, is_slow
+from tests.markers import SLOW_PLACES, SLOW_TESTS, TESTS, is_slow
 
 
 @pytest.mark.parametrize(
@@ -21,16 +21,23 @@ from tests.markers import SLOW_PLACES, TESTS, is_slow
         ("backends/local_ish/test_x.py", [], False),  # a folder's name, not a prefix of it
         ("e2e/test_cli.py", [], True),
         ("runs/test_sweep.py", [], True),
+        ("test_sdk.py", [], True),  # a module
+        ("server/test_jobs.py::test_a_restarted_server_still_has_the_job", [], True),  # one test
+        ("server/test_jobs.py::test_another", [], False),
     ],
 )
 def test_a_test_is_slow_by_its_fixtures_or_its_place(path, fixtures, slow):
-    item = SimpleNamespace(path=TESTS / path, fixturenames=fixtures)
+    module, _, name = path.partition("::")
+    item = SimpleNamespace(path=TESTS / module, fixturenames=fixtures, originalname=name)
     assert is_slow(item) is slow
 
 
-def test_every_slow_place_exists():
+def test_every_slow_place_and_test_exists():
     for place in SLOW_PLACES:
         assert (TESTS / place).exists(), place
+    for test in SLOW_TESTS:
+        module, name = test.split("::")
+        assert f"def {name}(" in (TESTS / module).read_text(), test
 
 
 def test_this_session_marks_what_it_collected(request):
