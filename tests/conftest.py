@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.markers import mark_slow
+from tests.markers import mark_slow, skip_collecting
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -70,3 +70,7 @@ def _own_jupyter_settings(tmp_path_factory, monkeypatch):
 
 def pytest_collection_modifyitems(config, items):
     mark_slow(items)
+
+
+def pytest_ignore_collect(collection_path, config):
+    return True if skip_collecting(collection_path, config) else None

@@ -67,6 +67,18 @@ def is_slow(item: pytest.Item) -> bool:
     return where.startswith(SLOW_PLACES) or f"{where}::{name}" in SLOW_TESTS
 
 
+def skip_collecting(path: Path, config: pytest.Config) -> bool:
+    """With `-m "not slow"`, the slow places are not even imported (their imports cost every
+    worker seconds: the emulated cluster, hypothesis, the SDK)."""
+    if config.getoption("markexpr", "").replace(" ", "") != "notslow":
+        return False
+    try:
+        where = path.resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return False
+    return where.startswith(SLOW_PLACES) or f"{where}/".startswith(SLOW_PLACES)
+
+
 def mark_slow(items: list[pytest.Item]) -> None:
     for item in items:
         if is_slow(item):

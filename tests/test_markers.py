@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.markers import SLOW_PLACES, SLOW_TESTS, TESTS, is_slow
+from tests.markers import SLOW_PLACES, SLOW_TESTS, TESTS, is_slow, skip_collecting
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,24 @@ def test_every_slow_place_and_test_exists():
 def test_this_session_marks_what_it_collected(request):
     for item in request.session.items:
         assert ("slow" in item.keywords) is is_slow(item), item.nodeid
+
+
+class Options(SimpleNamespace):
+    def getoption(self, name, default=None):
+        return getattr(self, name, default)
+
+
+@pytest.mark.parametrize(
+    "markexpr, path, skipped",
+    [
+        ("not slow", "e2e", True),  # a slow folder is not even imported
+        ("not slow", "e2e/test_cli.py", True),
+        ("not slow", "test_sdk.py", True),
+        ("not slow", "job/test_options.py", False),
+        ("not slow", "server/test_jobs.py", False),  # some of its tests are slow, not all
+        ("", "e2e/test_cli.py", False),  # make test collects everything
+        ("slow", "e2e/test_cli.py", False),
+    ],
+)
+def test_make_check_does_not_collect_the_slow_places(markexpr, path, skipped):
+    assert skip_collecting(TESTS / path, Options(markexpr=markexpr)) is skipped
