@@ -1,14 +1,18 @@
-# The two commands a new user needs (see README.md):
+# The commands a new user needs (see README.md; CONTRIBUTING.md says which to run when):
 #   make demo   run the example notebook as a distributed job on this machine (installs only
 #               what the command line needs: no Node.js, no front-end build)
 #   make test   install what the tests need, then run every test (Python, TypeScript, browser)
+#   make check  after each change: lint, type checks and the unit tests (no real jobs, no browser)
 PYTHON ?= python3
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
+# a worker per core; an idle worker takes tests queued for the other (no long tail)
+PYTEST = $(PYTHON) -m pytest -n auto --dist worksteal
+TIMED = bash scripts/timed.sh
 
 # say what each slow step does, with a line every 10 s while it runs
 STEP = $(PYTHON) scripts/step.py
 
-.PHONY: demo demo-install test install lint
+.PHONY: demo demo-install test check install lint typecheck
 
 LABEXT_LINK = $(shell $(PYTHON) -c "import sys; print(sys.prefix)")/share/jupyter/labextensions/kale-ext
 
@@ -36,8 +40,19 @@ lint:
 	ruff format --check kale_ext tests benchmarks
 	jlpm lint:check
 
+# the panel's sources and its Jest specs (Jest itself only transpiles them)
+typecheck:
+	jlpm tsc --noEmit -p tsconfig.test.json
+
 test: install
 	jlpm install --immutable
-	$(MAKE) lint
-	$(PYTHON) -m pytest
+	$(TIMED) lint $(MAKE) lint
+	$(TIMED) typecheck $(MAKE) typecheck
+	$(TIMED) pytest $(PYTEST) --durations=25
 	bash scripts/test_frontend.sh
+
+check:
+	$(TIMED) lint $(MAKE) lint
+	$(TIMED) typecheck $(MAKE) typecheck
+	$(TIMED) "pytest (not slow)" $(PYTEST) -m "not slow" -q
+	$(TIMED) jest jlpm jest --silent

@@ -35,10 +35,9 @@ if ! jupyter labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -Eq 'kale
   exit 1
 fi
 
-echo "--- jest"
-jlpm test
+bash scripts/timed.sh jest jlpm test
 
 echo "--- playwright ($CHROMIUM_PATH)"
 cd ui-tests
 jlpm install --immutable
-jlpm playwright test
+bash ../scripts/timed.sh galata jlpm playwright test

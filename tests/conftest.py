@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.markers import mark_slow, skip_collecting
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
@@ -57,8 +59,18 @@ def write_nb(tmp_path):
 @pytest.fixture(autouse=True)
 def _own_jupyter_settings(tmp_path_factory, monkeypatch):
     """Defaults (kale_ext.defaults) come from this test's own, empty Jupyter config and
-    JupyterLab settings, never from the machine's."""
+    JupyterLab settings, never from the machine's; a job's default jobs folder (in the Jupyter
+    data folder) is the test's own too, so tests running side by side (pytest -n) never meet."""
     base = tmp_path_factory.mktemp("jupyter-settings")
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(base / "lab"))
     monkeypatch.setenv("KALE_EXT_CACHE_DIR", str(base / "cache"))  # packed workspaces
+
+
+def pytest_collection_modifyitems(config, items):
+    mark_slow(items)
+
+
+def pytest_ignore_collect(collection_path, config):
+    return True if skip_collecting(collection_path, config) else None

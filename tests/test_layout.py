@@ -2,11 +2,13 @@
 nothing imports a front end (CONTRIBUTING.md)."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kale_ext"
+FORM = PACKAGE.parent / "labextension" / "src" / "form"  # the panel's form model: no circles
 #: Each stage may import itself and the stages before it; shared leaves are open to all.
 ORDER = ["compile", "job", "backends", "runs", "front"]
 SHARED = {"errors", "files", "metrics", "_version", "__version__", "__init__", "distributed"}
@@ -25,11 +27,24 @@ def stage_of(module: str) -> str | None:
     return "front" if top in FRONT_ENDS else top
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node, but those under `if TYPE_CHECKING:` (names for type hints, never run)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in TYPE_CHECKING:
+            yield from (n for child in node.orelse for n in ast.walk(child))
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
+TYPE_CHECKING = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
+
+
 def imports_of(path: Path) -> list[tuple[str, int]]:
     module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _runtime_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -44,6 +59,63 @@ def imports_of(path: Path) -> list[tuple[str, int]]:
 
 
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "labextension" not in p.parts)
+
+
+def module_of(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(
+        ".__init__"
+    )
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the package's modules it imports (at its top or in a function); `from x import
+    y` counts as importing x.y where that is a module, else x."""
+    modules = {module_of(p): p for p in MODULES}
+
+    def resolve(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    return {m: {resolve(t) for t, _ in imports_of(p)} - {m, ""} for m, p in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of two or more modules (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, targets = work[-1]
+            step = next(targets, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    work.append((step, iter(sorted(graph.get(step, ())))))
+                elif step in stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
@@ -65,3 +137,50 @@ def test_imports_flow_one_way(path):
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_modules_stay_small(path):
     assert len(path.read_text().splitlines()) <= 450, "split it by what its parts do"
+
+
+def test_no_two_modules_import_each_other():
+    """What two modules share belongs in a third they both import (CONTRIBUTING.md)."""
+    found = circles(import_graph())
+    assert not found, "modules that import each other:\n" + "\n".join(" ↔ ".join(c) for c in found)
+
+
+@pytest.mark.parametrize(
+    "graph, expected",
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+        ({"a": {"b", "c"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}, [["c", "d"], ["a", "b"]]),
+    ],
+)
+def test_circles_are_found_however_long(graph, expected):
+    assert circles(graph) == expected
+
+
+#: `import ... from './x'` and `export ... from '../y'` (types too: they are what ties files).
+TS_IMPORT = re.compile(r"""(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*['"](\.{1,2}/[^'"]+)['"]""")
+
+
+def ts_import_graph(folder: Path) -> dict[str, set[str]]:
+    """Each TypeScript file of ``folder`` → the files it imports."""
+    files = {p.resolve() for p in folder.rglob("*.ts*")}
+
+    def resolve(source: Path, spec: str) -> str | None:
+        base = (source.parent / spec).resolve()
+        for candidate in (base.with_name(base.name + ".ts"), base.with_name(base.name + ".tsx")):
+            if candidate in files:
+                return candidate.name
+        return None
+
+    return {
+        p.name: {t for spec in TS_IMPORT.findall(p.read_text()) if (t := resolve(p, spec))}
+        for p in files
+    }
+
+
+def test_no_two_form_files_import_each_other():
+    graph = ts_import_graph(FORM)
+    assert len(graph) >= 5 and any(graph.values()), graph  # the folder was read
+    found = circles(graph)
+    assert not found, "files that import each other:\n" + "\n".join(" ↔ ".join(c) for c in found)

@@ -27,6 +27,7 @@ __all__ = [
     "JobOutputs",
     "LogLine",
     "LogsGone",
+    "LogQuery",
     "NodeState",
     "NotFound",
     "OutputFile",
@@ -206,6 +207,18 @@ class LogLine:
         return f"{self.prefix} step {metric.get('step')}: {values}"
 
 
+@dataclass(frozen=True)
+class LogQuery:
+    """Which lines ``Backend.logs`` reads: one node's or all (None); ``follow`` waits for new
+    lines until the job ends; ``tail`` keeps each node's last lines; ``offsets`` resumes after
+    LogLine.offset, per node."""
+
+    node: int | None = None
+    follow: bool = False
+    tail: int | None = None
+    offsets: dict[int, int] = field(default_factory=dict)
+
+
 @dataclass
 class Event:
     time: str | None
@@ -278,7 +291,6 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def get_job(self, name: str) -> JobInfo: ...
 
-    @abc.abstractmethod
     def logs(
         self,
         name: str,
@@ -288,7 +300,16 @@ class Backend(abc.ABC):
         offsets: dict[int, int] | None = None,
     ) -> Iterator[LogLine]:
         """Log lines of one node or all (multiplexed); ``offsets`` resumes after LogLine.offset
-        per node; ``follow`` waits for new lines until the job ends."""
+        per node; ``follow`` waits for new lines until the job ends. Each backend reads them in
+        ``read_logs``."""
+        if tail is not None and tail < 0:
+            raise BackendError(f"tail must be 0 or more, not {tail}", 400, "BadRequest")
+        starts = {int(k): int(v) for k, v in (offsets or {}).items()}
+        return self.read_logs(name, LogQuery(node, follow, tail, starts))
+
+    def read_logs(self, name: str, query: LogQuery) -> Iterator[LogLine]:
+        """The lines ``query`` asks for (``logs`` has checked its tail and offsets)."""
+        raise NotImplementedError(f"the {self.name} backend has no logs")
 
     @abc.abstractmethod
     def events(self, name: str) -> list[Event]: ...

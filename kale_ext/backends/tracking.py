@@ -99,7 +99,7 @@ def start_run(
 
 def add_env(spec: JobSpec, env: dict[str, str]) -> None:
     """Variables for every node, unless the job sets them itself."""
-    from ..job.distributed import k8s_object
+    from ..job.k8s_objects import k8s_object
 
     own = {e.name for e in spec.config.env}
     for name, value in env.items():

@@ -9,8 +9,8 @@ import sys
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
-from .magics import add_backend_flag, parse_line, user_errors
 from .results import JobStatus
+from .usage import add_backend_flag, parse, user_errors
 
 STOP = MagicArgumentParser(
     prog="%kale_stop",
@@ -50,7 +50,7 @@ class JobActionMagics(Magics):
         from ..job.defaults import load
         from ..runs.stop import stop
 
-        args = parse_line(STOP, line)
+        args = parse(STOP, line)
         with user_errors("%kale_stop"):
             return JobStatus(stop(_backend(args, load()), args.name))
 
@@ -60,7 +60,7 @@ class JobActionMagics(Magics):
         from ..runs.rerun import overrides, rerun
         from .widgets import JobMonitor
 
-        args = parse_line(RERUN, line)
+        args = parse(RERUN, line)
         with user_errors("%kale_rerun"):
             defaults = load()
             backend = _backend(args, defaults)

@@ -16,10 +16,8 @@ A user error (a bad option, a compile error, a backend's refusal) is shown as a 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import re
-import shlex
 import sys
 
 from IPython.core.error import UsageError
@@ -27,9 +25,10 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..display import STATUSES
-from ..errors import CompileError, KaleExtError
+from ..errors import CompileError
 from .results import DryRun, JobStatus, JobTable
 from .sweep import add_sweep_flags, sweeping
+from .usage import add_backend_flag, compile_message, parse, user_errors
 
 # ---------------------------------------------------------------------------------------------
 # Options (kale_ext/job/options.py: the CLI's flags too)
@@ -52,14 +51,6 @@ def _identifier(text: str) -> str:
     if not text.isidentifier():
         raise argparse.ArgumentTypeError(f"{text!r} is not a variable name")
     return text
-
-
-def add_backend_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--backend",
-        choices=("local", "kubernetes"),
-        help="where jobs run (default: kubernetes when a cluster is configured, else local)",
-    )
 
 
 def _job_parser(prog: str, description: str) -> MagicArgumentParser:
@@ -122,38 +113,6 @@ DELETE.add_argument("--outputs", action="store_true", help="delete its outputs t
 add_backend_flag(DELETE)
 
 
-def parse_line(parser: MagicArgumentParser, line: str):
-    try:
-        return parser.parse_args(shlex.split(line))  # quotes as in a shell, like the CLI's
-    except ValueError as e:  # shlex: an unclosed quote
-        raise UsageError(f"{parser.prog}: cannot read the options: {e}") from None
-    except UsageError as e:
-        raise UsageError(f"{parser.prog}: {e} (see {parser.prog}?)") from None
-
-
-@contextlib.contextmanager
-def user_errors(prog: str):
-    """Turn kale_ext's errors into one clear message (UsageError: no traceback)."""
-    try:
-        yield
-    except UsageError as e:
-        if str(e).startswith(prog):
-            raise
-        raise UsageError(f"{prog}: {e}") from None
-    except CompileError as e:
-        raise UsageError(_compile_message(prog, e.errors, lambda d: str(d))) from None
-    except KaleExtError as e:
-        raise UsageError(f"{prog}: {e}") from None
-
-
-def _compile_message(prog: str, errors, describe) -> str:
-    if len(errors) == 1:
-        return f"{prog}: cannot compile: {describe(errors[0])}"
-    return f"{prog}: cannot compile ({len(errors)} errors):\n" + "\n".join(
-        f"  {describe(d)}" for d in errors
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Results that display themselves
 
@@ -170,7 +129,7 @@ class KaleMagics(Magics):
 
     @cell_magic
     def trainjob(self, line: str, cell: str):
-        args = parse_line(TRAINJOB, line)
+        args = parse(TRAINJOB, line)
         if not cell or not cell.strip():
             raise UsageError(
                 "%%trainjob: the cell is empty: write the training code below the %%trainjob line"
@@ -228,7 +187,7 @@ class KaleMagics(Magics):
         except CompileError as e:
             names = [k for k in self.shell.user_ns if not k.startswith("_")]
             raise UsageError(
-                _compile_message(
+                compile_message(
                     "%%trainjob",
                     e.errors,
                     lambda d: _describe_cell_diagnostic(d, labels, body, names),
@@ -256,7 +215,7 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_submit(self, line: str):
-        args = parse_line(SUBMIT, line)
+        args = parse(SUBMIT, line)
         with user_errors("%kale_submit"):
             from ..compile.compiler import compile_notebook
             from ..compile.notebook import read_notebook
@@ -349,7 +308,7 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_jobs(self, line: str):
-        args = parse_line(JOBS, line)
+        args = parse(JOBS, line)
         from ..display import select_jobs
 
         with user_errors("%kale_jobs"):
@@ -357,13 +316,13 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_status(self, line: str):
-        args = parse_line(STATUS, line)
+        args = parse(STATUS, line)
         with user_errors("%kale_status"):
             return JobStatus(self._backend(args).get_job(args.name))
 
     @line_magic
     def kale_logs(self, line: str):
-        args = parse_line(LOGS, line)
+        args = parse(LOGS, line)
         from ..display import log_text
 
         with user_errors("%kale_logs"):
@@ -377,7 +336,7 @@ class KaleMagics(Magics):
 
     @line_magic
     def kale_delete(self, line: str):
-        args = parse_line(DELETE, line)
+        args = parse(DELETE, line)
         with user_errors("%kale_delete"):
             note = self._backend(args).delete(args.name, outputs=args.outputs)
         print(f"deleted {args.name}" + (f"; {note}" if note else ""))

@@ -18,6 +18,7 @@ from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..errors import KaleExtError
 from ..runs.flags import FLAGS, add_flags, chosen
+from .usage import parse, user_errors
 
 #: A sweep's statuses while its driver works.
 ACTIVE = ("Starting", "Running")
@@ -262,9 +263,8 @@ class SweepMagics(Magics):
     @line_magic
     def kale_sweeps(self, line: str):
         from ..runs import sweep
-        from .magics import parse_line, user_errors
 
-        args = parse_line(SWEEPS, line)
+        args = parse(SWEEPS, line)
         with user_errors("%kale_sweeps"):
             if args.cancel:
                 sweep.cancel(args.cancel)

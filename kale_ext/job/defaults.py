@@ -25,8 +25,8 @@ from ..errors import ConfigError
 from ..mlflow_api import TrackingError, check_uri
 from .k8s_values import matches
 from .limits import TRAIT as LIMITS
-from .limits import URLS_TRAIT
 from .limits import configure as configure_limits
+from .limits_held import URLS_TRAIT
 from .options import BY_NAME
 from .options import check as check_option
 from .runtimes import DEFAULT_RUNTIME

@@ -8,7 +8,7 @@ may ask for). The server applies its own configuration (in its compile processes
 and the magics read the same ``jupyter_server_config`` files when they load the defaults
 (defaults.load), so a job is held to the same limits however it is submitted. The option
 table's checks, its command-line flags and the REST schema (server/schema.py) all ask
-:func:`site_maximum`, and a refusal names the limit.
+:func:`limits_held.site_maximum`, and a refusal names the limit.
 """
 
 from __future__ import annotations
@@ -16,29 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ConfigError
-
-TRAIT = "option_limits"
-#: The site setting that lets packages be URLs (`pkg @ https://...`, `file:...`): off by default.
-URLS_TRAIT = "allow_package_urls"
-WHERE = "server configuration"
-_limits: dict[str, int] = {}
-_urls = [False]
-_by_server = [False]  # the server set them: its configuration stands (an export reads files)
-
-
-def site_maximum(name: str) -> int | None:
-    """The site's maximum of option ``name``, or None where the site set none."""
-    return _limits.get(name)
-
-
-def package_urls_allowed() -> bool:
-    """Whether the site lets a job's packages be URLs (KaleExtApp.allow_package_urls)."""
-    return _urls[0]
-
-
-def current() -> dict[str, int]:
-    """The limits in force in this process."""
-    return dict(_limits)
+from .limits_held import TRAIT, URLS_TRAIT, WHERE, held_by_server, hold
+from .options import OPTIONS
 
 
 def _least(option) -> int:
@@ -52,8 +31,6 @@ def _least(option) -> int:
 
 def check(limits: Any) -> dict[str, int]:
     """``limits`` as {option: maximum}, each checked; ConfigError names the entry."""
-    from .options import OPTIONS
-
     if limits is None:
         return {}
     if not isinstance(limits, dict):
@@ -84,22 +61,12 @@ def check(limits: Any) -> dict[str, int]:
 def configure(limits: Any, by_server: bool = False, package_urls: Any = False) -> None:
     """Hold this process's jobs to ``limits`` (replacing any earlier ones); ConfigError, with
     nothing changed, when one is invalid. In a server's process (``by_server``), the server's
-    configuration stands until :func:`release`: what else reads the files there (an export)
-    does not change it."""
-    if _by_server[0] and not by_server:
+    configuration stands until :func:`limits_held.release`: what else reads the files there
+    (an export) does not change it."""
+    if held_by_server() and not by_server:
         return
     checked = check(limits)
     if not isinstance(package_urls, bool) and package_urls is not None:
         raise ConfigError(URLS_TRAIT, f"must be true or false, not {package_urls!r} (set in the "
                           f"{WHERE})")  # fmt: skip
-    _limits.clear()
-    _limits.update(checked)
-    _urls[0] = bool(package_urls)
-    _by_server[0] = by_server
-
-
-def release() -> None:
-    """No limits (the server that set them stopped)."""
-    _limits.clear()
-    _urls[0] = False
-    _by_server[0] = False
+    hold(checked, by_server, bool(package_urls))

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .k8s_values import quantity
-from .limits import WHERE, site_maximum
+from .limits_held import WHERE, site_maximum
 
 MAX_NODES = 1_000
 MAX_PROCS_PER_NODE = 256
@@ -212,7 +212,7 @@ def _requirements(option: Option, value: Any, where: str) -> list[str]:
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
-    from .limits import URLS_TRAIT, package_urls_allowed
+    from .limits_held import URLS_TRAIT, package_urls_allowed
 
     items = _texts(option, value, where)
     seen: dict[str, int] = {}  # each package once: two entries would leave pip to pick one

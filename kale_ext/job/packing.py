@@ -19,9 +19,12 @@ import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .workspace import Workspace
+
+if TYPE_CHECKING:  # a workspace packs itself (Workspace.packed): packing only names its type
+    from .workspace import Workspace
 
 FORMAT = 2  # bump when the archive's layout changes (the cache keys on it)
 MTIME = 1_577_836_800  # 2020-01-01T00:00:00Z: every entry's time

@@ -22,7 +22,7 @@ CONTAINER = "node"  # the trainer's container: the one TrainJob.spec.trainer ove
 
 def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
     """(pod metadata, pod spec, the trainer container's volume mounts) the patch sets."""
-    from .distributed import k8s_dict
+    from .k8s_objects import k8s_dict
     from .shipping import mount, volume
     from .volumes import SHM_MOUNT, SHM_VOLUME, WORK_VOLUME, WORKDIR, mount_path
 

@@ -21,7 +21,7 @@ from .k8s_values import check_labels, check_resources, matches, quantity, resour
 from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
 from .runtimes import DEFAULT_RUNTIME, Runtime
-from .volumes import SHM_MOUNT, check_mounts, options_layer, workspace_clash
+from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -397,3 +397,19 @@ def _workspace_warnings(job: CompiledJob, workspace: Workspace | None) -> list[s
     if workspace.size > workspace.max_size:
         raise ConfigError("workspace", too_big(workspace))
     return workspace.warnings()
+
+
+def options_layer(o, where: str = ""):
+    """The short forms among options ``o`` (a JobOptions; ``where`` the prefix of their fields)
+    as a DistributedConfig layer, and the local folders standing for its volumes (volume name →
+    LOCAL_DIR)."""
+    shorts = [parse_volume(t, f"{where}volumes[{i}]") for i, t in enumerate(o.volumes or [])]
+    layer = DistributedConfig(
+        volumes=[s.volume() for s in shorts],
+        volume_mounts=[s.volume_mount() for s in shorts],
+        env_from=[{"secretRef": {"name": name}} for name in o.env_from_secrets or []],
+        service_account_name=o.service_account,
+        image_pull_secrets=o.image_pull_secrets or [],
+        shm_size=o.shm_size,
+    )
+    return layer, {s.volume_name: s.local for s in shorts if s.local}

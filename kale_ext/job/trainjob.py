@@ -254,7 +254,7 @@ def build_trainjob(
 ):
     """The TrainJob, built as the Kubeflow SDK's model ``TrainerV1alpha1TrainJob`` would be
     (job/plain_models.py: with its fields, as its to_dict gives them)."""
-    from .distributed import k8s_dict
+    from .k8s_objects import k8s_dict
     from .plain_models import MODELS as m  # the Trainer API's models' dicts, without pydantic
 
     config = spec.config

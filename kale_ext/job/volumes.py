@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from .k8s_objects import k8s_dict
 from .k8s_values import matches, quantity
 
 KINDS = {"pvc": "persistentVolumeClaim", "secret": "secret", "configmap": "configMap",
@@ -136,24 +137,6 @@ def check_mounts(volumes: list, mounts: list, taken: dict[str, str]) -> None:
         seen[path] = f"the mount of volume {m.name!r} at {m.mount_path}"
 
 
-def options_layer(o, where: str = ""):
-    """The short forms among options ``o`` (a JobOptions; ``where`` the prefix of their fields)
-    as a DistributedConfig layer, and the local folders standing for its volumes (volume name →
-    LOCAL_DIR)."""
-    from .distributed import DistributedConfig
-
-    shorts = [parse_volume(t, f"{where}volumes[{i}]") for i, t in enumerate(o.volumes or [])]
-    layer = DistributedConfig(
-        volumes=[s.volume() for s in shorts],
-        volume_mounts=[s.volume_mount() for s in shorts],
-        env_from=[{"secretRef": {"name": name}} for name in o.env_from_secrets or []],
-        service_account_name=o.service_account,
-        image_pull_secrets=o.image_pull_secrets or [],
-        shm_size=o.shm_size,
-    )
-    return layer, {s.volume_name: s.local for s in shorts if s.local}
-
-
 def workspace_clash(workspace, mounts: list) -> None:
     """A relative mount must not land on the workspace's files (unpacking would write into the
     volume)."""
@@ -174,8 +157,6 @@ def describe(config, local_folders: dict) -> list[dict]:
     """The job's own mounts, as the preview shows them: {name, kind (pvc, secret, configmap,
     emptydir or the Kubernetes source), source (its object), mount (as given), mount_path (on a
     cluster), read_only, local (the folder standing for it locally)}."""
-    from .distributed import k8s_dict
-
     volumes = {v.name: k8s_dict(v) for v in config.volumes}
     by_key = {key: kind for kind, key in KINDS.items()}
     out = []
@@ -206,8 +187,6 @@ ALLOWED_SOURCES = frozenset(KINDS.values())
 def check_source(volume, where: str) -> None:
     """A volume (a V1Volume or its dict) has exactly one source, and one on ALLOWED_SOURCES;
     ConfigError naming ``where`` (the form it came in) otherwise."""
-    from .distributed import k8s_dict
-
     data = volume if isinstance(volume, dict) else k8s_dict(volume)
     if not isinstance(data, dict):
         raise ConfigError(where, f"a volume is an object with a name and a source, not {data!r}")

@@ -273,7 +273,7 @@ class KaleExtApp(ExtensionApp):
         return self._lag
 
     async def stop_extension(self):
-        from ..job.limits import release
+        from ..job.limits_held import release
 
         release()
         for stream in list(self._streams):

@@ -7,7 +7,6 @@ and logs) runs in threads, never on the event loop.
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 import tornado.web
 from jupyter_server.utils import url_path_join
@@ -18,7 +17,6 @@ from .base import (
     KaleExtHandler,
     check_job_name,
     check_runtime_name,
-    json_type,
     to_api_error,
 )
 from .compare import DiffHandler
@@ -26,68 +24,13 @@ from .job_actions import RerunHandler, StopHandler
 from .logstream import LogStream, parse_event_id, parse_offsets
 from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
-from .paths import read_notebook_bytes, relative_path
+from .notebooks import NotebookHandler
 from .sweeps import SweepHandler, SweepsHandler
 
 NAMESPACE = "kale-ext"
 SSE_TYPE = "text/event-stream; charset=utf-8"
 #: The most log lines `tail` may ask for.
 MAX_TAIL = 10_000
-
-
-class NotebookHandler(KaleExtHandler):
-    """Base of POST compile and POST jobs: the same body."""
-
-    fields = ("path", "notebook", "options")
-
-    def root_dir(self) -> str:
-        """The server root: notebooks' paths, and their workspaces, lie under it."""
-        return getattr(self.contents_manager, "root_dir", None) or self.serverapp.root_dir
-
-    async def notebook_of(self, body: dict):
-        """(data, name, path) of the body's notebook: file bytes or nbformat JSON. With both, the
-        JSON is the content (unsaved changes count) and the path names the job and its origin."""
-        has_path, has_nb = body.get("path") is not None, body.get("notebook") is not None
-        if not (has_path or has_nb):
-            raise ApiError(
-                400,
-                "give either path (a notebook under the server root) or notebook (its JSON)",
-                field="path",
-            )
-        options = body.get("options")
-        if options is not None and not isinstance(options, dict):
-            raise ApiError(
-                400, f"options must be an object, not {json_type(options)}", field="options"
-            )
-        if has_nb:
-            if not isinstance(body["notebook"], dict):
-                kind = json_type(body["notebook"])
-                raise ApiError(
-                    400,
-                    f"notebook must be the notebook's JSON object, not {kind}",
-                    field="notebook",
-                )
-            if not has_path:
-                return body["notebook"], "notebook.ipynb", None
-            path = relative_path(body["path"])
-            return body["notebook"], PurePosixPath(path).name, path
-        path = body["path"]
-        cm = self.contents_manager
-        root = getattr(cm, "root_dir", None) or self.serverapp.root_dir
-        hidden = bool(getattr(cm, "allow_hidden", False))
-        data = await self.work(read_notebook_bytes, root, path, hidden, self.app.max_notebook_bytes)
-        return data, PurePosixPath(path).name, path
-
-    def check_options(self, body: dict):
-        """The body against the published schema: a 400 naming the field, except for the values
-        of `options`, whose error (a ConfigError, or None) is returned: POST compile reports it
-        as a result, POST jobs as a 400."""
-        from .schema import check_body
-
-        body_error, options_error = check_body(body)
-        if body_error is not None:
-            raise ApiError(400, str(body_error), "InvalidBody", field=body_error.field)
-        return options_error
 
 
 class CompileHandler(NotebookHandler):

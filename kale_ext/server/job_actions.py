@@ -43,7 +43,7 @@ class RerunHandler(KaleExtHandler):
             raise ApiError(400, str(error), "InvalidBody", field=error.field)
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
-        result = await self.call(rerun, backend, name, body, defaults)
+        result = await self.work(rerun, backend, name, body, defaults)
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
         self.reply(result, 201)

@@ -104,7 +104,7 @@ def _json_schema(node: Any) -> Any:
 def validator(pointer: str):
     """A jsonschema validator of the schema at ``pointer`` in the OpenAPI document
     (`#/components/schemas/JobInfo`), with the option limits in force (job/limits.py)."""
-    from ..job.limits import current
+    from ..job.limits_held import current
 
     return _validator(pointer, tuple(sorted(current().items())))
 

@@ -10,6 +10,7 @@ import tornado.web
 from jupyter_server.utils import url_path_join
 
 from .base import ApiError, KaleExtHandler, check_job_name
+from .notebooks import NotebookHandler
 
 BODY = "#/components/schemas/SweepBody"
 NAMESPACE = "kale-ext"
@@ -55,7 +56,9 @@ def every(backend) -> list[dict]:
         return listing()
 
 
-class SweepsHandler(KaleExtHandler):
+class SweepsHandler(NotebookHandler):
+    """GET the sweeps; POST starts one: a notebook, its options and the sweep."""
+
     fields = ("path", "notebook", "options", "sweep")
 
     @tornado.web.authenticated
@@ -65,17 +68,16 @@ class SweepsHandler(KaleExtHandler):
 
     @tornado.web.authenticated
     async def post(self):
-        from .handlers import NotebookHandler
         from .schema import check
 
         body = await self.json_body(self.fields)
         error = check(body, BODY)
         if error is not None:
             raise ApiError(400, str(error), "InvalidBody", field=error.field)
-        data, name, path = await NotebookHandler.notebook_of(self, body)
+        data, name, path = await self.notebook_of(body)
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
-        root = NotebookHandler.root_dir(self)
+        root = self.root_dir()
         result = await self.work(start, backend, data, name, path, body.get("options"),
                                  body["sweep"], defaults, root)  # fmt: skip
         base = self.settings.get("base_url", "/")

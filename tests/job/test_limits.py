@@ -12,7 +12,7 @@ import pytest
 
 from kale_ext.compile.compiler import compile_notebook
 from kale_ext.errors import ConfigError
-from kale_ext.job import defaults, limits
+from kale_ext.job import defaults, limits, limits_held
 from kale_ext.job.options import BY_NAME, JobOptions, check, json_schema
 from kale_ext.job.spec import build_job_spec
 from tests.conftest import notebook
@@ -23,7 +23,7 @@ SITE = " (the limit set in the server configuration)"
 @pytest.fixture(autouse=True)
 def no_limits_after():
     yield
-    limits.release()
+    limits_held.release()
 
 
 BAD = [
@@ -45,7 +45,7 @@ def test_a_bad_limit_names_its_entry_and_changes_nothing(name, value, field, say
         limits.configure({name: value})
     assert info.value.field == field and says in info.value.message, info.value
     assert "set in the server configuration" in info.value.message
-    assert limits.current() == {"nodes": 8}
+    assert limits_held.current() == {"nodes": 8}
 
 
 def test_limits_must_be_an_object():
@@ -92,7 +92,7 @@ def test_the_schema_shows_the_limits_in_force():
     assert props["nodes"]["maximum"] == 8 and props["packages"]["maxItems"] == 1
     assert props["gpu"]["oneOf"][0]["maximum"] == 2 and props["name"]["maxLength"] == 20
     assert props["image"]["maxLength"] == 512  # not limited: the table's
-    limits.release()
+    limits_held.release()
     assert json_schema() == before
 
 
@@ -110,10 +110,10 @@ def test_a_notebooks_own_nodes_are_held_to_the_limit():
 def test_the_servers_own_limits_stand_in_its_process():
     limits.configure({"nodes": 8}, by_server=True)
     limits.configure({})  # what an export in the server's process reads from the files
-    assert limits.current() == {"nodes": 8}
-    limits.release()
+    assert limits_held.current() == {"nodes": 8}
+    limits_held.release()
     limits.configure({"nodes": 3})
-    assert limits.current() == {"nodes": 3}
+    assert limits_held.current() == {"nodes": 3}
 
 
 def server_config(values: dict) -> Path:
@@ -126,10 +126,10 @@ def server_config(values: dict) -> Path:
 def test_loading_the_defaults_from_the_files_brings_the_sites_limits():
     server_config({"option_limits": {"nodes": 4}, "memory": "1Gi"})
     assert defaults.load().memory == "1Gi"
-    assert limits.current() == {"nodes": 4}
+    assert limits_held.current() == {"nodes": 4}
     server_config({"memory": "1Gi"})  # taken out of the file: no limit any more
     defaults.load()
-    assert limits.current() == {}
+    assert limits_held.current() == {}
 
 
 def test_a_bad_limit_in_the_files_is_an_error_or_passed_over():
@@ -138,4 +138,4 @@ def test_a_bad_limit_in_the_files_is_an_error_or_passed_over():
         defaults.load()
     assert info.value.field == "option_limits.nodes"
     loaded = defaults.load(strict=False)  # the panel's way: the rest of the settings stand
-    assert loaded.memory == "1Gi" and limits.current() == {}
+    assert loaded.memory == "1Gi" and limits_held.current() == {}

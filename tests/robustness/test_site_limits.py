@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
-from kale_ext.job import limits
+from kale_ext.job import limits_held
 from tests.conftest import notebook
 from tests.ipython.conftest import shell  # noqa: F401 (the real IPython shell, a fixture)
 
@@ -75,7 +75,7 @@ def site_limits(tmp_path, monkeypatch):
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook("print('hi')")))
     (tmp_path / "three.ipynb").write_text(json.dumps(asks_for_three_nodes()))
     yield tmp_path
-    limits.release()
+    limits_held.release()
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ from ..base import (
     JobInfo,
     JobOutputs,
     LogLine,
+    LogQuery,
     NotFound,
     Status,
     Submitted,
@@ -404,14 +405,7 @@ class KubernetesBackend(Cluster, Backend):
 
     # -- logs --
 
-    def logs(
-        self,
-        name: str,
-        node: int | None = None,
-        follow: bool = False,
-        tail: int | None = None,
-        offsets: dict[int, int] | None = None,
-    ) -> Iterator[LogLine]:
+    def read_logs(self, name: str, query: LogQuery) -> Iterator[LogLine]:
         """Lines of the ``node`` container of one node, or of all (one after another, or as
         they come with ``follow``, which waits for pending pods and ends with the job).
 
@@ -421,5 +415,5 @@ class KubernetesBackend(Cluster, Backend):
         each node: the log streams through a window of that size, so memory stays bounded and
         offsets stay exact (the kubelet's own tail cannot tell where its lines are).
         """
-        lines = job_logs(self, self.poll_interval, name, node, follow, tail, offsets)
+        lines = job_logs(self, self.poll_interval, name, query)
         return fold_by_node(lines)  # torchrun's report of a failed rank: one line

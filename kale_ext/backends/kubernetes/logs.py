@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 
-from ..base import BackendError, LogLine, LogsGone, NotFound, split_rank
+from ..base import BackendError, LogLine, LogQuery, LogsGone, NotFound, split_rank
 from ..logpieces import READ_SIZE, Piece, split_pieces, text_of
 from . import kept as kept_failure
 from .config import (
@@ -128,20 +128,15 @@ def job_logs(
     cluster: Cluster,
     poll_interval: float,
     name: str,
-    node: int | None = None,
-    follow: bool = False,
-    tail: int | None = None,
-    offsets: dict[int, int] | None = None,
+    query: LogQuery,
 ) -> Iterator[LogLine]:
-    """Lines of one node or of all (see ``KubernetesBackend.logs``)."""
+    """Lines of one node or of all (see ``KubernetesBackend.read_logs``)."""
     obj = cluster.trainjob(name)
     trainer = (obj.get("spec") or {}).get("trainer") or {}
     count, procs = trainer.get("numNodes") or 1, trainer.get("numProcPerNode") or 1
+    node, follow, tail, starts = query.node, query.follow, query.tail, query.offsets
     if node is not None and not 0 <= node < count:
         raise NotFound(f"job {name} has no node {node}: its nodes are 0 to {count - 1}")
-    if tail is not None and tail < 0:
-        raise BackendError(f"tail must be 0 or more, not {tail}", 400, "BadRequest")
-    starts = {int(k): int(v) for k, v in (offsets or {}).items()}
     session = Session()
     reader = _NodeLogs(cluster, name, poll_interval, session)
 

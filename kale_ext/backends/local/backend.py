@@ -14,16 +14,14 @@ import os
 import shutil
 import signal
 import sys
-import time
-from collections import deque
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
-from ...job.distributed import k8s_dict
 from ...job.framework_env import gpu_count
+from ...job.k8s_objects import k8s_dict
 from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import provenance, source_of, training_command
@@ -35,18 +33,18 @@ from ..base import (
     JobInfo,
     JobOutputs,
     LogLine,
+    LogQuery,
     NodeState,
     NotFound,
     Status,
     Submitted,
-    split_rank,
 )
 from ..snapshots import forget
-from ..torchrun_report import ReportFolder
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .lifetime import stop_leftovers, supervisor_gone
 from .links import claim, hand_over
+from .logfiles import node_logs
 from .outputs import final_folder, gather, keep_note, kept, listing
 from .processes import alive, kill_group, runs, terminate
 from .queue import capacity, check_fits, launch, leave, need_of
@@ -334,92 +332,18 @@ class LocalBackend(Backend):
 
     # -- logs and events --
 
-    def logs(
-        self,
-        name: str,
-        node: int | None = None,
-        follow: bool = False,
-        tail: int | None = None,
-        offsets: dict[int, int] | None = None,
-    ) -> Iterator[LogLine]:
+    def read_logs(self, name: str, query: LogQuery) -> Iterator[LogLine]:
         record = self._record(name)
-        nodes = range(record["num_nodes"]) if node is None else [node]
+        node = query.node
         if node is not None and not 0 <= node < record["num_nodes"]:
             raise NotFound(f"job {name} has no node {node} (it has {record['num_nodes']})")
-        job_dir = self._dir(name)
-        procs = record["procs_per_node"]
-        positions = {k: (offsets or {}).get(k, 0) for k in nodes}
-        pending = {k: b"" for k in nodes}
-        folders = {k: ReportFolder(k) for k in nodes}  # torchrun's report: one line
+        nodes = range(record["num_nodes"]) if node is None else [node]
         done = Status(record["status"]).finished
-        if tail is not None:
-            for line in self._tail(job_dir, nodes, procs, tail, positions):
-                yield from folders[line.node].feed(line)
-        while True:
-            finished = Status(self._record(name)["status"]).finished if follow else done
-            got = False
-            for k in nodes:
-                for line in self._read(job_dir / f"node-{k}.log", k, procs, positions, pending):
-                    got = True
-                    yield from folders[k].feed(line)
-            if not follow or (finished and not got):
-                if finished:  # else a report still being written is read again next time
-                    for folder in folders.values():
-                        yield from folder.flush()
-                return
-            if not got:
-                time.sleep(0.05)
 
-    @staticmethod
-    def _read(
-        path: Path, node: int, procs: int, positions: dict, pending: dict
-    ) -> Iterator[LogLine]:
-        """The node's lines after ``positions[node]``, read a bounded piece at a time."""
-        from ..logpieces import READ_SIZE, split_pieces, text_of
+        def ended() -> bool:  # read again while following: the job may end meanwhile
+            return Status(self._record(name)["status"]).finished if query.follow else done
 
-        try:
-            f = open(path, "rb")  # noqa: SIM115 (closed below, also when the reader stops)
-        except FileNotFoundError:
-            return
-        with f:
-            f.seek(positions[node])
-            while data := f.read(READ_SIZE):
-                end = positions[node] - len(pending[node])  # where the pending part starts
-                positions[node] += len(data)
-                pieces, pending[node] = split_pieces(pending[node] + data)
-                for raw, partial in pieces:
-                    end += len(raw) + (0 if partial else 1)
-                    rank, text = split_rank(node, procs, text_of(raw, partial))
-                    yield LogLine(node, text, rank, end, partial)
-
-    def _tail(
-        self, job_dir: Path, nodes, procs: int, tail: int, positions: dict
-    ) -> Iterator[LogLine]:
-        """The last ``tail`` lines of each node's log. Only where they start is kept while the
-        log is scanned (memory does not grow with ``tail`` times a line's length); they are
-        read again from there."""
-        from ..logpieces import READ_SIZE, split_pieces
-
-        for k in nodes:
-            path = job_dir / f"node-{k}.log"
-            starts: deque = deque(maxlen=tail)
-            offset, pending = 0, b""
-            with open(path, "rb") as f:
-                while data := f.read(READ_SIZE):
-                    pieces, pending = split_pieces(pending + data)
-                    for raw, partial in pieces:
-                        starts.append(offset)
-                        offset += len(raw) + (0 if partial else 1)
-            if not starts:
-                positions[k] = max(positions[k], offset)
-                continue
-            positions[k] = max(positions[k], starts[0])
-            end = offset
-            for line in self._read(path, k, procs, positions, {k: b""}):
-                if line.offset > end:
-                    break
-                yield line
-            positions[k] = end  # the loop that follows reads on from the scan's end
+        yield from node_logs(self._dir(name), nodes, record["procs_per_node"], query, ended)
 
     def events(self, name: str) -> list[Event]:
         record = self._record(name)

@@ -197,3 +197,27 @@ export function fakeService() {
 }
 
 export type FakeService = ReturnType<typeof fakeService>;
+
+/**
+ * A finished one-node local job as `GET jobs` lists it, with these
+ * provenance annotations.
+ */
+export function jobInfo(
+  name: string,
+  provenance: Record<string, string>,
+  extra: Partial<Kale.IJobInfo> = {}
+): Kale.IJobInfo {
+  return {
+    name,
+    status: 'Complete',
+    backend: 'local',
+    runtime: 'torch-distributed',
+    num_nodes: 1,
+    procs_per_node: 1,
+    nodes: [],
+    created: '2026-01-01T00:00:00Z',
+    finished: '2026-01-01T00:01:00Z',
+    provenance,
+    ...extra
+  };
+}

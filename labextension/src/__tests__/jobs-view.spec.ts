@@ -9,6 +9,7 @@ import {
   notebookOf
 } from '../panel/jobs-view';
 import type { Kale } from '../types';
+import { jobInfo } from './fakes';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');
 
@@ -20,22 +21,11 @@ function job(
   } = {}
 ): Kale.IJobInfo {
   const { notebook = 'a/nb.ipynb', parameters, ...rest } = extra;
-  return {
-    name,
-    status: 'Complete',
-    backend: 'local',
-    runtime: 'torch-distributed',
-    num_nodes: 1,
-    procs_per_node: 1,
-    nodes: [],
-    created: '2026-01-01T00:00:00Z',
-    finished: '2026-01-01T00:01:00Z',
-    provenance: {
-      'kale-ext.io/notebook': notebook,
-      'kale-ext.io/options': JSON.stringify(parameters ? { parameters } : {})
-    },
-    ...rest
+  const provenance = {
+    'kale-ext.io/notebook': notebook,
+    'kale-ext.io/options': JSON.stringify(parameters ? { parameters } : {})
   };
+  return jobInfo(name, provenance, rest);
 }
 
 const JOBS = [

@@ -1,8 +1,6 @@
-import { ServerConnection } from '@jupyterlab/services';
-
 import { KaleAPIError, KaleService, LogStreamError } from '../api';
 import type { Kale } from '../types';
-import { json } from './helpers';
+import { BASE, fakeServer, json, SETTINGS } from './helpers';
 
 // jsdom has no TextDecoder: enough of one for ASCII.
 if (typeof globalThis.TextDecoder === 'undefined') {
@@ -12,11 +10,6 @@ if (typeof globalThis.TextDecoder === 'undefined') {
     }
   };
 }
-
-const settings = ServerConnection.makeSettings({
-  baseUrl: 'http://localhost:8888/user/alice/'
-});
-const BASE = 'http://localhost:8888/user/alice/kale-ext';
 
 /**
  * A response whose body arrives in the given chunks (then ends).
@@ -45,24 +38,9 @@ function event(node: number, offset: number, text: string): string {
 }
 
 describe('KaleService.streamLogs', () => {
-  let makeRequest: jest.SpyInstance;
-  const service = new KaleService(settings);
-
-  afterEach(() => {
-    jest.restoreAllMocks();
-  });
-
-  function respond(...responses: Response[]): void {
-    makeRequest = jest.spyOn(ServerConnection, 'makeRequest');
-    for (const r of responses) {
-      makeRequest.mockResolvedValueOnce(r);
-    }
-  }
-
-  function call(i = 0): { url: string; init: RequestInit } {
-    const [url, init] = makeRequest.mock.calls[i];
-    return { url, init };
-  }
+  const service = new KaleService(SETTINGS);
+  const server = fakeServer();
+  const { respond, call } = server;
 
   it('delivers the lines of each chunk until the end event', async () => {
     const all = event(0, 10, 'a') + event(1, 5, 'b') + event(0, 20, 'c');
@@ -124,8 +102,8 @@ describe('KaleService.streamLogs', () => {
   });
 
   it('retries a failed connection, then asks for one node and a tail', async () => {
-    makeRequest = jest
-      .spyOn(ServerConnection, 'makeRequest')
+    server
+      .requests()
       .mockRejectedValueOnce(new TypeError('Failed to fetch'))
       .mockResolvedValueOnce(
         stream(['event: end\ndata: {"status": "Complete"}\n\n'])
@@ -138,7 +116,7 @@ describe('KaleService.streamLogs', () => {
       retryDelay: () => 0
     });
     expect(status).toEqual({ status: 'Complete', reason: null });
-    expect(makeRequest).toHaveBeenCalledTimes(2);
+    expect(server.requests()).toHaveBeenCalledTimes(2);
     expect(call(1).url).toBe(
       `${BASE}/jobs/job-1/logs?follow=0&node=1&tail=100`
     );
@@ -151,7 +129,7 @@ describe('KaleService.streamLogs', () => {
       .catch(e => e);
     expect(error).toBeInstanceOf(KaleAPIError);
     expect(error.message).toBe('job x does not exist');
-    expect(makeRequest).toHaveBeenCalledTimes(1);
+    expect(server.requests()).toHaveBeenCalledTimes(1);
   });
 
   it('stops at an error event', async () => {
@@ -165,12 +143,10 @@ describe('KaleService.streamLogs', () => {
 
   it('resolves null when aborted', async () => {
     const abort = new AbortController();
-    makeRequest = jest
-      .spyOn(ServerConnection, 'makeRequest')
-      .mockImplementation(async () => {
-        abort.abort();
-        throw new DOMException('aborted', 'AbortError');
-      });
+    server.requests().mockImplementation(async () => {
+      abort.abort();
+      throw new DOMException('aborted', 'AbortError');
+    });
     await expect(
       service.streamLogs('x', {
         onLines: () => undefined,

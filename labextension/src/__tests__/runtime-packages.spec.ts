@@ -1,16 +1,12 @@
-import { ServerConnection } from '@jupyterlab/services';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { KaleService } from '../api';
 import { RuntimePackages } from '../panel/runtime-packages';
-import { json, until } from './helpers';
+import { BASE, fakeServer, json, SETTINGS, until } from './helpers';
 
-const settings = ServerConnection.makeSettings({
-  baseUrl: 'http://localhost:8888/user/alice/'
-});
-const URL = 'http://localhost:8888/user/alice/kale-ext/runtimes/torch/packages';
+const URL = `${BASE}/runtimes/torch/packages`;
 
 /**
  * Type into a React-controlled input.
@@ -31,21 +27,14 @@ function rows(node: HTMLElement): string[] {
 }
 
 describe('RuntimePackages', () => {
-  let makeRequest: jest.SpyInstance;
   let widget: Widget | undefined;
+  const server = fakeServer();
+  const { respond } = server;
 
   afterEach(() => {
     widget?.dispose();
     widget = undefined;
-    jest.restoreAllMocks();
   });
-
-  function respond(...responses: Response[]): void {
-    makeRequest = jest.spyOn(ServerConnection, 'makeRequest');
-    for (const r of responses) {
-      makeRequest.mockResolvedValueOnce(r);
-    }
-  }
 
   /**
    * The disclosure for runtime `torch`, attached and opened.
@@ -53,7 +42,7 @@ describe('RuntimePackages', () => {
   async function open(): Promise<HTMLElement> {
     widget = ReactWidget.create(
       React.createElement(RuntimePackages, {
-        service: new KaleService(settings),
+        service: new KaleService(SETTINGS),
         runtime: 'torch'
       })
     );
@@ -65,7 +54,7 @@ describe('RuntimePackages', () => {
     expect(summary.textContent).toBe(
       'Packagesinstalled in torch: open to list'
     );
-    expect(makeRequest).not.toHaveBeenCalled(); // lazily: only when opened
+    expect(server.requests()).not.toHaveBeenCalled(); // lazily: only when opened
     summary.click();
     return widget.node;
   }
@@ -80,8 +69,8 @@ describe('RuntimePackages', () => {
     );
     const node = await open();
     await until(() => node.querySelector('li'));
-    expect(makeRequest).toHaveBeenCalledTimes(1);
-    expect(makeRequest.mock.calls[0][0]).toBe(URL);
+    expect(server.requests()).toHaveBeenCalledTimes(1);
+    expect(server.requests().mock.calls[0][0]).toBe(URL);
     expect(rows(node)).toEqual([
       'numpy 2.3.1',
       'scikit-learn 1.7.0',
@@ -104,7 +93,7 @@ describe('RuntimePackages', () => {
     type(filter, 'tensorflow');
     await until(() => (rows(node).length === 0 ? true : null));
     expect(node.textContent).toContain('No package matches “tensorflow”.');
-    expect(makeRequest).toHaveBeenCalledTimes(1); // filtering asks nothing
+    expect(server.requests()).toHaveBeenCalledTimes(1); // filtering asks nothing
   });
 
   it('offers a probe when the list is unknown, and shows its result', async () => {
@@ -129,7 +118,7 @@ describe('RuntimePackages', () => {
 
     button.click();
     await until(() => node.querySelector('li'));
-    expect(makeRequest.mock.calls[1][0]).toBe(`${URL}?probe=1`);
+    expect(server.requests().mock.calls[1][0]).toBe(`${URL}?probe=1`);
     expect(rows(node)).toEqual(['torch 2.13.0']);
     expect(node.textContent).toContain('from a probe just now');
   });
@@ -137,9 +126,11 @@ describe('RuntimePackages', () => {
   it('shows that a probe is running', async () => {
     let answer: (r: Response) => void = () => undefined;
     respond(json({ runtime: 'torch', packages: null, source: null }));
-    makeRequest.mockImplementationOnce(
-      () => new Promise<Response>(resolve => (answer = resolve))
-    );
+    server
+      .requests()
+      .mockImplementationOnce(
+        () => new Promise<Response>(resolve => (answer = resolve))
+      );
     const node = await open();
     const button = await until(() =>
       [...node.querySelectorAll('button')].find(

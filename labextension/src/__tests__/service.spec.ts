@@ -1,13 +1,6 @@
-import { ServerConnection } from '@jupyterlab/services';
-
 import { KaleAPIError, KaleService } from '../api';
 import type { Kale } from '../types';
-import { json } from './helpers';
-
-const settings = ServerConnection.makeSettings({
-  baseUrl: 'http://localhost:8888/user/alice/'
-});
-const BASE = 'http://localhost:8888/user/alice/kale-ext';
+import { BASE, fakeServer, json, SETTINGS } from './helpers';
 
 const DEFAULTS: Kale.IDefaults = {
   defaults: {
@@ -35,24 +28,9 @@ const DEFAULTS: Kale.IDefaults = {
 };
 
 describe('KaleService', () => {
-  let makeRequest: jest.SpyInstance;
-  const service = new KaleService(settings);
-
-  afterEach(() => {
-    jest.restoreAllMocks();
-  });
-
-  function respond(...responses: Response[]): void {
-    makeRequest = jest.spyOn(ServerConnection, 'makeRequest');
-    for (const r of responses) {
-      makeRequest.mockResolvedValueOnce(r);
-    }
-  }
-
-  function call(i = 0): { url: string; init: RequestInit } {
-    const [url, init] = makeRequest.mock.calls[i];
-    return { url, init };
-  }
+  const service = new KaleService(SETTINGS);
+  const server = fakeServer();
+  const { respond, call } = server;
 
   it.each([
     [

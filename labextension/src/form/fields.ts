@@ -1,6 +1,6 @@
 import type { Kale } from '../types';
 import type { IJobForm } from './model';
-import type { IFieldError } from './validation';
+import type { IFieldError } from './errors';
 import { parseVolume, sentVolumes } from './volumes';
 
 /**

@@ -1,19 +1,9 @@
 import { matches, optionRule, RESERVED_ENV, valueRule } from '../contract';
 import type { Kale } from '../types';
+import type { IFieldError } from './errors';
 import { IFormContext, IJobForm, MIG_PROFILE } from './model';
 import { parseCount, quantityValue } from './values';
 import { storageErrors } from './volumes';
-
-/**
- * A problem with one field of the form, found as the user types by the
- * server's rules (the generated contract), or reported by the server's
- * compile (parameters, and what only the server knows).
- */
-export interface IFieldError {
-  /** The form field: `nodes`, `cpuLimit`, `env.2.name`, `parameters.lr`, ... */
-  field: string;
-  message: string;
-}
 
 const REQUIREMENT =
   /^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?\s*([<>=!~;@ ].*)?$/;

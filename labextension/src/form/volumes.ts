@@ -1,5 +1,5 @@
 import { matches, VOLUMES } from '../contract';
-import type { IFieldError } from './validation';
+import type { IFieldError } from './errors';
 import { isQuantity, Parsed } from './values';
 
 /**

@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { fieldLabel, generalErrors } from '../form/fields';
 import type { IJobForm } from '../form/model';
-import type { IFieldError } from '../form/validation';
+import type { IFieldError } from '../form/errors';
 import type { Kale } from '../types';
 import { Button } from './fields';
 import { formatPlace } from './format';

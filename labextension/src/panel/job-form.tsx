@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import type { GpuMode, IJobForm } from '../form/model';
 import type { Kale } from '../types';
-import type { IFieldError } from '../form/validation';
+import type { IFieldError } from '../form/errors';
 import { SelectField, TextField, errorOf } from './fields';
 
 export interface IFormProps {

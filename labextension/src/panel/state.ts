@@ -13,7 +13,8 @@ import {
   sweepRequest,
   validateSweep
 } from '../form/sweep';
-import { IFieldError, validateForm } from '../form/validation';
+import type { IFieldError } from '../form/errors';
+import { validateForm } from '../form/validation';
 import type { Kale } from '../types';
 import { CellRoles } from './cell-roles';
 import {

@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { SWEEP } from '../contract';
 import type { ISweepForm } from '../form/sweep';
-import type { IFieldError } from '../form/validation';
+import type { IFieldError } from '../form/errors';
 import { SelectField, TextField, errorOf } from './fields';
 
 /**

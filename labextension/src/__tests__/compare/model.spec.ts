@@ -2,29 +2,19 @@ import { combineMetrics } from '../../compare/curves';
 import { compareJobs, ICompareRow, sourceChanged } from '../../compare/model';
 import { MetricsStore } from '../../metrics/store';
 import type { Kale } from '../../types';
+import { jobInfo } from '../fakes';
 
 function job(
   name: string,
   options: Kale.IJobOptions,
   extra: Partial<Kale.IJobInfo> = {}
 ): Kale.IJobInfo {
-  return {
-    name,
-    status: 'Complete',
-    backend: 'local',
-    runtime: 'torch-distributed',
-    num_nodes: 1,
-    procs_per_node: 1,
-    nodes: [],
-    created: '2025-01-01T00:00:00Z',
-    finished: '2025-01-01T00:01:00Z',
-    provenance: {
-      'kale-ext.io/options': JSON.stringify(options),
-      'kale-ext.io/notebook': 'nb.ipynb',
-      'kale-ext.io/source-sha256': 'a'.repeat(64)
-    },
-    ...extra
+  const provenance = {
+    'kale-ext.io/options': JSON.stringify(options),
+    'kale-ext.io/notebook': 'nb.ipynb',
+    'kale-ext.io/source-sha256': 'a'.repeat(64)
   };
+  return jobInfo(name, provenance, extra);
 }
 
 describe('compareJobs', () => {

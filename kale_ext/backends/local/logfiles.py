@@ -1,0 +1,85 @@
+"""A local job's logs: one file per node, read a bounded piece at a time (memory never grows
+with a log's size), its last lines found without keeping them, torchrun's reports folded into
+one line."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..base import LogLine, LogQuery, split_rank
+from ..logpieces import READ_SIZE, split_pieces, text_of
+from ..torchrun_report import ReportFolder
+
+
+def node_logs(
+    job_dir: Path, nodes, procs: int, query: LogQuery, finished: Callable[[], bool]
+) -> Iterator[LogLine]:
+    """The lines of ``nodes`` (after ``query.offsets``; the last ``query.tail`` first), then,
+    when following, what they write until ``finished()`` and nothing more is written."""
+    positions = {k: query.offsets.get(k, 0) for k in nodes}
+    pending = {k: b"" for k in nodes}
+    folders = {k: ReportFolder(k) for k in nodes}  # torchrun's report: one line
+    if query.tail is not None:
+        for line in _tail(job_dir, nodes, procs, query.tail, positions):
+            yield from folders[line.node].feed(line)
+    while True:
+        ended = finished()
+        got = False
+        for k in nodes:
+            for line in _read(job_dir / f"node-{k}.log", k, procs, positions, pending):
+                got = True
+                yield from folders[k].feed(line)
+        if not query.follow or (ended and not got):
+            if ended:  # else a report still being written is read again next time
+                for folder in folders.values():
+                    yield from folder.flush()
+            return
+        if not got:
+            time.sleep(0.05)
+
+
+def _read(path: Path, node: int, procs: int, positions: dict, pending: dict) -> Iterator[LogLine]:
+    """The node's lines after ``positions[node]``, read a bounded piece at a time."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed below, also when the reader stops)
+    except FileNotFoundError:
+        return
+    with f:
+        f.seek(positions[node])
+        while data := f.read(READ_SIZE):
+            end = positions[node] - len(pending[node])  # where the pending part starts
+            positions[node] += len(data)
+            pieces, pending[node] = split_pieces(pending[node] + data)
+            for raw, partial in pieces:
+                end += len(raw) + (0 if partial else 1)
+                rank, text = split_rank(node, procs, text_of(raw, partial))
+                yield LogLine(node, text, rank, end, partial)
+
+
+def _tail(job_dir: Path, nodes, procs: int, tail: int, positions: dict) -> Iterator[LogLine]:
+    """The last ``tail`` lines of each node's log. Only where they start is kept while the log
+    is scanned (memory does not grow with ``tail`` times a line's length); they are read again
+    from there."""
+    for k in nodes:
+        path = job_dir / f"node-{k}.log"
+        starts: deque = deque(maxlen=tail)
+        offset, pending = 0, b""
+        with open(path, "rb") as f:
+            while data := f.read(READ_SIZE):
+                pieces, pending = split_pieces(pending + data)
+                for raw, partial in pieces:
+                    starts.append(offset)
+                    offset += len(raw) + (0 if partial else 1)
+        if not starts:
+            positions[k] = max(positions[k], offset)
+            continue
+        positions[k] = max(positions[k], starts[0])
+        end = offset
+        for line in _read(path, k, procs, positions, {k: b""}):
+            if line.offset > end:
+                break
+            yield line
+        positions[k] = end  # the loop that follows reads on from the scan's end
