@@ -131,8 +131,12 @@ def _prepared(notebook, options, place, workspace) -> tuple[CompiledJob, Workspa
         return prepare(notebook, options, place)
     if isinstance(notebook, CompiledJob):
         return notebook, workspace
+    from ..compile.compiler import load_notebook
+
+    nb = load_notebook(notebook)
+    which = train_call_choice(options, nb.metadata.get("kale_ext"))
     local = workspace.modules if workspace is not None else ()
-    return compile_notebook(notebook, local_modules=local), workspace
+    return compile_notebook(nb, local_modules=local, train_call=which), workspace
 
 
 def _path(notebook, notebook_path: str | None) -> str | None:

@@ -219,6 +219,7 @@ class KaleMagics(Magics):
         with user_errors("%kale_submit"):
             from ..compile.compiler import compile_notebook
             from ..compile.notebook import read_notebook
+            from ..job.spec import train_call_choice
             from ..job.workspace import modules_beside
             from .kernelcontext import find_notebook
 
@@ -228,7 +229,8 @@ class KaleMagics(Magics):
             meta = notebook.metadata.get("kale_ext")
             workspace, place = self._workspace(options, meta, path)
             local = workspace.modules if workspace is not None else modules_beside(path.parent)
-            job = compile_notebook(notebook, local_modules=local)
+            which = train_call_choice(options, meta)  # --train-call: which train() is the job
+            job = compile_notebook(notebook, local_modules=local, train_call=which)
             kept = path.read_bytes()  # what a rerun runs
             return self._run(job, options, args, path.name, None, None, workspace, place, kept)
 

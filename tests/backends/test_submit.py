@@ -84,3 +84,18 @@ def test_preview_shows_the_job_and_the_command_its_nodes_run(tmp_path):
     assert shown.summary()[1] == "runtime    torch-distributed: 2 node(s) × 1 process(es)"
     assert 'arguments  {"debug": true}' in shown.summary()
     assert not list(tmp_path.iterdir())  # a preview starts nothing
+
+
+@pytest.mark.parametrize("workspace", ["auto", None], ids=["its-folder", "no-workspace"])
+def test_the_train_call_chosen_is_the_job_with_or_without_a_workspace(tmp_path, workspace):
+    """--train-call reaches the compile whether the job ships the notebook's folder or none."""
+    from kale_ext.backends.submit import AUTO
+    from tests.compile import sdk_notebooks as nbs
+
+    ws = AUTO if workspace == "auto" else None
+    backend = LocalBackend(tmp_path / "jobs")
+    first = preview(backend, notebook(*nbs.TWO_CALLS), {"train_call": 1}, workspace=ws)
+    last = preview(backend, notebook(*nbs.TWO_CALLS), {}, workspace=ws)
+    assert (first.spec.func_args, last.spec.func_args) == ({"lr": 1.0}, {"lr": 0.01})
+    nodes = [p.trainjob["spec"]["trainer"]["numNodes"] for p in (first, last)]
+    assert nodes == [1, 3]

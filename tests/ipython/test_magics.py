@@ -346,6 +346,19 @@ def test_kale_submit_finds_the_notebook_through_the_session(ip, tmp_path, monkey
     assert "[rank 0] area 12.57" in capsys.readouterr().out
 
 
+def test_kale_submit_takes_the_train_call_chosen(ip, tmp_path, monkeypatch):
+    """A notebook with two train() calls: the last is the job unless --train-call says which."""
+    from tests.compile import sdk_notebooks as nbs
+
+    path = tmp_path / "two.ipynb"
+    path.write_text(json.dumps(notebook(*nbs.TWO_CALLS)))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    last = run(ip, "%kale_submit --backend local --dry-run")
+    first = run(ip, "%kale_submit --backend local --dry-run --train-call 1")
+    assert (last.parameters, first.parameters) == ({"lr": 0.01}, {"lr": 1.0})
+    assert "numNodes: 3" in last.yaml and "numNodes: 1" in first.yaml
+
+
 def test_kale_submit_session_path_relative_to_the_kernels_directory(ip, tmp_path, monkeypatch):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "circle.ipynb").write_text(json.dumps(_tagged_notebook()))
