@@ -93,5 +93,10 @@ def load(backend, name: str, notebook_sha256: str | None) -> Snapshot:
 
 
 def forget(backend, name: str) -> None:
-    """Remove job ``name``'s snapshot (the job is deleted)."""
+    """Remove job ``name``'s snapshot (the job is deleted), and the snapshots' folder when it
+    was the last (a save under way has made its own folder in it: then it stays)."""
     shutil.rmtree(root(backend) / name, ignore_errors=True)
+    try:
+        root(backend).rmdir()
+    except OSError:  # not empty, or gone
+        pass

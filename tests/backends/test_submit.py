@@ -72,8 +72,15 @@ def test_concurrent_submits_keep_their_own_warnings():
 
 def test_a_missing_runtime_is_a_config_error_on_runtime():
     with pytest.raises(ConfigError) as info:
-        resolve_spec(LocalBackend(), compile_notebook(NB), {"runtime": "deepspeed-distributed"})
+        resolve_spec(LocalBackend(), compile_notebook(NB), {"runtime": "no-such-runtime"})
     assert info.value.field == "runtime" and "available: torch-distributed" in str(info.value)
+
+
+def test_a_runtime_only_a_cluster_runs_is_refused_here_naming_it():
+    with pytest.raises(ConfigError) as info:
+        resolve_spec(LocalBackend(), compile_notebook(NB), {"runtime": "deepspeed-distributed"})
+    assert info.value.field == "runtime"
+    assert "runtime 'deepspeed-distributed' runs only on a cluster" in str(info.value)
 
 
 def test_preview_shows_the_job_and_the_command_its_nodes_run(tmp_path):

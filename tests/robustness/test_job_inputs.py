@@ -110,12 +110,21 @@ async def test_12_custom_trainer_func_args_are_the_jobs_arguments(api):
     ] == {"lr": 0.25}
 
 
-async def test_13_an_sdk_notebook_without_an_entrypoint_tag_says_what_to_tag(api):
-    data = (await api.post("compile", {"notebook": sdk_notebook("", tagged=False)})).json
+async def test_13_an_sdk_notebook_without_an_entrypoint_tag_is_the_job_its_train_call_names(api):
+    """No tag needed (issue 25): the train() call's func= is the job, its settings the job's; a
+    func= that the notebook never defines is one error naming the cell."""
+    data = (
+        await api.post("compile", {"notebook": sdk_notebook(", num_nodes=2", tagged=False)})
+    ).json
+    assert data["ok"] is True, data["errors"]
+    assert data["function_name"] == "train_fn" and "print('lr', lr)" in data["source"]
+    assert "TrainerClient" not in data["source"]  # the cell that drives the client is left out
+    missing = notebook(TRAIN_FN, "from kubeflow.trainer import TrainerClient, CustomTrainer\n"
+                       "TrainerClient().train(trainer=CustomTrainer(func=train_other))\n")  # fmt: skip
+    data = (await api.post("compile", {"notebook": missing})).json
     assert data["ok"] is False
     [error] = data["errors"]
-    assert "drives TrainerClient" in error["message"] and "`entrypoint`" in error["message"]
-    assert error["cell"] == 1
+    assert "train_other" in error["message"] and error["cell"] == 1
 
 
 async def test_14_a_package_listed_twice_is_refused(api, jobs_dir):

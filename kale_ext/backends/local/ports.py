@@ -9,9 +9,11 @@ use` on its own ``DMLC_TRACKER_PORT``. So the port is kept from the others anoth
 
 - the OS: the port is chosen outside the ephemeral range (``ip_local_port_range``), which is
   where ``bind(0)`` and outgoing connections get theirs; the OS never hands it out;
-- other local jobs (any jobs folder, any kale_ext process of this user): a lock file per port,
-  ``flock``-ed by the job's supervisor while the job lives; the lock goes with the process, so a
-  killed supervisor leaves nothing claimed;
+- other local jobs (any jobs folder, any kale_ext process of this user): a name per port in
+  Linux's abstract socket namespace, bound by the job's supervisor while the job lives. No file
+  stands for it (a lock file per port was left behind by every killed supervisor, and a folder of
+  them in /tmp); the name goes with the process, so a killed supervisor leaves nothing claimed,
+  on disk or off it; and the socket is not inherited by the nodes;
 - a program already listening there, or connections lingering in TIME_WAIT: before it is
   claimed, the port must take a plain bind (no SO_REUSEADDR), as the tracker's will.
 
@@ -23,11 +25,10 @@ left to chance.
 from __future__ import annotations
 
 import errno
-import fcntl
+import hashlib
 import os
 import random
 import socket
-import tempfile
 from pathlib import Path
 
 from ...errors import BackendError
@@ -58,9 +59,11 @@ def search_range(ephemeral: tuple[int, int]) -> range:
     return range(ALWAYS_LOW, 65536)
 
 
-def locks_dir() -> Path:
-    """The per-user folder of port locks, shared by every kale_ext process of this user."""
-    return Path(tempfile.gettempdir()) / f"kale_ext-ports-{os.getuid()}"
+def claim_name(port: int, scope: str = "") -> bytes:
+    """The abstract socket name that claims ``port`` for this user (``scope``: a separate set of
+    claims, for tests)."""
+    tag = hashlib.sha256(scope.encode()).hexdigest()[:12] if scope else "all"
+    return f"\0kale_ext-port-{os.getuid()}-{tag}-{port}".encode()
 
 
 def bindable(port: int) -> bool:
@@ -79,14 +82,14 @@ class PortClaim:
     """A port claimed for a job: ``port``; released by ``close()`` (or at the end of a
     ``with``, or when the process ends)."""
 
-    def __init__(self, port: int, lock: int):
+    def __init__(self, port: int, holder: socket.socket):
         self.port = port
-        self._lock = lock
+        self._holder: socket.socket | None = holder
 
     def close(self) -> None:
-        if self._lock >= 0:
-            os.close(self._lock)  # closing the descriptor drops its flock
-            self._lock = -1
+        if self._holder is not None:
+            self._holder.close()  # the name is free again
+            self._holder = None
 
     def __enter__(self) -> PortClaim:
         return self
@@ -95,36 +98,31 @@ class PortClaim:
         self.close()
 
 
-def _lock(folder: Path, port: int) -> int | None:
-    """The open, exclusively locked lock file of ``port``, or None when another holds it."""
-    fd = os.open(folder / str(port), os.O_RDWR | os.O_CREAT, 0o600)
+def _hold(port: int, scope: str) -> socket.socket | None:
+    """A socket bound to ``port``'s claim name, or None when another process holds it."""
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # close-on-exec: nodes lack it
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        holder.bind(claim_name(port, scope))
     except OSError as e:
-        os.close(fd)
-        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+        holder.close()
+        if e.errno == errno.EADDRINUSE:
             return None
-        raise
-    return fd
+        raise BackendError(f"cannot claim a port for the job's rendezvous: {e.strerror}") from None
+    return holder
 
 
-def claim_port(folder: Path | None = None, ports: range | None = None) -> PortClaim:
+def claim_port(scope: str = "", ports: range | None = None) -> PortClaim:
     """A port no other local job holds and a plain bind can take, claimed until closed."""
-    folder = folder or locks_dir()
     ports = ports if ports is not None else search_range(ephemeral_range())
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as e:
-        raise BackendError(f"cannot create the port locks folder {folder}: {e.strerror}") from None
     start = random.randrange(len(ports))  # noqa: S311 (spreading jobs, not a secret)
     for i in range(min(TRIES, len(ports))):
         port = ports[(start + i) % len(ports)]
-        fd = _lock(folder, port)
-        if fd is None:
+        holder = _hold(port, scope)
+        if holder is None:
             continue
         if bindable(port):
-            return PortClaim(port, fd)
-        os.close(fd)
+            return PortClaim(port, holder)
+        holder.close()
     raise BackendError(
         f"no free port for the job's rendezvous in {ports.start}-{ports.stop - 1} "
         f"after {min(TRIES, len(ports))} tries"

@@ -60,7 +60,7 @@ def free_ports(count: int) -> range:
 
 def test_a_claimed_port_is_free_for_a_plain_bind(tmp_path):
     """What XGBoost's tracker does: bind without SO_REUSEADDR, then listen."""
-    with claim_port(tmp_path) as claim:
+    with claim_port(str(tmp_path)) as claim:
         with socket.socket() as tracker:
             tracker.bind(("0.0.0.0", claim.port))
             tracker.listen()
@@ -72,7 +72,7 @@ def test_the_real_xgboost_tracker_binds_a_claimed_port(tmp_path):
     from xgboost import collective
     from xgboost.tracker import RabitTracker
 
-    with claim_port(tmp_path) as claim:
+    with claim_port(str(tmp_path)) as claim:
         tracker = RabitTracker(host_ip="127.0.0.1", n_workers=1, port=claim.port)
         tracker.start()
         args = tracker.worker_args()
@@ -85,7 +85,7 @@ def test_the_real_xgboost_tracker_binds_a_claimed_port(tmp_path):
 def test_torch_rendezvous_binds_a_claimed_port(tmp_path):
     from torch.distributed import TCPStore
 
-    with claim_port(tmp_path) as claim:
+    with claim_port(str(tmp_path)) as claim:
         timeout = datetime.timedelta(seconds=30)
         server = TCPStore("127.0.0.1", claim.port, 2, True, timeout, wait_for_workers=False)
         client = TCPStore("127.0.0.1", claim.port, 2, False, timeout)
@@ -95,19 +95,19 @@ def test_torch_rendezvous_binds_a_claimed_port(tmp_path):
 
 def test_two_claims_never_share_a_port(tmp_path):
     ports = free_ports(2)
-    with claim_port(tmp_path, ports) as one, claim_port(tmp_path, ports) as two:
+    with claim_port(str(tmp_path), ports) as one, claim_port(str(tmp_path), ports) as two:
         assert {one.port, two.port} == set(ports)
         with pytest.raises(BackendError, match=f"no free port .* in {ports[0]}-{ports[-1]}"):
-            claim_port(tmp_path, ports)
+            claim_port(str(tmp_path), ports)
 
 
 def test_a_claim_made_by_another_process_is_respected_until_it_ends(tmp_path):
-    """Supervisors are separate processes: the lock is the file's, not this process's."""
+    """Supervisors are separate processes: the claim is a name any process of the user sees."""
     port = free_ports(1)
     code = (
-        "import sys; from pathlib import Path\n"
+        "import sys\n"
         "from kale_ext.backends.local.ports import claim_port\n"
-        f"c = claim_port(Path({str(tmp_path)!r}), range({port[0]}, {port[0] + 1}))\n"
+        f"c = claim_port({str(tmp_path)!r}, range({port[0]}, {port[0] + 1}))\n"
         "print(c.port, flush=True); sys.stdin.read()\n"
     )
     other = subprocess.Popen(
@@ -116,11 +116,11 @@ def test_a_claim_made_by_another_process_is_respected_until_it_ends(tmp_path):
     try:
         assert other.stdout.readline().strip() == str(port[0])  # it holds the claim
         with pytest.raises(BackendError, match="no free port"):
-            claim_port(tmp_path, port)
+            claim_port(str(tmp_path), port)
     finally:
-        other.stdin.close()  # it ends, and its lock with it
+        other.stdin.close()  # it ends, and its claim with it
         other.wait(timeout=30)
-    with claim_port(tmp_path, port) as claim:
+    with claim_port(str(tmp_path), port) as claim:
         assert claim.port == port[0]
 
 
@@ -131,14 +131,35 @@ def test_a_port_in_use_is_never_claimed(tmp_path):
         listener.bind(("127.0.0.1", ports[0]))
         listener.listen()
         for _ in range(4):  # whichever port the search starts at
-            with claim_port(tmp_path, ports) as claim:
+            with claim_port(str(tmp_path), ports) as claim:
                 assert claim.port == ports[1]
 
 
 def test_a_released_claim_can_be_claimed_again(tmp_path):
     port = free_ports(1)
-    claim = claim_port(tmp_path, port)
+    claim = claim_port(str(tmp_path), port)
     claim.close()
     claim.close()  # twice is harmless
-    with claim_port(tmp_path, port) as again:
+    with claim_port(str(tmp_path), port) as again:
         assert again.port == port[0]
+
+
+def test_a_killed_claimant_frees_its_port_and_leaves_no_file(tmp_path, monkeypatch):
+    """kill -9 of a supervisor: its port is free at once, and nothing stands on disk for it."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    port = free_ports(1)
+    code = (
+        "import sys\n"
+        "from kale_ext.backends.local.ports import claim_port\n"
+        f"c = claim_port('killed', range({port[0]}, {port[0] + 1}))\n"
+        "print(c.port, flush=True); sys.stdin.read()\n"
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert other.stdout.readline().strip() == str(port[0])
+    other.kill()
+    other.wait(timeout=30)
+    with claim_port("killed", port) as claim:
+        assert claim.port == port[0]
+    assert list(tmp_path.iterdir()) == []

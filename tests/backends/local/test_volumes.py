@@ -85,8 +85,8 @@ def test_an_absolute_mount_is_a_link_for_the_jobs_life(backend, project, tmp_pat
         ({"volumes": ["pvc:d:{tmp}/no/such/place=."]}, "volume_mounts[0]",
          "is not a folder this user can write to"),
         ({"config": {"volumes": [{"name": "n", "nfs": {"server": "s", "path": "/"}}],
-                     "volume_mounts": [{"name": "n", "mountPath": "/n"}]}}, "volume_mounts[0]",
-         "volume 'n' exists only on a cluster"),
+                     "volume_mounts": [{"name": "n", "mountPath": "/n"}]}},
+         "options.config.volumes[0]", "a nfs volume is not allowed"),  # the one allow-list
         ({"env_from_secrets": ["tokens"]}, "env_from", "exist only on a cluster"),
     ],
 )  # fmt: skip
