@@ -113,7 +113,7 @@ def test_3_a_200_mb_log_streams_in_bounded_memory(server):
           f"{latency.count}: {latency.slowest * 1000:.0f} ms")  # fmt: skip
     assert growth < 50 * 1000 * 1000, f"the server grew by {growth / MIB:.0f} MiB"
     assert latency.count and latency.slowest < 2.0, f"GET jobs/{name} took {latency.slowest:.2f} s"
-    assert end == {"status": "Complete", "reason": None}
+    assert end == {"status": "Complete", "status_text": "Complete", "reason": None}
     assert sum(x["length"] for x in lines) >= 200 * 1000 * 1000
     assert max(x["length"] for x in lines) <= MAX_PIECE  # no event carries more than 256 KiB
     first = next(i for i, x in enumerate(lines) if x.get("partial"))
