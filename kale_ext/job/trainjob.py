@@ -9,6 +9,7 @@ reads it), so `$HOME`, backticks, backslashes or a line `EOM` in the notebook st
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import zlib
@@ -109,9 +110,17 @@ os.execv(sys.executable, [sys.executable, *launcher, path, json.dumps(spec["args
 """
 
 
+@functools.lru_cache(maxsize=16)
+def _payload(source: str) -> str:
+    """The function's source as the command carries it. Kept for recent sources: a preview
+    renders the command twice, and the panel previews one notebook again as options change
+    (level 9 cost 1.1 ms a time for a 37 KB source, level 6 0.3 ms, 0.4% larger)."""
+    return base64.b64encode(zlib.compress(source.encode("utf-8"), 6)).decode("ascii")
+
+
 def training_command(spec: JobSpec) -> list[str]:
     """The node container's command: the same on the cluster and in local runs."""
-    payload = base64.b64encode(zlib.compress(spec.job.source.encode("utf-8"), 9)).decode("ascii")
+    payload = _payload(spec.job.source)
     plan = json.dumps(
         {
             "module": spec.job.module_filename,

@@ -220,6 +220,7 @@ class LogsHandler(KaleExtHandler):
                 else:
                     self.write(sse_event(stream_error_data(payload), "error"))
                     done = True
+            del items, payload  # written: only their bytes stay while the client reads them
             await self.flush()  # every event that arrived goes out now
             if done:
                 return

@@ -4,9 +4,12 @@
 
 The thread never touches the HTTP connection, and the event loop never waits on the backend: the
 thread encodes each line as its event, and the loop wakes once per batch of events (not once per
-line) and writes, then flushes, them all. The buffer holds at most ~1 MiB of events (a slow
-client slows the reader), and backends read logs in bounded pieces (backends/logpieces.py): the
-server's memory does not grow with a log's size, however large it or one of its lines is.
+line) and writes, then flushes, them all. A stream holds at most `budget` bytes (512 KiB) of
+events: those waiting in the buffer (counted as the memory they take, not their characters) and
+those written but not yet taken by the client's socket (the next `batch()` call says they were),
+so a client that stops reading stops the reader there and costs the server about 1 MiB in all.
+Backends read logs in bounded pieces (backends/logpieces.py): the server's memory does not grow
+with a log's size, however large it or one of its lines is.
 
 Each event's `id:` is `<node>:<offset>` (the byte offset after the line in the node's log), so a
 client that reconnects with `Last-Event-ID` or `offsets=` resumes exactly.
@@ -18,10 +21,14 @@ import asyncio
 import json
 import logging
 import re
+import sys
 import threading
 from collections import deque
 
 log = logging.getLogger(__name__)
+
+#: What one buffered event costs beyond its text: the `(kind, text)` tuple and its queue slot.
+_ITEM_COST = sys.getsizeof(("line", "")) + 8
 
 #: `<node>:<offset>`, each at most 18 digits (a file offset fits in 63 bits).
 _OFFSET = re.compile(r"^\s*(\d{1,18})\s*:\s*(\d{1,18})\s*$", re.ASCII)
@@ -95,7 +102,7 @@ class LogStream:
         follow=False,
         tail=None,
         offsets=None,
-        budget: int = 1024 * 1024,
+        budget: int = 512 * 1024,
     ):
         self._backend = backend
         self._name = name
@@ -103,9 +110,9 @@ class LogStream:
         self._loop = asyncio.get_running_loop()
         self._items: deque = deque()
         self._lock = threading.Lock()
-        # backpressure: the reader waits while `budget` characters of events wait to be sent
+        # backpressure: the reader waits while `budget` bytes of events are queued or in flight
         self._space = threading.Condition(self._lock)
-        self._budget, self._buffered = budget, 0
+        self._budget, self._buffered, self._taken = budget, 0, 0
         self._ready = asyncio.Event()
         self._signalled = False
         self._stopped = threading.Event()
@@ -127,7 +134,14 @@ class LogStream:
         return self._stopped.is_set()
 
     async def batch(self, timeout: float | None = None) -> list:
-        """Every item that is ready, waiting up to ``timeout`` s for one ([] on timeout/stop)."""
+        """Every item that is ready, waiting up to ``timeout`` s for one ([] on timeout/stop).
+
+        The items still count against the budget until the next call, which says they were
+        written and flushed (the client's socket took them): call it once they are."""
+        with self._lock:  # the previous batch left the server
+            self._buffered -= self._taken
+            self._taken = 0
+            self._space.notify_all()
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except asyncio.TimeoutError:
@@ -137,8 +151,7 @@ class LogStream:
             items = list(self._items)
             self._items.clear()
             self._signalled = False
-            self._buffered = 0
-            self._space.notify_all()
+            self._taken = self._buffered
         if self.stopped:
             self._ready.set()  # stay awake: the caller checks `stopped`
         return items
@@ -151,7 +164,8 @@ class LogStream:
             lines = self._backend.logs(self._name, **self._args)
             for line in lines:
                 text = line_event(line)
-                if not self._push(("line", text), len(text)):
+                # in the buffer: the str; in flight: its UTF-8 bytes (at most the str's size)
+                if not self._push(("line", text), sys.getsizeof(text) + _ITEM_COST):
                     return
             if self.stopped:
                 return
