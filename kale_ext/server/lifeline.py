@@ -14,15 +14,7 @@ import os
 import select
 import threading
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+from ..backends.local.processes import alive
 
 
 def _wait_for_pidfd(fd: int) -> None:
@@ -32,7 +24,7 @@ def _wait_for_pidfd(fd: int) -> None:
 
 def _poll(pid: int) -> None:
     tick = threading.Event()
-    while _alive(pid):
+    while alive(pid):
         tick.wait(1.0)
     os._exit(1)
 

@@ -28,42 +28,20 @@ job starts.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from ...errors import ConfigError
-from ...files import write_atomic
+from .ledger import locked_json
 from .processes import runs, start_time
 
 LEDGER = ".mounts.json"
 
 
-@contextmanager
-def _ledger(jobs_dir: Path) -> Iterator[dict]:
+def _ledger(jobs_dir: Path):
     """{path: {"source": folder, "jobs": {name: [pid, started]}}}, read and written back under
     the jobs folder's lock."""
-    jobs_dir.mkdir(parents=True, exist_ok=True)
-    lock = os.open(jobs_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            data = json.loads((jobs_dir / LEDGER).read_text())
-        except (OSError, ValueError):
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        before = json.dumps(data, sort_keys=True)
-        yield data
-        if not data:  # no job holds a path: nothing is left behind
-            (jobs_dir / LEDGER).unlink(missing_ok=True)
-        elif json.dumps(data, sort_keys=True) != before:
-            write_atomic(jobs_dir / LEDGER, json.dumps(data, indent=1, sort_keys=True))
-    finally:
-        os.close(lock)
+    return locked_json(jobs_dir, LEDGER, fresh=dict, empty=lambda data: not data)
 
 
 def _unlink(path: str, source: str) -> None:

@@ -16,21 +16,18 @@ and the GPUs present unless the defaults' ``local_capacity`` sets the processes.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
-from ...files import write_atomic
+from .ledger import locked_json
 from .processes import runs, start_time
 
 LEDGER = ".queue.json"
@@ -108,27 +105,15 @@ def check_fits(need: Need, record: dict, machine: Need) -> None:
         )
 
 
-@contextmanager
-def _ledger(jobs_dir: Path) -> Iterator[dict]:
+def _ledger(jobs_dir: Path):
     """The ledger, read and written back under the queue's lock (other processes wait)."""
-    jobs_dir.mkdir(parents=True, exist_ok=True)
-    lock = os.open(jobs_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            data = json.loads((jobs_dir / LEDGER).read_text())
-        except (OSError, ValueError):
-            data = {}
-        if not isinstance(data, dict) or not isinstance(data.get("jobs"), dict):
-            data = {"next": 0, "jobs": {}}
-        before = json.dumps(data, sort_keys=True)
-        yield data
-        if not data["jobs"]:  # an empty line leaves nothing behind
-            (jobs_dir / LEDGER).unlink(missing_ok=True)
-        elif json.dumps(data, sort_keys=True) != before:
-            write_atomic(jobs_dir / LEDGER, json.dumps(data, indent=1, sort_keys=True))
-    finally:
-        os.close(lock)  # and with it the lock
+    return locked_json(
+        jobs_dir,
+        LEDGER,
+        fresh=lambda: {"next": 0, "jobs": {}},
+        empty=lambda data: not data["jobs"],  # an empty line leaves nothing behind
+        valid=lambda data: isinstance(data.get("jobs"), dict),
+    )
 
 
 def _me() -> list:

@@ -101,20 +101,26 @@ def test_two_claims_never_share_a_port(tmp_path):
             claim_port(str(tmp_path), ports)
 
 
-def test_a_claim_made_by_another_process_is_respected_until_it_ends(tmp_path):
-    """Supervisors are separate processes: the claim is a name any process of the user sees."""
-    port = free_ports(1)
+def claimant(scope: str, port: int) -> subprocess.Popen:
+    """Another process that has claimed ``port`` and holds it until its stdin closes."""
     code = (
         "import sys\n"
         "from kale_ext.backends.local.ports import claim_port\n"
-        f"c = claim_port({str(tmp_path)!r}, range({port[0]}, {port[0] + 1}))\n"
+        f"c = claim_port({scope!r}, range({port}, {port + 1}))\n"
         "print(c.port, flush=True); sys.stdin.read()\n"
     )
     other = subprocess.Popen(
         [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
+    assert other.stdout.readline().strip() == str(port)  # it holds the claim
+    return other
+
+
+def test_a_claim_made_by_another_process_is_respected_until_it_ends(tmp_path):
+    """Supervisors are separate processes: the claim is a name any process of the user sees."""
+    port = free_ports(1)
+    other = claimant(str(tmp_path), port[0])
     try:
-        assert other.stdout.readline().strip() == str(port[0])  # it holds the claim
         with pytest.raises(BackendError, match="no free port"):
             claim_port(str(tmp_path), port)
     finally:
@@ -148,16 +154,7 @@ def test_a_killed_claimant_frees_its_port_and_leaves_no_file(tmp_path, monkeypat
     """kill -9 of a supervisor: its port is free at once, and nothing stands on disk for it."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     port = free_ports(1)
-    code = (
-        "import sys\n"
-        "from kale_ext.backends.local.ports import claim_port\n"
-        f"c = claim_port('killed', range({port[0]}, {port[0] + 1}))\n"
-        "print(c.port, flush=True); sys.stdin.read()\n"
-    )
-    other = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert other.stdout.readline().strip() == str(port[0])
+    other = claimant("killed", port[0])
     other.kill()
     other.wait(timeout=30)
     with claim_port("killed", port) as claim:
