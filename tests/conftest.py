@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,14 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_ignore_collect(collection_path, config):
     return True if skip_collecting(collection_path, config) else None
+
+
+#: The one line a healthy node may end with (issue 29: folded into at most one line): node 0's
+#: torchrun agent left the exit barrier before this node's agent saw it (a race inside torch's
+#: elastic agent, in about 1 of 12 two-node runs here, more under load).
+EXIT_BARRIER_LINE = re.compile(r"torchrun: node \d+ could not wait for the other nodes at exit ")
+
+
+def without_exit_barrier(texts) -> list[str]:
+    """A node's lines as the job printed them: the exit barrier's one line left out."""
+    return [t for t in texts if not EXIT_BARRIER_LINE.match(t)]

@@ -13,6 +13,10 @@ from ..base import LogLine, LogQuery, split_rank
 from ..logpieces import READ_SIZE, split_pieces, text_of
 from ..torchrun_report import ReportFolder
 
+#: Lines read before a tail's first, so that torchrun's report (or its exit barrier's) that the
+#: tail would cut is folded as a whole: the tail counts lines as they are shown.
+TAIL_MARGIN = 400
+
 
 def node_logs(
     job_dir: Path, nodes, procs: int, query: LogQuery, finished: Callable[[], bool]
@@ -22,9 +26,15 @@ def node_logs(
     positions = {k: query.offsets.get(k, 0) for k in nodes}
     pending = {k: b"" for k in nodes}
     folders = {k: ReportFolder(k) for k in nodes}  # torchrun's report: one line
-    if query.tail is not None:
-        for line in _tail(job_dir, nodes, procs, query.tail, positions):
-            yield from folders[line.node].feed(line)
+    if query.tail is not None:  # the last lines as shown: a report the tail would cut folds whole
+        ended = finished()  # before the scan: then its log is whole, and what is held is shown
+        for k in nodes:
+            shown: deque = deque(maxlen=query.tail)
+            for line in _tail(job_dir, [k], procs, query.tail + TAIL_MARGIN, positions):
+                shown.extend(folders[k].feed(line))
+            if ended:
+                shown.extend(folders[k].flush())
+            yield from shown
     while True:
         ended = finished()
         got = False
