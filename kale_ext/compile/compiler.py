@@ -59,6 +59,7 @@ class CompiledJob:
     required_parameters: list[str] = field(default_factory=list)  # no default: the job gives them
     #: each setting read from the notebook's train() call: {setting, value, cell, line}
     provenance: list[dict] = field(default_factory=list)
+    train_calls: int = 0  # how many train() calls the notebook has (its last is the default job)
     entrypoint: bool = False  # the job is a function of the notebook (its arguments: parameters)
 
     @property
@@ -322,6 +323,7 @@ def _compile(
         notebook_metadata=nb.metadata.get("kale_ext", {}),
         required_parameters=list(required),
         provenance=provenance,
+        train_calls=call.calls if call is not None else 0,
         entrypoint=entry_name is not None,
     )
 

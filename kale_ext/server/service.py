@@ -203,6 +203,7 @@ def preview(
         "outputs": None,
         "local_resources": None,
         "provenance": [],
+        "train_calls": 0,
     }
     where = place(root, path)
     try:
@@ -233,6 +234,7 @@ def preview(
         parameters=job.parameters,
         packages=job.packages,
         warnings=[w.to_dict() for w in job.warnings],
+        train_calls=job.train_calls,
     )
     try:
         if isinstance(runtime, ConfigError):

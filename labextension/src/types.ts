@@ -113,6 +113,23 @@ export namespace Kale {
     command?: string | null;
     /** What a Local run does with CPU and memory, when the server says. */
     local_resources?: ILocalResources | null;
+    /** Each setting read from a Kubeflow SDK notebook's train() call. */
+    provenance?: IProvenance[];
+    /** How many train() calls the notebook has (0: none). */
+    train_calls?: number;
+  }
+
+  /**
+   * A setting read from the notebook's train() call: where, and the options
+   * that win over it (`POST compile`'s `provenance`).
+   */
+  export interface IProvenance {
+    setting: string;
+    value: JSONValue;
+    /** The cell's 0-based index, as in IDiagnostic. */
+    cell: number;
+    line: number | null;
+    overridden_by: string[];
   }
 
   /**

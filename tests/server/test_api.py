@@ -384,3 +384,24 @@ async def test_a_kubeflow_sdk_notebook_previews_with_where_each_setting_came_fro
     bad = await api.post("compile", {"notebook": nb, "options": {"train_call": 0}})
     [error] = bad.json["errors"]  # a compile's errors are its result (ok: false)
     assert bad.json["ok"] is False and error["field"] == "train_call", error
+
+
+@pytest.mark.parametrize(
+    "cells, options, calls, nodes",
+    [
+        ("TWO_CALLS", {}, 2, 3),  # the last call is the job
+        ("TWO_CALLS", {"train_call": 1}, 2, 1),  # the first, chosen: still two to choose from
+        ("TORCH", {}, 1, None),
+        (None, {}, 0, None),  # a tagged notebook with no train() call
+    ],
+)
+async def test_compile_says_how_many_train_calls_there_are(api, cells, options, calls, nodes):
+    """The panel offers its "train() call" choice from POST compile's train_calls."""
+    from tests.compile import sdk_notebooks as nbs
+
+    nb = notebook(*getattr(nbs, cells)) if cells else simple_nb()
+    data = (await api.post("compile", {"notebook": nb, "options": options})).json
+    assert data["ok"], data["errors"]
+    assert data["train_calls"] == calls
+    if nodes is not None:
+        assert data["nodes"] == nodes

@@ -68,6 +68,57 @@ describe('PreviewView', () => {
   let widget: Widget | undefined;
   afterEach(() => widget?.dispose());
 
+  it.each([
+    ['no train() call: no settings from the notebook', undefined, {}, null],
+    [
+      "a setting the panel's options override, each named",
+      [
+        {
+          setting: 'resources',
+          value: { cpu: '1' },
+          cell: 2,
+          line: 4,
+          overridden_by: ['cpu', 'memory']
+        }
+      ],
+      { cpu: '2', memory: '4Gi' },
+      'resources{"cpu":"1"} cell 3, line 4 overridden by the panel: cpu 2, memory 4Gi'
+    ],
+    [
+      'a setting kept as the notebook has it',
+      [
+        {
+          setting: 'runtime',
+          value: 'xgboost-distributed',
+          cell: 0,
+          line: null,
+          overridden_by: []
+        }
+      ],
+      { nodes: 2 },
+      'runtimexgboost-distributed cell 1'
+    ]
+  ] as const)('%s', async (_, provenance, options, shown) => {
+    widget = await render(
+      <PreviewView
+        compile={compileResult({
+          trainjob_yaml: YAML,
+          provenance: provenance?.map(p => ({
+            ...p,
+            overridden_by: [...p.overridden_by]
+          }))
+        })}
+        backend={null}
+        packages={null}
+        options={options}
+      />
+    );
+    const list = widget.node.querySelector(
+      '[aria-label="Read from the notebook"]'
+    );
+    expect(list?.textContent ?? null).toBe(shown);
+  });
+
   it('sums the job up first: name, backend, shape, resources, runtime, packages, files, how it runs', async () => {
     widget = await preview({});
     expect(facts(widget)).toEqual({

@@ -13,6 +13,7 @@ import { parseVolume, sentVolumes } from './volumes';
  * The fields in the order the panel shows them (a row's fields by prefix).
  */
 const ORDER = [
+  'trainCall',
   'runtime',
   'name',
   'nodes',
@@ -34,6 +35,7 @@ const ORDER = [
 ];
 
 const LABELS: Record<string, string> = {
+  trainCall: 'train() call',
   runtime: 'Runtime',
   name: 'Job name',
   nodes: 'Nodes',
@@ -120,6 +122,7 @@ export function formField(
     runtime: 'runtime',
     nodes: 'nodes',
     procs_per_node: 'procsPerNode',
+    train_call: 'trainCall',
     cpu: 'cpuRequest',
     memory: 'memoryRequest',
     shm_size: 'shmSize',

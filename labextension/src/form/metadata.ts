@@ -49,6 +49,7 @@ export function fromMetadata(value: unknown): IJobForm {
     'volumes',
     'shm_size',
     'outputs',
+    'train_call',
     'config'
   ];
   const text = (v: unknown) =>
@@ -58,6 +59,7 @@ export function fromMetadata(value: unknown): IJobForm {
   form.runtime = text(options.runtime);
   form.nodes = text(options.nodes);
   form.procsPerNode = text(options.procs_per_node);
+  form.trainCall = text(options.train_call);
   const gpu = options.gpu;
   if (
     typeof gpu === 'number' ||

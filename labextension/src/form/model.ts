@@ -55,6 +55,8 @@ export interface IJobForm {
   shmSize: string;
   /** The outputs volume on Kubernetes, `pvc:NAME[:/mount]` ('' none). */
   outputs: string;
+  /** Which train() call of a Kubeflow SDK notebook is the job, 1-based ('' the last). */
+  trainCall: string;
   /** Options the panel does not edit (image, dataset_uri, ...), kept as found. */
   extraOptions: JSONObject;
   /** Config the panel does not edit (labels, tolerations, ...), kept as found. */
@@ -95,6 +97,7 @@ export function emptyForm(): IJobForm {
     volumes: [],
     shmSize: '',
     outputs: '',
+    trainCall: '',
     extraOptions: {},
     extraConfig: {}
   };
@@ -134,6 +137,10 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   const procs = parseCount(form.procsPerNode, 'procs_per_node');
   if (procs.ok && procs.value !== undefined) {
     options.procs_per_node = procs.value;
+  }
+  const call = parseCount(form.trainCall, 'train_call');
+  if (call.ok && call.value !== undefined) {
+    options.train_call = call.value;
   }
   if (form.gpuMode === 'count') {
     const gpus = parseCount(form.gpuCount, 'gpu');

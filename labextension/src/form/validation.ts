@@ -60,6 +60,10 @@ export function validateForm(
   if (!procs.ok) {
     add('procsPerNode', procs.error);
   }
+  const call = parseCount(form.trainCall, 'train_call');
+  if (!call.ok) {
+    add('trainCall', call.error);
+  }
   if (form.gpuMode === 'count') {
     const gpus = parseCount(form.gpuCount, 'gpu');
     if (!gpus.ok) {

@@ -69,6 +69,53 @@ export function RuntimePicker(
 }
 
 /**
+ * Which train() call of a Kubeflow SDK notebook is the job, when it has
+ * several (or a choice is kept that the notebook no longer has).
+ */
+export function TrainCallChoice(
+  props: IFormProps & { calls: number }
+): JSX.Element | null {
+  const { form, calls } = props;
+  const error = errorOf(props.errors, 'trainCall');
+  if (calls < 2 && form.trainCall === '') {
+    return null;
+  }
+  const options = [
+    {
+      value: '',
+      label:
+        calls > 0 ? `Default: the last (call ${calls})` : 'Default: the last'
+    },
+    ...Array.from({ length: calls }, (_, i) => ({
+      value: String(i + 1),
+      label: `Call ${i + 1}${i + 1 === calls ? ' (the last)' : ''}`
+    }))
+  ];
+  if (form.trainCall && !options.some(o => o.value === form.trainCall)) {
+    options.push({
+      value: form.trainCall,
+      label: `Call ${form.trainCall} (not found)`
+    });
+  }
+  return (
+    <>
+      <SelectField
+        label="train() call"
+        name="trainCall"
+        value={form.trainCall}
+        options={options}
+        onChange={trainCall => props.onChange({ trainCall })}
+      />
+      {error && (
+        <div className="kale-ext-Field-error" role="alert">
+          {error}
+        </div>
+      )}
+    </>
+  );
+}
+
+/**
  * Job name, nodes and processes per node.
  */
 export function ShapeFields(

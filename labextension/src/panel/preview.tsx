@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import type { Kale } from '../types';
 import { Button } from './fields';
+import { formatPlace } from './format';
 import { foldYaml } from './preview-yaml';
 import { WorkspaceFact } from './workspace';
 
@@ -17,6 +18,10 @@ export function PreviewView(props: {
   runtime?: Kale.IRuntime;
   /** The packages the user edited (null: the detected ones). */
   packages: string[] | null;
+  /** The options the panel sends (what overrides the notebook's settings). */
+  options?: Kale.IJobOptions;
+  /** Open the notebook at a cell and line (as the checks' links do). */
+  onSelect?: (place: Kale.IDiagnostic) => void;
 }): JSX.Element {
   const { compile } = props;
   if (!compile?.trainjob_yaml) {
@@ -31,6 +36,13 @@ export function PreviewView(props: {
   return (
     <div className="kale-ext-Preview">
       <PreviewSummary {...props} compile={compile} />
+      {compile.provenance && compile.provenance.length > 0 && (
+        <NotebookSettings
+          provenance={compile.provenance}
+          options={props.options ?? {}}
+          onSelect={props.onSelect}
+        />
+      )}
       <TrainJobYaml
         name={compile.job_name ?? 'trainjob'}
         yaml={compile.trainjob_yaml}
@@ -133,6 +145,66 @@ function PreviewSummary(props: {
   );
 }
 
+/**
+ * Each setting read from the notebook's train() call: its value, where it
+ * is (a link to the cell and line), and the panel's value when that wins.
+ */
+function NotebookSettings(props: {
+  provenance: Kale.IProvenance[];
+  options: Kale.IJobOptions;
+  onSelect?: (place: Kale.IDiagnostic) => void;
+}): JSX.Element {
+  const { options, onSelect } = props;
+  return (
+    <>
+      <div className="kale-ext-Muted">
+        Read from the notebook&apos;s train() call
+      </div>
+      <dl
+        className="kale-ext-Facts kale-ext-PreviewProvenance"
+        aria-label="Read from the notebook"
+      >
+        {props.provenance.map(p => {
+          const place = formatPlace(p.cell, p.line);
+          return (
+            <React.Fragment key={p.setting}>
+              <dt>{p.setting}</dt>
+              <dd data-setting={p.setting}>
+                <code>{Private.value(p.value)}</code>{' '}
+                {onSelect ? (
+                  <Button
+                    kind="link"
+                    aria-label={`Go to ${place}`}
+                    onClick={() =>
+                      onSelect({
+                        severity: 'warning',
+                        message: p.setting,
+                        cell: p.cell,
+                        line: p.line
+                      })
+                    }
+                  >
+                    {place}
+                  </Button>
+                ) : (
+                  place
+                )}
+                {p.overridden_by.length > 0 && (
+                  <strong className="kale-ext-Overridden">
+                    {' '}
+                    overridden by the panel:{' '}
+                    {Private.overrides(p.overridden_by, options)}
+                  </strong>
+                )}
+              </dd>
+            </React.Fragment>
+          );
+        })}
+      </dl>
+    </>
+  );
+}
+
 function TrainJobYaml(props: { name: string; yaml: string }): JSX.Element {
   const { name, yaml } = props;
   const [copied, setCopied] = React.useState(false);
@@ -171,6 +243,30 @@ function TrainJobYaml(props: { name: string; yaml: string }): JSX.Element {
 }
 
 namespace Private {
+  /**
+   * A value as the notebook resolves it, in a line of at most 80 characters.
+   */
+  export function value(v: unknown): string {
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  }
+
+  /**
+   * The panel's values that win: "4", or "cpu 2, memory 4Gi" for several.
+   */
+  export function overrides(
+    names: string[],
+    options: Kale.IJobOptions
+  ): string {
+    const given = names.filter(n => options[n] !== undefined);
+    if (given.length === 1 && names.length === 1) {
+      return value(options[given[0]]);
+    }
+    return names
+      .map(n => (options[n] !== undefined ? `${n} ${value(options[n])}` : n))
+      .join(', ');
+  }
+
   export function plural(n: number, one: string, many = `${one}s`): string {
     return `${n} ${n === 1 ? one : many}`;
   }

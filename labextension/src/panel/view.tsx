@@ -1,5 +1,6 @@
 import * as React from 'react';
 
+import { toOptions } from '../form/model';
 import { isSweeping } from '../form/sweep';
 import { TagEditor } from '../tags/editor';
 import { BackendInfo } from './backend';
@@ -8,7 +9,12 @@ import { DiagnosticList, Validation } from './diagnostics';
 import { EnvEditor } from './env';
 import { Section } from './fields';
 import { JobsList } from './jobs';
-import { ResourceFields, RuntimePicker, ShapeFields } from './job-form';
+import {
+  ResourceFields,
+  RuntimePicker,
+  ShapeFields,
+  TrainCallChoice
+} from './job-form';
 import { PackagesEditor } from './packages';
 import { PreviewView } from './preview';
 import { RuntimePackages } from './runtime-packages';
@@ -134,6 +140,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
             state.canEditDefaults ? () => state.editDefaults() : undefined
           }
         />
+        <TrainCallChoice {...common} calls={compile?.train_calls ?? 0} />
         <RuntimePicker
           {...common}
           runtimes={state.server.runtimes}
@@ -219,6 +226,8 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           backend={state.server.backend}
           runtime={state.runtime}
           packages={form.packages}
+          options={toOptions(form)}
+          onSelect={d => void state.selectCell(d)}
         />
       </Section>
     </>

@@ -11,6 +11,7 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
     name: 'digits',
     nodes: '2',
     procsPerNode: '1',
+    trainCall: '2',
     gpuMode: 'mig',
     migProfile: 'mig-1g.5gb',
     cpuRequest: '500m',
@@ -41,6 +42,7 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
         runtime: 'torch-distributed',
         nodes: 2,
         procs_per_node: 1,
+        train_call: 2,
         gpu: 'mig-1g.5gb',
         // as typed: the server types them by the notebook's parameters cell
         parameters: { epochs: '1', optimizer: 'adam' },

@@ -115,6 +115,12 @@ describe('validateForm', () => {
       /key of the Secret/
     ],
     [
+      'a train() call kept in the metadata that is no call number',
+      { trainCall: '0' },
+      'trainCall',
+      /at least 1/
+    ],
+    [
       'a bad package',
       { packages: ['numpy', '==1.0'] },
       'packages.1',
