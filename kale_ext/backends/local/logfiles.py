@@ -26,15 +26,10 @@ def node_logs(
     positions = {k: query.offsets.get(k, 0) for k in nodes}
     pending = {k: b"" for k in nodes}
     folders = {k: ReportFolder(k) for k in nodes}  # torchrun's report: one line
-    if query.tail is not None:  # the last lines as shown: a report the tail would cut folds whole
+    if query.tail is not None:
         ended = finished()  # before the scan: then its log is whole, and what is held is shown
         for k in nodes:
-            shown: deque = deque(maxlen=query.tail)
-            for line in _tail(job_dir, [k], procs, query.tail + TAIL_MARGIN, positions):
-                shown.extend(folders[k].feed(line))
-            if ended:
-                shown.extend(folders[k].flush())
-            yield from shown
+            yield from _tail(job_dir, k, procs, query.tail, positions, folders[k], ended)
     while True:
         ended = finished()
         got = False
@@ -69,27 +64,40 @@ def _read(path: Path, node: int, procs: int, positions: dict, pending: dict) -> 
                 yield LogLine(node, text, rank, end, partial)
 
 
-def _tail(job_dir: Path, nodes, procs: int, tail: int, positions: dict) -> Iterator[LogLine]:
-    """The last ``tail`` lines of each node's log. Only where they start is kept while the log
-    is scanned (memory does not grow with ``tail`` times a line's length); they are read again
-    from there."""
-    for k in nodes:
-        path = job_dir / f"node-{k}.log"
-        starts: deque = deque(maxlen=tail)
-        offset, pending = 0, b""
-        with open(path, "rb") as f:
-            while data := f.read(READ_SIZE):
-                pieces, pending = split_pieces(pending + data)
-                for raw, partial in pieces:
-                    starts.append(offset)
-                    offset += len(raw) + (0 if partial else 1)
-        if not starts:
-            positions[k] = max(positions[k], offset)
-            continue
-        positions[k] = max(positions[k], starts[0])
-        end = offset
-        for line in _read(path, k, procs, positions, {k: b""}):
-            if line.offset > end:
-                break
-            yield line
-        positions[k] = end  # the loop that follows reads on from the scan's end
+def _tail(
+    job_dir: Path, node: int, procs: int, tail: int, positions: dict, folder, ended: bool
+) -> Iterator[LogLine]:
+    """The last ``tail`` lines of the node's log as they are shown (a torchrun report the tail
+    would cut folds whole), fed through ``folder``. Memory does not grow with ``tail`` times a
+    line's length: the first scan keeps where lines start, the second where the shown lines
+    end; the lines themselves are read once more from there."""
+    path = job_dir / f"node-{node}.log"
+    starts: deque = deque(maxlen=tail + TAIL_MARGIN)
+    end, pending = 0, b""
+    with open(path, "rb") as f:
+        while data := f.read(READ_SIZE):
+            pieces, pending = split_pieces(pending + data)
+            for raw, partial in pieces:
+                starts.append(end)
+                end += len(raw) + (0 if partial else 1)
+    first = max(positions[node], starts[0]) if starts and tail else end
+    ends: deque = deque(maxlen=tail + 1)  # where the last shown lines end (a folded one: its
+    scan = ReportFolder(node)  # report's last line)
+    for line in _window(path, node, procs, first, end):
+        ends.extend(shown.offset for shown in scan.feed(line))
+    if ended:
+        ends.extend(shown.offset for shown in scan.flush())
+    begin = ends[0] if len(ends) > tail else first
+    for line in _window(path, node, procs, begin, end):
+        yield from folder.feed(line)
+    if ended:
+        yield from folder.flush()
+    positions[node] = max(positions[node], end)  # the loop that follows reads on from here
+
+
+def _window(path: Path, node: int, procs: int, begin: int, end: int) -> Iterator[LogLine]:
+    """The node's lines between offsets ``begin`` and ``end``."""
+    for line in _read(path, node, procs, {node: begin}, {node: b""}):
+        if line.offset > end:
+            return
+        yield line
