@@ -404,7 +404,13 @@ function JobRow(
           Delete
         </Button>
         {props.outputs && (
-          <JobOutputs name={job.name} status={status} load={props.outputs} />
+          // reloaded when the job's status changes, not on the row's "Deleting" (a
+          // job being deleted has no outputs to ask for: the request met its 404)
+          <JobOutputs
+            name={job.name}
+            status={job.status_text ?? job.status}
+            load={props.outputs}
+          />
         )}
       </div>
       {said && (
