@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..runs.rerun_flags import add_rerun_arguments
 from .common import add_backend, add_output, backend_of, defaults, emit
 
 
@@ -16,15 +17,7 @@ def register(sub) -> dict:
     add_output(s)
     r = sub.add_parser("rerun", help="submit a job again: the notebook it ran and its options, "
                        "under a new name, with only the overrides given")  # fmt: skip
-    r.add_argument("name", help="the job to run again")
-    r.add_argument("--name", dest="new_name", metavar="NAME", help="the new job's name")
-    r.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a parameter, typed as in the parameters cell (repeatable)",
-    )
+    add_rerun_arguments(r)
     add_backend(r)
     return {"stop": _stop, "rerun": _rerun}
 

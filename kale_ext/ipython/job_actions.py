@@ -9,6 +9,7 @@ import sys
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
+from ..runs.rerun_flags import add_rerun_arguments
 from .results import JobStatus
 from .usage import add_backend_flag, parse, user_errors
 
@@ -24,15 +25,7 @@ RERUN = MagicArgumentParser(
     description="Submit a job again: the notebook it ran and its options, under a new name, "
     "with only the overrides given.",
 )
-RERUN.add_argument("name", help="the job to run again")
-RERUN.add_argument("--name", dest="new_name", metavar="NAME", help="the new job's name")
-RERUN.add_argument(
-    "--param",
-    action="append",
-    default=[],
-    metavar="NAME=VALUE",
-    help="override a parameter, typed as in the parameters cell (repeatable)",
-)
+add_rerun_arguments(RERUN)
 add_backend_flag(RERUN)
 
 
