@@ -59,7 +59,8 @@ class CompiledJob:
     required_parameters: list[str] = field(default_factory=list)  # no default: the job gives them
     #: each setting read from the notebook's train() call: {setting, value, cell, line}
     provenance: list[dict] = field(default_factory=list)
-    train_calls: int = 0  # how many train() calls the notebook has (its last is the default job)
+    #: where the notebook's train() calls are, {cell, line} each (the last is the default job)
+    train_calls: list[dict] = field(default_factory=list)
     entrypoint: bool = False  # the job is a function of the notebook (its arguments: parameters)
 
     @property
@@ -323,7 +324,7 @@ def _compile(
         notebook_metadata=nb.metadata.get("kale_ext", {}),
         required_parameters=list(required),
         provenance=provenance,
-        train_calls=call.calls if call is not None else 0,
+        train_calls=call.sites if call is not None else [],
         entrypoint=entry_name is not None,
     )
 

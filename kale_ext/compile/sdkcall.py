@@ -52,7 +52,8 @@ class TrainCall:
     sources: dict[str, tuple[int, int]] = field(default_factory=dict)  # setting → (cell, line)
     needs: dict[str, str] = field(default_factory=dict)  # env.NAME → why the job must give it
     problems: list[Diagnostic] = field(default_factory=list)
-    calls: int = 1  # how many train() calls the notebook has (this one among them)
+    #: every train() call of the notebook, this one among them: {cell (0-based), line}
+    sites: list[dict] = field(default_factory=list)
 
     def problem(self, message: str, line: int | None, code: str = "train-call") -> None:
         self.problems.append(
@@ -354,7 +355,7 @@ def choose(calls: list[TrainCall], which: int | None) -> tuple[TrainCall | None,
         message = f"train_call {which}: the notebook's train() calls are {where}"
         return None, [Diagnostic("error", message, code="train-call")]
     chosen = calls[(which or len(calls)) - 1]
-    chosen.calls = len(calls)
+    chosen.sites = [{"cell": c.cell.index, "line": c.line} for c in calls]
     notes = []
     if len(calls) > 1:
         where = ", ".join(f"{i} (cell {c.cell.index + 1})" for i, c in enumerate(calls, 1))

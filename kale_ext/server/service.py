@@ -203,7 +203,7 @@ def preview(
         "outputs": None,
         "local_resources": None,
         "provenance": [],
-        "train_calls": 0,
+        "train_calls": [],
     }
     where = place(root, path)
     try:

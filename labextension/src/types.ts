@@ -115,8 +115,18 @@ export namespace Kale {
     local_resources?: ILocalResources | null;
     /** Each setting read from a Kubeflow SDK notebook's train() call. */
     provenance?: IProvenance[];
-    /** How many train() calls the notebook has (0: none). */
-    train_calls?: number;
+    /** Where the notebook's train() calls are, in order (empty: none). */
+    train_calls?: ITrainCall[];
+  }
+
+  /**
+   * One train() call of a Kubeflow SDK notebook (`POST compile`'s
+   * `train_calls`): where it is.
+   */
+  export interface ITrainCall {
+    /** The cell's 0-based index, as in IDiagnostic. */
+    cell: number;
+    line: number;
   }
 
   /**

@@ -386,22 +386,29 @@ async def test_a_kubeflow_sdk_notebook_previews_with_where_each_setting_came_fro
     assert bad.json["ok"] is False and error["field"] == "train_call", error
 
 
+TWO_SITES = [{"cell": 2, "line": 2}, {"cell": 3, "line": 1}]
+
+
 @pytest.mark.parametrize(
-    "cells, options, calls, nodes",
+    "cells, options, sites, nodes",
     [
-        ("TWO_CALLS", {}, 2, 3),  # the last call is the job
-        ("TWO_CALLS", {"train_call": 1}, 2, 1),  # the first, chosen: still two to choose from
-        ("TORCH", {}, 1, None),
-        (None, {}, 0, None),  # a tagged notebook with no train() call
+        ("TWO_CALLS", {}, TWO_SITES, 3),  # the last call is the job
+        ("TWO_CALLS", {"train_call": 1}, TWO_SITES, 1),  # the first, chosen: still two to choose
+        ("TORCH", {}, None, None),
+        (None, {}, [], None),  # a tagged notebook with no train() call
     ],
 )
-async def test_compile_says_how_many_train_calls_there_are(api, cells, options, calls, nodes):
-    """The panel offers its "train() call" choice from POST compile's train_calls."""
+async def test_compile_says_where_the_train_calls_are(api, cells, options, sites, nodes):
+    """The panel offers its "train() call" choice, each by its cell and line, from POST
+    compile's train_calls."""
     from tests.compile import sdk_notebooks as nbs
 
     nb = notebook(*getattr(nbs, cells)) if cells else simple_nb()
     data = (await api.post("compile", {"notebook": nb, "options": options})).json
     assert data["ok"], data["errors"]
-    assert data["train_calls"] == calls
+    if sites is None:
+        assert len(data["train_calls"]) == 1
+    else:
+        assert data["train_calls"] == sites
     if nodes is not None:
         assert data["nodes"] == nodes

@@ -21,7 +21,10 @@ function sdkCompile(options: Kale.IJobOptions): Kale.ICompileResult {
   return compileResult({
     function_name: 'train_patched',
     nodes: first ? 1 : 3,
-    train_calls: 2,
+    train_calls: [
+      { cell: 2, line: 1 },
+      { cell: 3, line: 4 }
+    ],
     warnings: [
       {
         severity: 'warning',
@@ -119,8 +122,8 @@ describe('PanelView on a Kubeflow SDK notebook', () => {
     expect(select.value).toBe('');
     expect([...select.options].map(o => [o.value, o.text])).toEqual([
       ['', 'Default: the last (call 2)'],
-      ['1', 'Call 1'],
-      ['2', 'Call 2 (the last)']
+      ['1', 'Call 1: cell 3, line 1'],
+      ['2', 'Call 2: cell 4, line 4 (the last)']
     ]);
     expect(service.compile.mock.calls[0][0].options).toEqual({});
 
@@ -160,7 +163,10 @@ describe('PanelView on a Kubeflow SDK notebook', () => {
     const nb = await setup();
     ctx = nb;
     nb.service.compile.mockResolvedValue(
-      compileResult({ train_calls: 1, provenance: [] })
+      compileResult({
+        train_calls: [{ cell: 2, line: 1 }],
+        provenance: []
+      })
     );
     await inAct(() => nb.state.updateForm({ nodes: '2' }));
     await until(

@@ -4,6 +4,7 @@ import type { GpuMode, IJobForm } from '../form/model';
 import type { Kale } from '../types';
 import type { IFieldError } from '../form/errors';
 import { SelectField, TextField, errorOf } from './fields';
+import { formatPlace } from './format';
 
 export interface IFormProps {
   form: IJobForm;
@@ -73,22 +74,24 @@ export function RuntimePicker(
  * several (or a choice is kept that the notebook no longer has).
  */
 export function TrainCallChoice(
-  props: IFormProps & { calls: number }
+  props: IFormProps & { calls: Kale.ITrainCall[] }
 ): JSX.Element | null {
   const { form, calls } = props;
   const error = errorOf(props.errors, 'trainCall');
-  if (calls < 2 && form.trainCall === '') {
+  if (calls.length < 2 && form.trainCall === '') {
     return null;
   }
+  const last = calls.length;
   const options = [
     {
       value: '',
-      label:
-        calls > 0 ? `Default: the last (call ${calls})` : 'Default: the last'
+      label: last > 0 ? `Default: the last (call ${last})` : 'Default: the last'
     },
-    ...Array.from({ length: calls }, (_, i) => ({
+    ...calls.map((call, i) => ({
       value: String(i + 1),
-      label: `Call ${i + 1}${i + 1 === calls ? ' (the last)' : ''}`
+      label:
+        `Call ${i + 1}: ${formatPlace(call.cell, call.line)}` +
+        (i + 1 === last ? ' (the last)' : '')
     }))
   ];
   if (form.trainCall && !options.some(o => o.value === form.trainCall)) {

@@ -140,7 +140,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
             state.canEditDefaults ? () => state.editDefaults() : undefined
           }
         />
-        <TrainCallChoice {...common} calls={compile?.train_calls ?? 0} />
+        <TrainCallChoice {...common} calls={compile?.train_calls ?? []} />
         <RuntimePicker
           {...common}
           runtimes={state.server.runtimes}
