@@ -193,6 +193,9 @@ def definition(spec: JobSpec) -> dict:
         "packages": spec.packages,
         "requests": dict(spec.config.requests),
         "limits": dict(spec.config.limits),
+        # a Kubeflow SDK notebook's train(initializer=..., options=[RuntimePatch(...)])
+        "initializer": spec.initializer,
+        "runtime_patches": spec.runtime_patches,
     }
 
 

@@ -60,8 +60,10 @@ def _flatten(prefix: str, value, out: dict[str, str]) -> None:
     if isinstance(value, dict) and value:
         for key in sorted(value):
             _flatten(f"{prefix}.{key}" if prefix else str(key), value[key], out)
-    elif isinstance(value, list):
-        out[prefix] = ", ".join(map(str, value))
+    elif isinstance(value, list) and value:
+        out[prefix] = ", ".join(
+            v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in value
+        )
     elif value is not None and value != {}:
         out[prefix] = value if isinstance(value, str) else json.dumps(value)
 

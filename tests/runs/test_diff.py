@@ -83,3 +83,43 @@ def test_a_rerun_of_the_same_notebook_differs_in_nothing(two_runs, tmp_path):
     found = compare(two_runs, ["first", "third"])
     assert (found.differences, found.source_diffs) == ([], [])
     assert "(the same definition, notebook and source)" in local("diff", "first", "third")
+
+
+@pytest.fixture
+def cluster(tmp_path, monkeypatch):
+    pytest.importorskip("kmock", reason="the emulated cluster is built on kmock (test extra)")
+    from tests.harness.cluster import EmulatedCluster
+
+    idle = ({"cpu": "64", "memory": "256Gi", "pods": "0"},)  # room, but no pod is placed
+    with EmulatedCluster(tmp_path / "cluster", nodes=idle) as running:
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        yield running
+
+
+def test_diff_sees_a_changed_initializer_and_runtime_patch(cluster, tmp_path):
+    """Two Kubeflow SDK notebooks that differ only in train()'s initializer, or only in its
+    RuntimePatch: `diff` names the field (they once compared as the same job)."""
+    from kale_ext.backends.kubernetes import KubernetesBackend
+    from kale_ext.backends.submit import submit
+    from tests.compile import sdk_notebooks as nbs
+
+    backend = KubernetesBackend(config_file=str(cluster.kubeconfig))
+
+    def submitted(name: str, cells: list[str]) -> str:
+        path = tmp_path / f"{name}.ipynb"
+        path.write_text(json.dumps(notebook(*cells)))
+        return submit(backend, path, {"name": name}, notebook_path=str(path)).name
+
+    cache = [c.replace("table = 'sales'", "table = 'orders'") for c in nbs.DATA_CACHE]
+    pool = [c.replace("pool = 'cpu-pool'", "pool = 'gpu-pool'") for c in nbs.RUNTIME_PATCH]
+    pairs = [
+        (submitted("sales", nbs.DATA_CACHE), submitted("orders", cache), "initializer"),
+        (submitted("cpu", nbs.RUNTIME_PATCH), submitted("gpu", pool), "runtime_patches"),
+    ]
+    for first, second, changed in pairs:
+        differ = {d["field"]: d["values"] for d in compare(backend, [first, second]).differences}
+        assert [f for f in differ if f.split(".")[0] in ("initializer", "runtime_patches")] == [
+            next(f for f in differ if f.startswith(changed))
+        ], differ
+        old, new = next(v for f, v in differ.items() if f.startswith(changed))
+        assert ("sales" in old and "orders" in new) or ("cpu-pool" in old and "gpu-pool" in new)
