@@ -31,12 +31,10 @@ SETTING_OF = {"num_nodes": "nodes", "resources_per_node": "resources", "env": "e
               "pip_index_urls": "pip_index_urls", "func_args": "func_args"}  # fmt: skip
 TRAIN_ARGS = ("runtime", "initializer", "trainer", "options")
 #: The train() options kale_ext applies as the SDK does (others are refused, saying why).
-OPTIONS = ("RuntimePatch", "Labels", "Annotations", "Name")
+OPTIONS = ("RuntimePatch", "Labels", "Annotations", "Name", "ActiveDeadlineSeconds")
 REFUSED_OPTIONS = {
     "TrainerCommand": "replaces the command that runs your function; kale_ext runs it",
     "TrainerArgs": "replaces the arguments of the command that runs your function",
-    "ActiveDeadlineSeconds": "is not read yet: give it with --config "
-    '\'{"run_policy": {"active_deadline_seconds": N}}\'',
 }
 SDK_EXTRA = "pip install 'kale-ext[sdk]'"
 
@@ -280,6 +278,7 @@ def _read_sdk_objects(values: dict, call: TrainCall, lines: dict) -> None:
         ("labels", meta.get("labels")),
         ("annotations", meta.get("annotations")),
         ("name", meta.get("name")),
+        ("active_deadline_seconds", spec_part.get("activeDeadlineSeconds")),
     ):
         if value:
             call.settings[setting] = value
@@ -324,7 +323,8 @@ def notebook_train_call(
 _CALL_SETTINGS = {"nodes": "nodes", "env": "env", "image": "image", "packages": "packages",
                   "pip_index_urls": "pip_index_urls", "func_args": "func_args",
                   "runtime": "runtime", "initializer": "initializer",
-                  "runtime_patches": "runtime_patches", "name": "name"}  # fmt: skip
+                  "runtime_patches": "runtime_patches", "name": "name",
+                  "active_deadline_seconds": "active_deadline_seconds"}  # fmt: skip
 
 
 def job_settings(settings: dict, call: TrainCall, diags: list[Diagnostic]) -> None:

@@ -40,7 +40,8 @@ STATUS = {"Created": "Created", "Queued": "Created", "Running": "Running",
           "Complete": "Complete", "Failed": "Failed"}  # fmt: skip
 NODE = "node"
 #: train(options=[...]) kinds kale_ext reads from the notebook's call, and the setting each is.
-READ_OPTIONS = {"RuntimePatch": "runtime_patches", "Labels": "labels", "Annotations": "annotations"}
+READ_OPTIONS = {"RuntimePatch": "runtime_patches", "Labels": "labels", "Annotations": "annotations",
+                "ActiveDeadlineSeconds": "active_deadline_seconds"}  # fmt: skip
 
 
 class KaleExtSdkError(KaleExtError, RuntimeError):

@@ -344,7 +344,7 @@ class DistributedConfig:
             node_selector={**self.node_selector, **other.node_selector},
             affinity=other.affinity if other.affinity is not None else self.affinity,
             tolerations=self.tolerations + other.tolerations,
-            run_policy=other.run_policy if other.run_policy is not None else self.run_policy,
+            run_policy=_run_policy_over(self.run_policy, other.run_policy),
             volumes=list({v.name: v for v in self.volumes + other.volumes}.values()),
             volume_mounts=list(
                 {m.mount_path: m for m in self.volume_mounts + other.volume_mounts}.values()
@@ -372,3 +372,17 @@ def _list(value: Any, where: str) -> list:
     if not isinstance(value, (list, tuple)):
         raise ConfigError(where, f"must be a list, not {type(value).__name__}")
     return list(value)
+
+
+def _run_policy_over(under: V1RunPolicy | None, over: V1RunPolicy | None) -> V1RunPolicy | None:
+    """``over`` laid over ``under`` field by field: a layer that sets the TTL keeps the
+    deadline a lower layer set (a Kubeflow SDK notebook's ActiveDeadlineSeconds)."""
+    if under is None or over is None:
+        return over if over is not None else under
+    return V1RunPolicy(
+        **{
+            f.name: getattr(over, f.name) if getattr(over, f.name) is not None
+            else getattr(under, f.name)
+            for f in dataclasses.fields(V1RunPolicy)
+        }
+    )  # fmt: skip

@@ -226,6 +226,10 @@ def build_job_spec(
         annotations=check_labels(
             settings.get("annotations", {}), "annotation: tags", annotations=True
         ),
+        # train(options=[ActiveDeadlineSeconds(N)]): the TrainJob's activeDeadlineSeconds
+        run_policy={"active_deadline_seconds": deadline}
+        if (deadline := settings.get("active_deadline_seconds"))
+        else None,
     )
     config = _flag_config(base).merged(tags).merged(config_of(job))
     if meta.get("config") is not None:

@@ -84,9 +84,10 @@ DATA_CACHE = [
 ]
 
 PATCH_FN = "def train_patched(lr=0.1):\n    print('lr', lr)\n"
-#: options=[RuntimePatch(...), Labels(...)] and an image.
+#: options=[RuntimePatch(...), Labels(...), ActiveDeadlineSeconds(...)] and an image.
 RUNTIME_PATCH = [
-    IMPORTS + "from kubeflow.trainer.options import (JobSetSpecPatch, JobSetTemplatePatch,\n"
+    IMPORTS + "from kubeflow.trainer.options import (ActiveDeadlineSeconds, JobSetSpecPatch,\n"
+    "    JobSetTemplatePatch,\n"
     "    JobSpecPatch, JobTemplatePatch, Labels, PodSpecPatch, PodTemplatePatch,\n"
     "    ReplicatedJobPatch, RuntimePatch, TrainingRuntimeSpecPatch)\n",
     PATCH_FN,
@@ -97,7 +98,8 @@ RUNTIME_PATCH = [
     "            spec=PodSpecPatch(node_selector={'pool': pool})))))]))))\n",
     "client = TrainerClient()\n"
     "client.train(trainer=CustomTrainer(func=train_patched, image='python:3.11-slim',\n"
-    "    func_args={'lr': 0.5}), options=[patch, Labels({'team': 'vision'})])\n",
+    "    func_args={'lr': 0.5}),\n"
+    "    options=[patch, Labels({'team': 'vision'}), ActiveDeadlineSeconds(3600)])\n",
 ]
 
 #: two train() calls: a small try, then the real run.

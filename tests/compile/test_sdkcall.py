@@ -70,6 +70,11 @@ def test_runtime_objects_initializers_and_patches_become_the_jobs():
     assert managers == ["trainer.kubeflow.org/kubeflow-sdk", "kale-ext.io/jupyterlab"]
     assert patched["metadata"]["labels"]["team"] == "vision"
     assert patched["spec"]["trainer"]["image"] == "python:3.11-slim"
+    assert patched["spec"]["activeDeadlineSeconds"] == 3600  # ActiveDeadlineSeconds(3600)
+    ttl = {"config": {"run_policy": {"ttl_seconds_after_finished": 60}}}
+    both = trainjob_dict(build_job_spec(compile_notebook(notebook(*nbs.RUNTIME_PATCH)), ttl))
+    assert both["spec"]["activeDeadlineSeconds"] == 3600  # the user's TTL keeps the deadline
+    assert both["metadata"]["annotations"]["kale-ext.io/ttl-seconds-after-finished"] == "60"
 
 
 def test_several_train_calls_the_last_unless_chosen():
