@@ -29,6 +29,7 @@ class Snapshot:
     notebook_path: str | None
     folder: str | None  # where the notebook lived: its workspace is read from there again
     notebook_sha256: str  # the job's (its provenance says the same)
+    defaults: dict | None = None  # the job-shaping defaults it ran with (Defaults.shaping)
 
 
 def root(backend) -> Path:
@@ -63,14 +64,19 @@ def snapshot_of(notebook) -> bytes | None:
     return None
 
 
-def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None) -> None:
-    """Keep job ``name``'s snapshot (replacing one of an earlier job of that name)."""
+def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None,
+         defaults=None) -> None:  # fmt: skip
+    """Keep job ``name``'s snapshot (replacing one of an earlier job of that name), with the
+    job-shaping ``defaults`` it was resolved with (None: the built-in ones)."""
+    from ..job.defaults import Defaults
+
     folder = root(backend) / name
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_atomic(folder / NOTEBOOK, notebook.decode("utf-8"))
     record = {"options": spec.options, "notebook_path": notebook_path,
               "folder": str(spec.folder) if spec.folder else None,
-              "notebook_sha256": spec.job.notebook_sha256}  # fmt: skip
+              "notebook_sha256": spec.job.notebook_sha256,
+              "defaults": (defaults or Defaults()).shaping()}  # fmt: skip
     write_atomic(folder / RECORD, json.dumps(record, indent=2))
 
 
@@ -89,7 +95,8 @@ def load(backend, name: str, notebook_sha256: str | None) -> Snapshot:
             409, "Conflict",
         )  # fmt: skip
     return Snapshot(notebook, record.get("options") or {}, record.get("notebook_path"),
-                    record.get("folder"), record["notebook_sha256"])  # fmt: skip
+                    record.get("folder"), record["notebook_sha256"],
+                    record.get("defaults"))  # fmt: skip
 
 
 def forget(backend, name: str) -> None:

@@ -193,7 +193,7 @@ def submit(
     kept = snapshot if snapshot is not None else snapshot_of(notebook)
     if kept is not None:
         try:
-            save(backend, submitted.name, kept, spec, path)
+            save(backend, submitted.name, kept, spec, path, defaults)
         except OSError as e:
             warnings.append(f"it cannot be rerun: its notebook could not be kept ({e})")
     return Submission(submitted.name, backend.name, spec, warnings)

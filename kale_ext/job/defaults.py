@@ -17,7 +17,7 @@ its metadata (written by the panel), then the options of one submit (panel, CLI 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ BACKENDS = ("auto", "local", "kubernetes")
 SERVER = "server configuration"
 LAB = "JupyterLab settings"
 BUILT_IN = "built in"
+RECORDED = "the job's record (a rerun)"
 #: A running job without a log line or a metric for this long shows as stalled.
 STALL_SECONDS = 600
 MAX_STALL_SECONDS = 7 * 24 * 3600
@@ -90,8 +91,24 @@ class Defaults:
             gpu=self.gpu,
         )
 
+    def shaping(self) -> dict:
+        """The job-shaping values (what :meth:`job_options` lays under a job), as JSON: what a
+        job's record keeps, so a rerun runs with the defaults it ran with."""
+        return {f: list(v) if isinstance(v := getattr(self, f), tuple) else v for f in SHAPING}
+
+    def with_recorded(self, recorded: dict) -> Defaults:
+        """These defaults with a job's recorded job-shaping values in place of today's (a
+        rerun): where and how jobs are watched stay today's."""
+        kept = {f: recorded[f] for f in SHAPING if f in recorded}
+        if "pip_index_urls" in kept:
+            kept["pip_index_urls"] = tuple(kept["pip_index_urls"] or ())
+        sources = {**self.sources, **dict.fromkeys(kept, RECORDED)}
+        return replace(self, **kept, sources=sources)
+
 
 FIELDS = tuple(f.name for f in fields(Defaults) if f.name != "sources")
+#: The fields that shape what a job is (the rest choose where it runs and how it is watched).
+SHAPING = ("runtime", "image", "pip_index_urls", "nodes", "cpu", "memory", "gpu")
 #: What an unset (null) field means, for people.
 UNSET = {
     "namespace": "the kubeconfig context's",

@@ -1,6 +1,7 @@
 """Rerun a job: the notebook it ran (its snapshot, kept at submit) and its options, under a new
 name, with only the overrides given: a new name, parameter values. Never what a panel or a
-notebook on disk holds now."""
+notebook on disk holds now, nor today's defaults where they shape the job (runtime, image,
+nodes, resources: the job's record keeps those it ran with)."""
 
 from __future__ import annotations
 
@@ -52,5 +53,9 @@ def rerun(backend: Backend, name: str, new_name: str | None = None,
     options = _options(kept.options, new_name, parameters)
     file_name = Path(kept.notebook_path).name if kept.notebook_path else "notebook.ipynb"
     notebook = parse_notebook(kept.notebook, file_name)  # named as it was: so are new jobs
+    if kept.defaults is not None:  # the defaults it ran with, not today's
+        from ..job.defaults import Defaults
+
+        defaults = (defaults or Defaults()).with_recorded(kept.defaults)
     return submit(backend, notebook, options, defaults, kept.notebook_path, place,
                   snapshot=kept.notebook)  # fmt: skip
