@@ -16,13 +16,16 @@ TRAINJOBS = f"{GROUP}/{VERSION}/trainjobs"
 
 
 @pytest.fixture
-def emulated_cluster(tmp_path, monkeypatch):
-    """A running emulated cluster; KUBECONFIG points at it for this test (and its children)."""
+def emulated_cluster(request, tmp_path, monkeypatch):
+    """A running emulated cluster; KUBECONFIG points at it for this test (and its children).
+    Indirect parameters are its options: ``@pytest.mark.parametrize("emulated_cluster",
+    [{"trainer_status": True}], indirect=True)`` turns the Trainer's TrainJobStatus gate on."""
     pytest.importorskip("kmock", reason="the emulated cluster is built on kmock (the test extra, "
                         "Python ≥ 3.11)")  # fmt: skip
     from tests.harness.cluster import EmulatedCluster
 
-    with EmulatedCluster(tmp_path / "cluster") as cluster:
+    options = getattr(request, "param", None) or {}
+    with EmulatedCluster(tmp_path / "cluster", **options) as cluster:
         monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
         monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
         yield cluster
