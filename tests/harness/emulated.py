@@ -103,3 +103,20 @@ def node_state(pod: dict) -> dict:
     """The pod's `node` container state ({} before it has one)."""
     statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
     return statuses[0].get("state") or {}
+
+
+def trainer_status(cluster, name: str) -> dict | None:
+    """The TrainJob's ``status.trainerStatus`` (None while it has none)."""
+    return ((cluster.get(TRAINJOBS, name) or {}).get("status") or {}).get("trainerStatus")
+
+
+def trainer_status_env(cluster, name: str, folder, namespace: str = "team") -> dict[str, str]:
+    """What the Trainer's TrainJobStatus plugin gives job ``name``'s pods (the cluster's gate
+    on), for a process run here: the status URL, the CA file, a token file in ``folder``."""
+    from tests.harness.cluster import trainer_status as feature
+
+    pod = {"metadata": {"name": f"{name}-node-0-0-abcde", "namespace": namespace}}
+    token = folder / "trainer-token"
+    token.write_text(cluster.api.tokens.issue(pod, feature.audience(namespace, name)))
+    return {feature.URL_ENV: cluster.status_server.base + feature.status_path(namespace, name),
+            feature.CA_ENV: str(cluster.status_server.certs.ca), feature.TOKEN_ENV: str(token)}  # fmt: skip

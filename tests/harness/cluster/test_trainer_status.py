@@ -21,7 +21,7 @@ from tests.harness.cluster.trainer_status import (  # noqa: E402
     audience,
     status_path,
 )
-from tests.harness.emulated import TRAINJOBS, submit, trainjob  # noqa: E402
+from tests.harness.emulated import TRAINJOBS, submit, trainer_status, trainjob  # noqa: E402
 
 ON = pytest.mark.parametrize("emulated_cluster", [{"trainer_status": True}], indirect=True)
 WHEN = "2026-11-27T12:00:00.250000+00:00"
@@ -46,10 +46,6 @@ def post(cluster, path: str, body: bytes, token: str | None, method: str = "POST
 def token_for(cluster, name: str, namespace: str = "team", seconds: int = 3600) -> str:
     pod = {"metadata": {"name": f"{name}-node-0-0-abcde", "namespace": namespace}}
     return cluster.api.tokens.issue(pod, audience(namespace, name), seconds)
-
-
-def trainer_status(cluster, name: str) -> dict | None:
-    return (cluster.get(TRAINJOBS, name).get("status") or {}).get("trainerStatus")
 
 
 @ON
