@@ -36,8 +36,7 @@ UNITS = ("step", "epoch")
 SOURCES = ("report", "epoch-line", "tqdm", "trainer")  # by priority, highest first
 #: The keys of a report() record that set progress: not metrics to plot.
 PROGRESS_KEYS = ("total", "epoch", "epochs")
-#: The metrics line prefix (kale_ext.metrics.PREFIX; repeated here to stay stdlib-only, a test
-#: checks they agree).
+#: The prefix of a report() line (kale_ext.metrics.PREFIX is this one).
 METRIC_PREFIX = "KALE_METRIC "
 
 #: No ETA before this many advances of progress ...
@@ -352,9 +351,11 @@ def percent_text(progress: Progress) -> str:
     return f"{p:.1f}%" if (p < 10 or p > 90) and p != int(p) else f"{p:.0f}%"
 
 
-def summary(progress: Progress) -> str:
-    """One line: ``45% (45/100 steps), ETA 1m 05s``."""
+def summary(progress: Progress, eta: bool = True) -> str:
+    """One line: ``45% (45/100 steps), ETA 1m 05s`` (without the ETA unless ``eta``)."""
     counts = ""
     if progress.step is not None and progress.total is not None:
         counts = f" ({_plain(progress.step)}/{_plain(progress.total)} {progress.unit}s)"
-    return f"{percent_text(progress)}{counts}, ETA {eta_text(progress.eta_seconds)}"
+    return f"{percent_text(progress)}{counts}" + (
+        f", ETA {eta_text(progress.eta_seconds)}" if eta else ""
+    )
