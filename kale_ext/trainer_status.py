@@ -1,7 +1,9 @@
 """Progress to Kubeflow Trainer: rank 0 of a job on a cluster posts its progress, ETA and latest
 metrics to the status URL the Trainer injects (feature gate ``TrainJobStatus``), which writes
 them to the TrainJob's ``status.trainerStatus``, where ``kubectl``, the Kubeflow SDK and
-kale_ext read them.
+kale_ext read them. They come from its ``report()`` records: progress from ``step``/``total``
+or ``epoch``/``epochs`` and the ETA from the estimator of ``kale_ext/progress.py``, fed the
+reading of each post; the metrics are the latest value of each name reported (``rank`` aside).
 
 It sends what the Kubeflow SDK 0.5's ``update_trainjob_status`` sends, the same way: a POST of
 ``{"trainerStatus": {lastUpdatedTime, progressPercentage, estimatedRemainingSeconds,
@@ -12,15 +14,15 @@ most one post every 5 s. Unlike the SDK it never holds a training step: the post
 background thread, which sends the latest values once the 5 s have passed (the SDK drops what
 comes in between; a post that failed also waits 5 s here, where the SDK tries again at the next
 call). When the process ends, a post under way may finish and values not yet sent go, within
-1 s each. Metrics the
-TrainJob's CRD would refuse (a name or value of more than 64 characters, or empty) are left out,
+1 s each. Metrics the TrainJob's CRD would refuse (a name or value of more than 64 characters, or empty) are left out,
 so the others still arrive (the SDK sends them and the whole post is refused, 422).
 
 Nothing here can fail or slow a job: no URL (not on a cluster, or the gate is off), no token,
 a refusal, a timeout or a bad certificate each mean progress is not shown there; a job says so
 once on stderr. The poster is :func:`_kale_ext_trainer_status`, standard library only; compiled
-jobs carry its source (``compile/codegen.py``) with :data:`SETTINGS`, so the training image needs
-no kale_ext; :func:`post` is the same poster for code that imports kale_ext.
+jobs carry its source and progress.py's (``compile/codegen.py``) with :data:`SETTINGS`, so the
+training image needs no kale_ext; :func:`post` is the same poster for code that imports
+kale_ext (``kale_ext.report``).
 """
 
 from __future__ import annotations
@@ -49,10 +51,11 @@ SETTINGS = {
 Poster = Callable[..., None]
 
 
-def _kale_ext_trainer_status(environ, settings):  # kale_ext: progress to Kubeflow Trainer
-    """``post(percent=None, eta=None, metrics=None)`` for rank 0 when the Trainer's status URL
-    is set, else None. ``post`` only hands the values to a background thread (kale_ext/
-    trainer_status.py says what it sends)."""
+def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress to the Trainer
+    """``post(record)`` for rank 0 when the Trainer's status URL is set, else None: ``record``
+    is report()'s; its progress (kale_ext/progress.py: ``progress`` is that module's namespace,
+    or its source) and its metrics go to the Trainer from a background thread. ``post.status
+    (percent, eta, metrics)`` posts given values, as the SDK's ``update_trainjob_status``."""
     import atexit
     import datetime
     import json
@@ -62,6 +65,7 @@ def _kale_ext_trainer_status(environ, settings):  # kale_ext: progress to Kubefl
     import sys
     import threading
     import time
+    import types
     import urllib.error
     import urllib.request
 
@@ -73,10 +77,20 @@ def _kale_ext_trainer_status(environ, settings):  # kale_ext: progress to Kubefl
     if not url or rank != 0:
         return None
     ca_file, token_path = environ.get(settings["ca_env"]), environ.get(settings["token_env"])
+    if isinstance(progress, str):  # a compiled job carries kale_ext/progress.py's source
+        try:
+            module = types.ModuleType("_kale_ext_progress")
+            sys.modules[module.__name__] = module  # for its dataclasses
+            exec(compile(progress, "kale_ext/progress.py", "exec"), module.__dict__)
+            progress = vars(module)
+        except Exception as e:  # the job goes on: its metrics still go, without progress
+            print(f"kale_ext: no progress for Kubeflow Trainer: {e!r}", file=sys.stderr)
+            progress = None
     wake, idle = threading.Event(), threading.Event()
     idle.set()
-    state = {"next": None, "metrics": {}, "last": None, "thread": None, "token": None,
-             "read": 0.0, "context": None, "said": set()}  # fmt: skip
+    state = {"next": None, "metrics": {}, "reading": None, "given": None, "estimator": None,
+             "last": None, "thread": None, "token": None, "read": 0.0, "context": None,
+             "said": set()}  # fmt: skip
 
     def say(what):
         if what not in state["said"]:
@@ -114,8 +128,25 @@ def _kale_ext_trainer_status(environ, settings):  # kale_ext: progress to Kubefl
         value = max(0, int(value))
         return value if top is None else min(top, value)
 
-    def body(taken, metrics):
-        percent, eta, when = taken
+    def measured():  # (percent, ETA) of the last record that set progress, by progress.py
+        if state["given"] is not None:
+            return state["given"]
+        if state["reading"] is None or progress is None:
+            return None, None
+        record, at = state["reading"]
+        reading = progress["of_record"](record)
+        if reading is None:
+            return None, None
+        done, total, unit = reading
+        if state["estimator"] is None:
+            state["estimator"] = progress["EtaEstimator"]()
+        state["estimator"].observe(done, total, at)
+        percent = progress["Progress"].of(done, total, unit, "report").percent
+        return percent, state["estimator"].eta()
+
+    def body(when):
+        metrics = {k: v for k, v in dict(state["metrics"]).items() if k != "rank" and v is not None}
+        percent, eta = measured()
         moment = datetime.datetime.fromtimestamp(when, datetime.timezone.utc)
         status = {"lastUpdatedTime": moment.isoformat()}
         percent, eta = whole(percent, 100), whole(eta)
@@ -167,7 +198,7 @@ def _kale_ext_trainer_status(environ, settings):  # kale_ext: progress to Kubefl
 
     def flush(taken, timeout):
         try:
-            send(body(taken, dict(state["metrics"])), timeout)
+            send(body(taken), timeout)
         except Exception as e:  # a metric whose str() fails, ...: the job goes on
             say(f"{type(e).__name__}: {e}")
 
@@ -177,10 +208,7 @@ def _kale_ext_trainer_status(environ, settings):  # kale_ext: progress to Kubefl
         if taken is not None:
             flush(taken, settings["exit_timeout"])
 
-    def post(percent=None, eta=None, metrics=None):  # costs a step about a microsecond
-        if metrics:
-            state["metrics"].update(metrics)
-        state["next"] = (percent, eta, time.time())
+    def wake_up():
         if not wake.is_set():
             wake.set()
         if state["thread"] is None:
@@ -189,17 +217,32 @@ def _kale_ext_trainer_status(environ, settings):  # kale_ext: progress to Kubefl
             state["thread"].start()
             atexit.register(at_exit)
 
+    def post(record):  # a step pays for a dict update and an event check
+        state["metrics"].update(record)
+        if "total" in record or "epochs" in record:
+            state["reading"] = (record, time.monotonic())
+        state["next"] = time.time()
+        wake_up()
+
+    def status(percent=None, eta=None, metrics=None):
+        if metrics:
+            state["metrics"].update(metrics)
+        state["given"], state["next"] = (percent, eta), time.time()
+        wake_up()
+
+    post.status = status
     return post
 
 
 _poster: list = []  # [post or None], made on first use
 
 
-def post(percent: float | None = None, eta: float | None = None,
-         metrics: Mapping[str, object] | None = None) -> None:  # fmt: skip
-    """Hand rank 0's progress (percent 0–100), ETA (seconds) and latest metrics to the Trainer's
-    status URL; nothing when there is none (not on a cluster, not rank 0)."""
+def post(record: Mapping[str, object]) -> None:
+    """Hand a report() record (rank 0's progress and metrics) to the Trainer's status URL;
+    nothing when there is none (not on a cluster, not rank 0)."""
     if not _poster:
-        _poster.append(_kale_ext_trainer_status(os.environ, SETTINGS))
+        from . import progress
+
+        _poster.append(_kale_ext_trainer_status(os.environ, SETTINGS, vars(progress)))
     if _poster[0] is not None:
-        _poster[0](percent, eta, dict(metrics) if metrics else None)
+        _poster[0](record)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from kale_ext import progress
 from kale_ext.trainer_status import (
     CA_CERT_ENV,
     SETTINGS,
@@ -27,6 +28,7 @@ from tests.harness.tls import make_certificates
 
 PATH = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/trainjobs/fit/status"
 FAST = {**SETTINGS, "interval": 0.2, "timeout": 0.5, "exit_timeout": 0.5}
+PROGRESS = vars(progress)
 
 
 @dataclass
@@ -110,10 +112,10 @@ def sent(seen: Seen) -> dict:
 
 
 def test_no_url_or_another_rank_means_no_poster(tmp_path, certs):
-    assert _kale_ext_trainer_status({}, SETTINGS) is None
+    assert _kale_ext_trainer_status({}, SETTINGS, PROGRESS) is None
     env = environ(tmp_path, "https://127.0.0.1:1/x", certs)
-    assert _kale_ext_trainer_status({**env, "RANK": "1"}, SETTINGS) is None
-    assert _kale_ext_trainer_status({**env, "RANK": "0"}, SETTINGS) is not None
+    assert _kale_ext_trainer_status({**env, "RANK": "1"}, SETTINGS, PROGRESS) is None
+    assert _kale_ext_trainer_status({**env, "RANK": "0"}, SETTINGS, PROGRESS) is not None
 
 
 @dataclass
@@ -146,8 +148,8 @@ BODY_CASES = [
 @pytest.mark.parametrize("case", BODY_CASES, ids=lambda c: c.name)
 def test_what_is_sent(tmp_path, certs, recorder, case: BodyCase):
     record, url = recorder
-    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST)
-    post(*case.args)
+    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS)
+    post.status(*case.args)
     [seen] = record.wait(1)
     status = sent(seen)
     when = datetime.datetime.fromisoformat(status.pop("lastUpdatedTime"))
@@ -163,27 +165,49 @@ def test_posts_wait_their_turn_and_carry_the_latest_values_and_every_metric(
     tmp_path, certs, recorder
 ):
     record, url = recorder
-    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST)
-    post(10, 90, {"loss": 1.0})
+    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS)
+    post({"step": 1, "rank": 0, "total": 10, "loss": 1.0})
     record.wait(1)
-    post(20, 80, {"accuracy": 0.5})  # while the 0.2 s since the first post run
-    post(30, 70, {"loss": 0.5})
+    post({"step": 2, "rank": 0, "accuracy": 0.5})  # while the 0.2 s since the first post run
+    post({"step": 3, "rank": 0, "total": 10, "loss": 0.5})
+    post({"step": 4, "rank": 0, "note": None})
     first, second = record.wait(2)
     assert second.at - first.at >= FAST["interval"]
-    assert sent(second)["progressPercentage"] == 30
-    assert sent(second)["metrics"] == [{"name": "loss", "value": "0.5"},
+    assert sent(first)["progressPercentage"] == 10 and "estimatedRemainingSeconds" not in sent(
+        first
+    )
+    assert sent(second)["progressPercentage"] == 30  # the last record that set progress
+    assert sent(second)["metrics"] == [{"name": "step", "value": "4"},
+                                       {"name": "total", "value": "10"},
+                                       {"name": "loss", "value": "0.5"},
                                        {"name": "accuracy", "value": "0.5"}]  # fmt: skip
+
+
+def test_an_eta_once_the_rate_is_known_from_progress_py(tmp_path, certs, recorder):
+    """progress.py's estimator, fed one reading per post: no ETA until 3 advances over 2 s."""
+    record, url = recorder
+    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS)
+    began = time.monotonic()
+    for step in range(1, 1000):
+        post({"step": step, "rank": 0, "total": 1000})
+        seen = record.seen[-1:] if record.seen else []
+        if seen and "estimatedRemainingSeconds" in sent(seen[0]):
+            break
+        time.sleep(0.01)
+    status = sent(record.seen[-1])
+    assert time.monotonic() - began >= progress.MIN_SECONDS
+    assert 0 < status["estimatedRemainingSeconds"] < 3600, status
 
 
 DRIVER = """
 import json, os, sys, time
 {source}
-post = _kale_ext_trainer_status(os.environ, json.loads(sys.argv[1]))
+post = _kale_ext_trainer_status(os.environ, json.loads(sys.argv[1]), {progress!r})
 worst = 0.0
 for step in range(40):
     began = time.perf_counter()
     if post is not None:
-        post(step * 2.5, 40 - step, {{"loss": 1 / (step + 1)}})
+        post({{"step": step, "rank": 0, "total": 40, "loss": 1 / (step + 1)}})
     worst = max(worst, time.perf_counter() - began)
     time.sleep(0.02)
 print(json.dumps({{"worst": worst}}))
@@ -229,9 +253,10 @@ def test_the_poster_never_fails_or_holds_the_job(tmp_path, certs, recorder, case
     if case.server == "absent":
         env = {}
     source = inspect.getsource(_kale_ext_trainer_status)
+    driver = DRIVER.format(source=source, progress=inspect.getsource(progress))
     began = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER.format(source=source), json.dumps(FAST)],
+        [sys.executable, "-c", driver, json.dumps(FAST)],
         env={"PATH": os.environ["PATH"], **env},
         capture_output=True,
         text=True,
@@ -239,7 +264,8 @@ def test_the_poster_never_fails_or_holds_the_job(tmp_path, certs, recorder, case
     )
     took = time.monotonic() - began
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["worst"] < 0.05  # no step waits for a post
+    # no step waits for a post: one that did would wait as long as the post's timeout
+    assert json.loads(done.stdout)["worst"] < FAST["timeout"]
     assert took < 20  # a held post does not hold the job's end (the server holds 30 s)
     said = [line for line in done.stderr.splitlines() if "progress not sent" in line]
     if case.said is None:
@@ -252,7 +278,9 @@ def test_the_poster_never_fails_or_holds_the_job(tmp_path, certs, recorder, case
             b.at - a.at >= FAST["interval"] for a, b in zip(posts[:-2], posts[1:-1], strict=True)
         )
         assert sent(posts[-1])["progressPercentage"] == 97  # the last step's, sent at exit
-        assert sent(posts[-1])["metrics"] == [{"name": "loss", "value": str(1 / 40)}]
+        assert sent(posts[-1])["metrics"] == [{"name": "step", "value": "39"},
+                                              {"name": "total", "value": "40"},
+                                              {"name": "loss", "value": str(1 / 40)}]  # fmt: skip
 
 
 def test_the_embedded_poster_needs_only_the_standard_library():
@@ -262,7 +290,7 @@ def test_the_embedded_poster_needs_only_the_standard_library():
     assert imported <= set(sys.stdlib_module_names), imported
     namespace: dict = {}
     exec(compile(source, "<compiled job>", "exec"), namespace)  # no module-level names needed
-    assert namespace["_kale_ext_trainer_status"]({}, SETTINGS) is None
+    assert namespace["_kale_ext_trainer_status"]({}, SETTINGS, None) is None
 
 
 pytest_plugins = ["tests.harness.emulated"]  # the emulated_cluster fixture
@@ -304,8 +332,8 @@ def test_the_same_request_as_the_kubeflow_sdks_update_trainjob_status(
     assert utils.update_trainjob_status(45, 120, metrics) is True
     by_sdk = trainer_status(emulated_cluster, "fit")
     monkeypatch.setattr(datetime, "datetime", Frozen)
-    post = _kale_ext_trainer_status(dict(os.environ), SETTINGS)
-    post(45, 120, metrics)
+    post = _kale_ext_trainer_status(dict(os.environ), SETTINGS, PROGRESS)
+    post.status(45, 120, metrics)
     received = emulated_cluster.status_server.received
     emulated_cluster.wait_for(lambda: len(received) >= 2, 30, "our post")
     sdk, ours = received
