@@ -14,8 +14,9 @@ most one post every 5 s. Unlike the SDK it never holds a training step: the post
 background thread, which sends the latest values once the 5 s have passed (the SDK drops what
 comes in between; a post that failed also waits 5 s here, where the SDK tries again at the next
 call). When the process ends, a post under way may finish and values not yet sent go, within
-1 s each. Metrics the TrainJob's CRD would refuse (a name or value of more than 64 characters, or empty) are left out,
-so the others still arrive (the SDK sends them and the whole post is refused, 422).
+1 s each. Metrics the TrainJob's CRD would refuse (a name or value of more than 64 characters,
+or empty) are left out, so the others still arrive (the SDK sends them and the whole post is
+refused, 422).
 
 Nothing here can fail or slow a job: no URL (not on a cluster, or the gate is off), no token,
 a refusal, a timeout or a bad certificate each mean progress is not shown there; a job says so
