@@ -22,6 +22,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from . import trainer_status
 from .progress import METRIC_PREFIX as PREFIX
 from .progress import PROGRESS_KEYS
 
@@ -59,6 +60,7 @@ def report(step: int | None = None, **metrics: float) -> None:
     (steps done of ``total``) or ``epoch``/``epochs`` it also sets the job's progress."""
     record = {"step": step, "rank": int(os.environ.get("RANK", 0)), **metrics}
     print(PREFIX + json.dumps(record, default=float), flush=True)
+    trainer_status.post(record)  # rank 0's progress to Kubeflow Trainer, on a cluster
 
 
 def is_metric_line(text: str) -> bool:
