@@ -96,6 +96,9 @@ def job_status(info: JobInfo) -> str:
         lines.append(", ".join(times))
     if (progress := progress_line(info)) is not None:
         lines.append(progress)
+    if info.trainer_metrics:
+        shown = ", ".join(f"{k} {v}" for k, v in info.trainer_metrics.items())
+        lines.append(f"trainer       {shown}")
     if info.failure is not None:
         lines.append(info.failure.summary)
         lines += failure_lines(info.failure)

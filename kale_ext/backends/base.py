@@ -125,6 +125,7 @@ class JobInfo:
     stalled_after: float | None = None  # set while Running without output for this many s
     sweep: str | None = None  # the sweep it is a trial of (from its SWEEP_LABEL annotation)
     progress: Progress | None = None  # the last progress it reported (kept once it ended)
+    trainer_metrics: dict[str, str] | None = None  # Kubeflow Trainer's status.trainerStatus
 
     def __post_init__(self) -> None:
         if self.sweep is None:
