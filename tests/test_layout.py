@@ -14,6 +14,7 @@ ORDER = ["compile", "job", "backends", "runs", "front"]
 SHARED = {"errors", "files", "metrics", "progress", "_version", "__version__", "__init__"}
 SHARED |= {"distributed"}
 SHARED |= {"mlflow_api", "tracking_sink"}  # experiment tracking: the submit, supervisor and jobs
+SHARED |= {"trainer_status"}  # report()'s progress to Kubeflow Trainer's status URL
 #: The public facades (`kale_ext.report`, `from kale_ext.distributed import ...`) may reach in.
 PUBLIC = {"kale_ext", "kale_ext.__init__", "kale_ext.distributed"}
 FRONT_ENDS = {"cli", "exporter", "server", "ipython", "display", "sdk"}
