@@ -55,6 +55,8 @@ SLOW_TESTS = frozenset(
         "server/test_security.py::test_loading_the_extension_imports_nothing_heavy",
         "compile/test_entrypoint.py::test_cli_compiles_an_sdk_style_notebook",
         "backends/test_runtime_packages.py::test_probe_runs_a_job_on_the_runtime_and_caches_its_packages",
+        "test_trainer_status.py::test_the_poster_never_fails_or_holds_the_job",  # 9 processes
+        "test_trainer_status.py::test_an_eta_once_the_rate_is_known_from_progress_py",  # ≥ 2 s
     }
 )
 

@@ -14,7 +14,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .. import __version__
+from .. import __version__, progress, trainer_status
 from ..metrics import PREFIX as METRIC_PREFIX
 from ..mlflow_api import RUN_ID_ENV
 from . import excepthook
@@ -30,6 +30,8 @@ _SHIM_SOURCE = {
         f"    print({METRIC_PREFIX!r} + _json.dumps(record, default=float), flush=True)\n"
         "    if _kale_ext_track is not None:\n"
         "        _kale_ext_track(record)\n"
+        "    if _kale_ext_status is not None:  # progress to Kubeflow Trainer (trainer_status.py)\n"
+        "        _kale_ext_status(record)\n"
         "_kale_ext_track = None  # kale_ext shim: report() also goes to MLflow in a tracked job\n"
         f"if __import__('os').environ.get({RUN_ID_ENV!r}):\n"
         "    try:\n"
@@ -137,7 +139,7 @@ def render_module(
         f'{INDENT}"""Compiled from {notebook_name} by kale_ext."""',
     ]
     for shim in sorted(shims):
-        lines += indent_code(_SHIM_SOURCE[shim]) + [""]
+        lines += indent_code(_SHIM_SOURCE[shim] + _shim_extra(shim)) + [""]
     source_map = []
     for section in sections:
         code = indent_code(section.source)
@@ -178,6 +180,20 @@ def render_module(
         "",
     ]
     return "\n".join(lines), source_map
+
+
+@functools.cache
+def _shim_extra(shim: str) -> str:
+    """report()'s poster of progress to Kubeflow Trainer (kale_ext/trainer_status.py), made
+    with kale_ext/progress.py's source: both standard library only."""
+    if shim != "report":
+        return ""
+    poster = inspect.getsource(trainer_status._kale_ext_trainer_status)
+    return (
+        f"{poster}"
+        f"_kale_ext_status = _kale_ext_trainer_status(__import__('os').environ, "
+        f"{trainer_status.SETTINGS!r}, {inspect.getsource(progress)!r})\n"
+    )
 
 
 def _cell_lines(section: Section, count: int) -> list[int] | None:

@@ -16,13 +16,16 @@ TRAINJOBS = f"{GROUP}/{VERSION}/trainjobs"
 
 
 @pytest.fixture
-def emulated_cluster(tmp_path, monkeypatch):
-    """A running emulated cluster; KUBECONFIG points at it for this test (and its children)."""
+def emulated_cluster(request, tmp_path, monkeypatch):
+    """A running emulated cluster; KUBECONFIG points at it for this test (and its children).
+    Indirect parameters are its options: ``@pytest.mark.parametrize("emulated_cluster",
+    [{"trainer_status": True}], indirect=True)`` turns the Trainer's TrainJobStatus gate on."""
     pytest.importorskip("kmock", reason="the emulated cluster is built on kmock (the test extra, "
                         "Python ≥ 3.11)")  # fmt: skip
     from tests.harness.cluster import EmulatedCluster
 
-    with EmulatedCluster(tmp_path / "cluster") as cluster:
+    options = getattr(request, "param", None) or {}
+    with EmulatedCluster(tmp_path / "cluster", **options) as cluster:
         monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
         monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
         yield cluster
@@ -100,3 +103,20 @@ def node_state(pod: dict) -> dict:
     """The pod's `node` container state ({} before it has one)."""
     statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
     return statuses[0].get("state") or {}
+
+
+def trainer_status(cluster, name: str) -> dict | None:
+    """The TrainJob's ``status.trainerStatus`` (None while it has none)."""
+    return ((cluster.get(TRAINJOBS, name) or {}).get("status") or {}).get("trainerStatus")
+
+
+def trainer_status_env(cluster, name: str, folder, namespace: str = "team") -> dict[str, str]:
+    """What the Trainer's TrainJobStatus plugin gives job ``name``'s pods (the cluster's gate
+    on), for a process run here: the status URL, the CA file, a token file in ``folder``."""
+    from tests.harness.cluster import trainer_status as feature
+
+    pod = {"metadata": {"name": f"{name}-node-0-0-abcde", "namespace": namespace}}
+    token = folder / "trainer-token"
+    token.write_text(cluster.api.tokens.issue(pod, feature.audience(namespace, name)))
+    return {feature.URL_ENV: cluster.status_server.base + feature.status_path(namespace, name),
+            feature.CA_ENV: str(cluster.status_server.certs.ca), feature.TOKEN_ENV: str(token)}  # fmt: skip

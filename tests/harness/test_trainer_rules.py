@@ -120,6 +120,12 @@ CASES = [
              None),
     RuleCase("trainer status without its time", put("status.trainerStatus", {"progressPercentage": 5}),
              "lastUpdatedTime is required when trainerStatus is present"),
+    RuleCase("trainer status over 100 %", put("status.trainerStatus", {
+        "progressPercentage": 101, "lastUpdatedTime": "2026-11-27T12:00:00Z"}),
+             "101 is greater than the maximum of 100"),
+    RuleCase("a metric name past 64 characters", put("status.trainerStatus", {
+        "metrics": [{"name": "m" * 65, "value": "1"}], "lastUpdatedTime": "2026-11-27T12:00:00Z"}),
+             "is too long"),
     RuleCase("another API version", put("apiVersion", "trainer.kubeflow.org/v1"),
              "not a trainer.kubeflow.org/v1alpha1 TrainJob"),
 ]  # fmt: skip
@@ -178,16 +184,20 @@ def _schema_at(schema: dict, root: dict, path: str) -> dict | None:
 
 
 def _crd_rules(node: dict, path: str = "") -> tuple[set, dict]:
-    """The CRD's create-time CEL rules (path, rule, message) and its bounds on spec, by path."""
+    """The CRD's create-time CEL rules (path, rule, message) and its bounds on spec and on the
+    trainer's status, by path."""
     rules = {
         (path, r["rule"], " ".join(r["message"].split()))
         for r in node.get("x-kubernetes-validations", [])
         if r["rule"] != "self == oldSelf"
     }
     kept = {
-        k: node[k] for k in ("minimum", "minLength", "maxLength", "maxItems", MAP_KEYS) if k in node
+        k: node[k]
+        for k in ("minimum", "maximum", "minLength", "maxLength", "maxItems", MAP_KEYS)
+        if k in node
     }
-    bounds = {path: kept} if kept and path.startswith("spec.") else {}
+    ours = path.startswith(("spec.", "status.trainerStatus."))
+    bounds = {path: kept} if kept and ours else {}
     children = [(f"{path}.{k}".lstrip("."), v) for k, v in node.get("properties", {}).items()]
     if "items" in node:
         children.append((path + "[]", node["items"]))

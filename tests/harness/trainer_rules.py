@@ -2,7 +2,8 @@
 
 - ``CEL``: the TrainJob CRD's ``x-kubernetes-validations`` that apply when a job is created (its
   ``self == oldSelf`` rules guard updates only), with the CRD's own messages;
-- ``BOUNDS``: the CRD's bounds on ``spec`` (the kubeflow_trainer_api models carry none), and its
+- ``BOUNDS``: the CRD's bounds on ``spec`` and on ``status.trainerStatus``, which the Trainer's
+  status server writes (the kubeflow_trainer_api models carry none), and its
   lists keyed by a field (``x-kubernetes-list-map-keys``: no two entries with the same key);
 - the webhooks (reference/kubeflow-trainer.md §2–3), given the job's runtime: the JobSet
   webhook's 63-character pod names (so a job name of at most 48 characters with only `node`, 33
@@ -104,6 +105,11 @@ BOUNDS: dict[str, dict] = {
     _POD + ".terminationGracePeriodSeconds": {"minimum": 0},
     _POD + ".tolerations": {"maxItems": 128},
     _POD + ".volumes": _BY_NAME,
+    "status.trainerStatus.progressPercentage": {"minimum": 0, "maximum": 100},
+    "status.trainerStatus.estimatedRemainingSeconds": {"minimum": 0},
+    "status.trainerStatus.metrics": {"maxItems": 256},
+    "status.trainerStatus.metrics[].name": {"minLength": 1, "maxLength": 64},
+    "status.trainerStatus.metrics[].value": {"minLength": 1, "maxLength": 64},
 }
 
 

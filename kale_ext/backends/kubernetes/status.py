@@ -18,6 +18,7 @@ from .failures import cluster_failure
 from .kept import KEPT_LINES, Kept
 from .reasons import condition_reason, container_of, kueue_wait, pod_reason
 from .reasons import said as said  # the backend's too
+from .trainer_status import trainer_metrics, trainer_progress
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -124,7 +125,8 @@ def job_info(
     obj: dict, pods: Iterable, events: Iterable[Event] = (), logs: dict | None = None
 ) -> JobInfo:
     """A JobInfo from a TrainJob (Kubernetes JSON form), its node pods and, when known, the
-    job's events and a node's last log lines; a failed job's with its failure summary."""
+    job's events and a node's last log lines; a failed job's with its failure summary; the
+    progress and metrics Kubeflow Trainer holds in its status.trainerStatus."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     trainer = spec.get("trainer") or {}
     pods, events = list(pods), list(events)
@@ -155,6 +157,8 @@ def job_info(
         finished=finished.get("lastTransitionTime") if finished else None,
         provenance={k: v for k, v in notes.items() if k.startswith(ANNOTATION)},
         failure=failure,
+        progress=trainer_progress(obj),
+        trainer_metrics=trainer_metrics(obj),
     )
 
 

@@ -62,6 +62,7 @@ class ApiServer(Store, kmock.KubernetesEmulator):
     admission: Any = None  # admission.Admission
     faults: Any = None  # faults.Faults
     pod_logs: Callable | None = None  # (request) -> payload: the pods/log subresource
+    tokens: Any = None  # trainer_status.Tokens: the service-account token issuer, when on
     graceful: Callable | None = None  # (pod) -> bool: whether a kubelet stops it before it goes
     watchers: list = attrs.field(factory=list)  # (event type, resource, object) after a change
     _counter: Any = attrs.field(factory=lambda: itertools.count(1), init=False)

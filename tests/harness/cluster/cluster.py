@@ -24,7 +24,9 @@ from tests.harness.cluster.faults import Faults
 from tests.harness.cluster.kubelet import Kubelet
 from tests.harness.cluster.podlogs import PodLogs
 from tests.harness.cluster.trainer import Trainer
+from tests.harness.cluster.trainer_status import StatusServer, Tokens
 from tests.harness.runtimes import RUNTIMES, runtime_manifest
+from tests.harness.tls import make_certificates
 
 MAX_BODY = 3 << 20  # the API server takes requests of up to 3 MiB (a 1 MiB ConfigMap, base64)
 NODE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -58,11 +60,13 @@ class EmulatedCluster:
 
     ``folder`` holds the kubeconfig and each pod's folder (``<namespace>/<pod>/``: ``work/``,
     ``volumes/``, ``logs/``); ``nodes`` gives each node's allocatable resources; ``backoff`` is
-    the first crash-loop back-off in seconds (a real kubelet's is 10 s).
+    the first crash-loop back-off in seconds (a real kubelet's is 10 s); ``trainer_status``
+    turns the Trainer's feature gate ``TrainJobStatus`` on (its HTTPS status server:
+    ``status_server``; ``trainer_status.py``).
     """
 
     def __init__(self, folder: Path, namespace: str = "team", nodes: tuple[dict, ...] = (NODE,),
-                 backoff: float = 0.05):  # fmt: skip
+                 backoff: float = 0.05, trainer_status: bool = False):  # fmt: skip
         self.folder, self.namespace, self.nodes, self.backoff = (
             Path(folder),
             namespace,
@@ -70,6 +74,8 @@ class EmulatedCluster:
             backoff,
         )
         self.kubeconfig = self.folder / "kubeconfig"
+        self.trainer_status = trainer_status
+        self.status_server = None  # trainer_status.StatusServer, with the feature gate on
         self.faults = Faults()
         self.url = ""
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -112,7 +118,12 @@ class EmulatedCluster:
         self.api.admission = self.admission = Admission(self.api)
         async with self.api:
             self.kubelet = Kubelet(self.api, self.folder, self.faults, self.backoff)
-            self.trainer = Trainer(self.api, self.admission, self.kubelet)
+            if self.trainer_status:
+                self.api.tokens = Tokens()
+                certs = make_certificates(self.folder / "trainer-tls", "kubeflow-trainer")
+                self.status_server = StatusServer(self.api, self.api.tokens, certs)
+                await self.status_server.start()
+            self.trainer = Trainer(self.api, self.admission, self.kubelet, self.status_server)
             self.api.pod_logs = PodLogs(self.api, self.kubelet)
             self.api.watchers.append(self._heard)
             await self._seed()
@@ -138,6 +149,8 @@ class EmulatedCluster:
                 await self.kubelet.close()
                 self.trainer.worker.cancel()
                 await runner.cleanup()
+                if self.status_server is not None:
+                    await self.status_server.close()
 
     async def _seed(self) -> None:
         for name in dict.fromkeys(("default", "kube-system", self.namespace)):

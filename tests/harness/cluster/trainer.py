@@ -11,6 +11,9 @@ for it: a TrainJob's pods (``render.py``), its conditions, its events.
   (``BackoffLimitExceeded``), its running pods are deleted and the TrainJob is ``Failed``
   (``FailedJobs``, naming the first failed Job), as JobSet copies it; ``activeDeadlineSeconds``
   running out fails it with ``DeadlineExceeded`` and deletes its pods.
+- With the feature gate ``TrainJobStatus`` on (``status``), the trainer pods get the status
+  server's URL, CA and token, and the ConfigMap ``<name>-tls-config`` is made
+  (``trainer_status.py``).
 - Deleting a TrainJob deletes its pods (the garbage collector, through JobSet and the Jobs);
   with Foreground propagation the TrainJob goes once they are gone.
 """
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from tests.harness.cluster.objects import now
 from tests.harness.cluster.render import JOBSET, Rendered, render
 from tests.harness.cluster.store import random_suffix
+from tests.harness.cluster.trainer_status import inject, tls_config_map
 from tests.harness.trainer_rules import POD_NAME_MAX
 
 TRAINJOBS = "trainer.kubeflow.org/v1alpha1/trainjobs"
@@ -44,8 +48,11 @@ class JobRun:
 
 
 class Trainer:
-    def __init__(self, api, admission, kubelet):
-        self.api, self.admission, self.kubelet = api, admission, kubelet
+    """``status``: the status server (``trainer_status.py``) when the feature gate
+    ``TrainJobStatus`` is on."""
+
+    def __init__(self, api, admission, kubelet, status=None):
+        self.api, self.admission, self.kubelet, self.status = api, admission, kubelet, status
         self.jobs: dict[tuple[str, str], JobRun] = {}
         self.queue: asyncio.Queue = asyncio.Queue()
         self.worker = asyncio.get_running_loop().create_task(self._work())
@@ -122,6 +129,12 @@ class Trainer:
                        f"more than {POD_NAME_MAX}")  # fmt: skip
             await self._event(tj, "Warning", "TrainJobResourcesCreationFailed", message)
             return
+        if self.status is not None:  # the trainjobstatus plugin
+            config_map = tls_config_map(tj, self.status.ca_pem)
+            if self.api.get("v1/configmaps", namespace, config_map["metadata"]["name"]) is None:
+                await self.api.create("v1/configmaps", namespace, config_map)
+            for pod in rendered.pods:
+                inject(pod, tj, self.status.base)
         job_spec = rendered.replicated_job["template"].get("spec") or {}
         limit = job_spec.get("backoffLimit", BACKOFF_LIMIT)
         run = JobRun(rendered, f"{tj['metadata']['uid']}-job", limit)

@@ -1,7 +1,8 @@
 """A pod's volumes as folders, and its container's environment, as the emulated kubelet makes
 them.
 
-Volumes: ``configMap``, ``secret`` and ``projected`` (their ``sources``) become a folder with a
+Volumes: ``configMap``, ``secret`` and ``projected`` (their ``sources``, service-account tokens
+from the cluster's issuer among them) become a folder with a
 file per key (``items`` and modes as asked; ``optional`` ones may be missing), ``emptyDir`` an
 empty folder, ``persistentVolumeClaim`` a folder per claim that outlives the pods (the claim
 must exist), ``downwardAPI`` its fields. A process sees each mount at its ``mountPath``: the
@@ -104,6 +105,8 @@ def materialise(api, pod: dict, folder: Path, claims: Path) -> dict[str, Path]:
                         files.update(_source_files(api, namespace, name, kind_name, source[kind]))
                 if "downwardAPI" in source:
                     files.update(_downward(pod, source["downwardAPI"]))
+                if "serviceAccountToken" in source:
+                    files.update(_token(api, pod, name, source["serviceAccountToken"]))
             _write(path, files, volume["projected"].get("defaultMode"))
         elif "downwardAPI" in volume:
             _write(path, _downward(pod, volume["downwardAPI"]), None)
@@ -116,6 +119,16 @@ def materialise(api, pod: dict, folder: Path, claims: Path) -> dict[str, Path]:
                           f"{kind} volumes are not emulated", "FailedMount")  # fmt: skip
         out[name] = path
     return out
+
+
+def _token(api, pod: dict, volume: str, source: dict) -> dict[str, tuple]:
+    """A projected service-account token, from the cluster's issuer (one for the Trainer's
+    status server: ``trainer_status.py``)."""
+    if getattr(api, "tokens", None) is None:
+        raise Waiting("ContainerCreating", f'MountVolume.SetUp failed for volume "{volume}" : '
+                      "this emulated cluster issues no service-account tokens", "FailedMount")  # fmt: skip
+    token = api.tokens.issue(pod, source.get("audience", ""), source.get("expirationSeconds", 3600))
+    return {source["path"]: (token.encode(), None)}
 
 
 def _downward(pod: dict, source: dict) -> dict[str, tuple]:
