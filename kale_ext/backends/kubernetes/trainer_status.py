@@ -3,7 +3,8 @@ progress and metrics, whoever wrote it: a kale_ext job (kale_ext/trainer_status.
 SDK's ``update_trainjob_status``, a transformers callback, ``curl``.
 
 It is read as untrusted input (the CRD bounds it, but a cluster without them, or an older CRD,
-may hold anything): a percent that is not a number from 0 to 100 gives no progress, an ETA that
+may hold anything): a percent that is not a number from 0 to 100, or no valid
+``lastUpdatedTime`` (the CRD requires one), gives no progress, an ETA that
 is not a whole number of 0 or more gives none, a metric whose name or value is not a string is
 left out, and at most :data:`MAX_METRICS` metrics of :data:`MAX_TEXT` characters are kept.
 """
@@ -42,11 +43,13 @@ def trainer_progress(trainjob: dict) -> Progress | None:
         return None
     if not 0 <= percent <= 100:
         return None
+    updated = _updated(status.get("lastUpdatedTime"))  # the CRD requires it: not the Trainer's
+    if not updated:
+        return None
     eta = status.get("estimatedRemainingSeconds")
     if isinstance(eta, bool) or not isinstance(eta, int) or eta < 0:
         eta = None
-    return Progress(float(percent), None, None, "step", eta, "trainer",
-                    _updated(status.get("lastUpdatedTime")))  # fmt: skip
+    return Progress(float(percent), None, None, "step", eta, "trainer", updated)
 
 
 def trainer_metrics(trainjob: dict) -> dict[str, str] | None:
