@@ -235,6 +235,20 @@ def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress
     return post
 
 
+def embedded(name: str = "_kale_ext_status") -> str:
+    """The lines a compiled job carries (compile/codegen.py puts them beside its report()):
+    the poster's source and ``name = poster(os.environ, SETTINGS, progress.py's source)``."""
+    import inspect
+
+    from . import progress
+
+    return (
+        inspect.getsource(_kale_ext_trainer_status)
+        + f"{name} = _kale_ext_trainer_status(__import__('os').environ, {SETTINGS!r}, "
+        + f"{inspect.getsource(progress)!r})\n"
+    )
+
+
 _poster: list = []  # [post or None], made on first use
 
 
