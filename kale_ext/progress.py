@@ -60,9 +60,14 @@ def utc_now() -> str:
 
 
 def _number(value: object) -> float | None:
+    """A finite number as a float (an int too large for a float, a bool, NaN: None)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _plain(value: float | None) -> int | float | None:
@@ -294,7 +299,7 @@ class ProgressTracker:
         if source == "report":
             try:
                 record = json.loads(str(found)[len(METRIC_PREFIX) :])
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # not JSON, or nested beyond the parser
                 return None
             return of_record(record) if isinstance(record, dict) else None
         if source == "epoch-line":

@@ -150,6 +150,7 @@ def test_another_total_starts_over():
         ({"step": 1, "rank": 0, "total": "100"}, None),
         ({"step": 1, "rank": 0, "total": float("inf")}, None),
         ({"step": 1, "rank": 0, "total": True}, None),
+        ({"step": 10**400, "rank": 0, "total": 10**401}, None),  # beyond a float
     ],
 )
 def test_of_record(record, reading):
@@ -236,6 +237,7 @@ TRACK_CASES = [
         (2, 3, "epoch", "epoch-line"),
     ),
     TrackCase("a broken report line", [['KALE_METRIC {"total": ']], None),
+    TrackCase("a report nested too deep", [['KALE_METRIC {"total": ' + "[" * 10**6]], None),
 ]
 
 
