@@ -29,7 +29,7 @@ kale_ext (``kale_ext.report``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 URL_ENV = "KUBEFLOW_TRAINER_SERVER_URL"
 CA_CERT_ENV = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
@@ -48,8 +48,6 @@ SETTINGS = {
     "exit_timeout": 1.0,  # seconds the last post may take when the process ends
     "metric_text_max": 64,  # the CRD's maxLength of a metric's name and value
 }
-
-Poster = Callable[..., None]
 
 
 def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress to the Trainer

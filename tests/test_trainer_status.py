@@ -369,3 +369,15 @@ def test_a_compiled_jobs_report_posts_without_kale_ext_in_the_image(tmp_path, ce
     quiet = subprocess.run([sys.executable, "-S", str(tmp_path / "train.py")], timeout=60,
                            env={"PATH": os.environ["PATH"]}, capture_output=True, text=True)  # fmt: skip
     assert quiet.returncode == 0 and quiet.stderr == "" and len(record.seen) == len(posts)
+
+
+def test_its_settings_are_the_kubeflow_sdks():
+    from kubeflow.trainer.backends.kubernetes import utils
+
+    assert (URL_ENV, CA_CERT_ENV, TOKEN_ENV) == (
+        utils._ENV_SERVER_URL, utils._ENV_CA_CERT, utils._ENV_TOKEN_PATH)  # fmt: skip
+    assert SETTINGS["interval"] == utils._MIN_UPDATE_INTERVAL_SECONDS
+    assert SETTINGS["token_ttl"] == utils._TOKEN_CACHE_TTL_SECONDS
+    assert SETTINGS["max_metrics"] == utils._MAX_METRICS_COUNT
+    assert "timeout=5," in inspect.getsource(utils.update_trainjob_status)
+    assert SETTINGS["timeout"] == 5
