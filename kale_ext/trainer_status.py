@@ -29,7 +29,7 @@ kale_ext (``kale_ext.report``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 URL_ENV = "KUBEFLOW_TRAINER_SERVER_URL"
 CA_CERT_ENV = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
@@ -48,8 +48,6 @@ SETTINGS = {
     "exit_timeout": 1.0,  # seconds the last post may take when the process ends
     "metric_text_max": 64,  # the CRD's maxLength of a metric's name and value
 }
-
-Poster = Callable[..., None]
 
 
 def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress to the Trainer
@@ -233,6 +231,20 @@ def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress
 
     post.status = status
     return post
+
+
+def embedded(name: str = "_kale_ext_status") -> str:
+    """The lines a compiled job carries (compile/codegen.py puts them beside its report()):
+    the poster's source and ``name = poster(os.environ, SETTINGS, progress.py's source)``."""
+    import inspect
+
+    from . import progress
+
+    return (
+        inspect.getsource(_kale_ext_trainer_status)
+        + f"{name} = _kale_ext_trainer_status(__import__('os').environ, {SETTINGS!r}, "
+        + f"{inspect.getsource(progress)!r})\n"
+    )
 
 
 _poster: list = []  # [post or None], made on first use

@@ -344,3 +344,40 @@ def test_the_same_request_as_the_kubeflow_sdks_update_trainjob_status(
         assert ours.headers[header] == sdk.headers[header], header
     assert trainer_status(emulated_cluster, "fit") == by_sdk
     assert by_sdk["progressPercentage"] == 45 and by_sdk["metrics"][3]["value"] == "warm-up"
+
+
+def test_a_compiled_jobs_report_posts_without_kale_ext_in_the_image(tmp_path, certs, recorder):
+    """The compiled module carries the poster and progress.py: run with no site-packages
+    (``python -S``: no kale_ext, no requests), its rank 0 posts its progress and metrics."""
+    from kale_ext.compile import codegen
+
+    record, url = recorder
+    body = "for step in range(1, 5):\n    report(step=step, total=4, loss=1 / step)\nprint('done')"
+    source, _ = codegen.render_module(
+        "train", {}, [codegen.Section(0, "training", body)], {"report"}, "train.ipynb"
+    )
+    (tmp_path / "train.py").write_text(source)
+    env = {"PATH": os.environ["PATH"], "RANK": "0", **environ(tmp_path, url, certs)}
+    done = subprocess.run([sys.executable, "-S", str(tmp_path / "train.py")], env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and "done" in done.stdout, done.stderr
+    assert "progress not sent" not in done.stderr
+    posts = record.wait(1)  # all of them: the process waited for its last post's answer
+    assert sent(posts[0])["progressPercentage"] in (25, 50, 75, 100)  # what was there at once
+    assert sent(posts[-1])["progressPercentage"] == 100  # the last, at the latest as it ended
+    assert {"name": "loss", "value": "0.25"} in sent(posts[-1])["metrics"]
+    quiet = subprocess.run([sys.executable, "-S", str(tmp_path / "train.py")], timeout=60,
+                           env={"PATH": os.environ["PATH"]}, capture_output=True, text=True)  # fmt: skip
+    assert quiet.returncode == 0 and quiet.stderr == "" and len(record.seen) == len(posts)
+
+
+def test_its_settings_are_the_kubeflow_sdks():
+    from kubeflow.trainer.backends.kubernetes import utils
+
+    assert (URL_ENV, CA_CERT_ENV, TOKEN_ENV) == (
+        utils._ENV_SERVER_URL, utils._ENV_CA_CERT, utils._ENV_TOKEN_PATH)  # fmt: skip
+    assert SETTINGS["interval"] == utils._MIN_UPDATE_INTERVAL_SECONDS
+    assert SETTINGS["token_ttl"] == utils._TOKEN_CACHE_TTL_SECONDS
+    assert SETTINGS["max_metrics"] == utils._MAX_METRICS_COUNT
+    assert "timeout=5," in inspect.getsource(utils.update_trainjob_status)
+    assert SETTINGS["timeout"] == 5

@@ -14,7 +14,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .. import __version__, progress, trainer_status
+from .. import __version__, trainer_status
 from ..metrics import PREFIX as METRIC_PREFIX
 from ..mlflow_api import RUN_ID_ENV
 from . import excepthook
@@ -184,16 +184,9 @@ def render_module(
 
 @functools.cache
 def _shim_extra(shim: str) -> str:
-    """report()'s poster of progress to Kubeflow Trainer (kale_ext/trainer_status.py), made
-    with kale_ext/progress.py's source: both standard library only."""
-    if shim != "report":
-        return ""
-    poster = inspect.getsource(trainer_status._kale_ext_trainer_status)
-    return (
-        f"{poster}"
-        f"_kale_ext_status = _kale_ext_trainer_status(__import__('os').environ, "
-        f"{trainer_status.SETTINGS!r}, {inspect.getsource(progress)!r})\n"
-    )
+    """report()'s poster of progress to Kubeflow Trainer (kale_ext/trainer_status.py), with
+    kale_ext/progress.py's source: both standard library only."""
+    return trainer_status.embedded("_kale_ext_status") if shim == "report" else ""
 
 
 def _cell_lines(section: Section, count: int) -> list[int] | None:

@@ -53,7 +53,7 @@ def test_a_compiled_jobs_progress_and_metrics_reach_its_trainjob_and_kale_ext_sh
     emulated_cluster, tmp_path
 ):
     (tmp_path / "train.ipynb").write_text(json.dumps(TRAINING))
-    out = cli("run", tmp_path / "train.ipynb", *K8S, "--follow")
+    out = cli("run", tmp_path / "train.ipynb", *K8S, "--nodes", "2", "--follow")
     assert out.returncode == 0, out.stderr
     [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
     assert "trained" in out.stdout and "progress not sent" not in out.stdout + out.stderr
@@ -63,6 +63,8 @@ def test_a_compiled_jobs_progress_and_metrics_reach_its_trainjob_and_kale_ext_sh
     assert {p.path for p in posts} == {
         f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/trainjobs/{name}/status"
     }
+    node0 = emulated_cluster.pods(name)[0]["metadata"]["name"]
+    assert {p.pod for p in posts} == {node0}  # rank 0's pod only; rank 1 reports, not posts
     first = json.loads(posts[0].body)["trainerStatus"]
     assert first["progressPercentage"] < 100  # the first report went at once
     held = trainer_status(emulated_cluster, name)
@@ -73,7 +75,7 @@ def test_a_compiled_jobs_progress_and_metrics_reach_its_trainjob_and_kale_ext_sh
     status = cli("status", name, *K8S)
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
-    assert lines[0].startswith(f"{name}: Complete")
+    assert lines[0].startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 node(s)")
     assert any(re.fullmatch(r"progress\s+reached 100%", line) for line in lines), lines
     assert any(line.startswith("trainer ") and "loss 0.125" in line for line in lines), lines
 

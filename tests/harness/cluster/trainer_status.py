@@ -225,6 +225,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     code: int = 0
+    pod: str = ""  # the pod its token was issued to, when the token was good
 
 
 @dataclass
@@ -262,11 +263,11 @@ class StatusServer:
             body += chunk
         seen = Received(request.method, request.path, dict(request.headers), body)
         self.received.append(seen)
-        answer = await self._answer(request, body)
+        answer = await self._answer(request, body, seen)
         seen.code = answer.status
         return answer
 
-    async def _answer(self, request, body: bytes) -> aiohttp.web.Response:
+    async def _answer(self, request, body: bytes, seen: Received) -> aiohttp.web.Response:
         found = PATH.match(request.path)
         if request.method != "POST" or found is None:
             return _failure(404, "NotFound", "Not found")
@@ -277,6 +278,7 @@ class StatusServer:
         claims = self.tokens.claims(token, audience(ns, name)) if kind == "Bearer" else None
         if claims is None or (claims.get("kubernetes.io") or {}).get("namespace") != ns:
             return _failure(403, "Forbidden", "Forbidden")
+        seen.pod = ((claims["kubernetes.io"].get("pod") or {}).get("name")) or ""
         try:
             status = decode(body)
         except Invalid:
