@@ -234,16 +234,22 @@ def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress
 
 
 def embedded(name: str = "_kale_ext_status") -> str:
-    """The lines a compiled job carries (compile/codegen.py puts them beside its report()):
-    the poster's source and ``name = poster(os.environ, SETTINGS, progress.py's source)``."""
+    """The module-level lines a compiled job carries (compile/codegen.py puts them after the
+    function, beside its error hook): the poster's source and ``name = poster(os.environ,
+    SETTINGS, progress.py's source)``, that source zlib-compressed into one base64 line (the
+    job needs it for the ETA, a reader of the module does not)."""
+    import base64
     import inspect
+    import zlib
 
     from . import progress
 
+    packed = base64.b64encode(zlib.compress(inspect.getsource(progress).encode(), 9)).decode()
     return (
         inspect.getsource(_kale_ext_trainer_status)
+        + "\n\n# kale_ext/progress.py (stdlib only), for the ETA posted to Kubeflow Trainer\n"
         + f"{name} = _kale_ext_trainer_status(__import__('os').environ, {SETTINGS!r}, "
-        + f"{inspect.getsource(progress)!r})\n"
+        + f"__import__('zlib').decompress(__import__('base64').b64decode({packed!r})).decode())\n"
     )
 
 

@@ -30,8 +30,9 @@ _SHIM_SOURCE = {
         f"    print({METRIC_PREFIX!r} + _json.dumps(record, default=float), flush=True)\n"
         "    if _kale_ext_track is not None:\n"
         "        _kale_ext_track(record)\n"
-        "    if _kale_ext_status is not None:  # progress to Kubeflow Trainer (trainer_status.py)\n"
-        "        _kale_ext_status(record)\n"
+        "    status = globals().get('_kale_ext_status')  # to Kubeflow Trainer (module level)\n"
+        "    if status is not None:\n"
+        "        status(record)\n"
         "_kale_ext_track = None  # kale_ext shim: report() also goes to MLflow in a tracked job\n"
         f"if __import__('os').environ.get({RUN_ID_ENV!r}):\n"
         "    try:\n"
@@ -139,7 +140,7 @@ def render_module(
         f'{INDENT}"""Compiled from {notebook_name} by kale_ext."""',
     ]
     for shim in sorted(shims):
-        lines += indent_code(_SHIM_SOURCE[shim] + _shim_extra(shim)) + [""]
+        lines += indent_code(_SHIM_SOURCE[shim]) + [""]
     source_map = []
     for section in sections:
         code = indent_code(section.source)
@@ -164,6 +165,8 @@ def render_module(
         lines.pop()
     if not sections or not source_map:
         lines.append(f"{INDENT}pass")
+    if "report" in shims:  # report()'s progress to Kubeflow Trainer (trainer_status.py)
+        lines += ["", "", *_trainer_status().rstrip("\n").split("\n")]
     lines += ["", "", *error_hook(notebook_name, source_map)]
     lines += [
         "",
@@ -183,10 +186,10 @@ def render_module(
 
 
 @functools.cache
-def _shim_extra(shim: str) -> str:
+def _trainer_status() -> str:
     """report()'s poster of progress to Kubeflow Trainer (kale_ext/trainer_status.py), with
-    kale_ext/progress.py's source: both standard library only."""
-    return trainer_status.embedded("_kale_ext_status") if shim == "report" else ""
+    kale_ext/progress.py's source: both standard library only, at the module's level."""
+    return trainer_status.embedded("_kale_ext_status")
 
 
 def _cell_lines(section: Section, count: int) -> list[int] | None:
