@@ -446,7 +446,9 @@ def report_logs(workdir: Path, args) -> None:
             )
             print(
                 f"    max stall is {verdict(lag['max_ms'], 50)}; the loop's own work: "
-                f"{verdict(lag['busy_max_ms'], 50)}"
+                f"{verdict(lag['busy_max_ms'], 50)}; the part of a stall the server's own "
+                f"CPU time explains (loop and other threads, at most the stall): max "
+                f"{lag['own_max_ms']} ms, {verdict(lag['own_max_ms'], 50)}"
             )
     finally:
         server.stop()

@@ -20,9 +20,12 @@ from ..errors import ConfigError
 OPENAPI = Path(__file__).with_name("openapi.yaml")
 #: The body of POST compile and POST jobs.
 NOTEBOOK_BODY = "#/components/requestBodies/Notebook/content/application~1json/schema"
-#: A JSON escape and UTF-8 bytes of a surrogate: without either, no string of the body holds
-#: one. Two patterns, each starting with a literal, so the scan is a fast substring search.
-_MAYBE_SURROGATE = (re.compile(rb"\\u[dD][89a-fA-F]"), re.compile(rb"\xed[\xa0-\xbf]"))
+#: A JSON escape and UTF-8 bytes of a surrogate, each after the literal that starts it: without
+#: either, no string of the body holds one (a substring search finds the literal quickly).
+_MAYBE_SURROGATE = (
+    (b"\\u", re.compile(rb"\\u[dD][89a-fA-F]")),
+    (b"\xed", re.compile(rb"\xed[\xa0-\xbf]")),
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -48,7 +51,7 @@ def parse(raw: bytes) -> Any:
             return too_long[-1]
 
     data = json.loads(raw, parse_int=parse_int)
-    text = any(pattern.search(raw) for pattern in _MAYBE_SURROGATE)
+    text = any(start in raw and pattern.search(raw) for start, pattern in _MAYBE_SURROGATE)
     if text or too_long:
         problem = find_non_text(data, check_text=text)
         if problem is not None:
