@@ -9,6 +9,7 @@ names the cell and line: never silently dropped, never broken code.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -55,15 +56,27 @@ class _Failed(Exception):
 
 
 _manager = None
+#: Cells up to this size keep IPython's transform of their source (most of a recompile of a
+#: notebook with one cell changed went to transforming its unchanged magic cells again).
+_KEEP_TRANSFORMED = 64 * 1024
 
 
 def _ipython_transform(source: str) -> str:
+    if len(source) <= _KEEP_TRANSFORMED:
+        return _ipython_transform_kept(source)
+    return _ipython_transform_now(source)
+
+
+def _ipython_transform_now(source: str) -> str:
     global _manager
     if _manager is None:
         from IPython.core.inputtransformer2 import TransformerManager
 
         _manager = TransformerManager()
     return _manager.transform_cell(source)
+
+
+_ipython_transform_kept = functools.lru_cache(maxsize=512)(_ipython_transform_now)
 
 
 def transform_cell(cell: Cell, diagnostics: list[Diagnostic]) -> CellCode | None:

@@ -36,20 +36,15 @@ MAX_TAIL = 10_000
 class CompileHandler(NotebookHandler):
     @tornado.web.authenticated
     async def post(self):
-        from . import service
+        from . import compile_inputs, service
 
         body = await self.json_body(self.fields)
         data, name, path = await self.notebook_of(body)
         options_error = self.check_options(body)
         options = body.get("options")
-        backend = await self.backend()
-        defaults = await self.call(self.app.defaults)
-        if options_error is None:
-            runtime, installed = await self.call(
-                service.runtime_for, backend, data, options, defaults
-            )
-        else:  # the preview reports it where it reports a runtime it cannot have
-            runtime, installed = options_error, None
+        runtime, installed, defaults = await self.call(
+            compile_inputs.preview_inputs, self.app, data, options, options_error
+        )
         reply = await self.app.compute(
             service.preview_json,
             *(data, name, path, options, runtime, defaults, installed, self.root_dir()),

@@ -14,7 +14,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import asdict
 
-from ..errors import ConfigError, Diagnostic, KaleExtError, NotebookError
+from ..errors import ConfigError, Diagnostic, NotebookError
+from .compile_inputs import notebook_metadata, runtime_for
 
 
 def load(data: bytes | dict, name: str):
@@ -66,45 +67,6 @@ def compile_cached(data: bytes | dict, name: str, local_modules=(), train_call: 
 
 def config_diagnostic(e: ConfigError) -> dict:
     return {**Diagnostic("error", str(e), code="config").to_dict(), "field": e.field}
-
-
-def _metadata(data: bytes | dict) -> dict:
-    """The notebook's metadata, read without compiling (empty when it cannot be read: the
-    compiler then reports why)."""
-    if not isinstance(data, dict):
-        try:
-            data = json.loads(data)
-        except (ValueError, RecursionError):
-            return {}
-    meta = data.get("metadata") if isinstance(data, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
-def runtime_for(backend, data: bytes | dict, options, defaults=None) -> tuple:
-    """What `preview` needs from the backend: the runtime (or the ConfigError that says why
-    there is none) and the packages its image is known to have. Asks the cluster nothing more
-    than the runtime."""
-    from ..backends.submit import installed_packages, lookup_runtime
-
-    meta = _metadata(data).get("kale_ext")
-    runtime = lookup_runtime(backend, options, meta, defaults, _call_runtime(data, options, meta))
-    installed = None if isinstance(runtime, ConfigError) else installed_packages(backend, runtime)
-    return runtime, installed
-
-
-def _call_runtime(data: bytes | dict, options, meta) -> str | None:
-    """The runtime= of the notebook's train() call (None: none, or it cannot be read: the
-    compile says why)."""
-    from ..compile.sdkcall import notebook_train_call
-    from ..job.spec import train_call_choice
-
-    try:
-        call = notebook_train_call(
-            load(data, "notebook.ipynb"), train_call_choice(options, meta), []
-        )
-    except (KaleExtError, ValueError):
-        return None
-    return call.settings.get("runtime") if call is not None else None
 
 
 def compile_preview(
@@ -206,8 +168,9 @@ def preview(
         "train_calls": [],
     }
     where = place(root, path)
+    kale_meta = notebook_metadata(data).get("kale_ext")  # read once (file bytes: parsed once)
     try:
-        workspace = choose(options, _metadata(data).get("kale_ext"), where)
+        workspace = choose(options, kale_meta, where)
     except ConfigError as e:
         result["errors"] = [config_diagnostic(e)]
         return result
@@ -216,7 +179,7 @@ def preview(
     try:
         from ..job.spec import train_call_choice
 
-        which = train_call_choice(options, _metadata(data).get("kale_ext"))
+        which = train_call_choice(options, kale_meta)
         job = compile_cached(data, name, local, which)
     except ConfigError as e:
         result["errors"] = [config_diagnostic(e)]

@@ -57,3 +57,17 @@ async def test_8_the_log_streams_events_are_the_documented_ones(api):
 )
 def test_8_an_error_events_data_is_the_documented_one(error):
     valid(error_data(error), "LogError")
+
+
+async def test_28_9_the_log_stream_is_documented_as_the_event_stream_it_is(api):
+    """Issue 28, case 9: the SSE answer is documented as `text/event-stream` (a schema check
+    of it as JSON failed), and each event's data has its own schema."""
+    documented = document()["paths"]["/kale-ext/jobs/{name}/logs"]["get"]["responses"]["200"]
+    assert list(documented["content"]) == ["text/event-stream"]
+    name = await api.submit(path="plain_python.ipynb")
+    r = await api.get(f"jobs/{name}/logs", params={"follow": "1"}, request_timeout=120)
+    assert r.headers["Content-Type"].split(";")[0] == "text/event-stream"
+    with pytest.raises(ValueError):
+        r.json  # noqa: B018  (not a JSON body: a JSON schema cannot check it)
+    for kind in ("LogLine", "LogEnd", "LogError"):
+        assert kind in documented["content"]["text/event-stream"]["schema"]["description"]

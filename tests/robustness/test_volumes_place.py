@@ -4,6 +4,7 @@ server root, and a link a job wrote is listed as a link, never followed."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -131,3 +132,40 @@ async def test_6_outputs_of_a_json_job_stay_under_the_root_and_links_are_not_fol
     deleted = await api.delete(f"jobs/{name}", params={"outputs": "1"})
     assert deleted.status == 200 and str(location) in deleted.json["outputs"]
     assert not location.exists() and os.path.isfile("/etc/passwd")
+
+
+async def contents(jp_fetch, *parts: str) -> tuple[int, dict]:
+    """Jupyter's own contents API (GET api/contents/<parts>, with the content)."""
+    r = await jp_fetch("api", "contents", *parts, params={"content": "1"}, raise_error=False)
+    return r.code, json.loads(r.body) if r.code == 200 else {}
+
+
+async def test_6_jupyters_contents_api_follows_a_link_under_its_root(jp_fetch, root, tmp_path):
+    """Why kale_ext must not leave a job's links in place: jupyter_server checks that a path is
+    under its root by its text (os.path.abspath), not where a link leads, so a link under the
+    root is served whatever it points at (allow_hidden does not change that)."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    os.symlink(outside, Path(root) / "made-by-hand")
+    code, model = await contents(jp_fetch, "made-by-hand")
+    assert (code, model["content"]) == (200, "secret")
+
+
+async def test_6_the_contents_api_cannot_follow_a_link_a_job_wrote_out_of_its_outputs(
+    api, jp_fetch, root
+):
+    name = await api.submit(notebook=WRITES_LINKS)
+    await api.follow(name)
+    location = Path(root) / "outputs" / name
+    for link in ("pw", "etc/passwd", "etc"):
+        code, model = await contents(jp_fetch, "outputs", name, *link.split("/"))
+        assert code == 404, (link, model.get("content", "")[:80])
+    assert not os.path.lexists(location / "pw") and not os.path.lexists(location / "etc")
+    code, model = await contents(jp_fetch, "outputs", name, "latest")  # a link inside: kept
+    assert (code, model["content"]) == (200, "weights")
+    listed = await api.get(f"jobs/{name}/outputs")
+    files = {f["path"]: f for f in listed.json["files"]}
+    assert files["pw"] == {"path": "pw", "size": 0, "link": "/etc/passwd"}  # listed as written
+    assert files["etc"] == {"path": "etc", "size": 0, "link": "/etc"}
+    assert files["latest"] == {"path": "latest", "size": 0, "link": "model.txt"}
+    assert sorted(files) == ["etc", "latest", "model.txt", "pw"]

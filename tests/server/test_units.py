@@ -257,6 +257,8 @@ def test_loop_lag_figures():
     lag.busy.extend([0.0, 0.001, 0.004])
     stats = lag.stats()
     assert (stats["count"], stats["max_ms"], stats["busy_max_ms"]) == (3, 30.0, 4.0)
+    lag.own.extend([0.001, 0.002, 0.006])  # the process's CPU time in each period
+    assert (lag.stats()["own_max_ms"], lag.stats()["own_p99_ms"]) == (6.0, 6.0)
     lag.reset()
     assert lag.stats()["count"] == 0
 

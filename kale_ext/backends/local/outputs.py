@@ -3,10 +3,16 @@ job's folder while it runs; when the job ends they are gathered into ``outputs/<
 the notebook, flat when the nodes wrote different names, one sub-folder per node (``node-0/``,
 ...) when two nodes wrote the same name. Gathered outputs outlive the job's record:
 ``delete`` keeps them unless asked, and notes where (``outputs NAME`` lists and copies them
-after the job is gone)."""
+after the job is gone).
+
+A link a job wrote that leads out of its outputs folder is not gathered: Jupyter's contents API
+serves any link under the server root whatever it points at (it checks a path's text, not a
+link's target), so `pw -> /etc/passwd` in gathered outputs would serve /etc/passwd. Such links
+are noted in LINKS instead, and listed as the links they were."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -18,6 +24,7 @@ from ..base import JobOutputs, OutputFile
 
 STAGING = "outputs"  # in the job's folder: a folder per node while the job runs
 KEPT = ".kept-outputs"  # in the jobs' folder: where each deleted job's outputs stayed
+LINKS = ".kale-ext-links.json"  # in gathered outputs: the links left out, {path: target}
 
 
 def final_folder(folder: Path | None, jobs_dir: Path, name: str) -> Path:
@@ -40,7 +47,32 @@ def _files(folder: Path) -> list[str]:
     for dirpath, dirs, names in os.walk(folder):
         links = [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]
         out += [os.path.relpath(os.path.join(dirpath, n), folder) for n in names + links]
-    return sorted(out)
+    return sorted(p for p in out if p != LINKS)
+
+
+def _leave_out_links(final: Path) -> None:
+    """Remove the links in ``final`` that lead out of it (through any chain of links) and note
+    them in its LINKS file (see the module's docstring)."""
+    inside = os.path.realpath(final)
+    out = {}
+    for rel in _files(final):
+        path = final / rel
+        target = os.path.realpath(path)
+        if os.path.islink(path) and os.path.commonpath([inside, target]) != inside:
+            out[rel] = os.readlink(path)
+    for rel in out:  # resolved first, removed after: a link to a link out is out too
+        os.unlink(final / rel)
+    if out:
+        write_atomic(final / LINKS, json.dumps({**_left_out(final), **out}, sort_keys=True))
+
+
+def _left_out(folder: Path) -> dict[str, str]:
+    """The links left out of gathered outputs, {relative path: target as written}."""
+    try:
+        noted = json.loads((folder / LINKS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in noted.items() if isinstance(v, str)} if isinstance(noted, dict) else {}
 
 
 def gather(job_dir: Path, final: Path) -> int:
@@ -59,6 +91,8 @@ def gather(job_dir: Path, final: Path) -> int:
             shutil.move(str(node / rel), str(target))
             moved += 1
     shutil.rmtree(root, ignore_errors=True)
+    if final.is_dir():
+        _leave_out_links(final)
     return moved
 
 
@@ -73,7 +107,8 @@ def _listed(folder: Path | None) -> list[OutputFile]:
                 continue
             size = 0 if link is not None else info.st_size
             files.append(OutputFile(rel.replace(os.sep, "/"), size, link))
-    return files
+        files += [OutputFile(rel, 0, target) for rel, target in _left_out(folder).items()]
+    return sorted(files, key=lambda f: f.path)
 
 
 def listing(record: dict, job_dir: Path) -> JobOutputs:
