@@ -192,7 +192,19 @@ export function fakeService() {
       { tag: 'imports', role: 'imports', help: '' },
       { tag: 'skip', role: 'skip', help: '' },
       { tag: 'pipeline-parameters', role: 'parameters', help: '' }
-    ])
+    ]),
+    getPanelState: jest.fn().mockImplementation(async (path: string) => ({
+      path,
+      state: null,
+      saved: null
+    })),
+    savePanelState: jest
+      .fn()
+      .mockImplementation(async (path: string, state: unknown) => ({
+        path,
+        state,
+        saved: '2026-01-01T00:00:00+00:00'
+      }))
   };
 }
 

@@ -36,6 +36,11 @@ export function Section(props: {
   children: React.ReactNode;
 }): JSX.Element {
   const [open, setOpen] = React.useState(props.open ?? true);
+  React.useEffect(() => {
+    if (props.open) {
+      setOpen(true); // asked to open (a restored value inside): opened
+    }
+  }, [props.open]);
   return (
     <details
       className="kale-ext-Section"
