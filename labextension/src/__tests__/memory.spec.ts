@@ -109,6 +109,19 @@ describe('PanelMemory', () => {
     expect(memory.note).toBeNull();
   });
 
+  it('keeps the values of a renamed notebook at its new path', async () => {
+    const { service, memory } = setup();
+    await memory.recall('nb.ipynb', values());
+    memory.remember(values('a'), 'nb.ipynb');
+    await memory.settled();
+    memory.remember(values('a'), 'renamed.ipynb'); // the same values, a new path
+    await memory.settled();
+    expect(service.savePanelState.mock.calls.map(c => c[0])).toEqual([
+      'nb.ipynb',
+      'renamed.ipynb'
+    ]);
+  });
+
   it('says when the values cannot be kept, and clears it once they are', async () => {
     const { service, memory } = setup();
     await memory.recall('nb.ipynb', values());

@@ -114,7 +114,7 @@ describe('the restored-state note', () => {
       )
     ).toBeNull();
     await ctx.state.memory.settled();
-    const [path, sent] = ctx.service.savePanelState.mock.calls.at(-1)!;
+    const [path, sent] = ctx.service.savePanelState.mock.calls.slice(-1)[0];
     expect(path).toBe('dir/nb.ipynb');
     expect(sent.form.volumes).toEqual(['pvc:data:/data=./data']);
     expect(sent.form.name).toBe('');
@@ -131,7 +131,7 @@ describe('the restored-state note', () => {
     expect(ctx.state.form.name).toBe('my-run');
     ctx.state.updateForm({ nodes: '3' });
     await ctx.state.memory.settled();
-    expect(ctx.service.savePanelState.mock.calls.at(-1)![1].form).toEqual(
+    expect(ctx.service.savePanelState.mock.calls.slice(-1)[0][1].form).toEqual(
       expect.objectContaining({ name: 'my-run', nodes: '3', volumes: [] })
     );
   });

@@ -85,11 +85,16 @@ export class PanelMemory {
   }
 
   /**
-   * The form now holds `values`: keep them for the bound notebook.
+   * The form now holds `values`: keep them for the bound notebook, at
+   * `path` (its path now: a renamed notebook keeps its values).
    */
-  remember(values: IPanelValues): void {
+  remember(values: IPanelValues, path?: string): void {
     if (this._path === null) {
       return; // not recalled yet: the notebook's own values
+    }
+    if (path !== undefined && path !== this._path) {
+      this._path = path;
+      this._last = null;
     }
     this._pending = JSON.stringify(toStored(values));
     if (!this._recalling) {

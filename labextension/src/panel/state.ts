@@ -470,7 +470,10 @@ export class PanelState extends VDomModel {
   }
 
   private _remember(): void {
-    this.memory.remember({ form: this.form, sweep: this.sweep });
+    this.memory.remember(
+      { form: this.form, sweep: this.sweep },
+      this.notebook?.context.localPath
+    );
   }
 
   private _scheduleCompile(): void {
