@@ -2,7 +2,7 @@ import type { KaleService } from '../api';
 import { emptyForm } from '../form/model';
 import { IPanelValues, toStored } from '../form/restore';
 import { emptySweep } from '../form/sweep';
-import { PanelMemory } from '../panel/memory';
+import { PanelMemory } from '../panel/notebook/memory';
 import { fakeService } from './fakes';
 
 function values(name = '', volumes: string[] = []): IPanelValues {

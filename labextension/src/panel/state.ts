@@ -17,22 +17,27 @@ import type { IFieldError } from '../form/errors';
 import type { IPanelValues } from '../form/restore';
 import { validateForm } from '../form/validation';
 import type { Kale } from '../types';
-import { CellRoles } from './cell-roles';
+import { CellRoles } from './notebook/cell-roles';
 import {
   ActiveCellWatcher,
   IActiveCell,
   showDiagnosticCell,
   showFailureCell
-} from './cells';
-import { CompileCycle } from './compile-cycle';
-import { JobActions } from './job-actions';
-import { RowActions } from './row-actions';
-import { JobNameReservation } from './job-name';
-import { PanelMemory } from './memory';
-import { JobsModel } from './jobs-model';
-import { NotebookBinding } from './notebook-binding';
-import { notebookSource, readForm, readSweep, writeForm } from './notebook-io';
-import { ServerFacts } from './server-facts';
+} from './notebook/cells';
+import { CompileCycle } from './preview/compile-cycle';
+import { JobActions } from './jobs/job-actions';
+import { RowActions } from './jobs/row-actions';
+import { JobNameReservation } from './jobs/job-name';
+import { JobsModel } from './jobs/jobs-model';
+import { NotebookBinding } from './notebook/notebook-binding';
+import {
+  notebookSource,
+  readForm,
+  readSweep,
+  writeForm
+} from './notebook/notebook-io';
+import { ServerFacts } from './form/server-facts';
+import { PanelMemory } from './notebook/memory';
 
 /**
  * The panel's state and actions: the server's facts, the active notebook's
