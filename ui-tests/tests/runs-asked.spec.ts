@@ -1,19 +1,14 @@
-import type { Locator } from '@playwright/test';
 import * as path from 'path';
 
 import {
   expect,
   galata,
   IJupyterLabPageFixture,
-  kernelSettled,
-  openNotebook,
-  openPanel,
-  panelScreenshot,
-  screenshot,
+  KaleUI,
   SCREENSHOTS,
   TALL,
   test
-} from './helpers';
+} from './fixtures';
 
 /**
  * What runs is what was asked (issue 26), in the panel: a sweep runs every
@@ -61,19 +56,15 @@ function uniqueMount(): string {
   return `/tmp/kale-ui-${process.pid}-${Date.now().toString(36)}`;
 }
 
-async function setUp(
-  page: IJupyterLabPageFixture,
-  tmpPath: string,
-  testInfo: Parameters<typeof openNotebook>[1],
-  name: string
-) {
+/** The notebook `name` with the panel, and a `data` folder beside it. */
+async function setUp(kale: KaleUI, name: string) {
   const mount = uniqueMount();
-  expect(await page.contents.createDirectory(`${tmpPath}/data`)).toBe(true);
-  await openNotebook(page, testInfo, tmpPath, name, cells(mount));
-  await kernelSettled(page);
-  const p = await openPanel(page);
+  expect(await kale.page.contents.createDirectory(kale.path('data'))).toBe(
+    true
+  );
+  const p = await kale.notebook(name, cells(mount), { settle: true });
   await expect(p.locator('.kale-ext-Notebook')).toContainText(name);
-  await widen(page);
+  await widen(kale.page);
   return { p, mount, volume: `pvc:data:${mount}=./data` };
 }
 
@@ -90,17 +81,9 @@ async function widen(page: IJupyterLabPageFixture): Promise<void> {
 }
 
 /** Let the jobs of this `lr` end (they wait for this file). */
-async function go(
-  page: IJupyterLabPageFixture,
-  tmpPath: string,
-  lr: string
-): Promise<void> {
-  const file = `${tmpPath}/data/go-${lr}`;
-  expect(await page.contents.uploadContent('', 'text', file)).toBe(true);
-}
-
-function row(p: Locator, name: string): Locator {
-  return p.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+async function go(kale: KaleUI, lr: string): Promise<void> {
+  const file = kale.path(`data/go-${lr}`);
+  expect(await kale.page.contents.uploadContent('', 'text', file)).toBe(true);
 }
 
 /** What the job printed, every node (the REST log stream, not followed). */
@@ -125,23 +108,12 @@ async function sweepOf(page: IJupyterLabPageFixture, name: string) {
 }
 
 /**
- * Reload the page as a user does (the notebook has unsaved changes: leave
- * anyway) and wait until JupyterLab has restored its layout.
+ * Reload the page as a user does: the notebook has unsaved changes, and
+ * JupyterLab asks before leaving; leave anyway.
  */
-async function reload(page: IJupyterLabPageFixture): Promise<void> {
-  const leave = (dialog: { accept: () => Promise<void> }) =>
-    void dialog.accept();
-  page.once('dialog', leave);
-  await Promise.all([
-    page.waitForEvent('load'),
-    page.evaluate(() => {
-      setTimeout(() => window.location.reload(), 0);
-    })
-  ]);
-  await page.waitForFunction(() => typeof window.jupyterapp === 'object');
-  await page.evaluate(async () => {
-    await window.jupyterapp.restored;
-  });
+async function reload(kale: KaleUI): Promise<void> {
+  kale.page.once('dialog', dialog => void dialog.accept());
+  await kale.reload();
 }
 
 /** Resolves when the panel has kept a state holding `text` on the server. */
@@ -157,32 +129,23 @@ function kept(page: IJupyterLabPageFixture, text: string) {
 
 test('a sweep with epochs set and a volume, two at a time, through a reload, a Stop and a Rerun: every trial and the rerun print the epochs set', async ({
   page,
-  tmpPath
-}, testInfo) => {
+  kale
+}) => {
   test.setTimeout(6 * JOB_TIMEOUT);
-  const { p, mount, volume } = await setUp(
-    page,
-    tmpPath,
-    testInfo,
-    'asked.ipynb'
-  );
-  await p.getByLabel('Parameter epochs', { exact: true }).fill('4');
+  const { p, mount, volume } = await setUp(kale, 'asked.ipynb');
+  await kale.fill({ 'Parameter epochs': '4' });
   await p.getByRole('button', { name: 'Sweep lr' }).click();
-  await p.getByLabel('Sweep values of lr').fill('0.1, 0.2, 0.3');
-  await p.getByLabel('Trials at once').fill('2');
+  await kale.fill({
+    'Sweep values of lr': '0.1, 0.2, 0.3',
+    'Trials at once': '2'
+  });
   await p.locator('[data-section="storage"] > summary').click();
   await p.getByRole('button', { name: 'Add volume' }).click();
   const keptAll = kept(page, mount);
-  await p.getByLabel('Volume 1', { exact: true }).fill(volume);
+  await kale.fill({ 'Volume 1': volume });
   await keptAll;
 
-  const started = page.waitForResponse(
-    r =>
-      /\/kale-ext\/sweeps(\?.*)?$/.test(r.url()) &&
-      r.request().method() === 'POST'
-  );
-  await p.getByRole('button', { name: 'Start sweep' }).click();
-  const response = await started;
+  const response = await kale.startSweep();
   expect(response.status(), await response.text()).toBe(201);
   const sweep = (await response.json()).name as string;
   // two trials at once, both mounting the same folder at the same path
@@ -193,8 +156,8 @@ test('a sweep with epochs set and a volume, two at a time, through a reload, a S
     .toBe(2);
 
   // Reload mid-sweep: the form comes back as last shown, and says so.
-  await reload(page);
-  const again = await openPanel(page);
+  await reload(kale);
+  const again = await kale.openPanel();
   const note = again.getByRole('status', {
     name: 'Restored from your last session'
   });
@@ -216,7 +179,7 @@ test('a sweep with epochs set and a volume, two at a time, through a reload, a S
   await expect(again.getByLabel('Sweep values of lr')).toHaveValue(
     '0.1, 0.2, 0.3'
   );
-  await panelScreenshot(page, testInfo, 'panel-restored.png');
+  await kale.panelScreenshot('panel-restored.png');
 
   // The trials: epochs=4 reached each one (its logs say so).
   const trials = (await sweepOf(page, sweep)).trials as {
@@ -226,33 +189,31 @@ test('a sweep with epochs set and a volume, two at a time, through a reload, a S
   }[];
   const trialOf = (lr: number) => trials.find(t => t.parameters.lr === lr)!;
   const [first, second] = [trialOf(0.1).job, trialOf(0.2).job];
-  await row(again, first)
-    .getByRole('button', { name: `Logs of ${first}` })
-    .click();
-  const logs = page.locator(`#kale-ext-logs-${first}`);
+  const logs = await kale.openLogs(first);
   await expect(logs.locator('.kale-ext-LogLine-text').first()).toHaveText(
     'epoch 1/4 lr 0.1',
     { timeout: JOB_TIMEOUT }
   );
-  await screenshot(page, testInfo, 'sweep-trial-logs.png');
+  await kale.screenshot('sweep-trial-logs.png');
 
   // Stop one trial: kept, reading Stopped, by whom and when.
-  await openPanel(page);
-  await row(again, first)
+  await kale.openPanel();
+  await kale
+    .row(first)
     .getByRole('button', { name: `Stop ${first}` })
     .click();
-  await expect(row(again, first).locator('.kale-ext-Status')).toHaveText(
+  await expect(kale.row(first).locator('.kale-ext-Status')).toHaveText(
     'Stopped',
     { timeout: JOB_TIMEOUT }
   );
-  await expect(row(again, first).locator('.kale-ext-JobRow-reason')).toHaveText(
+  await expect(kale.row(first).locator('.kale-ext-JobRow-reason')).toHaveText(
     /stopped by \S+ at /
   );
-  await screenshot(row(again, first), testInfo, 'panel-stopped.png');
+  await kale.screenshot('panel-stopped.png', kale.row(first));
 
   // The others end; the sweep's tally counts each outcome.
-  await go(page, tmpPath, '0.2');
-  await go(page, tmpPath, '0.3');
+  await go(kale, '0.2');
+  await go(kale, '0.3');
   await expect
     .poll(async () => (await sweepOf(page, sweep)).tally, {
       timeout: 2 * JOB_TIMEOUT
@@ -266,25 +227,24 @@ test('a sweep with epochs set and a volume, two at a time, through a reload, a S
     '2 of 3 complete; 1 stopped'
   );
   await expect(view.locator('tbody tr[data-status="Stopped"]')).toHaveCount(1);
-  await screenshot(page, testInfo, 'sweep-tally.png');
+  await kale.screenshot('sweep-tally.png');
 
   // Rerun a trial: the job as recorded (epochs=4, lr 0.2, the volume),
   // not the form, under a new name.
-  await openPanel(page);
+  await kale.openPanel();
   const rerun = page.waitForResponse(
     r =>
       r.url().includes(`/kale-ext/jobs/${second}/rerun`) &&
       r.request().method() === 'POST'
   );
-  await row(again, second)
+  await kale
+    .row(second)
     .getByRole('button', { name: `Rerun ${second}`, exact: true })
     .click();
   const rerunReply = await rerun;
   expect(rerunReply.status(), await rerunReply.text()).toBe(201);
   const third = (await rerunReply.json()).name as string;
-  await expect(row(again, third)).toHaveAttribute('data-status', 'Complete', {
-    timeout: JOB_TIMEOUT
-  });
+  await kale.waitForStatus(third, 'Complete', JOB_TIMEOUT);
 
   // Every trial, and the rerun, ran with epochs=4.
   const ended = (await sweepOf(page, sweep)).trials as typeof trials;
@@ -309,41 +269,40 @@ test('a sweep with epochs set and a volume, two at a time, through a reload, a S
 
 test('Rerun says at its row why the recorded job cannot run; Edit and rerun loads its options into the form', async ({
   page,
-  tmpPath,
+  kale,
   consoleErrors
-}, testInfo) => {
+}) => {
   test.setTimeout(3 * JOB_TIMEOUT);
-  const { p, volume } = await setUp(page, tmpPath, testInfo, 'edit.ipynb');
-  await go(page, tmpPath, '0.1');
-  await p.getByLabel('Parameter epochs', { exact: true }).fill('3');
+  const { p, volume } = await setUp(kale, 'edit.ipynb');
+  await go(kale, '0.1');
+  await kale.fill({ 'Parameter epochs': '3' });
   await p.locator('[data-section="storage"] > summary').click();
   await p.getByRole('button', { name: 'Add volume' }).click();
-  await p.getByLabel('Volume 1', { exact: true }).fill(volume);
+  await kale.fill({ 'Volume 1': volume });
   const submitted = page.waitForResponse(
     r =>
       /\/kale-ext\/jobs(\?.*)?$/.test(r.url()) &&
       r.request().method() === 'POST'
   );
-  await p.getByRole('button', { name: 'Submit' }).click();
+  await kale.submitButton.click();
   const job = (await (await submitted).json()).name as string;
-  await expect(row(p, job)).toHaveAttribute('data-status', 'Complete', {
-    timeout: JOB_TIMEOUT
-  });
+  await kale.waitForStatus(job, 'Complete', JOB_TIMEOUT);
   expect(await logText(page, job)).toEqual([
     'epoch 1/3 lr 0.1',
     'trained 3 epochs'
   ]);
 
   // The folder the job mounted is gone: its Rerun is refused, at its row.
-  expect(await page.contents.deleteDirectory(`${tmpPath}/data`)).toBe(true);
+  expect(await page.contents.deleteDirectory(kale.path('data'))).toBe(true);
   const before = consoleErrors.length;
   const refused = page.waitForResponse(
     r => r.url().includes(`/kale-ext/jobs/${job}/rerun`) && r.status() === 400
   );
-  await row(p, job)
+  await kale
+    .row(job)
     .getByRole('button', { name: `Rerun ${job}`, exact: true })
     .click();
-  const message = row(p, job).locator('.kale-ext-JobRow-message');
+  const message = kale.row(job).locator('.kale-ext-JobRow-message');
   await expect(message).toContainText('does not exist');
   await expect(message).toContainText('data');
   await refused;
@@ -352,20 +311,21 @@ test('Rerun says at its row why the recorded job cannot run; Edit and rerun load
   const after = consoleErrors.splice(before);
   expect(after.filter(e => bad.test(e))).toHaveLength(1);
   consoleErrors.push(...after.filter(e => !bad.test(e)));
-  await screenshot(row(p, job), testInfo, 'panel-rerun-error.png');
+  await kale.screenshot('panel-rerun-error.png', kale.row(job));
 
   // Edit and rerun: the job's options replace the form's.
-  await p.getByLabel('Parameter epochs', { exact: true }).fill('5');
+  await kale.fill({ 'Parameter epochs': '5' });
   await p.getByRole('button', { name: 'Remove volume 1' }).click();
   await expect(p.getByLabel('Volume 1', { exact: true })).toHaveCount(0);
-  await row(p, job)
+  await kale
+    .row(job)
     .getByRole('button', { name: `Edit and rerun ${job}` })
     .click();
   await expect(p.getByLabel('Parameter epochs', { exact: true })).toHaveValue(
     '3'
   );
   await expect(p.getByLabel('Volume 1', { exact: true })).toHaveValue(volume);
-  await expect(row(p, job).locator('.kale-ext-JobRow-message')).toContainText(
+  await expect(kale.row(job).locator('.kale-ext-JobRow-message')).toContainText(
     'Its options are in the form'
   );
   // the form as loaded (epochs and the volume), and the row that says so
@@ -387,5 +347,5 @@ test('Rerun says at its row why the recorded job cannot run; Edit and rerun load
     },
     animations: 'disabled'
   });
-  await screenshot(row(p, job), testInfo, 'panel-edit-rerun-row.png');
+  await kale.screenshot('panel-edit-rerun-row.png', kale.row(job));
 });
