@@ -200,6 +200,7 @@ const FIELDS: Field[] = [
     'env',
     v =>
       v.form.env
+        .filter(r => r.name.trim())
         .map(r =>
           r.source === 'secret'
             ? `${r.name} from ${r.secret}/${r.key}`
@@ -207,14 +208,16 @@ const FIELDS: Field[] = [
         )
         .join(', ')
   ],
-  ['volumes', 'storage', v => v.form.volumes.join(', ')],
+  ['volumes', 'storage', v => Private.listed(v.form.volumes)],
   ['shared memory', 'storage', v => v.form.shmSize.trim()],
   ['outputs volume', 'storage', v => v.form.outputs.trim()],
   [
     'packages',
     'packages',
     v =>
-      v.form.packages === null ? '(as detected)' : v.form.packages.join(', ')
+      v.form.packages === null
+        ? '(as detected)'
+        : Private.listed(v.form.packages)
   ]
 ];
 
@@ -254,6 +257,14 @@ namespace Private {
 
   export function json(value: JSONObject): string {
     return Object.keys(value).length ? JSON.stringify(value) : '';
+  }
+
+  /** The entries a list sends (an empty row sends nothing). */
+  export function listed(items: string[]): string {
+    return items
+      .map(s => s.trim())
+      .filter(s => s)
+      .join(', ');
   }
 
   export function shown(text: string): string {

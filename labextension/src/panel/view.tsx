@@ -141,7 +141,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         />
       )}
       {state.memory.error && (
-        <div className="kale-ext-Notice kale-ext-mod-error" role="alert">
+        <div className="kale-ext-RestoredNote kale-ext-mod-error" role="alert">
           {state.memory.error}
         </div>
       )}

@@ -180,6 +180,15 @@ describe('restoredFields', () => {
     expect(restoredFields(disk, kept)).toEqual(fields);
   });
 
+  it('leaves out rows that send nothing (an empty volume or variable)', () => {
+    const disk = values({ volumes: ['pvc:d:/d=./d'] });
+    const kept = values({
+      volumes: ['pvc:d:/d=./d', ' '],
+      env: [{ name: '', source: 'value', value: 'x', secret: '', key: '' }]
+    });
+    expect(restoredFields(disk, kept)).toEqual([]);
+  });
+
   it('leaves out the sweep settings while nothing is swept', () => {
     expect(restoredFields(values(), values({}, { parallel: '4' }))).toEqual([]);
   });

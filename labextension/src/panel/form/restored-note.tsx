@@ -17,7 +17,7 @@ export function RestoredNote(props: {
   const labels = note.fields.map(f => f.label);
   return (
     <div
-      className="kale-ext-Notice kale-ext-mod-restored kale-ext-RestoredNote"
+      className="kale-ext-RestoredNote"
       role="status"
       aria-label="Restored from your last session"
     >
