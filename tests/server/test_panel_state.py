@@ -7,6 +7,7 @@ import json
 import pytest
 
 from kale_ext.server import panel_state
+from kale_ext.server.schema import check
 from tests.conftest import notebook
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
@@ -35,6 +36,8 @@ async def test_a_state_put_is_what_get_answers_after(api, nb):
     assert reply.status == 200, reply.text
     again = await api.get("panel-state", params={"path": nb})
     assert again.json["state"] == STATE and again.json["saved"] == reply.json["saved"]
+    for answer in (before, reply, again):  # as openapi.yaml publishes it
+        assert check(answer.json, "#/components/schemas/PanelStateRecord") is None
     changed = {**STATE, "form": {"name": "", "volumes": ["pvc:d:/data=./d"]}}
     assert (await put(api, nb, changed)).status == 200
     assert (await api.get("panel-state", params={"path": nb})).json["state"] == changed
