@@ -25,6 +25,7 @@ from .logstream import LogStream, parse_event_id, parse_offsets
 from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
 from .notebooks import NotebookHandler
+from .panel_state import PanelStateHandler
 from .sweeps import SweepHandler, SweepsHandler
 
 NAMESPACE = "kale-ext"
@@ -369,6 +370,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("backend", BackendHandler),
     ("defaults", DefaultsHandler),
     ("tags", TagsHandler),
+    ("panel-state", PanelStateHandler),
     ("debug/loop-lag", LoopLagHandler),
     ("openapi.yaml", OpenApiHandler),
 ]

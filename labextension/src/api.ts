@@ -178,6 +178,20 @@ export class KaleService {
     return this._send(`${Private.jobPath(name)}/stop`, 'POST');
   }
 
+  /** The panel's form kept for the notebook at `path` (state null: none). */
+  getPanelState(path: string): Promise<Kale.IPanelStateRecord> {
+    return this._get(`panel-state${URLExt.objectToQueryString({ path })}`);
+  }
+
+  /** Keep the panel's form for the notebook at `path` (the last one wins). */
+  savePanelState(
+    path: string,
+    state: unknown
+  ): Promise<Kale.IPanelStateRecord> {
+    const query = URLExt.objectToQueryString({ path });
+    return this._send(`panel-state${query}`, 'PUT', state);
+  }
+
   /**
    * Start a sweep: each trial an ordinary job. A bad spec or option is a
    * {@link KaleAPIError} naming it (`param.lr`, `trials`).

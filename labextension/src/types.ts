@@ -291,6 +291,16 @@ export namespace Kale {
   }
 
   /**
+   * `GET`/`PUT panel-state?path=`: the panel's form kept for a notebook
+   * (`state` as the panel stored it, read back by `form/restore.ts`).
+   */
+  export interface IPanelStateRecord {
+    path: string;
+    state: unknown;
+    saved: string | null;
+  }
+
+  /**
    * A sweep's trials counted (`GET sweeps`' `counts`).
    */
   export interface ISweepCounts {

@@ -101,7 +101,7 @@ async def test_requests_without_authentication_are_403(
     http_server_client, jp_base_url, root, method, path, auth
 ):
     headers = {"Authorization": "token not-the-token"} if auth == "wrong-token" else {}
-    body = json.dumps({"path": "plain_python.ipynb"}) if method == "POST" else None
+    body = json.dumps({"path": "plain_python.ipynb"}) if method in ("POST", "PUT") else None
     r = await http_server_client.fetch(
         f"{jp_base_url}kale-ext/{path}",
         method=method,

@@ -14,23 +14,30 @@ import {
   validateSweep
 } from '../form/sweep';
 import type { IFieldError } from '../form/errors';
+import type { IPanelValues } from '../form/restore';
 import { validateForm } from '../form/validation';
 import type { Kale } from '../types';
-import { CellRoles } from './cell-roles';
+import { CellRoles } from './notebook/cell-roles';
 import {
   ActiveCellWatcher,
   IActiveCell,
   showDiagnosticCell,
   showFailureCell
-} from './cells';
-import { CompileCycle } from './compile-cycle';
-import { JobActions } from './job-actions';
-import { RowActions } from './row-actions';
-import { JobNameReservation } from './job-name';
-import { JobsModel } from './jobs-model';
-import { NotebookBinding } from './notebook-binding';
-import { notebookSource, readForm, readSweep, writeForm } from './notebook-io';
-import { ServerFacts } from './server-facts';
+} from './notebook/cells';
+import { CompileCycle } from './preview/compile-cycle';
+import { JobActions } from './jobs/job-actions';
+import { RowActions } from './jobs/row-actions';
+import { JobNameReservation } from './jobs/job-name';
+import { JobsModel } from './jobs/jobs-model';
+import { NotebookBinding } from './notebook/notebook-binding';
+import {
+  notebookSource,
+  readForm,
+  readSweep,
+  writeForm
+} from './notebook/notebook-io';
+import { ServerFacts } from './form/server-facts';
+import { PanelMemory } from './notebook/memory';
 
 /**
  * The panel's state and actions: the server's facts, the active notebook's
@@ -59,6 +66,9 @@ export class PanelState extends VDomModel {
       this.stateChanged.emit();
     };
     this.server = new ServerFacts(options.service);
+    this.memory = new PanelMemory(options.service, () =>
+      this.stateChanged.emit()
+    );
     this._compiler = new CompileCycle({
       service: options.service,
       request: () => this._request(false),
@@ -99,10 +109,11 @@ export class PanelState extends VDomModel {
     this._binding = new NotebookBinding({
       tracker: options.tracker,
       bound: () => this._bound(),
-      ready: () => {
+      ready: panel => {
         this._cells.refresh();
         this._readMetadata();
         this._compiler.now();
+        void this._recall(panel);
       },
       unbound: () => this._compiler.cancel(),
       metadataChanged: () => this._readMetadata(),
@@ -118,6 +129,9 @@ export class PanelState extends VDomModel {
 
   /** The active cell's role, as the tag editor sets it. */
   readonly roles: CellRoles;
+
+  /** The form kept on the server, so a reload restores it (and says so). */
+  readonly memory: PanelMemory;
 
   form: IJobForm = emptyForm();
   fieldErrors: IFieldError[] = [];
@@ -264,6 +278,7 @@ export class PanelState extends VDomModel {
       // (not loaded yet: the file's metadata is read once it is)
       writeForm(model, this.form, this.sweep);
     }
+    this._remember();
     this.stateChanged.emit();
     this._scheduleCompile();
   }
@@ -279,7 +294,18 @@ export class PanelState extends VDomModel {
     if (model && this._binding.ready) {
       writeForm(model, this.form, this.sweep); // remembered with the form
     }
+    this._remember();
     this.stateChanged.emit();
+  }
+
+  /**
+   * Go back to the notebook's own values from those restored at load.
+   */
+  useNotebookValues(): void {
+    const values = this.memory.useNotebook();
+    if (values) {
+      this._apply(values);
+    }
   }
 
   /**
@@ -385,6 +411,7 @@ export class PanelState extends VDomModel {
     this.roles.forget();
     this.actions.clearNotice();
     this._name.release();
+    this.memory.reset();
     this._compiler.reset();
     this._cells.refresh();
     this._validate();
@@ -409,12 +436,49 @@ export class PanelState extends VDomModel {
     if (!sameForm(form, this.form)) {
       this.form = form;
       this._validate();
+      this._remember();
       this.stateChanged.emit();
       this._scheduleCompile();
     } else if (sweepChanged) {
       this._validate();
+      this._remember();
       this.stateChanged.emit();
     }
+  }
+
+  /**
+   * The notebook is loaded: the values kept from the last session, when
+   * they differ from the notebook's, are the form's (the note says so).
+   */
+  private async _recall(panel: NotebookPanel): Promise<void> {
+    const kept = await this.memory.recall(panel.context.localPath, {
+      form: this.form,
+      sweep: this.sweep
+    });
+    if (kept && this.notebook === panel) {
+      this._apply(kept);
+    }
+  }
+
+  /** The form and sweep are `values` (the notebook's metadata follows). */
+  private _apply(values: IPanelValues): void {
+    this.form = values.form;
+    this.sweep = values.sweep;
+    const model = this.notebook?.model;
+    if (model && this._binding.ready) {
+      writeForm(model, this.form, this.sweep);
+    }
+    this._remember();
+    this._validate();
+    this.stateChanged.emit();
+    this._scheduleCompile();
+  }
+
+  private _remember(): void {
+    this.memory.remember(
+      { form: this.form, sweep: this.sweep },
+      this.notebook?.context.localPath
+    );
   }
 
   private _scheduleCompile(): void {

@@ -3,24 +3,29 @@ import * as React from 'react';
 import { toOptions } from '../form/model';
 import { isSweeping } from '../form/sweep';
 import { TagEditor } from '../tags/editor';
-import { BackendInfo } from './backend';
-import { DefaultsInfo } from './defaults';
-import { DiagnosticList, Validation } from './diagnostics';
-import { EnvEditor } from './env';
-import { Section } from './fields';
-import { JobsList } from './jobs';
+import { BackendInfo } from './form/backend';
+import { DefaultsInfo } from './form/defaults';
+import { DiagnosticList, Validation } from './form/diagnostics';
+import { EnvEditor } from './form/env';
+import { Section } from './shared/fields';
+import { JobsList } from './jobs/jobs';
 import {
   ResourceFields,
   RuntimePicker,
   ShapeFields,
   TrainCallChoice
-} from './job-form';
-import { PackagesEditor } from './packages';
-import { PreviewView } from './preview';
-import { RuntimePackages } from './runtime-packages';
-import { StorageFields } from './storage';
-import { ParametersEditor } from './parameters';
-import { SubmitBar } from './submit-bar';
+} from './form/job-form';
+import { PackagesEditor } from './form/packages';
+import { PreviewView } from './preview/preview';
+import { RuntimePackages } from './form/runtime-packages';
+import { StorageFields } from './storage/storage';
+import { ParametersEditor } from './sweep/parameters';
+import { SubmitBar } from './jobs/submit-bar';
+import {
+  RestoredBadge,
+  RestoredNote,
+  restoredSections
+} from './form/restored-note';
 import type { PanelState } from './state';
 
 /**
@@ -117,12 +122,29 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
   const common = { form, errors, onChange };
   const notice = state.actions.notice;
   const local = state.server.backend?.name === 'local';
+  const note = state.memory.note;
+  const restored = restoredSections(note);
+  // a section holding a restored value is badged, and opened when collapsed
+  const mark = (id: string) =>
+    restored.has(id) ? { open: true, badge: <RestoredBadge /> } : {};
   return (
     <>
       <div className="kale-ext-Notebook" title={state.notebook?.context.path}>
         Notebook{' '}
         <strong>{state.notebook?.context.localPath.split('/').pop()}</strong>
       </div>
+      {note && (
+        <RestoredNote
+          note={note}
+          onUseNotebook={() => state.useNotebookValues()}
+          onDismiss={() => state.memory.dismiss()}
+        />
+      )}
+      {state.memory.error && (
+        <div className="kale-ext-RestoredNote kale-ext-mod-error" role="alert">
+          {state.memory.error}
+        </div>
+      )}
       <Section id="tags" title="Cell tags">
         <TagEditor
           cell={state.activeCell}
@@ -132,7 +154,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           onUndo={() => state.roles.undo()}
         />
       </Section>
-      <Section id="job" title="Job">
+      <Section id="job" title="Job" {...mark('job')}>
         <DefaultsInfo
           defaults={state.server.defaults}
           error={state.server.defaultsError}
@@ -155,7 +177,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
         )}
         <ShapeFields {...common} runtime={state.runtime} compile={compile} />
       </Section>
-      <Section id="resources" title="Resources per node">
+      <Section id="resources" title="Resources per node" {...mark('resources')}>
         <ResourceFields
           {...common}
           defaultGpu={state.server.defaults?.defaults.gpu}
@@ -163,7 +185,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           reported={compile?.local_resources}
         />
       </Section>
-      <Section id="parameters" title="Parameters">
+      <Section id="parameters" title="Parameters" {...mark('parameters')}>
         <ParametersEditor
           {...common}
           defaults={compiled?.result.parameters}
@@ -180,13 +202,18 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           }
         />
       </Section>
-      <Section id="env" title="Environment variables">
+      <Section id="env" title="Environment variables" {...mark('env')}>
         <EnvEditor {...common} />
       </Section>
-      <Section id="storage" title="Storage" open={false}>
+      <Section id="storage" title="Storage" open={false} {...mark('storage')}>
         <StorageFields {...common} local={local} />
       </Section>
-      <Section id="packages" title="Packages" open={false}>
+      <Section
+        id="packages"
+        title="Packages"
+        open={false}
+        {...mark('packages')}
+      >
         <PackagesEditor
           {...common}
           detected={compiled?.result.packages ?? []}

@@ -1,0 +1,76 @@
+import * as React from 'react';
+
+import { Button, errorOf } from '../shared/fields';
+import type { IFormProps } from './job-form';
+
+/**
+ * The packages the job installs: the pins compile detected, editable.
+ */
+export function PackagesEditor(
+  props: IFormProps & {
+    detected: string[];
+    /** The notebook has not compiled: its imports are not known. */
+    unknown?: boolean;
+  }
+): JSX.Element {
+  const { form, errors, onChange, detected } = props;
+  const list = form.packages ?? detected;
+  const set = (packages: string[]) => onChange({ packages });
+  const tooMany = errorOf(errors, 'packages');
+  return (
+    <div className="kale-ext-List">
+      <p className="kale-ext-Muted">
+        {form.packages !== null
+          ? 'Edited: these replace the detected pins of the same name.'
+          : props.unknown
+            ? 'Cannot detect the packages: the notebook does not compile (see Checks).'
+            : 'Detected from the imports, pinned to the installed versions.'}
+      </p>
+      {tooMany && (
+        <div className="kale-ext-Field-error" role="alert">
+          {tooMany}
+        </div>
+      )}
+      {list.map((spec, i) => {
+        const error = errorOf(errors, `packages.${i}`);
+        return (
+          <div key={i} className="kale-ext-ListRow">
+            <input
+              className="kale-ext-Input"
+              type="text"
+              spellCheck={false}
+              name={`packages.${i}`}
+              aria-label={`Package ${i + 1}`}
+              aria-invalid={error ? true : undefined}
+              title={error || undefined}
+              value={spec}
+              onChange={event =>
+                set(list.map((p, j) => (j === i ? event.target.value : p)))
+              }
+            />
+            <Button
+              kind="link"
+              aria-label={`Remove package ${spec || i + 1}`}
+              onClick={() => set(list.filter((_, j) => j !== i))}
+            >
+              Remove
+            </Button>
+            {error && (
+              <div className="kale-ext-Field-error" role="alert">
+                {error}
+              </div>
+            )}
+          </div>
+        );
+      })}
+      <div className="kale-ext-Row">
+        <Button onClick={() => set([...list, ''])}>Add package</Button>
+        {form.packages !== null && (
+          <Button onClick={() => onChange({ packages: null })}>
+            Use detected
+          </Button>
+        )}
+      </div>
+    </div>
+  );
+}

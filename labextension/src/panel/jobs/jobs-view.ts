@@ -1,0 +1,207 @@
+import type { JSONValue } from '@lumino/coreutils';
+
+import { lowerIsBetter } from '../../metrics/summary';
+import type { Kale } from '../../types';
+
+/**
+ * The jobs list as the user arranges it: which jobs (this notebook's or
+ * all), the columns (state, name, key parameters, duration, final metric)
+ * and the order. Pure: the view draws what this computes.
+ */
+
+/**
+ * The sortable columns.
+ */
+export type JobColumn =
+  'state' | 'name' | 'parameters' | 'duration' | 'metric' | 'created';
+
+export const COLUMN_LABELS: Record<JobColumn, string> = {
+  state: 'State',
+  name: 'Name',
+  parameters: 'Parameters',
+  duration: 'Duration',
+  metric: 'Final metric',
+  created: 'Started'
+};
+
+/**
+ * How the user arranged the list (kept across reloads).
+ */
+export interface IJobsView {
+  /** This notebook's jobs only, or all. */
+  filter: 'notebook' | 'all';
+  sort: JobColumn;
+  descending: boolean;
+  /** The metric the metric column shows (null: the first one known). */
+  metric: string | null;
+}
+
+export const DEFAULT_VIEW: IJobsView = {
+  filter: 'notebook',
+  sort: 'created',
+  descending: true,
+  metric: null
+};
+
+/**
+ * A job's final metrics, by name (rank 0's last values, else the lowest
+ * rank's), with the step they were reported at.
+ */
+export type FinalMetrics = Map<string, { value: number; step: number }>;
+
+/**
+ * One row of the list.
+ */
+export interface IJobRow {
+  job: Kale.IJobInfo;
+  /** The parameters it was given (`epochs=1, lr=0.001`). */
+  parameters: string;
+  /** Milliseconds from its start to its end (or now), null if unknown. */
+  duration: number | null;
+  /** The chosen metric's final value, or null (not known, not reported). */
+  metric: number | null;
+}
+
+/**
+ * The notebook a job was submitted from (its path below the server root).
+ */
+export function notebookOf(job: Kale.IJobInfo): string | null {
+  const path = job.provenance?.['kale-ext.io/notebook'];
+  return typeof path === 'string' ? path : null;
+}
+
+/**
+ * What a job was given: the options of its submit, from its provenance.
+ */
+export function jobOptions(job: Kale.IJobInfo): Kale.IJobOptions {
+  const raw = job.provenance?.['kale-ext.io/options'];
+  let options: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      options = JSON.parse(raw);
+    } catch {
+      return {};
+    }
+  }
+  return typeof options === 'object' && options !== null
+    ? (options as Kale.IJobOptions)
+    : {};
+}
+
+/**
+ * The parameters a job was given, as `name=value` (values as typed).
+ */
+export function keyParameters(job: Kale.IJobInfo): string {
+  const parameters: unknown = jobOptions(job).parameters;
+  if (typeof parameters !== 'object' || parameters === null) {
+    return '';
+  }
+  return Object.entries(parameters as Record<string, JSONValue>)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ');
+}
+
+/**
+ * How long a job ran (or has been running), in ms; null when not known.
+ */
+export function jobDuration(job: Kale.IJobInfo, now: number): number | null {
+  const start = job.created ? Date.parse(job.created) : NaN;
+  if (Number.isNaN(start)) {
+    return null;
+  }
+  const ended = job.finished ? Date.parse(job.finished) : NaN;
+  const end = Number.isNaN(ended)
+    ? job.status === 'Complete' || job.status === 'Failed'
+      ? NaN
+      : now
+    : ended;
+  return Number.isNaN(end) ? null : Math.max(0, end - start);
+}
+
+/**
+ * The names of the metrics the jobs reported, in the order first seen.
+ */
+export function metricNames(metrics: Iterable<FinalMetrics>): string[] {
+  const names: string[] = [];
+  for (const m of metrics) {
+    for (const name of m.keys()) {
+      if (!names.includes(name)) {
+        names.push(name);
+      }
+    }
+  }
+  return names;
+}
+
+/**
+ * The rows to show: filtered, with their columns, in the chosen order.
+ */
+export function jobRows(
+  jobs: Kale.IJobInfo[],
+  view: IJobsView,
+  context: {
+    notebook: string | null;
+    now: number;
+    metrics: (name: string) => FinalMetrics | undefined;
+    metric: string | null;
+  }
+): IJobRow[] {
+  const shown =
+    view.filter === 'notebook' && context.notebook
+      ? jobs.filter(j => notebookOf(j) === context.notebook)
+      : jobs;
+  const rows: IJobRow[] = shown.map(job => {
+    const final = context.metric
+      ? context.metrics(job.name)?.get(context.metric)
+      : undefined;
+    return {
+      job,
+      parameters: keyParameters(job),
+      duration: jobDuration(job, context.now),
+      metric: final?.value ?? null
+    };
+  });
+  const sign = view.descending ? -1 : 1;
+  // The metric goes best first (not descending), by the same rule as the
+  // charts: lowest first for a loss-like name, else highest first.
+  const best =
+    context.metric && !lowerIsBetter(context.metric)
+      ? (row: IJobRow) => (row.metric === null ? null : -row.metric)
+      : Private.KEYS.metric;
+  const key = view.sort === 'metric' ? best : Private.KEYS[view.sort];
+  return rows
+    .map((row, i) => ({ row, i }))
+    .sort((a, b) => {
+      const x = key(a.row);
+      const y = key(b.row);
+      // Rows without a value go last, whichever the direction.
+      if (x === null || y === null) {
+        return x === y ? a.i - b.i : x === null ? 1 : -1;
+      }
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return order * sign || a.i - b.i;
+    })
+    .map(({ row }) => row);
+}
+
+namespace Private {
+  const STATES: Record<string, number> = {
+    Failed: 0,
+    Running: 1,
+    Queued: 2,
+    Created: 3,
+    Complete: 4
+  };
+
+  export const KEYS: Record<
+    JobColumn,
+    (row: IJobRow) => number | string | null
+  > = {
+    state: row => STATES[row.job.status] ?? 5,
+    name: row => row.job.name,
+    parameters: row => row.parameters || null,
+    duration: row => row.duration,
+    metric: row => row.metric,
+    created: row => (row.job.created ? Date.parse(row.job.created) : null)
+  };
+}

@@ -1,0 +1,435 @@
+import * as React from 'react';
+
+import { formatValue } from '../../metrics/format';
+import { formatDuration } from '../../timeline';
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
+import { JobOutputs } from '../storage/job-outputs';
+import { formatAge } from '../shared/format';
+import type { RowActions } from './row-actions';
+import {
+  COLUMN_LABELS,
+  FinalMetrics,
+  IJobRow,
+  IJobsView,
+  JobColumn,
+  jobRows,
+  metricNames
+} from './jobs-view';
+
+export interface IJobsProps {
+  jobs: Kale.IJobInfo[] | null;
+  error: string;
+  deleting: Set<string>;
+  now: number;
+  /** How the user arranged the list, and a change of it. */
+  view: IJobsView;
+  onView: (change: Partial<IJobsView>) => void;
+  /** The path of the bound notebook (for "this notebook"). */
+  notebook: string | null;
+  /** A job's final metrics, once read. */
+  metrics: (name: string) => FinalMetrics | undefined;
+  /** A job whose row should come into view once it is listed. */
+  revealing?: string | null;
+  onRevealed?: () => void;
+  onLogs: (name: string) => void;
+  /** Submit the job again as recorded (the server's snapshot and options). */
+  onRerun: (name: string) => void;
+  /** Load the job's recorded options into the form. */
+  onEditRerun?: (job: Kale.IJobInfo) => void;
+  /** Stop a running job and keep it. */
+  onStop?: (name: string) => void;
+  /** Whether a row's action is on its way, and what its last one said. */
+  busy?: (name: string) => boolean;
+  rowMessage?: (name: string) => RowActions.IMessage | undefined;
+  onDismiss?: (name: string) => void;
+  onDelete: (name: string) => void;
+  /** Open the notebook a job failed in at its failing cell. */
+  onOpenFailure?: (job: Kale.IJobInfo) => void;
+  /** Read what a job wrote to its outputs folder. */
+  outputs?: (name: string) => Promise<Kale.IJobOutputs>;
+  /** The jobs checked for comparing, and checking one. */
+  selected?: string[];
+  onSelect?: (name: string, on: boolean) => void;
+  /** Open the side-by-side view of the checked jobs. */
+  onCompare?: (names: string[]) => void;
+  /** Open the view of a sweep. */
+  onSweep?: (name: string) => void;
+}
+
+const COLUMNS: JobColumn[] = [
+  'state',
+  'name',
+  'parameters',
+  'duration',
+  'metric',
+  'created'
+];
+
+/**
+ * The jobs: this notebook's or all, with their key parameters, duration
+ * and final metric, sorted by any column; a failed job says why and links
+ * to the cell it failed in.
+ */
+export function JobsList(props: IJobsProps): JSX.Element {
+  const { jobs, error, view, notebook } = props;
+  const names = metricNames(
+    (jobs ?? []).map(j => props.metrics(j.name) ?? new Map())
+  );
+  const metric =
+    view.metric && names.includes(view.metric)
+      ? view.metric
+      : (names[0] ?? null);
+  const rows = jobs
+    ? jobRows(jobs, view, {
+        notebook,
+        now: props.now,
+        metrics: props.metrics,
+        metric
+      })
+    : [];
+  return (
+    <div className="kale-ext-Jobs">
+      <JobsToolbar {...props} metric={metric} names={names} />
+      {error && (
+        <div className="kale-ext-Field-error" role="alert">
+          Could not list the jobs: {error}
+        </div>
+      )}
+      {jobs === null && !error && <p className="kale-ext-Muted">Loading…</p>}
+      {jobs !== null && rows.length === 0 && (
+        <p className="kale-ext-Muted">
+          {jobs.length && view.filter === 'notebook' && notebook
+            ? `No jobs of this notebook yet (${jobs.length} of others: show all).`
+            : 'No jobs yet.'}
+        </p>
+      )}
+      {rows.length > 0 && (
+        <div className="kale-ext-JobTable" role="table" aria-label="Jobs">
+          <div className="kale-ext-JobTable-head" role="row">
+            {COLUMNS.map(c => (
+              <ColumnHeader key={c} column={c} metric={metric} {...props} />
+            ))}
+          </div>
+          {rows.map(row => (
+            <JobRow key={row.job.name} row={row} metric={metric} {...props} />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function JobsToolbar(
+  props: IJobsProps & { metric: string | null; names: string[] }
+): JSX.Element {
+  const { view, onView, notebook, names } = props;
+  const metricId = React.useId();
+  const listed = new Set((props.jobs ?? []).map(j => j.name));
+  const checked = (props.selected ?? []).filter(n => listed.has(n));
+  return (
+    <div className="kale-ext-JobsToolbar">
+      <div
+        role="radiogroup"
+        aria-label="Show jobs of"
+        className="kale-ext-Toggle"
+      >
+        {(['notebook', 'all'] as const).map(f => (
+          <button
+            key={f}
+            type="button"
+            role="radio"
+            aria-checked={view.filter === f}
+            disabled={f === 'notebook' && !notebook}
+            className={`kale-ext-Button kale-ext-Button-plain${view.filter === f ? ' kale-ext-mod-on' : ''}`}
+            onClick={() => onView({ filter: f })}
+          >
+            {f === 'notebook' ? 'This notebook' : 'All'}
+          </button>
+        ))}
+      </div>
+      {names.length > 1 && (
+        <>
+          <label htmlFor={metricId} className="kale-ext-Muted">
+            Metric
+          </label>
+          <select
+            id={metricId}
+            className="kale-ext-Select kale-ext-Select-small"
+            value={props.metric ?? ''}
+            onChange={e => onView({ metric: e.target.value })}
+          >
+            {names.map(n => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </>
+      )}
+      {props.onCompare && (
+        <Button
+          kind="plain"
+          className="kale-ext-CompareButton"
+          disabled={checked.length < 2}
+          title={
+            checked.length < 2
+              ? 'Check two or more jobs to compare them'
+              : `Compare ${checked.join(', ')} side by side`
+          }
+          onClick={() => props.onCompare?.(checked)}
+        >
+          Compare{checked.length ? ` (${checked.length})` : ''}
+        </Button>
+      )}
+    </div>
+  );
+}
+
+function ColumnHeader(
+  props: IJobsProps & { column: JobColumn; metric: string | null }
+): JSX.Element {
+  const { column, view, onView } = props;
+  const active = view.sort === column;
+  const label =
+    column === 'metric' && props.metric ? props.metric : COLUMN_LABELS[column];
+  return (
+    <div
+      role="columnheader"
+      className={`kale-ext-JobCol-${column}`}
+      aria-sort={
+        active ? (view.descending ? 'descending' : 'ascending') : 'none'
+      }
+    >
+      <button
+        type="button"
+        className="kale-ext-SortButton"
+        aria-label={`Sort by ${label}`}
+        title={
+          column === 'metric' && active
+            ? view.descending
+              ? 'Worst first'
+              : 'Best first'
+            : undefined
+        }
+        onClick={() =>
+          onView(
+            active
+              ? { descending: !view.descending }
+              : { sort: column, descending: column === 'created' }
+          )
+        }
+      >
+        {label}
+        {active && (view.descending ? ' ▾' : ' ▴')}
+      </button>
+    </div>
+  );
+}
+
+function JobRow(
+  props: IJobsProps & { row: IJobRow; metric: string | null }
+): JSX.Element {
+  const { row, now } = props;
+  const { job } = row;
+  const deleting = props.deleting.has(job.name);
+  const ref = React.useRef<HTMLDivElement>(null);
+  const reveal = props.revealing === job.name;
+  React.useEffect(() => {
+    // (its first cell: a row laid out as table cells has no box of its own)
+    const cell = ref.current?.firstElementChild;
+    if (reveal && cell) {
+      cell.scrollIntoView?.({ block: 'nearest' });
+      props.onRevealed?.();
+    }
+  }, [reveal]);
+  const nodes =
+    job.procs_per_node > 1
+      ? `${job.num_nodes} × ${job.procs_per_node}`
+      : `${job.num_nodes}`;
+  const age = formatAge(job.created, now);
+  const busy = props.busy?.(job.name) ?? false;
+  const said = props.rowMessage?.(job.name);
+  const running = job.status !== 'Complete' && job.status !== 'Failed';
+  const failure = job.failure;
+  const final = props.metric
+    ? props.metrics(job.name)?.get(props.metric)
+    : undefined;
+  const status = deleting ? 'Deleting' : (job.status_text ?? job.status);
+  const stopped = job.status_text === 'Stopped'; // by someone, and kept
+  const look = stopped ? 'stopped' : job.status.toLowerCase();
+  return (
+    <div
+      ref={ref}
+      role="row"
+      className="kale-ext-JobRow"
+      data-job={job.name}
+      data-status={job.status}
+      aria-busy={deleting || undefined}
+    >
+      <div role="cell" className="kale-ext-JobCol-state">
+        <span className={`kale-ext-Status kale-ext-Status-${look}`}>
+          {status}
+        </span>
+      </div>
+      <div role="cell" className="kale-ext-JobCol-name">
+        {props.onSelect && (
+          <input
+            type="checkbox"
+            className="kale-ext-JobRow-check"
+            aria-label={`Select ${job.name} to compare`}
+            checked={props.selected?.includes(job.name) ?? false}
+            onChange={e => props.onSelect?.(job.name, e.target.checked)}
+          />
+        )}
+        <span className="kale-ext-JobRow-name" title={job.name}>
+          {job.name}
+        </span>
+        <span className="kale-ext-JobRow-meta">
+          {job.runtime || '—'} · {nodes}{' '}
+          {job.num_nodes === 1 ? 'node' : 'nodes'}
+          {job.sweep && (
+            <>
+              {' · '}
+              <Button
+                kind="link"
+                className="kale-ext-JobRow-sweep"
+                aria-label={`Sweep ${job.sweep} of ${job.name}`}
+                title="A trial of this sweep: open its trials"
+                onClick={() => props.onSweep?.(job.sweep!)}
+              >
+                sweep {job.sweep}
+              </Button>
+            </>
+          )}
+        </span>
+      </div>
+      <div
+        role="cell"
+        className="kale-ext-JobCol-parameters"
+        title="Parameters"
+      >
+        {row.parameters || <span className="kale-ext-Muted">defaults</span>}
+      </div>
+      <div role="cell" className="kale-ext-JobCol-duration" title="Duration">
+        {row.duration !== null ? formatDuration(row.duration) : '—'}
+      </div>
+      <div
+        role="cell"
+        className="kale-ext-JobCol-metric"
+        title={props.metric ?? 'Final metric'}
+      >
+        {final ? (
+          <>
+            {formatValue(final.value)}{' '}
+            <span className="kale-ext-Muted">step {final.step}</span>
+          </>
+        ) : (
+          '—'
+        )}
+      </div>
+      <div role="cell" className="kale-ext-JobCol-created">
+        {age && (
+          <time dateTime={job.created ?? undefined} title={job.created ?? ''}>
+            {age} ago
+          </time>
+        )}
+      </div>
+      {(failure || job.reason) && (
+        <div
+          className={`kale-ext-JobRow-reason kale-ext-mod-${(job.status === 'Failed' && !stopped) || job.status === 'Unreadable' ? 'error' : 'info'}`}
+        >
+          {failure?.summary ?? job.reason}
+          {failure &&
+            typeof failure.cell_index === 'number' &&
+            props.onOpenFailure && (
+              <>
+                {' '}
+                <Button
+                  kind="link"
+                  aria-label={`Open the notebook of ${job.name} at the cell that failed`}
+                  onClick={() => props.onOpenFailure?.(job)}
+                >
+                  Open cell {failure.cell_index + 1}
+                  {failure.line ? `, line ${failure.line}` : ''}
+                </Button>
+              </>
+            )}
+        </div>
+      )}
+      <div className="kale-ext-JobRow-actions">
+        <Button
+          kind="link"
+          aria-label={`Logs of ${job.name}`}
+          onClick={() => props.onLogs(job.name)}
+        >
+          Logs
+        </Button>
+        {running && props.onStop && (
+          <Button
+            kind="link"
+            aria-label={`Stop ${job.name}`}
+            disabled={busy || deleting}
+            title="End its processes or pods and keep the job: its logs, outputs and record stay"
+            onClick={() => props.onStop?.(job.name)}
+          >
+            Stop
+          </Button>
+        )}
+        <Button
+          kind="link"
+          aria-label={`Rerun ${job.name}`}
+          disabled={busy}
+          title="Submit again as it ran: the notebook it ran and its options, a new name"
+          onClick={() => props.onRerun(job.name)}
+        >
+          Rerun
+        </Button>
+        {props.onEditRerun && (
+          <Button
+            kind="link"
+            aria-label={`Edit and rerun ${job.name}`}
+            title="Load its options into the form, to change them before submitting"
+            onClick={() => props.onEditRerun?.(job)}
+          >
+            Edit and rerun
+          </Button>
+        )}
+        <Button
+          kind="link"
+          aria-label={`Delete ${job.name}`}
+          disabled={deleting}
+          onClick={() => props.onDelete(job.name)}
+        >
+          Delete
+        </Button>
+        {props.outputs && (
+          // reloaded when the job's status changes, not on the row's "Deleting" (a
+          // job being deleted has no outputs to ask for: the request met its 404)
+          <JobOutputs
+            name={job.name}
+            status={job.status_text ?? job.status}
+            load={props.outputs}
+          />
+        )}
+      </div>
+      {said && (
+        <div
+          className={`kale-ext-JobRow-message kale-ext-mod-${said.kind}`}
+          role={said.kind === 'error' ? 'alert' : 'status'}
+        >
+          {said.text}{' '}
+          {props.onDismiss && (
+            <Button
+              kind="link"
+              aria-label={`Dismiss the message of ${job.name}`}
+              onClick={() => props.onDismiss?.(job.name)}
+            >
+              Dismiss
+            </Button>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,327 @@
+import { Clipboard } from '@jupyterlab/apputils';
+import * as React from 'react';
+
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
+import { formatPlace } from '../shared/format';
+import { foldYaml } from './preview-yaml';
+import { WorkspaceFact } from './workspace';
+
+/**
+ * What submitting will do, read first: the job's name, where it runs, its
+ * shape, resources, runtime, packages and files; then the TrainJob YAML
+ * with its bulk folded, to copy or download.
+ */
+export function PreviewView(props: {
+  compile: Kale.ICompileResult | null;
+  backend: Kale.IBackend | null;
+  runtime?: Kale.IRuntime;
+  /** The packages the user edited (null: the detected ones). */
+  packages: string[] | null;
+  /** The options the panel sends (what overrides the notebook's settings). */
+  options?: Kale.IJobOptions;
+  /** Open the notebook at a cell and line (as the checks' links do). */
+  onSelect?: (place: Kale.IDiagnostic) => void;
+}): JSX.Element {
+  const { compile } = props;
+  if (!compile?.trainjob_yaml) {
+    return (
+      <p className="kale-ext-Muted">
+        {compile && !compile.ok
+          ? 'Fix the errors to see what the job will be.'
+          : 'No preview yet.'}
+      </p>
+    );
+  }
+  return (
+    <div className="kale-ext-Preview">
+      <PreviewSummary {...props} compile={compile} />
+      {compile.provenance && compile.provenance.length > 0 && (
+        <NotebookSettings
+          provenance={compile.provenance}
+          options={props.options ?? {}}
+          onSelect={props.onSelect}
+        />
+      )}
+      <TrainJobYaml
+        name={compile.job_name ?? 'trainjob'}
+        yaml={compile.trainjob_yaml}
+      />
+    </div>
+  );
+}
+
+function PreviewSummary(props: {
+  compile: Kale.ICompileResult;
+  backend: Kale.IBackend | null;
+  runtime?: Kale.IRuntime;
+  packages: string[] | null;
+}): JSX.Element {
+  const { compile, backend, runtime } = props;
+  const local = backend?.name === 'local';
+  const nodes = compile.nodes ?? 1;
+  const procs = compile.procs_per_node ?? 1;
+  const packages = props.packages ?? compile.packages ?? [];
+  return (
+    <dl
+      className="kale-ext-Facts kale-ext-PreviewSummary"
+      aria-label="What the job will be"
+    >
+      <dt>Job</dt>
+      <dd className="kale-ext-Facts-code" data-fact="name">
+        {compile.job_name}
+      </dd>
+      <dt>Backend</dt>
+      <dd data-fact="backend">
+        {!backend
+          ? '—'
+          : local
+            ? 'Local: processes on this machine'
+            : `Kubernetes${backend.namespace ? `, namespace ${backend.namespace}` : ''}`}
+      </dd>
+      <dt>Shape</dt>
+      <dd data-fact="shape">
+        {Private.plural(nodes, 'node')} ×{' '}
+        {Private.plural(procs, 'process', 'processes')}
+      </dd>
+      <dt>Resources</dt>
+      <dd data-fact="resources">{Private.resources(compile.config)}</dd>
+      <dt>Runtime</dt>
+      <dd data-fact="runtime">
+        {compile.runtime}
+        {runtime?.image && (
+          <>
+            {' · '}
+            <code>{runtime.image}</code>
+          </>
+        )}
+      </dd>
+      <dt>Packages</dt>
+      <dd data-fact="packages">
+        {packages.length ? packages.join(', ') : 'none'}
+        {props.packages !== null && ' (edited)'}
+      </dd>
+      <dt>Workspace</dt>
+      <dd data-fact="workspace">
+        <WorkspaceFact workspace={compile.workspace} />
+      </dd>
+      {compile.volumes && compile.volumes.length > 0 && (
+        <>
+          <dt>Volumes</dt>
+          <dd data-fact="volumes">
+            {compile.volumes.map(v => Private.volume(v, local)).join('; ')}
+          </dd>
+        </>
+      )}
+      {compile.outputs && (
+        <>
+          <dt>Outputs</dt>
+          <dd data-fact="outputs">{compile.outputs}</dd>
+        </>
+      )}
+      {local && (
+        <>
+          <dt>Runs</dt>
+          <dd data-fact="command">
+            {Private.plural(nodes, 'process', 'processes')} here, one per node,
+            each with <code>PET_NNODES={nodes}</code>,{' '}
+            <code>PET_NODE_RANK=0{nodes > 1 ? `…${nodes - 1}` : ''}</code>,{' '}
+            <code>PET_MASTER_ADDR=127.0.0.1</code>, running
+            {compile.command ? (
+              <pre
+                className="kale-ext-Command"
+                tabIndex={0}
+                aria-label="Local command"
+              >
+                {compile.command}
+              </pre>
+            ) : (
+              ' the trainer command of the TrainJob below'
+            )}
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/**
+ * Each setting read from the notebook's train() call: its value, where it
+ * is (a link to the cell and line), and the panel's value when that wins.
+ */
+function NotebookSettings(props: {
+  provenance: Kale.IProvenance[];
+  options: Kale.IJobOptions;
+  onSelect?: (place: Kale.IDiagnostic) => void;
+}): JSX.Element {
+  const { options, onSelect } = props;
+  return (
+    <>
+      <div className="kale-ext-Muted">
+        Read from the notebook&apos;s train() call
+      </div>
+      <dl
+        className="kale-ext-Facts kale-ext-PreviewProvenance"
+        aria-label="Read from the notebook"
+      >
+        {props.provenance.map(p => {
+          const place = formatPlace(p.cell, p.line);
+          return (
+            <React.Fragment key={p.setting}>
+              <dt>{p.setting}</dt>
+              <dd data-setting={p.setting}>
+                <code>{Private.value(p.value)}</code>{' '}
+                {onSelect ? (
+                  <Button
+                    kind="link"
+                    aria-label={`Go to ${place}`}
+                    onClick={() =>
+                      onSelect({
+                        severity: 'warning',
+                        message: p.setting,
+                        cell: p.cell,
+                        line: p.line
+                      })
+                    }
+                  >
+                    {place}
+                  </Button>
+                ) : (
+                  place
+                )}
+                {p.overridden_by.length > 0 && (
+                  <strong className="kale-ext-Overridden">
+                    {' '}
+                    overridden by the panel:{' '}
+                    {Private.overrides(p.overridden_by, options)}
+                  </strong>
+                )}
+              </dd>
+            </React.Fragment>
+          );
+        })}
+      </dl>
+    </>
+  );
+}
+
+function TrainJobYaml(props: { name: string; yaml: string }): JSX.Element {
+  const { name, yaml } = props;
+  const [copied, setCopied] = React.useState(false);
+  const pieces = React.useMemo(() => foldYaml(yaml), [yaml]);
+  React.useEffect(() => setCopied(false), [yaml]);
+  return (
+    <div className="kale-ext-PreviewYaml">
+      <div className="kale-ext-Row">
+        <span className="kale-ext-Muted">TrainJob</span>
+        <Button
+          onClick={() => {
+            Clipboard.copyToSystem(yaml);
+            setCopied(true);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </Button>
+        <Button onClick={() => Private.download(`${name}.yaml`, yaml)}>
+          Download YAML
+        </Button>
+      </div>
+      <pre className="kale-ext-Yaml" tabIndex={0} aria-label="TrainJob YAML">
+        {pieces.map((piece, i) =>
+          piece.kind === 'text' ? (
+            <React.Fragment key={i}>{piece.text}</React.Fragment>
+          ) : (
+            <details key={i} className="kale-ext-Fold">
+              <summary>{piece.label}</summary>
+              {piece.text}
+            </details>
+          )
+        )}
+      </pre>
+    </div>
+  );
+}
+
+namespace Private {
+  /**
+   * A value as the notebook resolves it, in a line of at most 80 characters.
+   */
+  export function value(v: unknown): string {
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  }
+
+  /**
+   * The panel's values that win: "4", or "cpu 2, memory 4Gi" for several.
+   */
+  export function overrides(
+    names: string[],
+    options: Kale.IJobOptions
+  ): string {
+    const given = names.filter(n => options[n] !== undefined);
+    if (given.length === 1 && names.length === 1) {
+      return value(options[given[0]]);
+    }
+    return names
+      .map(n => (options[n] !== undefined ? `${n} ${value(options[n])}` : n))
+      .join(', ');
+  }
+
+  export function plural(n: number, one: string, many = `${one}s`): string {
+    return `${n} ${n === 1 ? one : many}`;
+  }
+
+  /**
+   * A node's requests and limits in a line: "CPU 500m–2 · memory 4Gi".
+   */
+  export function resources(
+    config: Kale.IDistributedConfig | undefined
+  ): string {
+    const requests = config?.requests ?? {};
+    const limits = config?.limits ?? {};
+    const names = [
+      ...new Set([...Object.keys(requests), ...Object.keys(limits)])
+    ];
+    if (names.length === 0) {
+      return 'none requested';
+    }
+    const label = (key: string) =>
+      key === 'cpu'
+        ? 'CPU'
+        : key === 'nvidia.com/gpu'
+          ? 'GPU'
+          : key.replace(/^nvidia\.com\//, '');
+    return names
+      .map(key => {
+        const low = requests[key];
+        const high = limits[key];
+        const range =
+          low && high && low !== high ? `${low}–${high}` : (high ?? low);
+        return `${label(key)} ${range}`;
+      })
+      .join(' · ');
+  }
+
+  /**
+   * A volume in words: "pvc data at /data, read-only (here: ./data)".
+   */
+  export function volume(v: Kale.IVolumeMount, local: boolean): string {
+    const what = v.source ? `${v.kind} ${v.source}` : v.kind;
+    const ro = v.read_only ? ', read-only' : '';
+    const here = local && v.local ? ` (here: ${v.local})` : '';
+    return `${what} at ${v.mount_path}${ro}${here}`;
+  }
+
+  export function download(file: string, text: string): void {
+    const url = URL.createObjectURL(
+      new Blob([text], { type: 'application/yaml' })
+    );
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = file;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+}

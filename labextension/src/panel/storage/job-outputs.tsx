@@ -1,0 +1,87 @@
+import * as React from 'react';
+
+import { errorMessage } from '../../errors';
+import type { Kale } from '../../types';
+import { formatBytes } from '../shared/format';
+
+/**
+ * A job's outputs (what it wrote to `KALE_EXT_OUTPUT_DIR`), listed with
+ * their sizes when opened, and again when the job's status changes while
+ * open.
+ */
+export function JobOutputs(props: {
+  name: string;
+  status: string;
+  load: (name: string) => Promise<Kale.IJobOutputs>;
+}): JSX.Element {
+  const { name, status, load } = props;
+  const [open, setOpen] = React.useState(false);
+  const [found, setFound] = React.useState<Kale.IJobOutputs | null>(null);
+  const [error, setError] = React.useState('');
+  React.useEffect(() => {
+    if (!open) {
+      return;
+    }
+    let live = true;
+    load(name).then(
+      outputs => {
+        if (live) {
+          setFound(outputs);
+          setError('');
+        }
+      },
+      reason => live && setError(errorMessage(reason))
+    );
+    return () => {
+      live = false;
+    };
+  }, [open, name, status]);
+  return (
+    <details
+      className="kale-ext-Fold kale-ext-JobOutputs"
+      onToggle={event => setOpen(event.currentTarget.open)}
+    >
+      <summary aria-label={`Outputs of ${name}`}>
+        Outputs
+        {found && found.files.length > 0 ? ` (${found.files.length})` : ''}
+      </summary>
+      {error ? (
+        <div className="kale-ext-Field-error" role="alert">
+          {error}
+        </div>
+      ) : !found ? (
+        <div className="kale-ext-Muted">Reading…</div>
+      ) : (
+        <OutputsList outputs={found} />
+      )}
+    </details>
+  );
+}
+
+function OutputsList(props: { outputs: Kale.IJobOutputs }): JSX.Element {
+  const { outputs } = props;
+  return (
+    <div>
+      {outputs.files.length > 0 ? (
+        <ul aria-label="Output files">
+          {outputs.files.map(f => (
+            <li key={f.path}>
+              <code>{f.path}</code>{' '}
+              <span className="kale-ext-Muted">{formatBytes(f.size)}</span>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <div className="kale-ext-Muted">
+          {outputs.listed
+            ? 'No outputs yet: files the job writes to KALE_EXT_OUTPUT_DIR show here.'
+            : 'Not listed here: the outputs are on a volume only a pod can read.'}
+        </div>
+      )}
+      {outputs.note && <div className="kale-ext-Muted">{outputs.note}</div>}
+      <div className="kale-ext-Muted">
+        In <code>{outputs.location}</code>
+      </div>
+    </div>
+  );
+}
