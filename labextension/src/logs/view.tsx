@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { useSignal } from '../hooks';
+import { ProgressBar } from '../progress/bar';
 import { LogList } from './list';
 import { MetricsPane } from './metrics';
 import { TimelinePane } from './timeline';
@@ -17,6 +18,10 @@ export function LogsRoot(props: { view: LogsView }): JSX.Element {
   return (
     <div className="kale-ext-LogsView">
       <LogsToolbar view={view} />
+      <ProgressBar
+        job={view.timelines.get(view.jobName)?.job}
+        className="kale-ext-LogsProgress"
+      />
       <div className="kale-ext-Insights">
         <InsightSection
           view={view}
