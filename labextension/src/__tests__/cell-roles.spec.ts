@@ -1,7 +1,11 @@
 import type { Cell } from '@jupyterlab/cells';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
-import { CellRoles, setCellRole, undoRoleChange } from '../panel/cell-roles';
+import {
+  CellRoles,
+  setCellRole,
+  undoRoleChange
+} from '../panel/notebook/cell-roles';
 import type { Kale } from '../types';
 import { fakeNotebook, fakeTracker } from './fakes';
 

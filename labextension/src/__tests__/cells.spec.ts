@@ -1,6 +1,6 @@
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
-import { ActiveCellWatcher, showDiagnosticCell } from '../panel/cells';
+import { ActiveCellWatcher, showDiagnosticCell } from '../panel/notebook/cells';
 import type { Kale } from '../types';
 import { fakeNotebook, fakeTracker } from './fakes';
 

@@ -1,8 +1,8 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { JobsList } from '../panel/jobs';
-import { DEFAULT_VIEW } from '../panel/jobs-view';
+import { JobsList } from '../panel/jobs/jobs';
+import { DEFAULT_VIEW } from '../panel/jobs/jobs-view';
 import { ISaved, loadOffer } from '../results/load-result';
 import type { Kale } from '../types';
 import { jobInfo } from './fakes';

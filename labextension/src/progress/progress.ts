@@ -1,4 +1,4 @@
-import { formatAge } from '../panel/format';
+import { formatAge } from '../panel/shared/format';
 import type { Kale } from '../types';
 
 /**

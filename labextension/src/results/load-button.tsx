@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { Button } from '../panel/fields';
+import { Button } from '../panel/shared/fields';
 import type { ILoadOffer } from './load-result';
 
 /**

@@ -1,4 +1,4 @@
-import { formatBytes } from '../panel/format';
+import { formatBytes } from '../panel/shared/format';
 import type { Kale } from '../types';
 
 /**

@@ -1,7 +1,7 @@
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { errorMessage } from '../errors';
-import { notebookOf } from '../panel/jobs-view';
+import { notebookOf } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 import { ISaved, loadOffer, resultCellSource } from './load-result';
 

@@ -1,9 +1,9 @@
 import * as React from 'react';
 
-import type { GpuMode, IJobForm } from '../form/model';
-import type { Kale } from '../types';
-import type { IFieldError } from '../form/errors';
-import { SelectField, TextField, errorOf } from './fields';
+import type { GpuMode, IJobForm } from '../../form/model';
+import type { Kale } from '../../types';
+import type { IFieldError } from '../../form/errors';
+import { SelectField, TextField, errorOf } from '../shared/fields';
 
 export interface IFormProps {
   form: IJobForm;

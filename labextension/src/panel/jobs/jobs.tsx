@@ -1,14 +1,14 @@
 import * as React from 'react';
 
-import { formatValue } from '../metrics/format';
-import { ProgressBar } from '../progress/bar';
-import { LoadResultButton } from '../results/load-button';
-import type { ILoadOffer } from '../results/load-result';
-import { formatDuration } from '../timeline';
-import type { Kale } from '../types';
-import { Button } from './fields';
-import { JobOutputs } from './job-outputs';
-import { formatAge } from './format';
+import { formatValue } from '../../metrics/format';
+import { ProgressBar } from '../../progress/bar';
+import { LoadResultButton } from '../../results/load-button';
+import type { ILoadOffer } from '../../results/load-result';
+import { formatDuration } from '../../timeline';
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
+import { JobOutputs } from '../storage/job-outputs';
+import { formatAge } from '../shared/format';
 import type { RowActions } from './row-actions';
 import {
   COLUMN_LABELS,
