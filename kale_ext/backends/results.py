@@ -56,14 +56,13 @@ def outputs_folder(backend: Backend, name: str) -> Path:
     if m is None:
         raise NoResult(f"job {name}'s outputs are in {found.location}, which is not read here")
     claim, path = m["claim"], m["path"]
-    mounted = claim_mounts().get(claim)
-    folder = mounted / Path(path).name if mounted is not None else Path(path)
-    if folder.is_dir():
-        return folder
-    where = f"{mounted} (from {CLAIMS_ENV})" if mounted is not None else path
+    root = claim_mounts().get(claim) or Path(path).parent  # where the claim is, here
+    if root.is_dir():
+        return root / Path(path).name
+    where = f"{root} (from {CLAIMS_ENV})" if claim in claim_mounts() else root
     raise NoResult(
         f"job {name}'s outputs are on PersistentVolumeClaim {claim} ({path} in the job), which "
-        f"is not at {where} here: mount the claim in this notebook server at "
+        f"is not mounted at {where} here: mount the claim in this notebook server at "
         f"{Path(path).parent}, or say where it is mounted with {CLAIMS_ENV}={claim}=/folder"
     )
 
@@ -170,10 +169,12 @@ def _torch(path: Path):
 
     try:
         return torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as e:  # the unpickler names what it refused
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    except Exception as e:  # the unpickler names what it refused, below torch's advice
+        lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(e).splitlines()]
+        said = [line for line in lines if "WeightsUnpickler error" in line] or lines[:1]
+        why = said[0].removeprefix("WeightsUnpickler error: ") if said else type(e).__name__
         raise KaleExtError(
-            f"{path.name} holds objects torch does not load safely (weights_only=True): {first}. "
+            f"{path.name} holds objects torch does not load safely (weights_only=True): {why} "
             "If you trust it: torch.load(path, weights_only=False)"
         ) from None
 
