@@ -35,9 +35,9 @@ def compile_notebook(*args, **kwargs):
 
 def job(name, backend=None):
     """The job named ``name``: ``.result()`` waits for what it returned, ``.outputs`` lists and
-    loads its files (see kale_ext.handle). Once the package kale_ext.job is imported, the name
+    loads its files (see kale_ext.runs.handle). Once the package kale_ext.job is imported, the name
     ``kale_ext.job`` is that package, which answers a call the same way."""
-    from .handle import job as _job
+    from .runs.handle import job as _job
 
     return _job(name, backend)
 
@@ -47,8 +47,8 @@ open_job = job  # what the package kale_ext.job calls
 
 def run(notebook, **options):
     """Submit a notebook as `kale-ext run` does (options as the REST API names them: nodes=2,
-    parameters={...}; backend="local"); returns its job at once (see kale_ext.handle)."""
-    from .handle import run as _run
+    parameters={...}; backend="local"); returns its job at once (see kale_ext.runs.handle)."""
+    from .runs.handle import run as _run
 
     return _run(notebook, **options)
 

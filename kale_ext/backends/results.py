@@ -242,6 +242,11 @@ def load_file(path: Path):
     return loader[1](path)
 
 
+def hidden(path: str) -> bool:
+    """Whether a listed output (a path with "/") is the saved result's, not the job's own."""
+    return FOLDER in path.split("/")
+
+
 def listed(folder: Path) -> list[OutputFile]:
     """The files under ``folder`` (links listed, never followed), but the saved result's."""
     files = []

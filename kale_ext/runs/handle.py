@@ -12,9 +12,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .backends.base import Backend, JobInfo, OutputFile
-from .backends.results import listed, load_file, outputs_folder, result_of, saved_value
-from .errors import KaleExtError, NotFound
+from ..backends.base import Backend, JobInfo, OutputFile
+from ..backends.results import (
+    hidden,
+    listed,
+    load_file,
+    outputs_folder,
+    result_of,
+    saved_value,
+)
+from ..errors import KaleExtError, NotFound
 
 
 class Outputs:
@@ -32,6 +39,11 @@ class Outputs:
 
     @property
     def files(self) -> list[OutputFile]:
+        """As the backend lists them (a local job's while it runs too), else as found in the
+        folder here (a cluster job's volume)."""
+        found = self.backend.outputs(self.name)
+        if found.listed:
+            return [f for f in found.files if not hidden(f.path)]
         folder = self.folder
         return listed(folder) if folder.is_dir() else []
 
@@ -61,7 +73,7 @@ class Outputs:
         return load_file(self.path(path))
 
     def __repr__(self) -> str:
-        from .job.workspace import size_text
+        from ..job.workspace import size_text
 
         try:
             files = self.files
@@ -120,8 +132,8 @@ class JobHandle:
 
 def backend_for(backend: str | None = None) -> Backend:
     """The backend the Jupyter server would use (see the module's docstring)."""
-    from .backends.choose import choose_backend
-    from .job.defaults import load, server_section
+    from ..backends.choose import choose_backend
+    from ..job.defaults import load, server_section
 
     jobs_dir = server_section().get("jobs_dir")
     chosen, _ = choose_backend(backend, load(), jobs_dir=jobs_dir)
@@ -144,9 +156,9 @@ def run(notebook, backend: str | None = None, **options) -> JobHandle:
     """Submit ``notebook`` (a path) as the CLI's ``run`` does, with job ``options`` (the
     names of the REST API and kale_ext/job/options.py: nodes=2, parameters={...}); returns at
     once. Warnings are in ``.warnings``."""
-    from .backends.submit import submit
-    from .job.defaults import load
-    from .job.options import JobOptions
+    from ..backends.submit import submit
+    from ..job.defaults import load
+    from ..job.options import JobOptions
 
     JobOptions.from_dict(options)  # each value checked (ConfigError names it) before any work
     chosen = backend_for(backend)
