@@ -4,16 +4,40 @@ summary, and a log line (the CLI prints them, the magics return them)."""
 from __future__ import annotations
 
 from .backends.base import STOPPED_TEXT, Failure, JobInfo, JobOutputs, LogLine, Status
+from .progress import Progress, bar, eta_text, percent_text, summary
 
-JOB_COLUMNS = ("NAME", "STATUS", "NODES", "CREATED", "REASON")
+JOB_COLUMNS = ("NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "REASON")
+#: The PROGRESS column's bar, in characters between its brackets.
+TABLE_BAR = 10
 #: What `kale-ext jobs --status` filters by: a backend's statuses, and `stalled` (running, quiet).
 STATUSES = (*(s.value.lower() for s in Status), "stalled", STOPPED_TEXT.lower())
 
 
 def job_rows(jobs: list[JobInfo]) -> list[tuple[str, ...]]:
+    """A row per job; PROGRESS and ETA read ``-`` unless it runs and has reported progress."""
     return [
-        (j.name, j.status_text, str(j.num_nodes), j.created or "", j.reason or "") for j in jobs
-    ]
+        (j.name, j.status_text, str(j.num_nodes), *progress_cells(j.progress_shown),
+         j.created or "", j.reason or "")
+        for j in jobs
+    ]  # fmt: skip
+
+
+def progress_cells(progress: Progress | None) -> tuple[str, str]:
+    """The PROGRESS and ETA cells: ``[####------]  45%`` and ``1m 05s``, or ``-``."""
+    if progress is None:
+        return "-", "-"
+    shown = f"{bar(progress.percent, TABLE_BAR)} {percent_text(progress):>5}"
+    return shown, eta_text(progress.eta_seconds)
+
+
+def progress_line(info: JobInfo) -> str | None:
+    """How far a job is, as ``status`` shows it: a bar with percent, counts and ETA while it
+    runs; how far it got once it ended (no bar, no ETA); None when it never reported."""
+    if info.progress_shown is not None:
+        return f"progress      {bar(info.progress.percent)} {summary(info.progress)}"
+    if info.progress is not None and info.status.finished:
+        return f"progress      reached {summary(info.progress, eta=False)}"
+    return None
 
 
 def select_jobs(jobs: list[JobInfo], status: str | None) -> list[JobInfo]:
@@ -70,6 +94,8 @@ def job_status(info: JobInfo) -> str:
         times.append(f"last output {info.last_output}")
     if times:
         lines.append(", ".join(times))
+    if (progress := progress_line(info)) is not None:
+        lines.append(progress)
     if info.failure is not None:
         lines.append(info.failure.summary)
         lines += failure_lines(info.failure)

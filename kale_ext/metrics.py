@@ -4,6 +4,10 @@ line that the panel and the notebook monitor plot per rank. It costs one print.
     from kale_ext import report
     report(step=epoch, loss=0.31, accuracy=0.92)
 
+The same line sets the job's progress (kale_ext/progress.py): ``report(step=s, total=n)`` says
+``s`` steps of ``n`` are done, ``report(epoch=e, epochs=m)`` ``e`` epochs of ``m``. ``total``,
+``epoch`` and ``epochs`` are progress, not metrics to plot (:data:`PROGRESS_KEYS`).
+
 In a compiled job the import is replaced by a small stdlib-only copy of this function (built from
 :data:`PREFIX`), so the training image needs no kale_ext. This module is the one source of what
 a metrics line is and how it is shown: the notebook monitor uses it, and the panel receives
@@ -18,7 +22,9 @@ import os
 import re
 from dataclasses import dataclass
 
-PREFIX = "KALE_METRIC "
+from .progress import METRIC_PREFIX as PREFIX
+from .progress import PROGRESS_KEYS
+
 #: Points kept per metric and rank; beyond it a series is thinned to a quarter, its minima and
 #: maxima kept. A chart draws about 230 points per line, so more would cost memory for nothing.
 MAX_POINTS = 2_000
@@ -49,7 +55,8 @@ LOWER_IS_BETTER = (
 
 
 def report(step: int | None = None, **metrics: float) -> None:
-    """Print one metrics line: {"step": step, "rank": RANK, name: value, ...}."""
+    """Print one metrics line: {"step": step, "rank": RANK, name: value, ...}; with ``total``
+    (steps done of ``total``) or ``epoch``/``epochs`` it also sets the job's progress."""
     record = {"step": step, "rank": int(os.environ.get("RANK", 0)), **metrics}
     print(PREFIX + json.dumps(record, default=float), flush=True)
 
@@ -86,15 +93,15 @@ def _number(value: object) -> float | None:
 
 
 def metric_values(record: dict) -> MetricValues:
-    """A record's metrics: values that are not numbers (strings, bools, objects) are left out,
-    NaN and inf kept; a step that is not a finite number and a rank that is not a non-negative
-    integer are None."""
+    """A record's metrics: values that are not numbers (strings, bools, objects) and the
+    progress keys (PROGRESS_KEYS) are left out, NaN and inf kept; a step that is not a finite
+    number and a rank that is not a non-negative integer are None."""
     step = _number(record.get("step"))
     rank = record.get("rank")
     values = {}
     for name, raw in record.items():
         value = _number(raw)
-        if name not in ("step", "rank") and value is not None:
+        if name not in ("step", "rank") and name not in PROGRESS_KEYS and value is not None:
             values[name] = value
     return MetricValues(
         step=step if step is not None and math.isfinite(step) else None,

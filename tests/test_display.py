@@ -2,6 +2,7 @@
 
 from kale_ext.backends.base import Failure, JobInfo, LogLine, NodeState, Status
 from kale_ext.display import job_status, jobs_table, log_text, select_jobs
+from kale_ext.progress import Progress
 
 
 def job(name: str, status: Status = Status.RUNNING, reason: str | None = None) -> JobInfo:
@@ -13,11 +14,47 @@ def job(name: str, status: Status = Status.RUNNING, reason: str | None = None) -
 def test_columns_stay_aligned_with_long_names():
     long = "a-very-long-training-job-name-that-goes-on-and-on-x1y2z"
     lines = jobs_table([job("short"), job(long, Status.FAILED, "node 1 exited 1")]).splitlines()
-    assert lines[0].split() == ["NAME", "STATUS", "NODES", "CREATED", "REASON"]
+    assert lines[0].split() == ["NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "REASON"]
     status_column = lines[0].index("STATUS")
     assert lines[1][status_column:].startswith("Running")
     assert lines[2][status_column:].startswith("Failed")
     assert lines[2].endswith("node 1 exited 1")
+
+
+HALF = Progress.of(45, 100, "step", "report", eta_seconds=65)
+
+
+def with_progress(status: Status) -> JobInfo:
+    info = job(status.value.lower(), status)
+    info.progress = HALF
+    return info
+
+
+def test_a_running_job_shows_a_bar_and_an_eta_others_their_state():
+    jobs = [with_progress(s) for s in (Status.RUNNING, Status.QUEUED, Status.COMPLETE)]
+    lines = jobs_table([*jobs, job("silent")]).splitlines()
+    progress, eta = lines[0].index("PROGRESS"), lines[0].index("ETA")
+    assert lines[1][progress:eta].strip() == "[####------]   45%"
+    assert lines[1][eta:].split()[:2] == ["1m", "05s"]
+    for line in lines[2:]:  # queued, complete, never reported: no stale bar
+        assert line[progress:eta].strip() == "-" and line[eta:].split()[0] == "-"
+
+
+def test_status_shows_the_bar_while_running_and_how_far_it_got_after():
+    running = job_status(with_progress(Status.RUNNING)).splitlines()
+    assert "progress      [#########-----------] 45% (45/100 steps), ETA 1m 05s" in running
+    failed = job_status(with_progress(Status.FAILED))
+    assert "progress      reached 45% (45/100 steps)" in failed.splitlines()
+    assert "ETA" not in failed and "#" not in failed
+    assert "progress" not in job_status(with_progress(Status.QUEUED))
+    assert "progress" not in job_status(job("silent"))
+
+
+def test_progress_lines_read_as_steps_of_total():
+    metric = LogLine(0, 'KALE_METRIC {"step": 3, "total": 9, "loss": 0.25}', rank=0)
+    assert log_text(metric) == "[rank 0] step 3/9: loss 0.25"
+    epochs = LogLine(0, 'KALE_METRIC {"step": 3, "epoch": 1, "epochs": 5, "acc": 1}', rank=0)
+    assert log_text(epochs) == "[rank 0] step 3, epoch 1/5: acc 1"
 
 
 def test_no_jobs_says_so():

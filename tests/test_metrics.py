@@ -24,6 +24,7 @@ from kale_ext.metrics import (
     parse_metric,
     series_color,
 )
+from kale_ext.progress import progress_of_lines
 from tests.conftest import notebook
 
 
@@ -88,6 +89,28 @@ def test_only_numbers_are_metrics():
     assert (found.step, found.rank, found.values) == (None, None, {"acc": 1.0})
     assert metric_values({"step": math.nan, "rank": True}).step is None
     assert metric_values({"step": 2, "rank": 3}) == metric_values({"rank": 3, "step": 2.0})
+
+
+def test_progress_keys_are_not_metrics(capsys):
+    report(step=3, total=10, loss=0.5)
+    report(step=4, epoch=1, epochs=5, accuracy=0.7)
+    records = [parse_metric(line) for line in capsys.readouterr().out.splitlines()]
+    assert [metric_values(r).values for r in records] == [{"loss": 0.5}, {"accuracy": 0.7}]
+    assert records[0]["total"] == 10 and records[1]["epochs"] == 5  # still in the line
+
+
+def test_a_compiled_job_reports_progress(tmp_path):
+    job = compile_notebook(
+        notebook(
+            ("from kale_ext import report", ["imports"]),
+            "for s in range(4):\n    report(step=s + 1, total=4, loss=1 / (s + 1))",
+        )
+    )
+    module = write_module(job, tmp_path)
+    out = subprocess.run([sys.executable, "-S", "-I", str(module)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    found = progress_of_lines(out.stdout.splitlines())
+    assert (found.step, found.total, found.percent, found.source) == (4, 4, 100.0, "report")
 
 
 def test_a_shimmed_report_reads_back_with_its_nans(tmp_path):

@@ -17,6 +17,7 @@ from ..job.runtimes import Runtime
 from ..job.spec import JobSpec
 from ..job.trainjob import SWEEP
 from ..metrics import parse_metric
+from ..progress import PROGRESS_KEYS, Progress
 
 __all__ = [
     "Backend",
@@ -123,6 +124,7 @@ class JobInfo:
     last_output: str | None = None  # when a running job last wrote a log line or a metric
     stalled_after: float | None = None  # set while Running without output for this many s
     sweep: str | None = None  # the sweep it is a trial of (from its SWEEP_LABEL annotation)
+    progress: Progress | None = None  # the last progress it reported (kept once it ended)
 
     def __post_init__(self) -> None:
         if self.sweep is None:
@@ -144,10 +146,17 @@ class JobInfo:
             return f"{self.status.value} ({self.reason})"
         return self.status.value
 
+    @property
+    def progress_shown(self) -> Progress | None:
+        """The progress a view shows as a bar: only while the job runs (a queued or finished
+        job shows its state, not a stale bar)."""
+        return self.progress if self.status is Status.RUNNING else None
+
     def to_dict(self) -> dict:
         data = asdict(self)
         data["status"] = self.status.value
         data["status_text"] = self.status_text
+        data["progress"] = self.progress.to_json() if self.progress is not None else None
         return data
 
 
@@ -203,8 +212,13 @@ class LogLine:
         metric = parse_metric(self.text)
         if metric is None:
             return f"{self.prefix} {self.text}"
-        values = ", ".join(f"{k} {v}" for k, v in metric.items() if k not in ("step", "rank"))
-        return f"{self.prefix} step {metric.get('step')}: {values}"
+        hidden = ("step", "rank", *PROGRESS_KEYS)
+        values = ", ".join(f"{k} {v}" for k, v in metric.items() if k not in hidden)
+        step = f"step {metric.get('step')}" + (f"/{metric['total']}" if "total" in metric else "")
+        if "epoch" in metric:
+            epochs = f"/{metric['epochs']}" if "epochs" in metric else ""
+            step += f", epoch {metric['epoch']}{epochs}"
+        return f"{self.prefix} {step}: {values}"
 
 
 @dataclass(frozen=True)

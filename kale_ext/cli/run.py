@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import CompileError
+from ..errors import CompileError, KaleExtError
 from .common import (
     add_backend,
     add_job_options,
@@ -152,8 +152,9 @@ def _run(args) -> int:
 
 
 def _follow(backend, name: str) -> int:
-    """Stream the logs with rank prefixes, report status changes (a live spinner with the status
-    and elapsed time on a terminal), and exit with the job's status."""
+    """Stream the logs with rank prefixes, report status changes and progress (a live spinner
+    with the status, elapsed time and a progress bar on a terminal; a plain progress line at
+    each tenth when piped), and exit with the job's status."""
     import threading
     import time
 
@@ -165,17 +166,31 @@ def _follow(backend, name: str) -> int:
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     started = time.monotonic()
     spinner = console.status(f"{name}: submitted") if console.is_terminal else None
+    done = threading.Event()
 
     def report(info):
         reason = f": {info.reason}" if info.reason else ""
         console.print(f"[{name}] {info.status.value}{reason}", markup=False)
-        if spinner is not None:
-            spinner.update(
-                f"{name}: {info.status.value}{reason} ({time.monotonic() - started:.0f} s)"
-            )
 
-    watch = {"interval": 0.5, "on_change": report}
-    watcher = threading.Thread(target=backend.wait, args=(name,), kwargs=watch, daemon=True)
+    def watch():
+        last, tenths = None, ProgressTenths()
+        while not done.is_set():
+            try:
+                info = backend.get_job(name)
+            except KaleExtError:
+                return
+            if (info.status, info.reason) != last:
+                report(info)
+                last = (info.status, info.reason)
+            if spinner is not None:
+                spinner.update(live_text(name, info, time.monotonic() - started))
+            elif (shown := tenths.line(info.progress_shown)) is not None:
+                console.print(f"[{name}] progress {shown}", markup=False)
+            if info.status.finished:
+                return
+            done.wait(0.5)
+
+    watcher = threading.Thread(target=watch, daemon=True)
     if spinner is not None:
         spinner.start()
     try:
@@ -187,6 +202,7 @@ def _follow(backend, name: str) -> int:
                 print(log_text(line), flush=True)
         watcher.join(timeout=5)
     finally:
+        done.set()
         if spinner is not None:
             spinner.stop()
     info = backend.get_job(name)
@@ -196,12 +212,40 @@ def _follow(backend, name: str) -> int:
     return 0 if info.status.value == "Complete" else 1
 
 
+def live_text(name: str, info, elapsed: float) -> str:
+    """The spinner's text on a terminal: `job: Running (41 s) [####----] 45% (45/100 steps),
+    ETA 1m 05s` (the bar only while it runs and reports progress)."""
+    from ..progress import bar, summary
+
+    reason = f": {info.reason}" if info.reason else ""
+    text = f"{name}: {info.status.value}{reason} ({elapsed:.0f} s)"
+    progress = info.progress_shown
+    return text if progress is None else f"{text} {bar(progress.percent)} {summary(progress)}"
+
+
+class ProgressTenths:
+    """Plain progress lines for a log that is piped: one each time the job passes another
+    tenth of its work (and at its end), not one per step."""
+
+    def __init__(self) -> None:
+        self.tenth: int | None = None
+
+    def line(self, progress) -> str | None:
+        from ..progress import summary
+
+        if progress is None:
+            return None
+        tenth = int(progress.percent // 10)
+        if self.tenth is not None and tenth <= self.tenth:
+            return None
+        self.tenth = tenth
+        return summary(progress)
+
+
 def outputs_line(backend, name: str) -> str | None:
     """Where an ended job's outputs are, to open: `outputs: examples/outputs/<job>/ (2 files:
     a.pt, b.json)`; the path relative to here when it is below here. None when it wrote none."""
     import os
-
-    from ..errors import KaleExtError
 
     try:
         found = backend.outputs(name)

@@ -47,6 +47,7 @@ from .links import claim, hand_over
 from .logfiles import node_logs
 from .outputs import final_folder, gather, keep_note, kept, listing
 from .processes import alive, kill_group, runs, terminate
+from .progressfile import read_progress
 from .queue import capacity, check_fits, launch, leave, need_of
 from .records import Unreadable, read_checked, unreadable_info
 from .resources import resources_record
@@ -299,6 +300,7 @@ class LocalBackend(Backend):
         try:
             record = self._record(name)
             info = self._info(record)
+            info.progress = read_progress(self.jobs_dir / name)
             self.note_output(info, self._last_output(record))
             expired = self._expired(record)
         except Unreadable as e:  # listed as such, with how to remove it

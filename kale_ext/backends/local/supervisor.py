@@ -34,6 +34,7 @@ from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
 from .ports import claim_port
 from .processes import descendants, kill, kill_group, start_time
+from .progressfile import ProgressFollower
 from .queue import Need, leave, wait_turn
 from .resources import MemoryWatch, chain, node_settings
 from .volumes import free_mounts, make_mounts
@@ -195,7 +196,9 @@ def run(job_dir: Path) -> int:
         family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run
         last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
         memory = MemoryWatch(record)
+        progress = ProgressFollower(job_dir, record["procs_per_node"])  # rank 0's, as it logs
         while not stopping:
+            progress.poll()
             if failed_at is None:
                 memory.check([p.pid for p in procs])  # a node over its memory limit is stopped
             if time.monotonic() - last_scan > 0.5:
@@ -217,6 +220,7 @@ def run(job_dir: Path) -> int:
             time.sleep(0.05)
         stop_nodes(procs, family)
     remove_scratch(job_dir)
+    progress.poll(every=0)  # what rank 0 logged last
 
     record = read_record(job_dir)  # keep what others recorded meanwhile
     for k, p in enumerate(procs):

@@ -1,0 +1,361 @@
+"""How far a job is and when it will end: the one place that knows what progress is.
+
+STDLIB ONLY: a compiled job may embed this module (as it embeds ``report``), so it imports
+nothing but the standard library and nothing of kale_ext.
+
+Where progress comes from, by priority (a source seen once wins over those below it):
+
+1. ``report`` — ``kale_ext.report(step=s, total=n)`` (``s`` steps done of ``n``) or
+   ``report(epoch=e, epochs=m)`` (``e`` epochs done of ``m``) on rank 0.
+2. ``epoch-line`` — a rank-0 line such as ``Epoch 38/60`` or ``epoch: 3/10`` (Keras' style),
+   read as that many epochs done.
+3. ``tqdm`` — one tqdm bar with a known total on rank 0 (``45%|████▌ | 45/100 [00:01<...]``).
+   Inference stops (the progress goes) when it is ambiguous: a second bar with another
+   description or total, or the bar starting over (a bar per epoch).
+4. ``trainer`` — Kubeflow Trainer's ``status.trainerStatus`` of a TrainJob (a percent, maybe an
+   ETA, no step counts), set by the Kubernetes backend.
+
+The ETA (:class:`EtaEstimator`) comes from the recent rate: none until MIN_ADVANCES advances
+spanning MIN_SECONDS, none while the rate swings (the recent half of the window runs more than
+MAX_SWING times faster or slower than the older half), none when the job has gone quiet for
+STALE_FACTOR times its usual interval between advances.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+UNITS = ("step", "epoch")
+SOURCES = ("report", "epoch-line", "tqdm", "trainer")  # by priority, highest first
+#: The keys of a report() record that set progress: not metrics to plot.
+PROGRESS_KEYS = ("total", "epoch", "epochs")
+#: The prefix of a report() line (kale_ext.metrics.PREFIX is this one).
+METRIC_PREFIX = "KALE_METRIC "
+
+#: No ETA before this many advances of progress ...
+MIN_ADVANCES = 3
+#: ... spanning at least this many seconds.
+MIN_SECONDS = 2.0
+#: The rate is measured over the advances of the last WINDOW_SECONDS (at most WINDOW_SAMPLES).
+WINDOW_SECONDS = 60.0
+WINDOW_SAMPLES = 64
+#: No ETA while the recent half of the window's rate and the older half's differ by more than
+#: this factor.
+MAX_SWING = 3.0
+#: No ETA once nothing advanced for this many times the window's mean interval between advances
+#: (and at least MIN_SECONDS).
+STALE_FACTOR = 5.0
+
+
+def utc_now() -> str:
+    """Now as ISO 8601 UTC, to the second: ``2026-11-27T12:00:00Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _plain(value: float | None) -> int | float | None:
+    """An integral float as an int (``45.0`` → ``45``), for JSON and text."""
+    return int(value) if value is not None and value == int(value) else value
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A job's progress: ``percent`` 0–100; ``step`` done of ``total`` (in ``unit``; both None
+    for the Trainer's, which only has a percent); ``eta_seconds`` None while unknown;
+    ``source`` one of SOURCES; ``updated`` when it was read (ISO 8601 UTC)."""
+
+    percent: float
+    step: float | None
+    total: float | None
+    unit: str = "step"
+    eta_seconds: int | None = None
+    source: str = "report"
+    updated: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        step: float,
+        total: float,
+        unit: str,
+        source: str,
+        eta_seconds: int | None = None,
+        updated: str | None = None,
+    ) -> Progress:
+        """``step`` of ``total`` done (total > 0), its percent capped to 0–100."""
+        percent = round(min(100.0, max(0.0, 100.0 * step / total)), 1)
+        return cls(percent, step, total, unit, eta_seconds, source, updated or utc_now())
+
+    def to_json(self) -> dict:
+        return {
+            "percent": self.percent,
+            "step": _plain(self.step),
+            "total": _plain(self.total),
+            "unit": self.unit,
+            "eta_seconds": self.eta_seconds,
+            "source": self.source,
+            "updated": self.updated,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Progress:
+        """The Progress of :meth:`to_json`'s dict; ValueError naming the field when it is not
+        one."""
+        if not isinstance(data, dict):
+            raise ValueError("progress: not an object")
+        percent = _number(data.get("percent"))
+        if percent is None or not 0 <= percent <= 100:
+            raise ValueError("progress.percent: not a number from 0 to 100")
+        step, total = data.get("step"), data.get("total")
+        for name, value in (("step", step), ("total", total)):
+            if value is not None and (_number(value) is None or value < 0):
+                raise ValueError(f"progress.{name}: not a number of 0 or more")
+        eta = data.get("eta_seconds")
+        if eta is not None and (isinstance(eta, bool) or not isinstance(eta, int) or eta < 0):
+            raise ValueError("progress.eta_seconds: not a whole number of 0 or more")
+        for name, allowed in (("unit", UNITS), ("source", SOURCES)):
+            if data.get(name) not in allowed:
+                raise ValueError(f"progress.{name}: not one of {', '.join(allowed)}")
+        updated = data.get("updated")
+        try:
+            datetime.fromisoformat(str(updated).replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError("progress.updated: not an ISO 8601 time") from None
+        return cls(float(percent), step, total, data["unit"], eta, data["source"], updated)
+
+    @property
+    def done(self) -> bool:
+        return self.percent >= 100.0
+
+
+# -- the ETA --
+
+
+class EtaEstimator:
+    """Seconds left from the recent rate of advance. Feed it every reading with
+    :meth:`observe`; :meth:`eta` is None until MIN_ADVANCES advances spanning MIN_SECONDS were
+    seen, while the rate swings by more than MAX_SWING, and once the job went quiet (see the
+    module's docstring). Going back, or another total, starts over."""
+
+    def __init__(self) -> None:
+        self.samples: deque[tuple[float, float]] = deque(maxlen=WINDOW_SAMPLES)
+        self.total: float | None = None
+
+    def observe(self, step: float, total: float, now: float | None = None) -> None:
+        """A reading: ``step`` of ``total`` done at monotonic time ``now``. A repeated step is
+        not an advance: only the first time it was seen counts."""
+        now = time.monotonic() if now is None else now
+        last = self.samples[-1][1] if self.samples else None
+        if total != self.total or (last is not None and step < last):
+            self.samples.clear()
+            self.total = total
+        if last is not None and step == last and self.samples:
+            return
+        self.samples.append((now, step))
+        while len(self.samples) > 2 and now - self.samples[1][0] > WINDOW_SECONDS:
+            self.samples.popleft()
+
+    def eta(self, now: float | None = None) -> int | None:
+        """Whole seconds left (0 when done), or None while it cannot be told honestly."""
+        if not self.samples or self.total is None:
+            return None
+        now = time.monotonic() if now is None else now
+        (t0, s0), (t1, s1) = self.samples[0], self.samples[-1]
+        if s1 >= self.total:
+            return 0
+        if len(self.samples) < MIN_ADVANCES + 1 or t1 - t0 < MIN_SECONDS or s1 <= s0:
+            return None
+        interval = (t1 - t0) / (len(self.samples) - 1)
+        if now - t1 > max(MIN_SECONDS, STALE_FACTOR * interval):
+            return None
+        mid = len(self.samples) // 2
+        older, recent = _rate(list(self.samples)[: mid + 1]), _rate(list(self.samples)[mid:])
+        if older is None or recent is None or max(older, recent) > MAX_SWING * min(older, recent):
+            return None
+        rate = (s1 - s0) / (t1 - t0)
+        return max(0, round((self.total - s1) / rate - (now - t1)))
+
+
+def _rate(samples: list[tuple[float, float]]) -> float | None:
+    (t0, s0), (t1, s1) = samples[0], samples[-1]
+    return (s1 - s0) / (t1 - t0) if t1 > t0 and s1 > s0 else None
+
+
+# -- parsers: where progress is read from --
+
+
+def of_record(record: dict) -> tuple[float, float, str] | None:
+    """(done, total, unit) of a report() record on rank 0 that sets progress, else None:
+    ``step``/``total`` or ``epoch``/``epochs`` (both numbers, total > 0, done ≥ 0)."""
+    if record.get("rank", 0) != 0:
+        return None
+    for done_key, total_key, unit in (("step", "total", "step"), ("epoch", "epochs", "epoch")):
+        done, total = _number(record.get(done_key)), _number(record.get(total_key))
+        if done is not None and total is not None and total > 0 and done >= 0:
+            return done, total, unit
+    return None
+
+
+_TQDM = re.compile(r"\d{1,3}%\|[^|\r\n]{0,400}\|\s*(?P<n>\d+)/(?P<total>\d+)\s*\[")
+_EPOCH = re.compile(r"\bepoch\s*[:=#]?\s*\[?\s*(\d+)\s*/\s*(\d+)\b", re.IGNORECASE)
+
+
+def of_tqdm(text: str) -> tuple[str, float, float] | None:
+    """(bar description, done, total) of the last tqdm bar update in a line (tqdm rewrites its
+    bar after ``\\r``), else None; a bar without a total (``45it [...]``) is not progress."""
+    found = None
+    for found in _TQDM.finditer(text):  # noqa: B007 (the last one is wanted)
+        continue
+    if found is None or int(found["total"]) <= 0:
+        return None
+    start = found.start()
+    desc = text[text.rfind("\r", 0, start) + 1 : start].strip().rstrip(":").strip()
+    return desc, float(found["n"]), float(found["total"])
+
+
+def of_epoch_line(text: str) -> tuple[float, float] | None:
+    """(epochs done, epochs) of a line like ``Epoch 38/60``, else None."""
+    found = _EPOCH.search(text)
+    if not found:
+        return None
+    done, total = int(found[1]), int(found[2])
+    return (float(done), float(total)) if 0 < total and done <= total else None
+
+
+class ProgressTracker:
+    """A job's progress from its rank-0 log lines, fed incrementally (it keeps no lines):
+    the seam every backend uses — feed it the lines read since the last call."""
+
+    def __init__(self) -> None:
+        self.source: str | None = None
+        self.reading: tuple[float, float, str] | None = None  # done, total, unit
+        self.estimator = EtaEstimator()
+        self.bar: tuple[str, float] | None = None  # the one tqdm bar: description, total
+        self.ambiguous = False  # tqdm inference gave up
+        self.updated = ""  # when the reading last changed (ISO 8601 UTC)
+
+    def feed(self, lines: Iterable[str], now: float | None = None) -> Progress | None:
+        """Read rank 0's new lines (at monotonic time ``now``); the progress so far. Only the
+        last reading of each source among the lines counts (one JSON parse per call)."""
+        last: dict[str, object] = {}
+        for text in lines:
+            if text.startswith(METRIC_PREFIX):
+                if '"total"' in text or '"epochs"' in text:
+                    last["report"] = text
+            elif self._rank(self.source) >= self._rank("epoch-line"):
+                if "poch" in text and (epoch := of_epoch_line(text)) is not None:
+                    last["epoch-line"] = epoch
+                elif "%|" in text and not self.ambiguous:
+                    self._tqdm(text, last)
+        for source in SOURCES:
+            reading = self._reading(source, last.get(source))
+            if reading is not None and self._rank(source) <= self._rank(self.source):
+                self._set(source, reading, now)
+                break
+        return self.progress(now)
+
+    def _tqdm(self, text: str, last: dict) -> None:
+        found = of_tqdm(text)
+        if found is None:
+            return
+        desc, done, total = found
+        earlier = last.get("tqdm", self.reading if self.source == "tqdm" else None)
+        if self.bar is not None and (
+            (desc, total) != self.bar or (earlier is not None and done < earlier[0])
+        ):
+            self.ambiguous = True  # another bar, or this one starting over: not one job's
+            last.pop("tqdm", None)
+            if self.source == "tqdm":
+                self.source, self.reading = None, None
+            return
+        self.bar = (desc, total)
+        last["tqdm"] = (done, total, "step")
+
+    @staticmethod
+    def _reading(source: str, found: object) -> tuple[float, float, str] | None:
+        if found is None:
+            return None
+        if source == "report":
+            try:
+                record = json.loads(str(found)[len(METRIC_PREFIX) :])
+            except json.JSONDecodeError:
+                return None
+            return of_record(record) if isinstance(record, dict) else None
+        if source == "epoch-line":
+            return (*found, "epoch")  # type: ignore[misc]
+        return found  # type: ignore[return-value]
+
+    @staticmethod
+    def _rank(source: str | None) -> int:
+        return SOURCES.index(source) if source in SOURCES else len(SOURCES)
+
+    def _set(self, source: str, reading: tuple[float, float, str], now: float | None) -> None:
+        if source != self.source:
+            self.estimator = EtaEstimator()
+        if (source, reading) != (self.source, self.reading):
+            self.updated = utc_now()
+        self.source, self.reading = source, reading
+        self.estimator.observe(reading[0], reading[1], now)
+
+    def progress(self, now: float | None = None) -> Progress | None:
+        """The progress read so far, its ETA as of ``now``; None before any."""
+        if self.reading is None or self.source is None:
+            return None
+        done, total, unit = self.reading
+        eta = self.estimator.eta(now)
+        return Progress.of(done, total, unit, self.source, eta, self.updated or None)
+
+
+def progress_of_lines(lines: Iterable[str]) -> Progress | None:
+    """The progress rank 0's log lines show (no ETA: one reading has no rate)."""
+    return ProgressTracker().feed(lines)
+
+
+# -- how views show it --
+
+
+def eta_text(seconds: int | None) -> str:
+    """``42s``, ``3m 05s``, ``1h 02m``, ``2d 03h``; ``-`` when unknown."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    if seconds < 86400:
+        return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d {seconds % 86400 // 3600:02d}h"
+
+
+def bar(percent: float, width: int = 20) -> str:
+    """A text bar: ``[#########-----------]``."""
+    filled = round(width * min(100.0, max(0.0, percent)) / 100)
+    return "[" + "#" * filled + "-" * (width - filled) + "]"
+
+
+def percent_text(progress: Progress) -> str:
+    """``45%`` (``45.5%`` below 10 and above 90, where a tenth shows movement)."""
+    p = progress.percent
+    return f"{p:.1f}%" if (p < 10 or p > 90) and p != int(p) else f"{p:.0f}%"
+
+
+def summary(progress: Progress, eta: bool = True) -> str:
+    """One line: ``45% (45/100 steps), ETA 1m 05s`` (without the ETA unless ``eta``)."""
+    counts = ""
+    if progress.step is not None and progress.total is not None:
+        counts = f" ({_plain(progress.step)}/{_plain(progress.total)} {progress.unit}s)"
+    return f"{percent_text(progress)}{counts}" + (
+        f", ETA {eta_text(progress.eta_seconds)}" if eta else ""
+    )
