@@ -31,11 +31,11 @@ export class ResultLoader {
       if (!panel) {
         throw new Error('Open a notebook to load the result into');
       }
+      this._options.activate?.(panel); // in front first: then the cell is made active
       const index = await insertCodeCell(
         panel,
         resultCellSource(job.name, offer.withResult)
       );
-      this._options.activate?.(panel);
       const file = panel.context.localPath.split('/').pop();
       say(
         job.name,
