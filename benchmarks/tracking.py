@@ -1,6 +1,14 @@
-"""What MLflow tracking adds to a training loop that reports every step, in one run.
+"""What tracking costs, in one run: MLflow tracking of a loop that reports every step, or
+(``--progress``) progress.
 
     python benchmarks/tracking.py [--steps 20000] [--work 0 2000] [--repeat 3]
+    python benchmarks/tracking.py --progress [--steps 5000] [--repeat 5] [--jobs 100]
+
+With ``--progress`` (see :func:`progress_main`): the cost of ``report(step=s, total=n, ...)``
+on a step of 200 µs of CPU against the same report without progress (target ≤ 1.02), and
+against no report; the cost of following a job's progress from its log (its supervisor's
+share); the server's cost of 100 running jobs' progress (GET kale-ext/jobs of a real Jupyter
+server, with and without their progress).
 
 Compiles a notebook whose loop does ``--work`` iterations of arithmetic (a fixed amount of CPU,
 so time the sender thread takes shows) and one
@@ -19,6 +27,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.harness, from a checkout
@@ -58,10 +67,16 @@ def loop_seconds(module: Path, folder: Path, env: dict, params: dict) -> tuple[f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--steps", type=int, default=None, help="default: 20000, 5000")
     parser.add_argument("--work", type=int, nargs="+", default=[0, 2000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--progress", action="store_true", help="measure progress instead")
+    parser.add_argument("--jobs", type=int, default=100, help="running jobs (--progress)")
     args = parser.parse_args()
+    if args.progress:
+        progress_main(args.steps or 5000, args.repeat, args.jobs)
+        return
+    args.steps = args.steps or 20_000
     job = compile_notebook(
         notebook(
             ("steps = 100\nwork = 0", ["parameters"]),
@@ -96,6 +111,137 @@ def main() -> None:
                       f"{mine[0] / best[0]:.3f}, whole process CPU {mine[2] / best[2]:.3f}; "
                       f"{len(points.get('metrics', []))} of {args.steps} loss points on the "
                       "server")  # fmt: skip
+
+
+# -- progress --
+
+#: ``mode``: 0 no report, 1 a report without progress, 2 the same with progress, 3 progress only
+PROGRESS_LOOP = """\
+import time
+start, cpu = time.perf_counter(), time.process_time()
+for s in range(steps):
+    x = 0
+    for i in range(work):
+        x += i * i
+    if mode == 1:
+        report(step=s + 1, loss=1.0 / (s + 1))
+    elif mode == 2:
+        report(step=s + 1, total=steps, loss=1.0 / (s + 1))
+    elif mode == 3:
+        report(step=s + 1, total=steps)
+print("LOOP", time.perf_counter() - start, time.process_time() - cpu)
+"""
+STEP_SECONDS = 200e-6
+
+
+def progress_main(steps: int, repeat: int, jobs: int) -> None:
+    """Prints what progress costs a job's loop, its supervisor and the server."""
+    job = compile_notebook(
+        notebook(
+            ("steps = 100\nwork = 0\nmode = 0", ["parameters"]),
+            ("from kale_ext import report", ["imports"]),
+            PROGRESS_LOOP,
+        )
+    )
+    env = {**os.environ, "RANK": "0"}
+    env.pop(RUN_ID_ENV, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        module = write_module(job, folder)
+        work = 1000  # iterations for a step of STEP_SECONDS of CPU, found from a first run
+        probe = loop_seconds(module, folder, env, {"steps": 2000, "work": work, "mode": 0})[1]
+        work = max(1, round(work * STEP_SECONDS / (probe / 2000)))
+        best = [float("inf")] * 4
+        for _ in range(repeat):  # interleaved: load on the machine hits every mode
+            for mode in range(4):
+                params = {"steps": steps, "work": work, "mode": mode}
+                best[mode] = min(best[mode], loop_seconds(module, folder, env, params)[1])
+        per_step = [b / steps * 1e6 for b in best]
+        print(f"report() on a step of {per_step[0]:.0f} µs of CPU ({steps} steps, best of "
+              f"{repeat}): with progress / without {best[2] / best[1]:.3f} (target ≤ 1.02); "
+              f"report with progress / no report {best[2] / best[0]:.3f}; progress only / no "
+              f"report {best[3] / best[0]:.3f} (µs per step: none {per_step[0]:.1f}, report "
+              f"{per_step[1]:.1f}, with progress {per_step[2]:.1f}, progress only "
+              f"{per_step[3]:.1f})")  # fmt: skip
+        loop_seconds(module, folder, env, {"steps": steps, "work": 0, "mode": 2})
+        follow_cost(folder / "node.log", steps)
+        server_cost(folder, jobs, repeat)
+
+
+def follow_cost(log: Path, lines: int) -> None:
+    """A supervisor's CPU to follow rank 0's log of ``lines`` progress reports."""
+    from kale_ext.backends.local.progressfile import ProgressFollower
+
+    job_dir = log.parent / "follow"
+    job_dir.mkdir()
+    (job_dir / "node-0.log").write_bytes(log.read_bytes())
+    follower = ProgressFollower(job_dir, 1)
+    cpu = time.process_time()
+    found = follower.poll(every=0)
+    spent = time.process_time() - cpu
+    size = log.stat().st_size
+    print(f"following progress: {spent / lines * 1e6:.2f} µs of CPU per report line "
+          f"({size / 1e6:.1f} MB, {lines} lines, read to {found and found.percent}%)")  # fmt: skip
+
+
+def server_cost(folder: Path, jobs: int, repeat: int) -> None:
+    """GET kale-ext/jobs of a real Jupyter server with ``jobs`` running jobs, with and without
+    their progress: latency and the server process's CPU per request."""
+    from kale_ext.backends.local.processes import start_time
+    from kale_ext.progress import Progress
+    from tests.harness.server import JupyterProcess
+
+    jobs_dir, me = folder / "jobs", os.getpid()
+    progress = json.dumps(Progress.of(45, 100, "step", "report", eta_seconds=65).to_json())
+    for i in range(jobs):
+        job_dir = jobs_dir / f"job-{i:03d}"
+        job_dir.mkdir(parents=True)
+        record = {"name": job_dir.name, "status": "Running", "runtime": "torch-distributed",
+                  "num_nodes": 2, "procs_per_node": 1, "created": "2026-11-27T12:00:00Z",
+                  "started": "2026-11-27T12:00:00Z", "supervisor_pid": me,
+                  "supervisor_started": start_time(me), "provenance": {},
+                  "nodes": [{"index": k, "state": "Running"} for k in range(2)]}  # fmt: skip
+        (job_dir / "job.json").write_text(json.dumps(record))
+        (job_dir / "progress.json").write_text(progress)
+    (folder / "root").mkdir()
+    server = JupyterProcess(folder / "root", jobs_dir, folder / "home")
+    try:
+        results = {}
+        for _ in range(repeat):
+            for kept in (True, False):
+                for i in range(jobs):
+                    job_dir = jobs_dir / f"job-{i:03d}"
+                    src, dst = (("hidden", "progress.json") if kept else
+                                ("progress.json", "hidden"))  # fmt: skip
+                    if (job_dir / src).exists():
+                        (job_dir / src).rename(job_dir / dst)
+                wall, cpu = _timed_gets(server, 10)
+                listed = json.loads(server.get("jobs"))["jobs"]
+                assert all((j["progress"] is not None) == kept for j in listed), "not running"
+                best = results.get(kept, (float("inf"), float("inf")))
+                results[kept] = (min(best[0], wall), min(best[1], cpu))
+    finally:
+        server.stop()
+    (w1, c1), (w0, c0) = results[True], results[False]
+    print(f"GET kale-ext/jobs of {jobs} running jobs, best of {repeat}×10: with progress "
+          f"{w1 * 1e3:.1f} ms ({c1 * 1e3:.1f} ms of server CPU), without {w0 * 1e3:.1f} ms "
+          f"({c0 * 1e3:.1f} ms); ratio {c1 / c0:.3f} CPU, {w1 / w0:.3f} wall; progress costs "
+          f"{(c1 - c0) / jobs * 1e6:.0f} µs of server CPU per job and request")  # fmt: skip
+
+
+def _timed_gets(server, n: int) -> tuple[float, float]:
+    """Mean wall and server-CPU seconds of a GET kale-ext/jobs."""
+    stat = Path(f"/proc/{server.proc.pid}/stat")
+
+    def cpu() -> float:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    server.get("jobs")  # warm
+    wall, before = time.perf_counter(), cpu()
+    for _ in range(n):
+        server.get("jobs")
+    return (time.perf_counter() - wall) / n, (cpu() - before) / n
 
 
 if __name__ == "__main__":

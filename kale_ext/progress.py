@@ -155,13 +155,17 @@ class EtaEstimator:
 
     def observe(self, step: float, total: float, now: float | None = None) -> None:
         """A reading: ``step`` of ``total`` done at monotonic time ``now``. A repeated step is
-        not an advance: only the first time it was seen counts."""
+        not an advance (only the first time it was seen counts), and readings at one moment
+        are one."""
         now = time.monotonic() if now is None else now
         last = self.samples[-1][1] if self.samples else None
         if total != self.total or (last is not None and step < last):
             self.samples.clear()
             self.total = total
         if last is not None and step == last and self.samples:
+            return
+        if self.samples and self.samples[-1][0] == now:  # read at one moment (a backlog): its
+            self.samples[-1] = (now, step)  # last reading is the one that moment saw
             return
         self.samples.append((now, step))
         while len(self.samples) > 2 and now - self.samples[1][0] > WINDOW_SECONDS:

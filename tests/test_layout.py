@@ -11,7 +11,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kale_ext"
 PANEL = PACKAGE.parent / "labextension" / "src"  # the panel's TypeScript: no circles either
 #: Each stage may import itself and the stages before it; shared leaves are open to all.
 ORDER = ["compile", "job", "backends", "runs", "front"]
-SHARED = {"errors", "files", "metrics", "_version", "__version__", "__init__", "distributed"}
+SHARED = {"errors", "files", "metrics", "progress", "_version", "__version__", "__init__"}
+SHARED |= {"distributed"}
 SHARED |= {"mlflow_api", "tracking_sink"}  # experiment tracking: the submit, supervisor and jobs
 #: The public facades (`kale_ext.report`, `from kale_ext.distributed import ...`) may reach in.
 PUBLIC = {"kale_ext", "kale_ext.__init__", "kale_ext.distributed"}

@@ -103,6 +103,12 @@ ETA_CASES = [
     EtaCase("gone quiet", STEADY, 4 + MIN_SECONDS * 10, None),
     EtaCase("a swinging rate", [(0, 0), (1, 1), (2, 2), (3, 30), (4, 60)], 4, None),
     EtaCase("went back: starts over", [*STEADY, (5, 5)], 5, None),
+    EtaCase(
+        "a backlog read at once is one reading",
+        [*((0, s) for s in range(1, 11)), *((t, 10 + 10 * t) for t in range(1, 5))],
+        4,
+        5,
+    ),
 ]
 
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from ..backends.base import STOPPED_TEXT, Failure, JobInfo, LogLine, Status
 from ..metrics import MAX_POINTS, format_value, is_metric_line, metric_values, parse_metric
+from ..progress import Progress, summary
 from .plots import Point, downsample
 
 #: The statuses a monitor shows beyond a backend's own.
@@ -115,6 +116,7 @@ class MonitorModel:
         self._before_cancel: tuple[str, str | None] = (self.status, None)
         self.error: str | None = None
         self.failure: Failure | None = None
+        self.progress: Progress | None = None  # the last the job reported (kept once it ended)
 
     # -- status --
 
@@ -144,6 +146,7 @@ class MonitorModel:
         for k in range(self.nodes):
             self.lines.setdefault(k, deque(maxlen=self.max_lines))
             self.dropped.setdefault(k, 0)
+        self.progress = getattr(info, "progress", None) or self.progress
         if self.finished:
             return None
         if self.cancel_state == "requested":
@@ -292,6 +295,17 @@ class MonitorModel:
         if not self.failure:
             return ""
         return self.cell_words("\n".join(failure_lines(self.failure, tail=False)))
+
+    @property
+    def progress_shown(self) -> Progress | None:
+        """The progress shown as a bar: only while the job runs (stalled or not), not while it
+        is queued or once it ended."""
+        running = self.status == Status.RUNNING.value or self.status.startswith(STALLED)
+        return self.progress if running else None
+
+    def progress_text(self) -> str:
+        """`45% (45/100 steps), ETA 1m 05s` while it runs and reports progress, else ''."""
+        return summary(self.progress_shown) if self.progress_shown is not None else ""
 
     @property
     def shape(self) -> str:

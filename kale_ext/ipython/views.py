@@ -17,8 +17,8 @@ from .plots import metric_svg
 
 class TextView:
     """Prints status changes and log lines (a terminal, or a front end without widgets), and
-    the latest metrics when they changed: at most every ``metrics_every`` seconds, and at the
-    end."""
+    the latest metrics and progress when they changed: at most every ``metrics_every`` seconds
+    (metrics also at the end; progress only while the job runs)."""
 
     def __init__(self, stream=None, *, metrics_every: float = 10.0, clock=time.monotonic):
         self._stream = stream
@@ -26,6 +26,8 @@ class TextView:
         self._clock = clock
         self._metrics_printed = 0
         self._metrics_at: float | None = None
+        self._progress_printed = ""
+        self._progress_at: float | None = None
 
     @property
     def stream(self):
@@ -43,6 +45,7 @@ class TextView:
         for text in lines:
             self._print(text)
         self._print_metrics(model, final=model.finished)
+        self._print_progress(model)
         if change is not None and change.status in FINAL:
             self._print(model.summary())
             if model.failure_text():
@@ -52,6 +55,16 @@ class TextView:
 
     def tick(self, model: MonitorModel) -> None:
         self._print_metrics(model)
+        self._print_progress(model)
+
+    def _print_progress(self, model: MonitorModel) -> None:
+        text, now = model.progress_text(), self._clock()
+        if not text or text == self._progress_printed:
+            return
+        if self._progress_at is not None and now - self._progress_at < self.metrics_every:
+            return
+        self._progress_printed, self._progress_at = text, now
+        self._print(f"[{model.name}] progress {text}")
 
     def show_outputs(self, model: MonitorModel, found) -> None:
         if found.location:
@@ -108,6 +121,12 @@ class WidgetView:
         self.reason.add_class("kale-ext-reason")
         self.failure = w.HTML()  # where and why, once the job failed
         self.failure.add_class("kale-ext-failure")
+        # how far it is: a bar with percent and ETA, shown only while it runs
+        self.progress_bar = w.FloatProgress(min=0, max=100, layout=w.Layout(width="240px"))
+        self.progress_label = w.HTML()
+        self.progress = w.HBox([self.progress_bar, self.progress_label],
+                               layout=w.Layout(display="none"))  # fmt: skip
+        self.progress.add_class("kale-ext-progress")
         self.charts: dict[str, object] = {}
         self._chart_versions: dict[str, int] = {}
         self.charts_box = w.HBox(layout=w.Layout(flex_flow="row wrap", grid_gap="8px 16px"))
@@ -125,6 +144,7 @@ class WidgetView:
         self.widget = w.VBox(
             [
                 w.HBox([self.badge, self.title, self.clock, self.button]),
+                self.progress,
                 self.reason,
                 self.failure,
                 self.metrics,
@@ -219,6 +239,20 @@ class WidgetView:
         value = f"<span>{model.elapsed()}</span>"
         if self.clock.value != value:
             self.clock.value = value
+        self._update_progress(model)
+
+    def _update_progress(self, model: MonitorModel) -> None:
+        """The bar and its `45% (45/100 steps), ETA 1m 05s`, hidden unless the job runs."""
+        shown = model.progress_shown
+        display = "none" if shown is None else "flex"
+        if self.progress.layout.display != display:
+            self.progress.layout.display = display
+        if shown is None:
+            return
+        self.progress_bar.value = shown.percent
+        label = f"<span>{html.escape(model.progress_text())}</span>"
+        if self.progress_label.value != label:
+            self.progress_label.value = label
 
     def started(self, model: MonitorModel) -> None:
         pass

@@ -261,3 +261,22 @@ def test_a_failed_job_says_where_and_why():
         "error         KeyError: 'label'",
         "ended         exit code 1",
     ]  # the last lines are in the monitor's logs already
+
+
+def test_progress_shows_while_the_job_runs_and_is_kept_after():
+    from kale_ext.progress import Progress
+
+    half = Progress.of(45, 100, "step", "report", eta_seconds=65)
+    m = MonitorModel("job", now=T0)
+    queued = info(Status.QUEUED)
+    queued.progress = half
+    m.on_info(queued, at(1))
+    assert m.progress is half and m.progress_shown is None and m.progress_text() == ""
+    running = info(Status.RUNNING)
+    running.progress = half
+    m.on_info(running, at(2))
+    assert m.progress_text() == "45% (45/100 steps), ETA 1m 05s"
+    m.on_info(info(Status.RUNNING), at(3))  # a read without progress keeps the last
+    assert m.progress_shown is half
+    m.on_info(info(Status.COMPLETE), at(4))
+    assert m.progress is half and m.progress_shown is None  # its state, not a stale bar

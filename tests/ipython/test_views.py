@@ -179,3 +179,44 @@ def test_both_views_show_the_outputs_with_their_sizes_once_the_job_ends(capsys):
     assert "kale-ext-outputs" in box._dom_classes
     assert "<b>Outputs</b>" in box.value and "model.pt    2.0 KiB" in box.value
     assert widget.outputs.files[0].size == 2048
+
+
+def _progress(status: Status, percent: float):
+    from kale_ext.progress import Progress
+
+    found = info(status)
+    found.progress = Progress.of(percent, 100, "step", "report", eta_seconds=int(100 - percent))
+    return found
+
+
+def test_text_view_prints_progress_now_and_then_while_running():
+    stream, clock = io.StringIO(), [0.0]
+    view = TextView(stream, metrics_every=10, clock=lambda: clock[0])
+    m = MonitorModel("job", now=T0)
+    for t, status, percent in [(0, Status.QUEUED, 5), (1, Status.RUNNING, 10),
+                               (5, Status.RUNNING, 20), (12, Status.RUNNING, 30),
+                               (13, Status.RUNNING, 30), (30, Status.COMPLETE, 100)]:  # fmt: skip
+        clock[0] = t
+        view.update(m, m.on_info(_progress(status, percent), at(t)), [])
+    printed = [t.split(" (")[0] if "progress" not in t else t
+               for t in stream.getvalue().splitlines()]  # fmt: skip
+    assert printed == [
+        "[job] Queued",  # no bar while queued
+        "[job] Running",
+        "[job] progress 10% (10/100 steps), ETA 1m 30s",  # 20% came too soon after
+        "[job] progress 30% (30/100 steps), ETA 1m 10s",
+        "[job] Complete",  # no stale bar at the end
+    ]
+
+
+def test_widget_shows_a_progress_bar_with_percent_and_eta_while_running():
+    monitor = JobMonitor(ScriptedBackend(SCRIPT), "job", view="widget", start=False)
+    view, m = monitor.view, monitor.model
+    assert view.progress.layout.display == "none"  # nothing reported yet
+    m.on_info(_progress(Status.RUNNING, 45), at(1))
+    view.tick(m)
+    assert "kale-ext-progress" in view.progress._dom_classes
+    assert view.progress.layout.display == "flex" and view.progress_bar.value == 45
+    assert view.progress_label.value == "<span>45% (45/100 steps), ETA 55s</span>"
+    view.update(m, m.on_info(_progress(Status.FAILED, 50), at(2)), [])
+    assert view.progress.layout.display == "none"
