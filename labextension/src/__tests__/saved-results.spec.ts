@@ -1,6 +1,8 @@
+import type { KaleService } from '../api';
+import { JobsModel } from '../panel/jobs/jobs-model';
 import { SavedResults } from '../results/saved-results';
 import type { Kale } from '../types';
-import { jobInfo } from './fakes';
+import { fakeService, jobInfo } from './fakes';
 import { until } from './helpers';
 
 const RESULT: Kale.IJobResult = {
@@ -102,5 +104,38 @@ describe('SavedResults', () => {
     results.want([jobInfo('a', {})]);
     await new Promise(resolve => setTimeout(resolve, 0));
     expect(service.getJob).not.toHaveBeenCalled();
+  });
+});
+
+describe('The jobs list', () => {
+  it('reads what the jobs it lists saved once they end, and tells its view', async () => {
+    const service = {
+      ...fakeService(),
+      streamLogs: jest.fn().mockRejectedValue(new Error('no logs here')),
+      getJob: jest.fn(async (name: string) =>
+        jobInfo(name, {}, { result: RESULT })
+      ),
+      jobOutputs: jest.fn()
+    };
+    service.listJobs.mockResolvedValue([
+      jobInfo('nb-ended', {}),
+      jobInfo('nb-running', {}, { status: 'Running', finished: null })
+    ]);
+    const jobs = new JobsModel({
+      service: service as unknown as KaleService,
+      pollInterval: 1e6
+    });
+    const changed = jest.fn();
+    jobs.changed.connect(changed);
+    jobs.setVisible(true);
+    await until(() => jobs.results.get('nb-ended'));
+    expect(jobs.results.get('nb-ended')).toEqual({
+      result: RESULT,
+      files: null
+    });
+    expect(jobs.results.get('nb-running')).toBeUndefined();
+    expect(service.getJob.mock.calls).toEqual([['nb-ended']]);
+    expect(changed).toHaveBeenCalled();
+    jobs.dispose();
   });
 });
