@@ -145,4 +145,32 @@ test('a running 2-node job shows a progress bar with an ETA in its row and its l
   expect(await page.notebook.getCellTextOutput(3)).toEqual([
     "{'steps': 40, 'loss': 0.025}\n"
   ]);
+
+  // Its notebook gone since, the cell goes to the current notebook.
+  await page.notebook.save();
+  await page.notebook.close();
+  expect(
+    await page.contents.renameFile(
+      kale.path('progress.ipynb'),
+      kale.path('renamed.ipynb')
+    )
+  ).toBe(true);
+  await page.sidebar.openTab('filebrowser'); // (galata opens files from it)
+  const panel = await kale.notebook('other.ipynb', [{ source: 'x = 1' }]);
+  await panel
+    .getByRole('radiogroup', { name: 'Show jobs of' })
+    .getByRole('radio', { name: 'All' })
+    .click();
+  await page.notebook.selectCells(0);
+  await load.click();
+  await expect(row.getByRole('status')).toContainText(
+    'Inserted cell 2 of other.ipynb: run it to load the result'
+  );
+  expect(
+    await page.evaluate(() =>
+      (
+        window.jupyterapp.shell.currentWidget as any
+      ).content.model.sharedModel.cells.map((c: any) => c.getSource())
+    )
+  ).toEqual(['x = 1', notebook.cells[1].source]);
 });
