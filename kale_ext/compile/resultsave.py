@@ -165,8 +165,9 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
             else:
                 size = write("value.pt", lambda f: torch.save(value, f))
                 path = os.path.join(where, "value.pt")
-                try:
-                    torch.load(path, weights_only=True, mmap=True, map_location="cpu")
+                try:  # through a Python file: some mounts are seen by Python's open() alone
+                    with open(path, "rb") as f:
+                        torch.load(f, weights_only=True, map_location="cpu")
                 except Exception as e:
                     os.remove(path)
                     reason = f"torch cannot load it back safely (weights_only): {e}"
