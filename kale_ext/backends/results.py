@@ -30,6 +30,8 @@ from .base import Backend, JobInfo, OutputFile, Status
 CLAIMS_ENV = "KALE_EXT_CLAIM_MOUNTS"
 #: The most bytes of a result's info file read (the job wrote it: it is read as untrusted).
 MAX_INFO = 64 * 1024
+#: Why a finished job has no value: its function returned None, which saves nothing.
+NOTHING = "the job's function returned nothing (None)"
 _LOCATION = re.compile(r"^pvc:(?P<claim>[^:]+):(?P<path>/.+)$")
 
 
@@ -123,7 +125,7 @@ def summary(backend: Backend, info: JobInfo) -> dict | None:
     except KaleExtError as e:
         return {**none, "reason": f"its outputs cannot be read: {e}"}
     if found is None:
-        return {**none, "reason": "the job saved no return value (compiled by an older kale_ext?)"}
+        return {**none, "reason": NOTHING}
     return {k: found[k] for k in ("saved", "format", "size", "reason")}
 
 
@@ -147,10 +149,7 @@ def saved_value(backend: Backend, name: str):
     folder = outputs_folder(backend, name)
     found = read_info(folder)
     if found is None:
-        raise NoResult(
-            f"job {name} saved no return value in {folder} (compiled by an older kale_ext, or "
-            "its outputs were moved)"
-        )
+        raise NoResult(f"job {name}: {NOTHING} (none is in {folder})")
     if not found["saved"]:
         raise NoResult(f"job {name}: {found['reason'] or 'its return value was not saved'}")
     where = _result_dir(folder)

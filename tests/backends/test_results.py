@@ -163,7 +163,7 @@ def test_a_claim_mounted_here_is_read(backend, kube, monkeypatch, tmp_path):  # 
     backend.submit(make_spec({"outputs": "pvc:results:/out"}))
     monkeypatch.setenv(CLAIMS_ENV, f"other=/x, results={tmp_path}")
     assert outputs_folder(backend, "fit") == tmp_path / "fit"
-    with pytest.raises(NoResult, match="saved no return value"):  # not yet: nothing written
+    with pytest.raises(NoResult, match=r"^job fit: the job's function returned nothing \(None\)"):
         saved_value(backend, "fit")
     (tmp_path / "fit" / FOLDER).mkdir(parents=True)
     (tmp_path / "fit" / FOLDER / "info.json").write_text(

@@ -126,6 +126,8 @@ def test_outputs_list_the_jobs_files_not_its_saved_result(fitted):
     assert [f.path for f in outputs] == ["history.csv", "metrics.json", "model.pt", "w.npy"]
     assert outputs.folder == fitted["folder"] / "outputs" / fitted["job"].name
     assert (outputs.folder / ".kale-ext" / "value.pt").is_file()  # it is there, kept apart
+    listing = fitted["job"].backend.outputs(fitted["job"].name)  # as the CLI and panel list it
+    assert [f.path for f in listing.files] == [f.path for f in outputs]
     assert "model.pt (1.5 KiB)" in repr(outputs)
     for bad, says in (("../fit.ipynb", "is not among the outputs"), ("nope.pt", "has no output")):
         with pytest.raises(KaleExtError, match=says):
@@ -205,22 +207,6 @@ def test_job_is_the_function_whether_or_not_the_job_package_was_imported():
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == "a job's name is a non-empty string, not ''\n"
-
-
-def test_a_job_that_returned_nothing_says_so(fitted, tmp_path):
-    """The record a function returning None leaves, read through the same handle."""
-    job = fitted["job"]
-    record = job.outputs.folder / ".kale-ext" / "info.json"
-    kept = record.read_text()
-    try:
-        record.write_text(json.dumps({"saved": False, "format": None, "size": 0, "type": "NoneType",
-                                      "reason": "the job's function returned nothing (None)"}))  # fmt: skip
-        with pytest.raises(
-            NoResult, match=rf"^job {job.name}: the job's function returned nothing"
-        ):
-            job.result()
-    finally:
-        record.write_text(kept)
 
 
 # -- on a cluster: through the outputs volume ----------------------------------------------------
