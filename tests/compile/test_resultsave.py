@@ -175,3 +175,21 @@ def test_an_ordered_dict_of_tensors_keeps_its_order(out):
     value = OrderedDict([("b", torch.ones(1)), ("a", torch.zeros(1))])
     keep(value)
     assert list(load_file(out / FOLDER / resultsave.VALUE_TORCH)) == ["b", "a"]
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [("1000", None), ("0", None), ("1Mi", "whole number of bytes"),
+     (str(resultsave.CEILING * 2), "whole number of bytes")],
+)  # fmt: skip
+def test_a_jobs_bound_is_checked_at_submit_naming_the_variable(value, error):
+    from kale_ext.errors import ConfigError
+    from tests.harness.kube_fixtures import make_spec
+
+    if error is None:
+        spec = make_spec({"env": {MAX_BYTES_ENV: value}})
+        assert {e.name: e.value for e in spec.config.env}[MAX_BYTES_ENV] == value
+        return
+    with pytest.raises(ConfigError, match=error) as e:
+        make_spec({"env": {MAX_BYTES_ENV: value}})
+    assert e.value.field == f"env.{MAX_BYTES_ENV}"
