@@ -107,7 +107,8 @@ def read_info(folder: Path) -> dict | None:
 
 
 def _ended(info: JobInfo) -> str:
-    return info.status_text if info.status is not Status.FAILED else "failed"
+    """`failed`, `stopped`, `cancelled`, `stopped early`, `unreadable`: as every view says."""
+    return info.status_text.lower()
 
 
 def summary(backend: Backend, info: JobInfo) -> dict | None:
@@ -117,7 +118,7 @@ def summary(backend: Backend, info: JobInfo) -> dict | None:
         return None
     none = {"saved": False, "format": None, "size": 0}
     if info.status is not Status.COMPLETE:
-        return {**none, "reason": f"the job {_ended(info).lower()}: it returned no value"}
+        return {**none, "reason": f"the job {_ended(info)}: it returned no value"}
     try:
         found = read_info(outputs_folder(backend, info.name))
     except NoResult as e:
@@ -134,7 +135,7 @@ def failed(info: JobInfo) -> JobFailed:
     if info.failure is not None:
         return JobFailed(f"job {info.name} failed: {info.failure.summary}", info.failure)
     reason = f": {info.reason}" if info.reason else ""
-    return JobFailed(f"job {info.name} {_ended(info).lower()}{reason}")
+    return JobFailed(f"job {info.name} {_ended(info)}{reason}")
 
 
 def result_of(backend: Backend, info: JobInfo):
