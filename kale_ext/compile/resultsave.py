@@ -129,6 +129,16 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
                 raise TooLarge from None
             raise
 
+    def dump_json(f):  # in pieces of 64 KiB: a large value is never one string
+        pieces, held = [], 0
+        for piece in json.JSONEncoder(allow_nan=True).iterencode(value):
+            pieces.append(piece)
+            held += len(piece)
+            if held >= 65536:
+                f.write("".join(pieces))
+                pieces, held = [], 0
+        f.write("".join(pieces))
+
     def size_text(n):
         return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n} bytes"
 
@@ -139,7 +149,7 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
             if os.path.exists(os.path.join(where, old)):
                 os.remove(os.path.join(where, old))
         if plain(value):
-            size = write("value.json", lambda f: json.dump(value, f, allow_nan=True))
+            size = write("value.json", dump_json)
             fmt, saved = "json", True
         elif "torch" not in sys.modules:
             reason = (
