@@ -60,9 +60,14 @@ def utc_now() -> str:
 
 
 def _number(value: object) -> float | None:
+    """A finite number as a float (an int too large for a float, a bool, NaN: None)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _plain(value: float | None) -> int | float | None:
@@ -238,6 +243,25 @@ def of_epoch_line(text: str) -> tuple[float, float] | None:
     return (float(done), float(total)) if 0 < total and done <= total else None
 
 
+def of_trainer_status(status: object) -> Progress | None:
+    """The Progress of a TrainJob's ``status.trainerStatus`` (Kubeflow Trainer's
+    ``progressPercentage``, ``estimatedRemainingSeconds``, ``lastUpdatedTime``), whoever wrote
+    it; None when it has no percent from 0 to 100. It has no step counts."""
+    if not isinstance(status, dict):
+        return None
+    percent = _number(status.get("progressPercentage"))
+    if percent is None or not 0 <= percent <= 100:
+        return None
+    eta = status.get("estimatedRemainingSeconds")
+    eta = eta if isinstance(eta, int) and not isinstance(eta, bool) and eta >= 0 else None
+    updated = status.get("lastUpdatedTime")
+    try:
+        datetime.fromisoformat(str(updated).replace("Z", "+00:00"))
+    except ValueError:
+        updated = utc_now()
+    return Progress(round(percent, 1), None, None, "step", eta, "trainer", str(updated))
+
+
 class ProgressTracker:
     """A job's progress from its rank-0 log lines, fed incrementally (it keeps no lines):
     the seam every backend uses — feed it the lines read since the last call."""
@@ -294,7 +318,7 @@ class ProgressTracker:
         if source == "report":
             try:
                 record = json.loads(str(found)[len(METRIC_PREFIX) :])
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # not JSON, or nested beyond the parser
                 return None
             return of_record(record) if isinstance(record, dict) else None
         if source == "epoch-line":

@@ -21,6 +21,7 @@ from kale_ext.progress import (
     of_epoch_line,
     of_record,
     of_tqdm,
+    of_trainer_status,
     progress_of_lines,
     summary,
 )
@@ -150,6 +151,7 @@ def test_another_total_starts_over():
         ({"step": 1, "rank": 0, "total": "100"}, None),
         ({"step": 1, "rank": 0, "total": float("inf")}, None),
         ({"step": 1, "rank": 0, "total": True}, None),
+        ({"step": 10**400, "rank": 0, "total": 10**401}, None),  # beyond a float
     ],
 )
 def test_of_record(record, reading):
@@ -186,6 +188,32 @@ def test_of_tqdm(line, reading):
 )
 def test_of_epoch_line(line, reading):
     assert of_epoch_line(line) == reading
+
+
+@pytest.mark.parametrize(
+    "status, expected",
+    [
+        ({"progressPercentage": 37, "estimatedRemainingSeconds": 120,
+          "lastUpdatedTime": "2026-11-27T12:00:00Z"},
+         Progress(37.0, None, None, "step", 120, "trainer", "2026-11-27T12:00:00Z")),
+        ({"progressPercentage": 100, "lastUpdatedTime": "2026-11-27T12:00:00Z"},
+         Progress(100.0, None, None, "step", None, "trainer", "2026-11-27T12:00:00Z")),
+        ({"progressPercentage": 50, "estimatedRemainingSeconds": -1,
+          "lastUpdatedTime": "2026-11-27T12:00:00Z"},
+         Progress(50.0, None, None, "step", None, "trainer", "2026-11-27T12:00:00Z")),
+        ({"progressPercentage": 101}, None),
+        ({"progressPercentage": "50"}, None),
+        ({"metrics": []}, None),
+        (None, None),
+    ],
+)  # fmt: skip
+def test_of_trainer_status(status, expected):
+    assert of_trainer_status(status) == expected
+
+
+def test_a_trainer_status_without_a_valid_time_is_read_now():
+    found = of_trainer_status({"progressPercentage": 5, "lastUpdatedTime": "soon"})
+    assert Progress.from_json(found.to_json()) == found and found.updated.endswith("Z")
 
 
 def metric(**record) -> str:
@@ -236,6 +264,7 @@ TRACK_CASES = [
         (2, 3, "epoch", "epoch-line"),
     ),
     TrackCase("a broken report line", [['KALE_METRIC {"total": ']], None),
+    TrackCase("a report nested too deep", [['KALE_METRIC {"total": ' + "[" * 10**6]], None),
 ]
 
 

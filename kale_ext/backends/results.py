@@ -30,6 +30,8 @@ from .base import Backend, JobInfo, OutputFile, Status
 CLAIMS_ENV = "KALE_EXT_CLAIM_MOUNTS"
 #: The most bytes of a result's info file read (the job wrote it: it is read as untrusted).
 MAX_INFO = 64 * 1024
+#: Why a finished job has no value: its function returned None, which saves nothing.
+NOTHING = "the job's function returned nothing (None)"
 _LOCATION = re.compile(r"^pvc:(?P<claim>[^:]+):(?P<path>/.+)$")
 
 
@@ -105,7 +107,8 @@ def read_info(folder: Path) -> dict | None:
 
 
 def _ended(info: JobInfo) -> str:
-    return info.status_text if info.status is not Status.FAILED else "failed"
+    """`failed`, `stopped`, `cancelled`, `stopped early`, `unreadable`: as every view says."""
+    return info.status_text.lower()
 
 
 def summary(backend: Backend, info: JobInfo) -> dict | None:
@@ -115,7 +118,7 @@ def summary(backend: Backend, info: JobInfo) -> dict | None:
         return None
     none = {"saved": False, "format": None, "size": 0}
     if info.status is not Status.COMPLETE:
-        return {**none, "reason": f"the job {_ended(info).lower()}: it returned no value"}
+        return {**none, "reason": f"the job {_ended(info)}: it returned no value"}
     try:
         found = read_info(outputs_folder(backend, info.name))
     except NoResult as e:
@@ -123,7 +126,7 @@ def summary(backend: Backend, info: JobInfo) -> dict | None:
     except KaleExtError as e:
         return {**none, "reason": f"its outputs cannot be read: {e}"}
     if found is None:
-        return {**none, "reason": "the job saved no return value (compiled by an older kale_ext?)"}
+        return {**none, "reason": NOTHING}
     return {k: found[k] for k in ("saved", "format", "size", "reason")}
 
 
@@ -132,7 +135,7 @@ def failed(info: JobInfo) -> JobFailed:
     if info.failure is not None:
         return JobFailed(f"job {info.name} failed: {info.failure.summary}", info.failure)
     reason = f": {info.reason}" if info.reason else ""
-    return JobFailed(f"job {info.name} {_ended(info).lower()}{reason}")
+    return JobFailed(f"job {info.name} {_ended(info)}{reason}")
 
 
 def result_of(backend: Backend, info: JobInfo):
@@ -147,10 +150,7 @@ def saved_value(backend: Backend, name: str):
     folder = outputs_folder(backend, name)
     found = read_info(folder)
     if found is None:
-        raise NoResult(
-            f"job {name} saved no return value in {folder} (compiled by an older kale_ext, or "
-            "its outputs were moved)"
-        )
+        raise NoResult(f"job {name}: {NOTHING} (none is in {folder})")
     if not found["saved"]:
         raise NoResult(f"job {name}: {found['reason'] or 'its return value was not saved'}")
     where = _result_dir(folder)

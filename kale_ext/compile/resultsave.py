@@ -13,6 +13,8 @@ into ``KALE_EXT_OUTPUT_DIR/.kale-ext/``:
   cannot), which is why other objects are refused rather than pickled;
 - ``info.json`` last: ``{"saved", "format", "size", "reason", "type"}``.
 
+A function that returns nothing (None) writes nothing: the outputs stay the job's own files.
+
 A value that cannot be saved (another type; larger than the job's bound, default
 :data:`MAX_BYTES`, which the environment variable ``KALE_EXT_RESULT_MAX_BYTES`` sets: ``--env
 KALE_EXT_RESULT_MAX_BYTES=BYTES``, at most :data:`CEILING`; a full disk) is refused with a line
@@ -47,8 +49,10 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
     import os
     import sys
 
-    if os.environ.get("RANK", "0") != "0" or not os.environ.get("KALE_EXT_OUTPUT_DIR"):
-        return  # another rank's, or the module run by hand
+    if value is None or os.environ.get("RANK", "0") != "0":
+        return  # nothing returned (nothing written: the outputs stay the job's own), another rank
+    if not os.environ.get("KALE_EXT_OUTPUT_DIR"):
+        return  # the module run by hand
     where = os.path.join(os.environ["KALE_EXT_OUTPUT_DIR"], folder)
     try:
         limit = int(os.environ.get(limit_env) or default_limit)
@@ -125,6 +129,16 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
                 raise TooLarge from None
             raise
 
+    def dump_json(f):  # in pieces of 64 KiB: a large value is never one string
+        pieces, held = [], 0
+        for piece in json.JSONEncoder(allow_nan=True).iterencode(value):
+            pieces.append(piece)
+            held += len(piece)
+            if held >= 65536:
+                f.write("".join(pieces))
+                pieces, held = [], 0
+        f.write("".join(pieces))
+
     def size_text(n):
         return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n} bytes"
 
@@ -134,10 +148,8 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
         for old in ("value.json", "value.pt"):
             if os.path.exists(os.path.join(where, old)):
                 os.remove(os.path.join(where, old))
-        if value is None:
-            reason = "the job's function returned nothing (None)"
-        elif plain(value):
-            size = write("value.json", lambda f: json.dump(value, f, allow_nan=True))
+        if plain(value):
+            size = write("value.json", dump_json)
             fmt, saved = "json", True
         elif "torch" not in sys.modules:
             reason = (
@@ -165,8 +177,9 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
             else:
                 size = write("value.pt", lambda f: torch.save(value, f))
                 path = os.path.join(where, "value.pt")
-                try:
-                    torch.load(path, weights_only=True, mmap=True, map_location="cpu")
+                try:  # through a Python file: some mounts are seen by Python's open() alone
+                    with open(path, "rb") as f:
+                        torch.load(f, weights_only=True, map_location="cpu")
                 except Exception as e:
                     os.remove(path)
                     reason = f"torch cannot load it back safely (weights_only): {e}"
@@ -195,5 +208,5 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
     if saved:
         said = f"is saved: {fmt}, {size_text(size)}"
         print(f"kale_ext: the job's return value ({kind}) {said}", flush=True)
-    elif value is not None:
+    else:
         print(f"kale_ext: the job's return value is not saved: {reason}", flush=True)

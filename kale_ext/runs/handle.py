@@ -110,6 +110,7 @@ class JobHandle:
         naming the failure's cell and line, NoResult when it returned nothing or its value
         could not be saved or read here, TimeoutError after ``timeout`` seconds."""
         try:
+            outputs_folder(self.backend, self.name)  # unreadable here: said now, not at its end
             info = self.wait(timeout)
         except NotFound:  # deleted: a local job's outputs may have stayed
             try:

@@ -12,6 +12,7 @@ import pandas
 import pytest
 import torch
 
+from kale_ext.backends.base import Failure, JobInfo, Status
 from kale_ext.backends.results import (
     CLAIMS_ENV,
     MAX_INFO,
@@ -19,10 +20,12 @@ from kale_ext.backends.results import (
     load_file,
     outputs_folder,
     read_info,
+    result_of,
     saved_value,
+    summary,
 )
 from kale_ext.compile.resultsave import FOLDER, MAX_BYTES, MAX_BYTES_ENV, _kale_ext_keep
-from kale_ext.errors import KaleExtError, NoResult
+from kale_ext.errors import JobFailed, KaleExtError, NoResult
 from tests.harness.kube_fixtures import backend, kube, kubeconfig, make_spec  # noqa: F401
 
 
@@ -163,7 +166,7 @@ def test_a_claim_mounted_here_is_read(backend, kube, monkeypatch, tmp_path):  # 
     backend.submit(make_spec({"outputs": "pvc:results:/out"}))
     monkeypatch.setenv(CLAIMS_ENV, f"other=/x, results={tmp_path}")
     assert outputs_folder(backend, "fit") == tmp_path / "fit"
-    with pytest.raises(NoResult, match="saved no return value"):  # not yet: nothing written
+    with pytest.raises(NoResult, match=r"^job fit: the job's function returned nothing \(None\)"):
         saved_value(backend, "fit")
     (tmp_path / "fit" / FOLDER).mkdir(parents=True)
     (tmp_path / "fit" / FOLDER / "info.json").write_text(
@@ -171,3 +174,37 @@ def test_a_claim_mounted_here_is_read(backend, kube, monkeypatch, tmp_path):  # 
     )
     (tmp_path / "fit" / FOLDER / "value.json").write_text('{"a": 1}')
     assert saved_value(backend, "fit") == {"a": 1}
+
+
+# -- a job that ended without a value -------------------------------------------------------------
+
+WHERE = "node 1, rank 1: cell 3 (\"training\"), line 2: KeyError: 'label'"
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "failure", "raised", "result"),
+    [
+        ("Failed", "a rank failed", Failure(WHERE, cell_index=2, line=2),
+         f"job fit failed: {WHERE}", "the job failed: it returned no value"),
+        ("Failed", "stopped by alice at 2026-11-27T10:00:00Z", None,
+         "job fit stopped: stopped by alice at 2026-11-27T10:00:00Z",
+         "the job stopped: it returned no value"),
+        ("Failed", "stopped early: accuracy 0.1 at step 3", None,
+         "job fit stopped early: stopped early: accuracy 0.1 at step 3",
+         "the job stopped early: it returned no value"),
+        ("Unreadable", "job.json: not JSON", None, "job fit unreadable: job.json: not JSON",
+         "the job unreadable: it returned no value"),
+    ],
+    ids=["failed", "stopped", "stopped-early", "unreadable"],
+)  # fmt: skip
+def test_a_job_that_ended_without_a_value_says_how(status, reason, failure, raised, result):
+    info = JobInfo("fit", Status(status), "local", reason=reason, failure=failure)
+    with pytest.raises(JobFailed) as e:
+        result_of(None, info)  # no backend asked: the job's own record says it
+    assert str(e.value) == raised and e.value.failure is failure
+    assert summary(None, info) == {"saved": False, "format": None, "size": 0, "reason": result}
+
+
+@pytest.mark.parametrize("status", ["Created", "Queued", "Running"])
+def test_no_result_until_the_job_ends(status):
+    assert summary(None, JobInfo("fit", Status(status), "local")) is None

@@ -94,7 +94,6 @@ REFUSED = [
     Refused("tensor-too-large", torch.zeros(1000), "its tensors hold 4000 bytes, more than", 1000),
     Refused("a-slice-saves-its-tensor", torch.zeros(1000)[:2], ".clone() it", 1000),
     Refused("torch-file-too-large", {"a": "x" * 2000, "t": torch.zeros(1)}, "larger than", 1000),
-    Refused("none", None, "returned nothing (None)"),
 ]
 
 
@@ -127,13 +126,16 @@ def test_a_new_value_replaces_an_earlier_one(out):
 
 
 @pytest.mark.parametrize(
-    "env", [{"RANK": "1"}, {"KALE_EXT_OUTPUT_DIR": ""}], ids=["another-rank", "run-by-hand"]
+    ("env", "value"),
+    [({"RANK": "1"}, {"a": 1}), ({"KALE_EXT_OUTPUT_DIR": ""}, {"a": 1}), ({}, None)],
+    ids=["another-rank", "run-by-hand", "nothing-returned"],
 )
-def test_only_rank_0_of_a_job_saves(env, out, monkeypatch):
+def test_only_rank_0_of_a_job_that_returned_a_value_writes(env, value, out, monkeypatch, capsys):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    keep({"a": 1})
-    assert not (out / FOLDER).exists()
+    keep(value)
+    assert not (out / FOLDER).exists()  # a job's outputs stay its own files
+    assert capsys.readouterr().out == ""
 
 
 def test_an_unwritable_folder_leaves_the_job_alone(out, capsys):
@@ -173,3 +175,21 @@ def test_an_ordered_dict_of_tensors_keeps_its_order(out):
     value = OrderedDict([("b", torch.ones(1)), ("a", torch.zeros(1))])
     keep(value)
     assert list(load_file(out / FOLDER / resultsave.VALUE_TORCH)) == ["b", "a"]
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [("1000", None), ("0", None), ("1Mi", "whole number of bytes"),
+     (str(resultsave.CEILING * 2), "whole number of bytes")],
+)  # fmt: skip
+def test_a_jobs_bound_is_checked_at_submit_naming_the_variable(value, error):
+    from kale_ext.errors import ConfigError
+    from tests.harness.kube_fixtures import make_spec
+
+    if error is None:
+        spec = make_spec({"env": {MAX_BYTES_ENV: value}})
+        assert {e.name: e.value for e in spec.config.env}[MAX_BYTES_ENV] == value
+        return
+    with pytest.raises(ConfigError, match=error) as e:
+        make_spec({"env": {MAX_BYTES_ENV: value}})
+    assert e.value.field == f"env.{MAX_BYTES_ENV}"

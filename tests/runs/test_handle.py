@@ -21,6 +21,8 @@ import kale_ext
 from kale_ext.errors import ConfigError, JobFailed, KaleExtError, NoResult, NotFound
 from kale_ext.runs.handle import JobHandle, backend_for
 from tests.conftest import ROOT, notebook
+from tests.harness.emulated import emulated_cluster  # noqa: F401 (fixture)
+from tests.harness.kube_fixtures import backend, kube, kubeconfig, make_spec  # noqa: F401
 
 FIT = """def fit(epochs=2):
     import json, os
@@ -32,8 +34,9 @@ FIT = """def fit(epochs=2):
     w = torch.full((2,), float(rank + 1))
     dist.all_reduce(w)
     out = os.environ["KALE_EXT_OUTPUT_DIR"]
-    if rank == 0:
-        torch.save({"w": w}, os.path.join(out, "model.pt"))
+    if rank == 0:  # Python files: the emulated cluster's mounts are seen by open() alone
+        with open(os.path.join(out, "model.pt"), "wb") as f:
+            torch.save({"w": w}, f)
         with open(os.path.join(out, "metrics.json"), "w") as f:
             json.dump({"epochs": epochs}, f)
         with open(os.path.join(out, "history.csv"), "w") as f:
@@ -123,6 +126,8 @@ def test_outputs_list_the_jobs_files_not_its_saved_result(fitted):
     assert [f.path for f in outputs] == ["history.csv", "metrics.json", "model.pt", "w.npy"]
     assert outputs.folder == fitted["folder"] / "outputs" / fitted["job"].name
     assert (outputs.folder / ".kale-ext" / "value.pt").is_file()  # it is there, kept apart
+    listing = fitted["job"].backend.outputs(fitted["job"].name)  # as the CLI and panel list it
+    assert [f.path for f in listing.files] == [f.path for f in outputs]
     assert "model.pt (1.5 KiB)" in repr(outputs)
     for bad, says in (("../fit.ipynb", "is not among the outputs"), ("nope.pt", "has no output")):
         with pytest.raises(KaleExtError, match=says):
@@ -136,8 +141,8 @@ def test_a_deleted_jobs_kept_outputs_still_give_its_result(fitted, tmp_path, mon
     job = fitted["job"]
     jobs = tmp_path / "jobs"
     shutil.copytree(job.backend.jobs_dir / job.name, jobs / job.name)
-    backend = type(job.backend)(jobs)
-    assert backend.delete(job.name).startswith("kept its outputs")
+    local = type(job.backend)(jobs)
+    assert local.delete(job.name).startswith("kept its outputs")
     monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(jobs))
     again = kale_ext.job(job.name, backend="local")
     assert again.result()["w"].tolist() == [3.0, 3.0]
@@ -204,17 +209,41 @@ def test_job_is_the_function_whether_or_not_the_job_package_was_imported():
     assert done.stdout == "a job's name is a non-empty string, not ''\n"
 
 
-def test_a_job_that_returned_nothing_says_so(fitted, tmp_path):
-    """The record a function returning None leaves, read through the same handle."""
-    job = fitted["job"]
-    record = job.outputs.folder / ".kale-ext" / "info.json"
-    kept = record.read_text()
-    try:
-        record.write_text(json.dumps({"saved": False, "format": None, "size": 0, "type": "NoneType",
-                                      "reason": "the job's function returned nothing (None)"}))  # fmt: skip
-        with pytest.raises(
-            NoResult, match=rf"^job {job.name}: the job's function returned nothing"
-        ):
-            job.result()
-    finally:
-        record.write_text(kept)
+# -- on a cluster: through the outputs volume ----------------------------------------------------
+
+
+def test_result_of_an_emulated_cluster_job_through_its_outputs_volume(
+    emulated_cluster,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    """A 2-node TrainJob on the emulated cluster writes rank 0's value to its claim; this
+    machine reads it where the claim is mounted (here: the folder the emulated kubelet keeps
+    it in), and says plainly where it is not."""
+    from kale_ext.backends.results import CLAIMS_ENV
+
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "results"},
+             "spec": {"accessModes": ["ReadWriteMany"],
+                      "resources": {"requests": {"storage": "1Gi"}}}}  # fmt: skip
+    emulated_cluster.create("v1/persistentvolumeclaims", claim, emulated_cluster.namespace)
+    (tmp_path / "fit.ipynb").write_text(json.dumps(notebook((FIT, ["entrypoint"]))))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(CLAIMS_ENV, raising=False)
+    job = kale_ext.run("fit.ipynb", backend="kubernetes", nodes=2, outputs="pvc:results",
+                       name="fit-on-cluster")  # fmt: skip
+    with pytest.raises(NoResult, match="PersistentVolumeClaim results .* is not mounted at"):
+        job.result(timeout=TIMEOUT)  # said at once: no waiting for what cannot be read here
+    held = emulated_cluster.folder / "claims" / emulated_cluster.namespace / "results"
+    monkeypatch.setenv(CLAIMS_ENV, f"results={held}")
+    value = job.result(timeout=TIMEOUT)
+    assert job.info().status.value == "Complete"
+    assert value["world"] == 2 and value["w"].tolist() == [3.0, 3.0]
+    assert type(value["w"]) is torch.Tensor
+    assert [f.path for f in job.outputs] == ["history.csv", "metrics.json", "model.pt", "w.npy"]
+    assert job.outputs.load("metrics.json") == {"epochs": 2}
+
+
+def test_a_cluster_job_without_an_outputs_volume_says_so_at_once(backend, kube):  # noqa: F811
+    backend.submit(make_spec())  # on the fake API: it never ends
+    with pytest.raises(NoResult, match="kept no outputs to read back: no outputs volume"):
+        JobHandle(backend, "fit").result(timeout=60)

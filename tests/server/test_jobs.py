@@ -266,6 +266,10 @@ RETURNS = """def fit(kind="tensors"):
     import torch
     if kind == "tensors":
         return {"acc": 0.5, "w": torch.ones(2)}
+    if kind == "list":
+        return list(range(100))
+    if kind == "none":
+        return None
     return torch.nn.Linear(2, 1)
 """
 
@@ -280,11 +284,16 @@ async def test_get_job_says_whether_its_return_value_was_saved(api, root):
     held = {"name": "returns-held", "config": {"run_policy": {"suspend": True}}}
     await api.submit(held, path="returns.ipynb")
     kept = await api.submit({"name": "returns-kept"}, path="returns.ipynb")
-    refused = {"name": "returns-refused", "parameters": {"kind": "module"}}
-    await api.submit(refused, path="returns.ipynb")
+    for name, kind, env in (
+        ("returns-refused", "module", {}),
+        ("returns-none", "none", {}),
+        ("returns-bounded", "list", {"KALE_EXT_RESULT_MAX_BYTES": "100"}),
+    ):
+        options = {"name": name, "parameters": {"kind": kind}, "env": env}
+        await api.submit(options, path="returns.ipynb")
     waiting = (await api.get("jobs/returns-held")).json
     assert (waiting["status"], waiting["result"]) == ("Queued", None)  # null until it ends
-    for name in (kept, "returns-refused"):
+    for name in (kept, "returns-refused", "returns-none", "returns-bounded"):
         await api.follow(name)
 
     saved = (await api.get("jobs/returns-kept")).json
@@ -302,6 +311,15 @@ async def test_get_job_says_whether_its_return_value_was_saved(api, root):
     assert f"kale_ext: the job's return value is not saved: {not_saved['result']['reason']}" in (
         logged
     )
+
+    bounded = (await api.get("jobs/returns-bounded")).json["result"]  # the bound reached the job
+    assert bounded["reason"].startswith("list larger than the 100 bytes a result may take")
+    none = (await api.get("jobs/returns-none")).json
+    assert none["status"] == "Complete" and none["result"] == {
+        "saved": False, "format": None, "size": 0,
+        "reason": "the job's function returned nothing (None)",
+    }  # fmt: skip
+    assert not (root / "outputs" / "returns-none").exists()  # nothing written for it
 
     openapi = yaml.safe_load(Path(handlers.__file__).with_name("openapi.yaml").read_text())
     schema = openapi["components"]["schemas"]["JobResult"]  # the document says what it sends

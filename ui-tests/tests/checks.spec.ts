@@ -1,32 +1,22 @@
-import {
-  expect,
-  openNotebook,
-  openPanel,
-  panelScreenshot,
-  TALL,
-  test
-} from './helpers';
+import { expect, TALL, test } from './fixtures';
 
 test.use({ viewport: TALL });
 
 test('three invalid fields are three checks, by label and in form order, each leading to its field', async ({
-  page,
-  tmpPath
-}, testInfo) => {
-  await openNotebook(page, testInfo, tmpPath, 'checks.ipynb', [
+  kale
+}) => {
+  const panel = await kale.notebook('checks.ipynb', [
     { source: 'epochs = 6', tags: ['parameters'] },
     { source: 'print(epochs)' }
   ]);
-  const panel = await openPanel(page);
-  const status = panel.locator('.kale-ext-Validation-status');
-  await expect(status).toHaveText(/Compiles/);
+  await kale.compiles();
 
   await panel.getByLabel('Memory limit per node').fill('abc');
   await panel.getByLabel('Job name').fill('MyTrainingJob');
   await panel.getByLabel('CPU request per node').fill('4');
   await panel.getByLabel('CPU limit per node').fill('500m');
 
-  await expect(status).toHaveText('3 errors');
+  await expect(kale.validation).toHaveText('3 errors');
   const checks = panel.getByRole('list', { name: 'Fields to fix' });
   await expect(checks.getByRole('listitem')).toHaveCount(3);
   await expect(checks.getByRole('button')).toHaveText([
@@ -40,7 +30,7 @@ test('three invalid fields are three checks, by label and in form order, each le
   await expect(checks.getByRole('listitem').nth(1)).toContainText(
     '4 is more than its limit 500m'
   );
-  await panelScreenshot(page, testInfo, 'panel-checks.png');
+  await kale.panelScreenshot('panel-checks.png');
 
   // A check takes the cursor to its field.
   await checks.getByRole('button', { name: 'Go to Memory limit' }).click();
@@ -48,21 +38,18 @@ test('three invalid fields are three checks, by label and in form order, each le
 
   // The suggestion, taken, clears its check.
   await panel.getByRole('textbox', { name: 'Job name' }).fill('mytrainingjob');
-  await expect(status).toHaveText('2 errors');
+  await expect(kale.validation).toHaveText('2 errors');
 });
 
 test('a notebook that does not compile: the parameters say why, the error link puts the cursor on the line', async ({
-  page,
-  tmpPath
-}, testInfo) => {
-  await openNotebook(page, testInfo, tmpPath, 'broken.ipynb', [
+  kale,
+  page
+}) => {
+  const panel = await kale.notebook('broken.ipynb', [
     { source: 'epochs = 6', tags: ['parameters'] },
     { source: 'rows = 3\nprint(rows)\nprint(undefined_frame.head())' }
   ]);
-  const panel = await openPanel(page);
-  await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
-    /\d+ errors?/
-  );
+  await expect(kale.validation).toHaveText(/\d+ errors?/);
   await expect(panel.locator('[data-section="parameters"]')).toContainText(
     'Cannot read the parameters: the notebook does not compile'
   );
@@ -74,15 +61,6 @@ test('a notebook that does not compile: the parameters say why, the error link p
   const cell = page.locator('.jp-Notebook .jp-Cell').nth(1);
   await expect(cell).toHaveClass(/jp-mod-active/);
   await expect(page.locator('.jp-Notebook')).toHaveClass(/jp-mod-editMode/);
-  expect(await cursor(page)).toEqual({ line: 2, column: 0 });
-  await panelScreenshot(page, testInfo, 'panel-compile-failed.png', false);
+  expect(await kale.cursor()).toEqual({ line: 2, column: 0 });
+  await kale.panelScreenshot('panel-compile-failed.png', false);
 });
-
-async function cursor(
-  page: import('@jupyterlab/galata').IJupyterLabPageFixture
-) {
-  return page.evaluate(() => {
-    const panel = window.jupyterapp.shell.currentWidget as any;
-    return panel.content.activeCell.editor.getCursorPosition();
-  });
-}

@@ -3,14 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import {
-  expect,
-  kernelSettled,
-  openNotebook,
-  openPanel,
-  screenshot,
-  test
-} from './helpers';
+import { expect, test } from './fixtures';
 
 /**
  * The panel against a Kubernetes cluster: the emulated one of the Python
@@ -131,67 +124,50 @@ const STEPS = [
 ];
 
 test('on a cluster: submit on 2 nodes, watch it run and complete with node 1’s log, delete a running job', async ({
+  kale,
   page,
-  tmpPath,
   consoleErrors
-}, testInfo) => {
+}) => {
   test.setTimeout(2 * JOB_TIMEOUT + 60_000);
-  await openNotebook(page, testInfo, tmpPath, 'ranks.ipynb', STEPS);
-  await kernelSettled(page);
-  const panel = await openPanel(page);
+  const panel = await kale.notebook('ranks.ipynb', STEPS, { settle: true });
   await expect(panel.locator('[data-fact="backend"]')).toContainText(
     'Kubernetes'
   );
-  await panel.getByLabel('Nodes', { exact: true }).fill('2');
-  const submit = panel.getByRole('button', { name: 'Submit' });
-  await expect(submit).toBeEnabled();
+  await kale.fill({ Nodes: '2' });
+  await expect(kale.submitButton).toBeEnabled();
 
   // A short job: Running, then Complete; node 1's log ends with its line.
-  const name = (await panel.locator('[data-fact="name"]').textContent())!;
-  await submit.click();
-  const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
-  await expect(row).toHaveAttribute('data-status', 'Running', {
-    timeout: JOB_TIMEOUT
-  });
-  const logs = page.locator(`#kale-ext-logs-${name}`);
+  const name = await kale.submit();
+  await kale.waitForStatus(name, 'Running', JOB_TIMEOUT);
+  const logs = kale.logs(name);
   await expect(logs).toBeVisible();
   await logs.getByRole('tab', { name: 'Node 1' }).click();
   const lines = logs.getByRole('log').locator('.kale-ext-LogLine');
   await expect(lines.filter({ hasText: 'on rank 1' }).first()).toBeVisible({
     timeout: JOB_TIMEOUT
   });
-  await expect(row).toHaveAttribute('data-status', 'Complete', {
-    timeout: JOB_TIMEOUT
-  });
+  await kale.waitForStatus(name, 'Complete', JOB_TIMEOUT);
   // Its last line (torchrun may report after it, as node 0's store closes).
   await expect(lines.filter({ hasText: 'finished on rank 1' })).toHaveCount(1);
   await expect(lines.filter({ hasText: 'on rank 0' })).toHaveCount(0);
-  await screenshot(page, testInfo, 'cluster-complete.png', false);
+  await kale.screenshot('cluster-complete.png', page, false);
 
   // A long job, deleted while it runs: its pods go, and its row.
   await panel.getByLabel('Parameter steps', { exact: true }).fill('600');
-  await submit.click();
+  await kale.submitButton.click();
   const other = panel.locator(`.kale-ext-JobRow:not([data-job="${name}"])`);
   await expect(other).toHaveCount(1, { timeout: JOB_TIMEOUT });
   const long = (await other.getAttribute('data-job'))!;
-  const running = panel.locator(`.kale-ext-JobRow[data-job="${long}"]`);
-  await expect(running).toHaveAttribute('data-status', 'Running', {
-    timeout: JOB_TIMEOUT
-  });
+  await kale.waitForStatus(long, 'Running', JOB_TIMEOUT);
   await expect(
-    page
-      .locator(`#kale-ext-logs-${long}`)
-      .getByRole('log')
-      .locator('.kale-ext-LogLine')
-      .first()
+    kale.logs(long).getByRole('log').locator('.kale-ext-LogLine').first()
   ).toBeVisible({ timeout: JOB_TIMEOUT });
-  await running.getByRole('button', { name: `Delete ${long}` }).click();
-  const dialog = page.locator('.jp-Dialog');
-  await expect(dialog).toContainText(long);
-  await screenshot(page, testInfo, 'cluster-delete.png', false);
-  const before = consoleErrors.length;
-  await dialog.getByRole('button', { name: 'Delete' }).click();
-  await expect(running).toHaveCount(0, { timeout: JOB_TIMEOUT });
+  let before = 0;
+  const confirm = async () => {
+    await kale.screenshot('cluster-delete.png', page, false);
+    before = consoleErrors.length;
+  };
+  await kale.deleteJob(long, confirm, JOB_TIMEOUT);
   // The TrainJob goes once its pods have stopped (foreground deletion).
   await expect
     .poll(

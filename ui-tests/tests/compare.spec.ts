@@ -1,18 +1,4 @@
-import {
-  expect,
-  IJupyterLabPageFixture,
-  kernelSettled,
-  openNotebook,
-  openPanel,
-  screenshot,
-  submitJob,
-  test
-} from './helpers';
-
-/**
- * Jobs really run here (the local backend): give them time.
- */
-const JOB_TIMEOUT = 120_000;
+import { expect, JOB_TIMEOUT, KaleUI, test } from './fixtures';
 
 test.use({ viewport: { width: 1400, height: 900 } });
 
@@ -23,37 +9,27 @@ const TRAIN = [
   '    report(step=step, loss=1 / (1 + lr * step))'
 ].join('\n');
 
-async function setUp(
-  page: IJupyterLabPageFixture,
-  tmpPath: string,
-  testInfo: Parameters<typeof openNotebook>[1],
-  train = TRAIN,
-  notebook = 'compare.ipynb'
-) {
-  await openNotebook(page, testInfo, tmpPath, notebook, [
-    { source: PARAMETERS, tags: ['parameters'] },
-    { source: train }
-  ]);
-  await kernelSettled(page);
-  const p = await openPanel(page);
+/** The panel of a notebook whose `lr` parameter sweeps, running `train`. */
+async function setUp(kale: KaleUI, train = TRAIN, notebook = 'compare.ipynb') {
+  const p = await kale.notebook(
+    notebook,
+    [{ source: PARAMETERS, tags: ['parameters'] }, { source: train }],
+    { settle: true }
+  );
   await expect(p.locator('.kale-ext-Notebook')).toContainText(notebook);
   return p;
 }
 
 test('two jobs with a different parameter, compared side by side: the difference marked, both curves on one plot', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   test.setTimeout(3 * JOB_TIMEOUT);
-  const p = await setUp(page, tmpPath, testInfo);
-  const slow = await submitJob(page, {});
-  const fast = await submitJob(page, { lr: '0.5' });
-  const row = (name: string) =>
-    p.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+  const p = await setUp(kale);
+  const slow = await kale.submit();
+  const fast = await kale.submit({ lr: '0.5' });
   for (const name of [slow, fast]) {
-    await expect(row(name)).toHaveAttribute('data-status', 'Complete', {
-      timeout: JOB_TIMEOUT
-    });
+    await kale.waitForStatus(name, 'Complete', JOB_TIMEOUT);
   }
 
   const compare = p.getByRole('button', { name: /^Compare/ });
@@ -83,15 +59,15 @@ test('two jobs with a different parameter, compared side by side: the difference
     'data-differs',
     'true'
   );
-  await screenshot(page, testInfo, 'compare.png');
+  await kale.screenshot('compare.png');
 });
 
 test('a grid sweep from the panel: two values, two at once; its view lists the trials with the best marked', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   test.setTimeout(3 * JOB_TIMEOUT);
-  const p = await setUp(page, tmpPath, testInfo);
+  const p = await setUp(kale);
   await p.getByRole('button', { name: 'Sweep lr' }).click();
   const values = p.getByLabel('Sweep values of lr');
   await values.fill('0.1, loguniform(1e-3, 1)');
@@ -99,16 +75,12 @@ test('a grid sweep from the panel: two values, two at once; its view lists the t
     /"loguniform\(1e-3, 1\)" is not a number|a range needs a random or tpe search/
   );
   await expect(p.getByRole('button', { name: 'Start sweep' })).toBeDisabled();
-  await values.fill('0.1, 0.5');
-  await p.getByLabel('Trials at once').fill('2');
-  await p.getByLabel('Sweep metric').fill('loss');
-  const started = page.waitForResponse(
-    r =>
-      /\/kale-ext\/sweeps(\?.*)?$/.test(r.url()) &&
-      r.request().method() === 'POST'
-  );
-  await p.getByRole('button', { name: 'Start sweep' }).click();
-  const response = await started;
+  await kale.fill({
+    'Sweep values of lr': '0.1, 0.5',
+    'Trials at once': '2',
+    'Sweep metric': 'loss'
+  });
+  const response = await kale.startSweep();
   expect(response.status()).toBe(201);
   const sweep = (await response.json()).name as string;
 
@@ -137,27 +109,20 @@ test('a grid sweep from the panel: two values, two at once; its view lists the t
   await expect(
     p.getByRole('button', { name: new RegExp(`^Sweep ${sweep} of `) })
   ).toHaveCount(2);
-  await screenshot(page, testInfo, 'sweep.png');
+  await kale.screenshot('sweep.png');
 });
 
 test('a sweep cancelled from its tab: no more trials, the running one stopped and kept as Cancelled', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   test.setTimeout(2 * JOB_TIMEOUT);
   // Each trial waits until it is stopped.
   const waits = ['import threading', 'threading.Event().wait()'].join('\n');
-  const p = await setUp(page, tmpPath, testInfo, waits, 'cancel.ipynb');
+  const p = await setUp(kale, waits, 'cancel.ipynb');
   await p.getByRole('button', { name: 'Sweep lr' }).click();
-  await p.getByLabel('Sweep values of lr').fill('0.1, 0.5');
-  await p.getByLabel('Trials at once').fill('1');
-  const started = page.waitForResponse(
-    r =>
-      /\/kale-ext\/sweeps(\?.*)?$/.test(r.url()) &&
-      r.request().method() === 'POST'
-  );
-  await p.getByRole('button', { name: 'Start sweep' }).click();
-  const sweep = (await (await started).json()).name as string;
+  await kale.fill({ 'Sweep values of lr': '0.1, 0.5', 'Trials at once': '1' });
+  const sweep = (await (await kale.startSweep()).json()).name as string;
 
   const view = page.locator(`.kale-ext-SweepView[data-sweep="${sweep}"]`);
   const trials = view.locator('tbody tr');

@@ -26,6 +26,12 @@ export const SCREENSHOTS = path.resolve(
 );
 
 /**
+ * How long a test waits for a job that really runs here (the local backend,
+ * a few processes on a busy machine) to reach a status.
+ */
+export const JOB_TIMEOUT = 180_000;
+
+/**
  * The repository's examples.
  */
 export const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
@@ -163,6 +169,8 @@ export async function uploadAndOpen(
   remote: string
 ): Promise<string> {
   expect(await page.contents.uploadFile(local, remote)).toBe(true);
+  // (galata opens it through the file browser: in view, not the panel)
+  await page.sidebar.openTab('filebrowser');
   expect(await page.notebook.openByPath(remote)).toBe(true);
   await page.notebook.activate(path.basename(remote));
   return remote;
@@ -461,16 +469,13 @@ export class KaleUI {
   }
 
   /**
-   * Run the `%%trainjob` cell `source` (its job: `job`, on the local
-   * backend) from a notebook of its own, `[%load_ext kale_ext, source,
-   * %kale_delete job]`; its monitor widget, once the job is Complete.
+   * Run the `%%trainjob` cell `source` (its job named by its `--name`, on
+   * the local backend) from a notebook of its own, `[%load_ext kale_ext,
+   * source, %kale_delete <name>]`; its monitor widget, once the job is
+   * Complete.
    */
-  async magicJob(
-    notebook: string,
-    job: string,
-    source: string,
-    timeout: number
-  ): Promise<Locator> {
+  async magicJob(notebook: string, source: string): Promise<Locator> {
+    const job = / --name (\S+)/.exec(source)![1];
     await this.write(notebook, [
       { source: '%load_ext kale_ext' },
       { source },
@@ -483,7 +488,7 @@ export class KaleUI {
     await expect(monitor).toBeVisible({ timeout: 60_000 });
     await expect(monitor).toContainText(job);
     await expect(monitor.locator('.kale-ext-status')).toHaveText('Complete', {
-      timeout
+      timeout: JOB_TIMEOUT
     });
     return monitor;
   }

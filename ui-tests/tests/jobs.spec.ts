@@ -1,19 +1,4 @@
-import {
-  expect,
-  IJupyterLabPageFixture,
-  kernelSettled,
-  openNotebook,
-  openPanel,
-  panel,
-  screenshot,
-  submitJob,
-  test
-} from './helpers';
-
-/**
- * Jobs really run here (the local backend): give them time.
- */
-const JOB_TIMEOUT = 120_000;
+import { expect, JOB_TIMEOUT, IJupyterLabPageFixture, test } from './fixtures';
 
 test.use({ viewport: { width: 1400, height: 900 } });
 
@@ -27,58 +12,50 @@ const TRAIN = [
 ].join('\n');
 
 test('the jobs list: this notebook or all, parameters, duration, final metric, failure, sorted by any column; its choices and the log tabs survive a reload', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   test.setTimeout(3 * JOB_TIMEOUT);
   // Another notebook's job, then this notebook's three.
-  await openNotebook(page, testInfo, tmpPath, 'other.ipynb', [
-    { source: 'print("other")' }
-  ]);
-  await kernelSettled(page);
-  await openNotebook(page, testInfo, tmpPath, 'sweep.ipynb', [
-    { source: 'epochs = 2\nfail = False', tags: ['parameters'] },
-    { source: TRAIN }
-  ]);
-  await kernelSettled(page);
+  const settle = { settle: true };
+  await kale.notebook('other.ipynb', [{ source: 'print("other")' }], settle);
+  const p = await kale.notebook(
+    'sweep.ipynb',
+    [
+      { source: 'epochs = 2\nfail = False', tags: ['parameters'] },
+      { source: TRAIN }
+    ],
+    settle
+  );
   await page.notebook.activate('other.ipynb');
-  const p = await openPanel(page);
   await expect(p.locator('.kale-ext-Notebook')).toContainText('other.ipynb');
-  const other = await submitJob(page, {});
+  const other = await kale.submit();
   await page.notebook.activate('sweep.ipynb');
   await expect(p.locator('.kale-ext-Notebook')).toContainText('sweep.ipynb');
-  const two = await submitJob(page, {});
-  const five = await submitJob(page, { epochs: '5' });
-  const failed = await submitJob(page, { epochs: '1', fail: 'True' });
+  const two = await kale.submit();
+  const five = await kale.submit({ epochs: '5' });
+  const failed = await kale.submit({ epochs: '1', fail: 'True' });
 
   // Wait for all three to end.
-  const row = (name: string) =>
-    p.locator(`.kale-ext-JobRow[data-job="${name}"]`);
-  for (const [name, status] of [
-    [two, 'Complete'],
-    [five, 'Complete'],
-    [failed, 'Failed']
-  ]) {
-    await expect(row(name)).toHaveAttribute('data-status', status, {
-      timeout: JOB_TIMEOUT
-    });
-  }
+  await kale.waitForStatus(two, 'Complete', JOB_TIMEOUT);
+  await kale.waitForStatus(five, 'Complete', JOB_TIMEOUT);
+  await kale.waitForStatus(failed, 'Failed', JOB_TIMEOUT);
 
   // This notebook's jobs only; then all.
   const rows = p.locator('.kale-ext-JobRow');
   await expect(rows).toHaveCount(3);
   const filter = p.getByRole('radiogroup', { name: 'Show jobs of' });
-  await expect(row(other)).toHaveCount(0);
+  await expect(kale.row(other)).toHaveCount(0);
   // (all: the other notebook's job too, and any job of the tests before)
   await filter.getByRole('radio', { name: 'All' }).click();
-  await expect(row(other)).toBeVisible();
+  await expect(kale.row(other)).toBeVisible();
   expect(await rows.count()).toBeGreaterThanOrEqual(4);
   await filter.getByRole('radio', { name: 'This notebook' }).click();
   await expect(rows).toHaveCount(3);
 
   // Key parameters, duration, final metric.
   const cell = (name: string, column: string) =>
-    row(name).locator(`.kale-ext-JobCol-${column}`);
+    kale.row(name).locator(`.kale-ext-JobCol-${column}`);
   await expect(cell(five, 'parameters')).toHaveText('epochs=5');
   await expect(cell(two, 'parameters')).toHaveText('defaults');
   await expect(cell(five, 'duration')).toHaveText(/^\d+(\.\d)?s$/);
@@ -88,8 +65,7 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
   await expect(cell(two, 'metric')).toHaveText('0.2 step 2');
 
   // Sort by the metric: best first, then worst first.
-  const names = () =>
-    rows.evaluateAll(els => els.map(e => e.getAttribute('data-job')));
+  const names = async () => (await kale.jobs()).map(job => job.name);
   await expect(cell(failed, 'metric')).toHaveText('0.1 step 1');
   await p.getByRole('button', { name: 'Sort by accuracy' }).click();
   await expect.poll(names).toEqual([five, two, failed]);
@@ -97,19 +73,19 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
   await expect.poll(names).toEqual([failed, two, five]);
 
   // The failure: who, where, why; its cell one click away.
-  const reason = row(failed).locator('.kale-ext-JobRow-reason');
+  const reason = kale.row(failed).locator('.kale-ext-JobRow-reason');
   await expect(reason).toContainText("KeyError: 'label'", {
     timeout: JOB_TIMEOUT
   });
   await expect(reason).toContainText('cell 2');
   await widen(page);
-  await screenshot(panel(page), testInfo, 'panel-jobs.png');
+  await kale.screenshot('panel-jobs.png', p);
   await reason.getByRole('button', { name: /at the cell that failed/ }).click();
   // (other.ipynb is open too: the cell of the notebook in front)
   await expect(
     page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell').nth(1)
   ).toHaveClass(/jp-mod-active/);
-  expect(await cursorLine(page)).toBe(4); // line 5, counted from 0
+  expect((await kale.cursor()).line).toBe(4); // line 5, counted from 0
 
   // Reload: the list's choices and the open log tabs come back.
   // (JupyterLab saves the workspace a moment after a change: reload once
@@ -120,36 +96,18 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
     return data.includes('"filter":"all"') && data.includes(five);
   });
   await filter.getByRole('radio', { name: 'All' }).click();
-  await row(five)
-    .getByRole('button', { name: `Logs of ${five}` })
-    .click();
-  await expect(page.locator(`#kale-ext-logs-${five}`)).toBeVisible();
+  await kale.openLogs(five);
   await saved;
-  // (a plain reload: galata's waits for the Launcher, which the restored tabs
-  // hide, and evaluates in a document the reload can collect under it)
-  await Promise.all([
-    page.waitForEvent('load'),
-    page.evaluate(() => {
-      setTimeout(() => window.location.reload(), 0);
-    })
-  ]);
-  await page.waitForFunction(() => typeof window.jupyterapp === 'object');
-  await page.evaluate(async () => {
-    await window.jupyterapp.restored; // the layout, the panel open as it was
-  });
-  await expect(page.locator(`#kale-ext-logs-${five}`)).toBeAttached({
-    timeout: 30_000
-  });
-  await expect(page.locator(`#kale-ext-logs-${failed}`)).toBeAttached();
-  const again = await openPanel(page);
+  await kale.reload(); // the layout, the panel open as it was
+  await expect(kale.logs(five)).toBeAttached({ timeout: 30_000 });
+  await expect(kale.logs(failed)).toBeAttached();
+  const again = await kale.openPanel();
   await expect(
     again
       .getByRole('radiogroup', { name: 'Show jobs of' })
       .getByRole('radio', { name: 'All' })
   ).toHaveAttribute('aria-checked', 'true');
-  await expect(
-    again.locator(`.kale-ext-JobRow[data-job="${other}"]`)
-  ).toBeVisible();
+  await expect(kale.row(other)).toBeVisible();
 });
 
 async function widen(page: IJupyterLabPageFixture): Promise<void> {
@@ -161,11 +119,4 @@ async function widen(page: IJupyterLabPageFixture): Promise<void> {
   await page.mouse.down();
   await page.mouse.move(box.x + 420, box.y + box.height / 2, { steps: 5 });
   await page.mouse.up();
-}
-
-async function cursorLine(page: IJupyterLabPageFixture): Promise<number> {
-  return page.evaluate(() => {
-    const nb = window.jupyterapp.shell.currentWidget as any;
-    return nb.content.activeCell.editor.getCursorPosition().line;
-  });
 }

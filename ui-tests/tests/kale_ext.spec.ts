@@ -1,8 +1,9 @@
-import { expect, panel, panelTab, screenshot, test } from './helpers';
+import { expect, test } from './fixtures';
 
 test('kale_ext activates and shows its sidebar panel', async ({
+  kale,
   page
-}, testInfo) => {
+}) => {
   const logs: string[] = [];
   page.on('console', message => {
     logs.push(message.text());
@@ -12,11 +13,11 @@ test('kale_ext activates and shows its sidebar panel', async ({
 
   expect(logs.filter(s => s === 'kale_ext is activated')).toHaveLength(1);
 
-  const tab = panelTab(page);
+  const tab = kale.tab;
   await expect(tab).toHaveCount(1);
   await expect(tab).toHaveAttribute('title', 'kale_ext: distributed training');
 
-  const p = panel(page);
+  const p = kale.panel;
   await expect(p).toBeHidden();
   await tab.click();
   await expect(p).toBeVisible();
@@ -26,5 +27,5 @@ test('kale_ext activates and shows its sidebar panel', async ({
   await expect(p.locator('[data-section="jobs"]')).toBeVisible();
   await expect(p.locator('.kale-ext-Jobs')).not.toContainText('Loading');
 
-  await screenshot(p, testInfo, 'panel-empty.png');
+  await kale.screenshot('panel-empty.png', p);
 });

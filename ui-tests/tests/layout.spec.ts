@@ -1,22 +1,11 @@
-import {
-  expect,
-  openNotebook,
-  openPanel,
-  panelScreenshot,
-  TALL,
-  test
-} from './helpers';
+import { expect, TALL, test } from './fixtures';
 
 test.use({ viewport: TALL });
 
 test("folding the runtime's package list leaves JOB open; Packages says what it holds before it is opened", async ({
-  page,
-  tmpPath
-}, testInfo) => {
-  await openNotebook(page, testInfo, tmpPath, 'layout.ipynb', [
-    { source: 'print(1)' }
-  ]);
-  const panel = await openPanel(page);
+  kale
+}) => {
+  const panel = await kale.notebook('layout.ipynb', [{ source: 'print(1)' }]);
   const job = panel.locator('[data-section="job"]');
   const packages = job.locator('.kale-ext-RuntimePackages');
   const summary = packages.locator('summary');
@@ -34,7 +23,7 @@ test("folding the runtime's package list leaves JOB open; Packages says what it 
   await expect(
     packages.getByRole('list', { name: 'Installed packages' })
   ).toBeVisible();
-  await panelScreenshot(page, testInfo, 'panel-runtime-packages.png', false);
+  await kale.panelScreenshot('panel-runtime-packages.png', false);
 
   // Folding it, again and again, leaves the JOB section open.
   for (let i = 0; i < 3; i++) {
@@ -48,14 +37,13 @@ test("folding the runtime's package list leaves JOB open; Packages says what it 
 });
 
 test('a cell has one role: radio chips with "untagged", and a role change can be undone', async ({
-  page,
-  tmpPath
-}, testInfo) => {
-  await openNotebook(page, testInfo, tmpPath, 'roles.ipynb', [
+  kale,
+  page
+}) => {
+  const panel = await kale.notebook('roles.ipynb', [
     { source: 'epochs = 6', tags: ['parameters', 'hide-input'] },
     { source: 'print(epochs)' }
   ]);
-  const panel = await openPanel(page);
   const cell = page.locator('.jp-Notebook .jp-Cell').first();
   await cell.locator('.jp-InputPrompt').click();
   const roles = panel.getByRole('radiogroup', { name: 'Role of cell 1' });
@@ -68,39 +56,29 @@ test('a cell has one role: radio chips with "untagged", and a role change can be
   // Clicking the chosen role keeps it (it is not a toggle).
   await parameters.click();
   await expect(parameters).toBeChecked();
-  expect(await cellTags(page, 0)).toEqual(['parameters', 'hide-input']);
+  expect(await kale.cellTags(0)).toEqual(['parameters', 'hide-input']);
 
   // Another role replaces it, keeping the other tags; the panel says so.
   await roles.getByRole('radio', { name: 'training' }).click();
   await expect(roles.getByRole('radio', { name: 'training' })).toBeChecked();
   await expect(parameters).not.toBeChecked();
-  expect(await cellTags(page, 0)).toEqual(['hide-input', 'training']);
+  expect(await kale.cellTags(0)).toEqual(['hide-input', 'training']);
   const change = panel.locator('.kale-ext-TagEditor-change');
   await expect(change).toHaveText(/Cell 1: parameters → training\s*Undo/);
-  await panelScreenshot(page, testInfo, 'panel-cell-role.png');
+  await kale.panelScreenshot('panel-cell-role.png');
 
   // Undo in the panel brings the role back.
   await change.getByRole('button', { name: /Undo/ }).click();
   await expect(parameters).toBeChecked();
-  expect(await cellTags(page, 0)).toEqual(['parameters', 'hide-input']);
+  expect(await kale.cellTags(0)).toEqual(['parameters', 'hide-input']);
 
   // "untagged" is a choice of its own, and the notebook's Undo reverts it.
   await roles.getByRole('radio', { name: 'untagged' }).click();
   await expect(roles.getByRole('radio', { name: 'untagged' })).toBeChecked();
-  expect(await cellTags(page, 0)).toEqual(['hide-input']);
+  expect(await kale.cellTags(0)).toEqual(['hide-input']);
   await cell.locator('.jp-InputPrompt').click();
   await page.keyboard.press('Escape');
   await page.keyboard.press('z');
   await expect(parameters).toBeChecked();
-  expect(await cellTags(page, 0)).toEqual(['parameters', 'hide-input']);
+  expect(await kale.cellTags(0)).toEqual(['parameters', 'hide-input']);
 });
-
-async function cellTags(
-  page: import('@jupyterlab/galata').IJupyterLabPageFixture,
-  index: number
-) {
-  return page.evaluate(i => {
-    const panel = window.jupyterapp.shell.currentWidget as any;
-    return panel.content.widgets[i].model.getMetadata('tags');
-  }, index);
-}

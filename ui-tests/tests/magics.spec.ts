@@ -1,10 +1,4 @@
-import { expect, openNotebook, test } from './helpers';
-
-/**
- * The job really runs (the local backend, two processes with torch.distributed):
- * give it time.
- */
-const JOB_TIMEOUT = 180_000;
+import { expect, JOB_TIMEOUT, test } from './fixtures';
 
 const TRAINJOB = [
   '%%trainjob --backend local --nodes 2 --name magics-ranks',
@@ -16,26 +10,10 @@ const TRAINJOB = [
 ].join('\n');
 
 test('%%trainjob runs a 2-node job and its monitor widget shows both ranks', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale
+}) => {
   test.setTimeout(JOB_TIMEOUT + 60_000);
-  await openNotebook(page, testInfo, tmpPath, 'magics.ipynb', [
-    { source: '%load_ext kale_ext' },
-    { source: TRAINJOB },
-    { source: '%kale_delete magics-ranks --backend local' }
-  ]);
-
-  await page.notebook.runCell(0, true);
-  // The magic returns at once: the monitor polls from a background thread.
-  await page.notebook.runCell(1, true);
-
-  const monitor = page.locator('.kale-ext-monitor');
-  await expect(monitor).toBeVisible({ timeout: 60_000 });
-  await expect(monitor).toContainText('magics-ranks');
-  await expect(monitor.locator('.kale-ext-status')).toHaveText('Complete', {
-    timeout: JOB_TIMEOUT
-  });
+  const monitor = await kale.magicJob('magics.ipynb', TRAINJOB);
 
   // Both ranks' output, rank-prefixed, in the "all nodes" tab ...
   const all = monitor.locator('.kale-ext-log');
@@ -53,8 +31,5 @@ test('%%trainjob runs a 2-node job and its monitor widget shows both ranks', asy
   await expect(monitor.locator('.kale-ext-elapsed')).toHaveText(/^\d+:\d\d$/);
 
   // Clean up through the magic.
-  await page.notebook.runCell(2, true);
-  expect(await page.notebook.getCellTextOutput(2)).toEqual([
-    'deleted magics-ranks\n'
-  ]);
+  await kale.magicDelete('magics-ranks');
 });

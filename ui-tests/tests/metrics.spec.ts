@@ -1,55 +1,24 @@
-import * as path from 'path';
-
-import {
-  EXAMPLES,
-  expect,
-  openNotebook,
-  openPanel,
-  screenshot,
-  test,
-  unnamedControls,
-  uploadAndOpen
-} from './helpers';
-
-/**
- * Jobs really run here (the local backend): give them time.
- */
-const JOB_TIMEOUT = 180_000;
+import { expect, JOB_TIMEOUT, test, unnamedControls } from './fixtures';
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
 test('the logs view plots the metrics a 2-node job reports, and its timeline', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   test.setTimeout(JOB_TIMEOUT + 60_000);
-  await uploadAndOpen(
-    page,
-    path.join(EXAMPLES, 'digits_ddp.ipynb'),
-    `${tmpPath}/digits_ddp.ipynb`
-  );
-  const panel = await openPanel(page);
+  const panel = await kale.example();
 
   // The example on 2 nodes, 2 epochs: it reports the loss every epoch and
   // the test accuracy at the end, on each rank.
   await panel
     .getByLabel('Runtime', { exact: true })
     .selectOption('torch-distributed');
-  await panel.getByLabel('Nodes', { exact: true }).fill('2');
-  await panel.getByLabel('Parameter epochs').fill('2');
-  await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
-    /Compiles/
-  );
-  const submit = panel.getByRole('button', { name: 'Submit' });
-  await expect(submit).toBeEnabled();
-  await submit.click();
-  const notice = panel.locator('.kale-ext-Notice');
-  await expect(notice).toContainText('Submitted');
-  const name = /Submitted (\S+)/.exec((await notice.textContent()) ?? '')![1];
-  const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
-  await row.getByRole('button', { name: `Logs of ${name}` }).click();
-  const logs = page.locator(`#kale-ext-logs-${name}`);
-  await expect(logs).toBeVisible();
+  await kale.fill({ Nodes: '2', 'Parameter epochs': '2' });
+  await kale.compiles();
+  await expect(kale.submitButton).toBeEnabled();
+  const name = await kale.submit();
+  const logs = await kale.openLogs(name);
 
   // The timeline starts with the first poll of the job's status.
   const timeline = logs.locator('[data-section="timeline"]');
@@ -94,7 +63,7 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
   await expect(loss.locator('.kale-ext-Metric-crosshair circle')).toHaveCount(
     3
   );
-  await screenshot(logs, testInfo, 'metrics-hover.png');
+  await kale.screenshot('metrics-hover.png', logs);
   await page.mouse.move(0, 0);
   await expect(tip).toBeHidden();
   // The keyboard too: focus shows the last step, the arrows move.
@@ -113,7 +82,7 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
   await expect(log).toHaveAttribute('aria-pressed', 'true');
   await expect(loss).toHaveAttribute('data-scale', 'log');
   await expect(rank0).not.toHaveAttribute('d', linear!);
-  await screenshot(logs, testInfo, 'metrics-log.png');
+  await kale.screenshot('metrics-log.png', logs);
   await log.click();
   await expect(loss).toHaveAttribute('data-scale', 'linear');
 
@@ -123,7 +92,7 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
   await expect
     .poll(async () => (await lossChart.boundingBox())!.height)
     .toBeGreaterThan(1.5 * height);
-  await screenshot(logs, testInfo, 'metrics-tall.png');
+  await kale.screenshot('metrics-tall.png', logs);
   await logs.getByRole('button', { name: 'Taller charts' }).click();
 
   // The accuracy, reported once per rank at the end: a number, at its step.
@@ -175,11 +144,11 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
 
   expect(await unnamedControls(logs.locator('.kale-ext-LogsView'))).toEqual([]);
   await page.mouse.move(0, 0); // no hover effect in the screenshot
-  await screenshot(logs, testInfo, 'metrics.png');
+  await kale.screenshot('metrics.png', logs);
 
   // The dark theme: the charts follow the theme's colours.
   await page.theme.setDarkTheme();
-  await screenshot(logs, testInfo, 'metrics-dark.png');
+  await kale.screenshot('metrics-dark.png', logs);
   await page.theme.setLightTheme();
 });
 
@@ -195,24 +164,9 @@ const REPORTING = [
   'report(step=3, accuracy=0.9 + rank / 100)'
 ].join('\n');
 
-test('the notebook monitor widget plots the metrics too', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+test('the notebook monitor widget plots the metrics too', async ({ kale }) => {
   test.setTimeout(JOB_TIMEOUT + 60_000);
-  await openNotebook(page, testInfo, tmpPath, 'metrics.ipynb', [
-    { source: '%load_ext kale_ext' },
-    { source: REPORTING },
-    { source: '%kale_delete metrics-widget --backend local' }
-  ]);
-  await page.notebook.runCell(0, true);
-  await page.notebook.runCell(1, true);
-
-  const monitor = page.locator('.kale-ext-monitor');
-  await expect(monitor).toBeVisible({ timeout: 60_000 });
-  await expect(monitor.locator('.kale-ext-status')).toHaveText('Complete', {
-    timeout: JOB_TIMEOUT
-  });
+  const monitor = await kale.magicJob('metrics.ipynb', REPORTING);
   const loss = monitor.locator('[data-metric="loss"]');
   await expect(loss.getByRole('img')).toHaveAttribute(
     'aria-label',
@@ -238,10 +192,7 @@ test('the notebook monitor widget plots the metrics too', async ({
   const all = monitor.locator('.kale-ext-log');
   await expect(all).toContainText('[rank 1] step 3');
   await expect(all).not.toContainText('KALE_METRIC');
-  await screenshot(monitor, testInfo, 'metrics-widget.png');
+  await kale.screenshot('metrics-widget.png', monitor);
 
-  await page.notebook.runCell(2, true);
-  expect(await page.notebook.getCellTextOutput(2)).toEqual([
-    'deleted metrics-widget\n'
-  ]);
+  await kale.magicDelete('metrics-widget');
 });

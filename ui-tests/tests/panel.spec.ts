@@ -1,37 +1,14 @@
-import * as path from 'path';
-
-import {
-  EXAMPLES,
-  expect,
-  openNotebook,
-  openPanel,
-  panelScreenshot,
-  screenshot,
-  TALL,
-  test,
-  unnamedControls,
-  uploadAndOpen
-} from './helpers';
-
-/**
- * Jobs really run here (the local backend): give them time.
- */
-const JOB_TIMEOUT = 180_000;
+import { expect, JOB_TIMEOUT, TALL, test, unnamedControls } from './fixtures';
 
 test.describe('the kale_ext panel with a notebook', () => {
   test.use({ viewport: TALL });
 
   test('tags a cell, submits the example on 2 nodes, streams both ranks and deletes the job', async ({
-    page,
-    tmpPath
-  }, testInfo) => {
+    kale,
+    page
+  }) => {
     test.setTimeout(JOB_TIMEOUT + 60_000);
-    await uploadAndOpen(
-      page,
-      path.join(EXAMPLES, 'digits_ddp.ipynb'),
-      `${tmpPath}/digits_ddp.ipynb`
-    );
-    const panel = await openPanel(page);
+    const panel = await kale.example();
 
     // The backend the jobs go to, and why.
     await expect(panel.locator('.kale-ext-Backend')).toContainText('Local');
@@ -50,7 +27,7 @@ test.describe('the kale_ext panel with a notebook', () => {
     await expect(page.locator('.jp-Notebook .jp-Cell').nth(1)).toHaveClass(
       /kale-ext-tag-imports/
     );
-    expect(await cellTags(page, 9)).toEqual(['training']);
+    expect(await kale.cellTags(9)).toEqual(['training']);
 
     // Runtime, 2 nodes, epochs=1.
     await panel
@@ -59,24 +36,23 @@ test.describe('the kale_ext panel with a notebook', () => {
     await expect(
       panel.getByLabel('Details of runtime torch-distributed')
     ).toContainText('torch');
-    await panel.getByLabel('Nodes', { exact: true }).fill('2');
-    await panel.getByLabel('Parameter epochs').fill('1');
-    await panel.getByLabel('CPU request per node').fill('500m');
-    await panel.getByLabel('CPU limit per node').fill('2');
+    await kale.fill({
+      Nodes: '2',
+      'Parameter epochs': '1',
+      'CPU request per node': '500m',
+      'CPU limit per node': '2'
+    });
     await panel.getByRole('button', { name: 'Add variable' }).click();
     await panel
       .getByLabel('Name of environment variable 1')
       .fill('OMP_NUM_THREADS');
     await panel.getByLabel('Value of OMP_NUM_THREADS').fill('1');
-    await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
-      /Compiles: /
-    );
-    const submit = panel.getByRole('button', { name: 'Submit' });
-    await expect(submit).toBeEnabled();
+    await expect(kale.validation).toHaveText(/Compiles: /);
+    await expect(kale.submitButton).toBeEnabled();
 
     // The choices are in the notebook's metadata, written through its model.
     await expect
-      .poll(() => notebookMetadata(page))
+      .poll(() => kale.metadata())
       .toEqual({
         options: {
           runtime: 'torch-distributed',
@@ -95,27 +71,22 @@ test.describe('the kale_ext panel with a notebook', () => {
     await expect(panel.getByLabel('TrainJob YAML')).toContainText(
       'numNodes: 2'
     );
-    await panelScreenshot(page, testInfo, 'panel-form.png');
+    await kale.panelScreenshot('panel-form.png');
 
-    await submit.click();
-    const notice = panel.locator('.kale-ext-Notice');
-    await expect(notice).toContainText('Submitted');
-    const name = /Submitted (\S+)/.exec((await notice.textContent()) ?? '')![1];
-    const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+    const name = await kale.submit();
+    const row = kale.row(name);
     await expect(row).toBeVisible();
     await expect(row).toContainText('torch-distributed');
     await expect(row).toContainText('2 nodes');
 
     // Logs: both ranks stream in.
-    await row.getByRole('button', { name: `Logs of ${name}` }).click();
-    const logs = page.locator(`#kale-ext-logs-${name}`);
-    await expect(logs).toBeVisible();
+    const logs = await kale.openLogs(name);
     const lines = logs.getByRole('log');
     const rank = (r: number) =>
       lines.locator(`.kale-ext-LogLine[data-rank="${r}"]`);
     await expect(rank(0).first()).toBeVisible({ timeout: JOB_TIMEOUT });
     await expect(rank(1).first()).toBeVisible({ timeout: JOB_TIMEOUT });
-    await screenshot(page, testInfo, 'panel-running-logs.png');
+    await kale.screenshot('panel-running-logs.png');
 
     // Per-node tabs.
     await logs.getByRole('tab', { name: 'Node 1' }).click();
@@ -127,46 +98,35 @@ test.describe('the kale_ext panel with a notebook', () => {
     await logs.getByRole('tab', { name: 'All nodes' }).click();
 
     // The job completes; the stream ends with it.
-    await expect(row).toHaveAttribute('data-status', 'Complete', {
-      timeout: JOB_TIMEOUT
-    });
+    await kale.waitForStatus(name, 'Complete', JOB_TIMEOUT);
     await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(
       'Ended: Complete'
     );
     await expect(lines).toContainText('test accuracy');
 
     // Delete it.
-    await row.getByRole('button', { name: `Delete ${name}` }).click();
-    const dialog = page.locator('.jp-Dialog');
-    await expect(dialog).toContainText(name);
-    await dialog.getByRole('button', { name: 'Delete' }).click();
-    await expect(row).toHaveCount(0);
-    await expect(notice).toContainText(`Deleted ${name}`);
+    await kale.deleteJob(name);
+    await expect(kale.notice).toContainText(`Deleted ${name}`);
 
     // An old notice goes once the form is invalid: it no longer describes
     // what Submit would do.
     await panel.getByLabel('Memory limit per node').fill('abc');
-    await expect(notice).toHaveCount(0);
+    await expect(kale.notice).toHaveCount(0);
   });
 
-  test('a compile error links to its cell', async ({
-    page,
-    tmpPath
-  }, testInfo) => {
-    await openNotebook(page, testInfo, tmpPath, 'broken.ipynb', [
+  test('a compile error links to its cell', async ({ kale, page }) => {
+    const panel = await kale.notebook('broken.ipynb', [
       { source: 'import os', tags: ['imports'] },
       { source: '# A notebook with a mistake', type: 'markdown' },
       { source: 'rows = 3' },
       { source: 'print(rows)\nprint(undefined_frame.head())' }
     ]);
-    const panel = await openPanel(page);
-    const status = panel.locator('.kale-ext-Validation-status');
-    await expect(status).toHaveText(/\d+ errors?/);
+    await expect(kale.validation).toHaveText(/\d+ errors?/);
     const error = panel
       .locator('.kale-ext-Diagnostic.kale-ext-mod-error')
       .first();
     await expect(error).toContainText('undefined_frame');
-    await expect(panel.getByRole('button', { name: 'Submit' })).toBeDisabled();
+    await expect(kale.submitButton).toBeDisabled();
 
     // The link selects the cell (index 3, "cell 4").
     await page.notebook.selectCells(0);
@@ -174,44 +134,35 @@ test.describe('the kale_ext panel with a notebook', () => {
     await expect(page.locator('.jp-Notebook .jp-Cell').nth(3)).toHaveClass(
       /jp-mod-active/
     );
-    await panelScreenshot(page, testInfo, 'panel-compile-error.png');
+    await kale.panelScreenshot('panel-compile-error.png');
 
     // Fixing the cell (an unsaved change) clears the error.
     await page.notebook.setCell(3, 'code', 'print(rows)');
-    await expect(status).toHaveText(/Compiles/);
-    await expect(panel.getByRole('button', { name: 'Submit' })).toBeEnabled();
+    await kale.compiles();
+    await expect(kale.submitButton).toBeEnabled();
   });
 
   test('a failed job shows its reason (light and dark themes)', async ({
-    page,
-    tmpPath
-  }, testInfo) => {
+    kale,
+    page
+  }) => {
     test.setTimeout(JOB_TIMEOUT);
-    await openNotebook(page, testInfo, tmpPath, 'failing.ipynb', [
+    await kale.notebook('failing.ipynb', [
       { source: 'threshold = 0.5', tags: ['parameters'] },
       {
         source:
           'print("loading the data")\nraise RuntimeError(f"no data above {threshold}")'
       }
     ]);
-    const panel = await openPanel(page);
-    await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
-      /Compiles/
-    );
-    await panel.getByRole('button', { name: 'Submit' }).click();
-    const notice = panel.locator('.kale-ext-Notice');
-    await expect(notice).toContainText('Submitted');
-    const name = /Submitted (\S+)/.exec((await notice.textContent()) ?? '')![1];
-    const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
-    await expect(row).toHaveAttribute('data-status', 'Failed', {
-      timeout: JOB_TIMEOUT
-    });
+    await kale.compiles();
+    const name = await kale.submit();
+    const row = kale.row(name);
+    await kale.waitForStatus(name, 'Failed', JOB_TIMEOUT);
     await expect(row.locator('.kale-ext-JobRow-reason')).not.toBeEmpty();
-    await panelScreenshot(page, testInfo, 'panel-failed.png');
+    await kale.panelScreenshot('panel-failed.png');
 
     // The logs tell why.
-    await row.getByRole('button', { name: `Logs of ${name}` }).click();
-    const logs = page.locator(`#kale-ext-logs-${name}`);
+    const logs = await kale.openLogs(name);
     await expect(logs.getByRole('log')).toContainText('no data above 0.5');
     await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(
       'Ended: Failed'
@@ -221,36 +172,15 @@ test.describe('the kale_ext panel with a notebook', () => {
     await page.theme.setDarkTheme();
     await page.notebook.activate('failing.ipynb');
     await row.scrollIntoViewIfNeeded();
-    await screenshot(page, testInfo, 'panel-dark.png');
+    await kale.screenshot('panel-dark.png');
     await page.theme.setLightTheme();
   });
 });
 
-async function cellTags(
-  page: import('@jupyterlab/galata').IJupyterLabPageFixture,
-  index: number
-) {
-  return page.evaluate(i => {
-    const app = window.jupyterapp;
-    const panel = app.shell.currentWidget as any;
-    return panel.content.widgets[i].model.getMetadata('tags');
-  }, index);
-}
-
-async function notebookMetadata(
-  page: import('@jupyterlab/galata').IJupyterLabPageFixture
-) {
-  return page.evaluate(() => {
-    const app = window.jupyterapp;
-    const panel = app.shell.currentWidget as any;
-    return panel.context.model.getMetadata('kale_ext');
-  });
-}
-
 test('the choices live in the notebook metadata, and Undo reverts them', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   // A notebook that already has choices (written by the panel, or by hand).
   const stored = {
     options: { nodes: 2, gpu: 'mig-1g.5gb', parameters: { lr: 0.5 } },
@@ -266,15 +196,11 @@ test('the choices live in the notebook metadata, and Undo reverts them', async (
       labels: { team: 'ml' }
     }
   };
-  await openNotebook(
-    page,
-    testInfo,
-    tmpPath,
+  const panel = await kale.notebook(
     'stored.ipynb',
     [{ source: 'lr = 0.1', tags: ['parameters'] }, { source: 'print(lr)' }],
-    { kale_ext: stored }
+    { metadata: { kale_ext: stored } }
   );
-  const panel = await openPanel(page);
   const nodes = panel.getByLabel('Nodes', { exact: true });
   await expect(nodes).toHaveValue('2');
   await expect(panel.getByLabel('GPUs per node')).toHaveValue('mig');
@@ -289,12 +215,12 @@ test('the choices live in the notebook metadata, and Undo reverts them', async (
     'token'
   );
   // Reading writes nothing.
-  expect(await notebookMetadata(page)).toEqual(stored);
+  expect(await kale.metadata()).toEqual(stored);
 
   // A change goes into the model (the notebook is now unsaved) ...
   await nodes.fill('4');
   await expect
-    .poll(() => notebookMetadata(page))
+    .poll(() => kale.metadata())
     .toEqual({
       options: { nodes: 4, gpu: 'mig-1g.5gb', parameters: { lr: 0.5 } },
       config: {
@@ -320,13 +246,10 @@ test('the choices live in the notebook metadata, and Undo reverts them', async (
 });
 
 test('the job form says which defaults apply and opens their editor', async ({
-  page,
-  tmpPath
-}, testInfo) => {
-  await openNotebook(page, testInfo, tmpPath, 'defaults.ipynb', [
-    { source: 'print(1)' }
-  ]);
-  const panel = await openPanel(page);
+  kale,
+  page
+}) => {
+  const panel = await kale.notebook('defaults.ipynb', [{ source: 'print(1)' }]);
   // The text depends on the machine's settings: only that it is there.
   const line = panel.locator('[data-section="job"] .kale-ext-Defaults');
   await expect(line).toContainText('Empty fields use the');
@@ -339,17 +262,14 @@ test('the job form says which defaults apply and opens their editor', async ({
 });
 
 test('every control of the panel is labelled and reachable by keyboard', async ({
-  page,
-  tmpPath
-}, testInfo) => {
-  await openNotebook(page, testInfo, tmpPath, 'keyboard.ipynb', [
+  kale,
+  page
+}) => {
+  const panel = await kale.notebook('keyboard.ipynb', [
     { source: 'lr = 0.1', tags: ['parameters'] },
     { source: 'print(lr)' }
   ]);
-  const panel = await openPanel(page);
-  await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
-    /Compiles/
-  );
+  await kale.compiles();
   // Open every section and add an environment variable of each kind.
   // (the preview is open from the start)
   await expect(panel.locator('[data-section="preview"]')).toHaveAttribute(

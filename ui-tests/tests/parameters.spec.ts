@@ -1,25 +1,16 @@
-import {
-  expect,
-  openNotebook,
-  openPanel,
-  panelScreenshot,
-  TALL,
-  test
-} from './helpers';
+import { expect, TALL, test } from './fixtures';
 
 test.use({ viewport: TALL });
 
 test('parameters are typed by the server: its message on the field, its value in the TrainJob', async ({
-  page,
-  tmpPath
-}, testInfo) => {
-  await openNotebook(page, testInfo, tmpPath, 'typed.ipynb', [
+  kale,
+  page
+}) => {
+  const panel = await kale.notebook('typed.ipynb', [
     { source: 'epochs = 6\nlr = 0.05\ndebug = True', tags: ['parameters'] },
     { source: 'print(epochs, lr, debug)' }
   ]);
-  const panel = await openPanel(page);
-  const status = panel.locator('.kale-ext-Validation-status');
-  await expect(status).toHaveText(/Compiles/);
+  await kale.compiles();
 
   // `abc` for an int parameter: the server's message, on the field.
   const epochs = panel.getByLabel('Parameter epochs', { exact: true });
@@ -31,15 +22,17 @@ test('parameters are typed by the server: its message on the field, its value in
     "expects an int (a whole number) like its default 6, not 'abc'"
   );
   await expect(epochs).toHaveAttribute('aria-invalid', 'true');
-  await expect(panel.getByRole('button', { name: 'Submit' })).toBeDisabled();
-  await panelScreenshot(page, testInfo, 'panel-parameter-error.png', false);
+  await expect(kale.submitButton).toBeDisabled();
+  await kale.panelScreenshot('panel-parameter-error.png', false);
 
   // `1e-3` for a float and `False` for a bool: the TrainJob carries the
   // values the function gets.
-  await epochs.fill('2');
-  await panel.getByLabel('Parameter lr').fill('1e-3');
-  await panel.getByLabel('Parameter debug').fill('False');
-  await expect(status).toHaveText(/Compiles/);
+  await kale.fill({
+    'Parameter epochs': '2',
+    'Parameter lr': '1e-3',
+    'Parameter debug': 'False'
+  });
+  await kale.compiles();
   await expect(row.locator('.kale-ext-Field-error')).toHaveCount(0);
   // (YAML may fold the quoted spec across lines: read it as one line)
   const yaml = panel.getByLabel('TrainJob YAML');

@@ -1,36 +1,20 @@
 import * as fs from 'fs';
-import * as path from 'path';
 
-import {
-  EXAMPLES,
-  expect,
-  kernelSettled,
-  openPanel,
-  screenshot,
-  TALL,
-  test,
-  uploadAndOpen
-} from './helpers';
+import { expect, TALL, test } from './fixtures';
 
 test.use({ viewport: TALL });
 
 test('the preview sums the job up, folds the YAML, copies and downloads it, and names the job that is submitted', async ({
-  page,
-  tmpPath
+  kale,
+  page
 }, testInfo) => {
-  await uploadAndOpen(
-    page,
-    path.join(EXAMPLES, 'digits_ddp.ipynb'),
-    `${tmpPath}/digits_ddp.ipynb`
-  );
-  await kernelSettled(page);
-  const panel = await openPanel(page);
-  await panel.getByLabel('Nodes', { exact: true }).fill('2');
-  await panel.getByLabel('Parameter epochs').fill('1');
-  await panel.getByLabel('CPU limit per node').fill('2');
-  await expect(panel.locator('.kale-ext-Validation-status')).toHaveText(
-    /Compiles/
-  );
+  const panel = await kale.example();
+  await kale.fill({
+    Nodes: '2',
+    'Parameter epochs': '1',
+    'CPU limit per node': '2'
+  });
+  await kale.compiles();
 
   // The summary, first.
   const preview = panel.locator('[data-section="preview"]');
@@ -65,7 +49,7 @@ test('the preview sums the job up, folds the YAML, copies and downloads it, and 
     return copy.textContent ?? '';
   });
   expect(whole).toContain(`name: ${name}`);
-  await screenshot(preview, testInfo, 'panel-preview.png');
+  await kale.screenshot('panel-preview.png', preview);
 
   // Copy: the whole YAML, unfolded.
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -83,9 +67,8 @@ test('the preview sums the job up, folds the YAML, copies and downloads it, and 
   expect(fs.readFileSync(file, 'utf-8')).toBe(whole);
 
   // Submit: the job gets the name the preview showed; the next one differs.
-  await panel.getByRole('button', { name: 'Submit' }).click();
-  const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
-  await expect(row).toBeVisible();
+  expect(await kale.submit()).toBe(name);
+  await expect(kale.row(name)).toBeVisible();
   await expect(fact('name')).not.toHaveText(name);
   await expect(fact('name')).toHaveText(/^digits-ddp-[a-z0-9]{5}$/);
 });

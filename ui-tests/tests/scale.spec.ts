@@ -1,13 +1,6 @@
 import * as fs from 'fs';
 
-import {
-  expect,
-  openPanel,
-  panelTab,
-  screenshot,
-  test,
-  unnamedControls
-} from './helpers';
+import { expect, test, unnamedControls } from './fixtures';
 import { manyJobs, serveJobs, serveLongLog } from './synthetic';
 
 /**
@@ -17,10 +10,10 @@ import { manyJobs, serveJobs, serveLongLog } from './synthetic';
 const LOG_LINES = 50_000;
 
 test.describe('at scale', () => {
-  test('the panel lists 200 jobs', async ({ page }) => {
+  test('the panel lists 200 jobs', async ({ kale, page }) => {
     await serveJobs(page, manyJobs(200));
-    await panelTab(page).click();
-    const panel = await openPanel(page);
+    await kale.tab.click();
+    const panel = await kale.openPanel();
     const rows = panel.locator('.kale-ext-JobRow');
     await expect(rows).toHaveCount(200);
     await expect(panel.locator('.kale-ext-Count')).toHaveText('200');
@@ -29,14 +22,13 @@ test.describe('at scale', () => {
   });
 
   test('the logs view shows, searches and downloads 50,000 lines', async ({
+    kale,
     page
   }, testInfo) => {
     const name = 'perf-logs';
     await serveLongLog(page, name, LOG_LINES);
-    const panel = await openPanel(page);
-    const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
-    await row.getByRole('button', { name: `Logs of ${name}` }).click();
-    const logs = page.locator(`#kale-ext-logs-${name}`);
+    await kale.openPanel();
+    const logs = await kale.openLogs(name);
     const status = logs.locator('.kale-ext-LogsStatus');
     await expect(status).toContainText('50,000 lines', { timeout: 30_000 });
     await expect(status).toContainText('Ended: Complete');
@@ -78,6 +70,6 @@ test.describe('at scale', () => {
     expect(text).not.toContain('[rank 0]');
     await logs.getByRole('tab', { name: 'All nodes' }).click();
     await expect(status).toContainText('50,000 lines');
-    await screenshot(logs, testInfo, 'logs-50k.png', false);
+    await kale.screenshot('logs-50k.png', logs, false);
   });
 });

@@ -1,28 +1,15 @@
-import {
-  expect,
-  openNotebook,
-  openPanel,
-  panelScreenshot,
-  screenshot,
-  TALL,
-  test
-} from './helpers';
-
-/**
- * A job really runs here (the local backend): give it time.
- */
-const JOB_TIMEOUT = 180_000;
+import { expect, JOB_TIMEOUT, TALL, test } from './fixtures';
 
 test.use({ viewport: TALL });
 
 test('storage: a bad volume is named, a good one is in the preview and the TrainJob, kept across a reload; a local job shows its outputs with sizes', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   test.setTimeout(JOB_TIMEOUT + 90_000);
   // The folder that stands for the claim in a local run, beside the notebook.
-  expect(await page.contents.createDirectory(`${tmpPath}/data`)).toBe(true);
-  const remote = await openNotebook(page, testInfo, tmpPath, 'storage.ipynb', [
+  expect(await page.contents.createDirectory(kale.path('data'))).toBe(true);
+  const panel = await kale.notebook('storage.ipynb', [
     { source: '# Saves a model', type: 'markdown' },
     { source: 'size = 2048', tags: ['parameters'] },
     {
@@ -35,9 +22,7 @@ test('storage: a bad volume is named, a good one is in the preview and the Train
       ].join('\n')
     }
   ]);
-  const panel = await openPanel(page);
-  const status = panel.locator('.kale-ext-Validation-status');
-  await expect(status).toHaveText(/Compiles/);
+  await kale.compiles();
 
   // The Storage section: a volume that does not parse is named as typed, in
   // the field and in CHECKS by its label.
@@ -51,7 +36,7 @@ test('storage: a bad volume is named, a good one is in the preview and the Train
   await expect(panel.locator('[data-section="storage"]')).toContainText(
     '"nfs" is not a volume kind'
   );
-  await expect(panel.getByRole('button', { name: 'Submit' })).toBeDisabled();
+  await expect(kale.submitButton).toBeDisabled();
 
   // On Local a claim needs the folder that stands for it.
   await volume.fill('pvc:data:input:ro');
@@ -60,7 +45,7 @@ test('storage: a bad volume is named, a good one is in the preview and the Train
   // A good one: in the preview summary and the TrainJob.
   await volume.fill('pvc:data:input:ro=./data');
   await panel.getByLabel('Shared memory (/dev/shm) size').fill('1Gi');
-  await expect(status).toHaveText(/Compiles/);
+  await kale.compiles();
   await expect(checks).toHaveCount(0);
   const summary = panel.getByLabel('What the job will be');
   await expect(summary.locator('[data-fact="volumes"]')).toContainText(
@@ -77,21 +62,20 @@ test('storage: a bad volume is named, a good one is in the preview and the Train
   await expect(
     workspace.getByRole('list', { name: 'Workspace files' })
   ).toContainText('storage.ipynb');
-  await panelScreenshot(page, testInfo, 'panel-storage.png');
+  await kale.panelScreenshot('panel-storage.png');
 
   // Kept in the notebook: a reload reads it back.
   await page.notebook.save();
-  await page.reload({ waitForIsReady: false });
-  await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+  await kale.reload();
   // (open it again if the restored layout does not hold it)
   await page.evaluate(async path => {
     // (the widget it opens is not sent back: it cannot be serialized)
     await window.jupyterapp.commands.execute('docmanager:open', { path });
-  }, remote);
+  }, kale.path('storage.ipynb'));
   await expect(
     page.locator('.jp-NotebookPanel:not(.lm-mod-hidden)')
   ).toBeVisible();
-  const again = await openPanel(page);
+  const again = await kale.openPanel();
   await again.locator('[data-section="storage"] > summary').click();
   await expect(again.getByRole('textbox', { name: 'Volume 1' })).toHaveValue(
     'pvc:data:input:ro=./data'
@@ -101,31 +85,22 @@ test('storage: a bad volume is named, a good one is in the preview and the Train
   );
 
   // A local job that writes outputs shows them with their sizes.
-  await expect(again.locator('.kale-ext-Validation-status')).toHaveText(
-    /Compiles/
-  );
-  await again.getByRole('button', { name: 'Submit' }).click();
-  const notice = again.locator('.kale-ext-Notice');
-  await expect(notice).toContainText('Submitted');
-  const name = /Submitted (\S+)/.exec((await notice.textContent()) ?? '')![1];
-  const row = again.locator(`.kale-ext-JobRow[data-job="${name}"]`);
-  await expect(row).toHaveAttribute('data-status', 'Complete', {
-    timeout: JOB_TIMEOUT
-  });
+  await kale.compiles();
+  const name = await kale.submit();
+  const row = kale.row(name);
+  await kale.waitForStatus(name, 'Complete', JOB_TIMEOUT);
   await row.getByText('Outputs', { exact: true }).click();
   const files = row.getByRole('list', { name: 'Output files' });
   await expect(files).toContainText('model.bin 2 KiB');
   await expect(row.locator('.kale-ext-JobOutputs > summary')).toHaveText(
     'Outputs (1)'
   );
-  await screenshot(row, testInfo, 'panel-job-outputs.png', false);
+  await kale.screenshot('panel-job-outputs.png', row, false);
 
   // Deleting a local job talks of processes, and keeps the outputs.
-  await row.getByRole('button', { name: `Delete ${name}` }).click();
-  const dialog = page.locator('.jp-Dialog');
-  await expect(dialog).toContainText('processes');
-  await expect(dialog).toContainText('outputs stay');
-  await expect(dialog).not.toContainText('pods');
-  await dialog.getByRole('button', { name: 'Delete' }).click();
-  await expect(row).toHaveCount(0);
+  await kale.deleteJob(name, async dialog => {
+    await expect(dialog).toContainText('processes');
+    await expect(dialog).toContainText('outputs stay');
+    await expect(dialog).not.toContainText('pods');
+  });
 });

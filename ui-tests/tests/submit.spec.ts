@@ -1,40 +1,18 @@
-import * as path from 'path';
-
-import {
-  EXAMPLES,
-  expect,
-  kernelSettled,
-  openPanel,
-  screenshot,
-  test,
-  uploadAndOpen
-} from './helpers';
-
-/**
- * Jobs really run here (the local backend): give them time.
- */
-const JOB_TIMEOUT = 180_000;
+import { expect, JOB_TIMEOUT, test } from './fixtures';
 
 // A window of an ordinary height: the form is longer than the panel.
 test.use({ viewport: { width: 1280, height: 720 } });
 
 test('Submit is always in view; after it the logs open, the row comes into view, and the row, the bar and the logs agree on the status', async ({
-  page,
-  tmpPath
-}, testInfo) => {
+  kale,
+  page
+}) => {
   test.setTimeout(JOB_TIMEOUT + 60_000);
-  await uploadAndOpen(
-    page,
-    path.join(EXAMPLES, 'digits_ddp.ipynb'),
-    `${tmpPath}/digits_ddp.ipynb`
-  );
-  await kernelSettled(page);
-  const panel = await openPanel(page);
-  await panel.getByLabel('Nodes', { exact: true }).fill('2');
-  await panel.getByLabel('Parameter epochs', { exact: true }).fill('1');
+  const panel = await kale.example();
+  await kale.fill({ Nodes: '2', 'Parameter epochs': '1' });
 
   // The form scrolls; Submit stays in view at the top and at the bottom.
-  const submit = panel.getByRole('button', { name: 'Submit' });
+  const submit = kale.submitButton;
   await expect(submit).toBeEnabled();
   const scroller = page.locator('#kale-ext-panel');
   const scrollable = await scroller.evaluate(
@@ -47,20 +25,21 @@ test('Submit is always in view; after it the logs open, the row comes into view,
   }
   await scroller.evaluate(node => (node.scrollTop = 0));
 
-  const name = (await panel.locator('[data-fact="name"]').textContent())!;
-  await submit.click();
+  const previewed = await panel.locator('[data-fact="name"]').textContent();
+  const name = await kale.submit();
+  expect(name).toBe(previewed);
 
   // The logs open by themselves, the row comes into view.
-  const logs = page.locator(`#kale-ext-logs-${name}`);
+  const logs = kale.logs(name);
   await expect(logs).toBeVisible();
-  const row = panel.locator(`.kale-ext-JobRow[data-job="${name}"]`);
+  const row = kale.row(name);
   await expect(row).toBeInViewport();
   const current = panel.locator(`.kale-ext-CurrentJob[data-job="${name}"]`);
   await expect(current).toBeInViewport();
   await expect(
     logs.getByRole('log').locator('.kale-ext-LogLine').first()
   ).toBeVisible({ timeout: JOB_TIMEOUT });
-  await screenshot(page, testInfo, 'panel-submitted.png');
+  await kale.screenshot('panel-submitted.png');
 
   // One status: when the logs say it ended, the row and the bar say so.
   await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(

@@ -56,8 +56,8 @@ class ProgressFollower:
             if found is not None and (shown := found.to_json()) != self.written:
                 write_atomic(self.out, json.dumps(shown))
                 self.written = shown
-        except OSError:
-            return None
+        except (OSError, ValueError, ArithmeticError, RecursionError):
+            return None  # a log or disk that cannot be read or written: no progress shown
         return found
 
     def _rank0(self, pieces: list[tuple[bytes, bool]]) -> list[str]:
