@@ -8,7 +8,15 @@ try:
 except ImportError:  # a source checkout that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__", "compile_notebook", "report"]
+__all__ = [
+    "JobFailed",
+    "NoResult",
+    "__version__",
+    "compile_notebook",
+    "job",
+    "report",
+    "run",
+]
 
 
 def report(step=None, **metrics):
@@ -23,6 +31,34 @@ def compile_notebook(*args, **kwargs):
     from .compile.compiler import compile_notebook as _compile
 
     return _compile(*args, **kwargs)
+
+
+def job(name, backend=None):
+    """The job named ``name``: ``.result()`` waits for what it returned, ``.outputs`` lists and
+    loads its files (see kale_ext.runs.handle). Once the package kale_ext.job is imported, the name
+    ``kale_ext.job`` is that package, which answers a call the same way."""
+    from .runs.handle import job as _job
+
+    return _job(name, backend)
+
+
+open_job = job  # what the package kale_ext.job calls
+
+
+def run(notebook, **options):
+    """Submit a notebook as `kale-ext run` does (options as the REST API names them: nodes=2,
+    parameters={...}; backend="local"); returns its job at once (see kale_ext.runs.handle)."""
+    from .runs.handle import run as _run
+
+    return _run(notebook, **options)
+
+
+def __getattr__(name):
+    if name in ("JobFailed", "NoResult"):  # the errors .result() raises
+        from . import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'kale_ext' has no attribute {name!r}")
 
 
 def _jupyter_labextension_paths():

@@ -110,3 +110,17 @@ class LogsGone(BackendError):
 
     def __init__(self, message: str):
         super().__init__(message, 410, "Gone")
+
+
+class JobFailed(KaleExtError):
+    """A job whose result was asked for failed: the message is the failure's headline (who
+    failed, where in the notebook, how), as the CLI shows it; ``failure`` is the whole of it."""
+
+    def __init__(self, message: str, failure=None):
+        self.failure = failure
+        super().__init__(message)
+
+
+class NoResult(KaleExtError):
+    """A job ended without a value to give back: it returned nothing, its value could not be
+    saved, or it cannot be read from here. The message says which, and why."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .. import __version__, trainer_status
 from ..metrics import PREFIX as METRIC_PREFIX
 from ..mlflow_api import RUN_ID_ENV
-from . import excepthook
+from . import excepthook, resultsave
 from .notebook import source_lines
 
 INDENT = "    "
@@ -167,7 +167,9 @@ def render_module(
         lines.append(f"{INDENT}pass")
     if "report" in shims:  # report()'s progress to Kubeflow Trainer (trainer_status.py)
         lines += ["", "", *_trainer_status().rstrip("\n").split("\n")]
-    lines += ["", "", *error_hook(notebook_name, source_map)]
+    lines += ["", "", *error_hook(notebook_name, source_map), "", "", _keep_source()]
+    keep = (resultsave.FOLDER, resultsave.MAX_BYTES, resultsave.MAX_BYTES_ENV)
+    call = f"{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))"
     lines += [
         "",
         "",
@@ -176,7 +178,7 @@ def render_module(
         f"{INDENT}import sys",
         "",
         f"{INDENT}try:",
-        f"{INDENT * 2}{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))",
+        f"{INDENT * 2}_kale_ext_keep({call}, {', '.join(map(repr, keep))})",
         f"{INDENT}except SystemExit as stop:",
         f"{INDENT * 2}_kale_ext_exit(stop)",
         f"{INDENT * 2}raise",
@@ -200,6 +202,12 @@ def _cell_lines(section: Section, count: int) -> list[int] | None:
 @functools.cache
 def _hook_source() -> str:
     return inspect.getsource(excepthook._kale_ext_errors).rstrip("\n")
+
+
+@functools.cache
+def _keep_source() -> str:
+    """What saves rank 0's return value (compile/resultsave.py), copied verbatim."""
+    return inspect.getsource(resultsave._kale_ext_keep).rstrip("\n")
 
 
 def error_hook(notebook_name: str, source_map: list[dict]) -> list[str]:

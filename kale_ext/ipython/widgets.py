@@ -21,7 +21,9 @@ MAX_ERRORS = 5
 class JobMonitor:
     """Watches one job from a background thread; display it to see it (``_ipython_display_``).
 
-    ``monitor.wait()`` blocks until the job ends; ``monitor.cancel()`` deletes it.
+    ``monitor.wait()`` blocks until the job ends; ``monitor.cancel()`` deletes it;
+    ``monitor.result()`` waits, then returns what the job's function returned, and
+    ``monitor.outputs`` lists and loads its files (kale_ext.runs.handle, as kale_ext.job(name)).
     """
 
     def __init__(
@@ -59,7 +61,7 @@ class JobMonitor:
         self._stop = threading.Event()
         self._errors = 0
         self._thread: threading.Thread | None = None
-        self.outputs = None  # the job's outputs (backends.base.JobOutputs), once it ended
+        self.found_outputs = None  # the job's outputs (backends.base.JobOutputs), once it ended
         self.view = (
             WidgetView(self.model, self.cancel, self._lock) if view == "widget" else TextView()
         )
@@ -96,7 +98,7 @@ class JobMonitor:
                 self.view.update(self.model, change, shown)
             else:
                 self.view.tick(self.model)
-        if self.model.finished and self.outputs is None:
+        if self.model.finished and self.found_outputs is None:
             self._show_outputs()
         return not self.model.finished
 
@@ -104,13 +106,13 @@ class JobMonitor:
         """Once the job ends: what it wrote to KALE_EXT_OUTPUT_DIR, with sizes."""
         read = getattr(self.backend, "outputs", None)  # a Backend has it; a stand-in may not
         try:
-            self.outputs = read(self.name) if read is not None else None
+            self.found_outputs = read(self.name) if read is not None else None
         except KaleExtError:
             return
-        if self.outputs is None:
+        if self.found_outputs is None:
             return
         with self._lock:
-            self.view.show_outputs(self.model, self.outputs)
+            self.view.show_outputs(self.model, self.found_outputs)
 
     def _run(self) -> None:
         try:
@@ -143,6 +145,20 @@ class JobMonitor:
     @property
     def status(self) -> str:
         return self.model.status
+
+    def result(self, timeout: float | None = None):
+        """Wait for the job, then what its function returned (rank 0's); JobFailed names the
+        failure's cell and line, NoResult says why there is no value."""
+        from ..runs.handle import JobHandle
+
+        return JobHandle(self.backend, self.name).result(timeout)
+
+    @property
+    def outputs(self):
+        """The files the job wrote: iterate, or ``.load("model.pt")``."""
+        from ..runs.handle import Outputs
+
+        return Outputs(self.backend, self.name)
 
     # -- cancel --
 

@@ -142,11 +142,16 @@ def _launcher_warnings(runtime: Runtime, procs: int) -> list[str]:
 
 def _check_framework_env(runtime: Runtime, config: DistributedConfig) -> None:
     """The runtime's plugin sets its own variables on each node (xgboost's DMLC_*, jax's JAX_*):
-    the Trainer's webhook refuses a TrainJob that sets them too, so say so before it is sent."""
+    the Trainer's webhook refuses a TrainJob that sets them too, so say so before it is sent.
+    The bound of a job's return value (compile/resultsave.py) is checked here too."""
+    from ..compile.resultsave import MAX_BYTES_ENV, check_bound
     from .framework_env import FRAMEWORK_ENV
 
     own = {name for name, _ in FRAMEWORK_ENV.get(runtime.framework or "", ())}
     for env in config.env:
+        why = check_bound(env.value) if env.name == MAX_BYTES_ENV and env.value else None
+        if why is not None:
+            raise ConfigError(f"env.{MAX_BYTES_ENV}", why)
         if env.name in own:
             raise ConfigError(
                 "env",

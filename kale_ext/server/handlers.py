@@ -87,7 +87,9 @@ class JobHandler(KaleExtHandler):
         name = check_job_name(name)
         backend = await self.backend()
         info = await self.call(backend.get_job, name)
-        self.reply(info.to_dict())
+        from ..backends.results import summary  # what it returned: saved, or why not
+
+        self.reply({**info.to_dict(), "result": await self.call(summary, backend, info)})
 
     @tornado.web.authenticated
     async def delete(self, name: str):

@@ -92,6 +92,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
           })
         ).button.accept,
       openNotebook: async path => {
+        if (!(await Private.exists(app, path))) {
+          return null; // gone since (a job's record outlives its notebook)
+        }
         const widget = await app.commands.execute('docmanager:open', {
           path
         });
@@ -252,6 +255,29 @@ namespace Private {
    * Where the jobs list's arrangement is kept (JupyterLab's state database).
    */
   export const JOBS_VIEW = 'kale-ext:jobs-view';
+
+  /**
+   * Whether a file is there, read from its folder's listing (asking for the
+   * file itself would put a 404 in the browser's console when it is not).
+   */
+  export async function exists(
+    app: JupyterFrontEnd,
+    path: string
+  ): Promise<boolean> {
+    const folder = path.includes('/')
+      ? path.slice(0, path.lastIndexOf('/'))
+      : '';
+    try {
+      const listing = await app.serviceManager.contents.get(folder, {
+        type: 'directory',
+        content: true
+      });
+      const files = (listing.content ?? []) as { path: string }[];
+      return files.some(f => f.path === path);
+    } catch {
+      return false;
+    }
+  }
 
   /**
    * What deleting a job does, on its backend.

@@ -253,6 +253,39 @@ export namespace Kale {
     last_output?: string | null;
     /** The sweep it is a trial of, or null. */
     sweep?: string | null;
+    /** How far it is, as last reported or inferred (null: never reported). */
+    progress?: IProgress | null;
+    /** What its function returned, once it ended (`GET jobs/{name}`). */
+    result?: IJobResult | null;
+  }
+
+  /**
+   * A job's progress (`kale_ext/progress.py`): percent done, the step or
+   * epoch it is at, and the time left estimated from its recent rate (null
+   * until the rate is known well enough).
+   */
+  export interface IProgress {
+    percent: number;
+    step: number | null;
+    total: number | null;
+    unit: 'step' | 'epoch';
+    eta_seconds: number | null;
+    /** Where it came from: `kale_ext.report()`, a tqdm bar on rank 0,
+     * `epoch N/M` lines, Kubeflow Trainer's `trainerStatus`. */
+    source: 'report' | 'tqdm' | 'epoch-line' | 'trainer';
+    /** When it was last updated (ISO 8601). */
+    updated: string;
+  }
+
+  /**
+   * Rank 0's return value, as saved with the job (`saved: false` says why
+   * in `reason`).
+   */
+  export interface IJobResult {
+    saved: boolean;
+    format: string;
+    size: number;
+    reason: string | null;
   }
 
   /**

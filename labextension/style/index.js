@@ -1,2 +1,3 @@
 import './base.css';
 import './restore.css';
+import './progress.css';

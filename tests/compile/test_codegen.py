@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kale_ext import __version__
-from kale_ext.compile import excepthook
+from kale_ext.compile import excepthook, resultsave
 from kale_ext.compile.codegen import Section, function_name_for, indent_code, render_module
 from kale_ext.compile.compiler import compile_notebook
 from tests.conftest import notebook
@@ -127,12 +127,16 @@ def test_the_module_byte_for_byte():
         "del _kale_ext_errors\n"
         "\n"
         "\n"
+        f"{inspect.getsource(resultsave._kale_ext_keep)}"
+        "\n"
+        "\n"
         'if __name__ == "__main__":\n'
         "    import json\n"
         "    import sys\n"
         "\n"
         "    try:\n"
-        "        train(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}))\n"
+        "        _kale_ext_keep(train(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {})), "
+        "'.kale-ext', 104857600, 'KALE_EXT_RESULT_MAX_BYTES')\n"
         "    except SystemExit as stop:\n"
         "        _kale_ext_exit(stop)\n"
         "        raise\n"

@@ -8,6 +8,7 @@ import pytest
 from kale_ext.backends.base import BackendError, Status
 from kale_ext.ipython.monitor import CANCELLED
 from kale_ext.ipython.widgets import MAX_ERRORS, JobMonitor
+from tests.harness.kube_fixtures import kube, kubeconfig  # noqa: F401 (fixtures)
 from tests.harness.monitor import METRICS_SCRIPT, SCRIPT, ScriptedBackend, Step
 
 
@@ -90,3 +91,34 @@ def test_text_monitor_prints_the_metrics(capsys):
 def test_bad_view_name():
     with pytest.raises(ValueError):
         JobMonitor(ScriptedBackend(SCRIPT), "job", view="gui", start=False)
+
+
+def test_the_monitor_gives_the_jobs_result_and_outputs(kube, tmp_path, monkeypatch):  # noqa: F811
+    """What a %%trainjob cell returns has .result() and .outputs, as kale_ext.job(NAME) does
+    (a cluster job here, its claim mounted at tmp_path; tests/runs/test_handle.py runs real
+    jobs)."""
+    import torch
+
+    from kale_ext.backends.kubernetes import KubernetesBackend
+    from kale_ext.backends.results import CLAIMS_ENV
+    from kale_ext.compile.resultsave import FOLDER, MAX_BYTES, MAX_BYTES_ENV, _kale_ext_keep
+    from kale_ext.errors import JobFailed
+    from tests.harness.kube_fixtures import make_spec
+
+    backend = KubernetesBackend(poll_interval=0.002)
+    backend.submit(make_spec({"outputs": "pvc:results:/out"}))
+    monkeypatch.setenv(CLAIMS_ENV, f"results={tmp_path}")
+    monkeypatch.setenv("KALE_EXT_OUTPUT_DIR", str(tmp_path / "fit"))  # as the job's rank 0
+    monkeypatch.setenv("RANK", "0")
+    (tmp_path / "fit").mkdir()
+    (tmp_path / "fit" / "notes.txt").write_text("done")
+    _kale_ext_keep({"acc": 0.5, "w": torch.ones(2)}, FOLDER, MAX_BYTES, MAX_BYTES_ENV)
+    monitor = JobMonitor(backend, "fit", view="text", start=False)
+    kube.set_conditions("fit", ("Complete", "True", "AllJobsCompleted", "done"))
+    value = monitor.result(timeout=30)
+    assert value["acc"] == 0.5 and value["w"].tolist() == [1.0, 1.0]
+    assert [f.path for f in monitor.outputs] == ["notes.txt"]
+    assert monitor.outputs.load("notes.txt") == "done"
+    kube.set_conditions("fit", ("Failed", "True", "JobFailed", "image pull failed"))
+    with pytest.raises(JobFailed, match="^job fit failed"):
+        monitor.result(timeout=30)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -259,3 +260,69 @@ def test_a_restarted_server_still_has_the_job(tmp_path):
         assert status == 200
     finally:
         second.stop()
+
+
+RETURNS = """def fit(kind="tensors"):
+    import torch
+    if kind == "tensors":
+        return {"acc": 0.5, "w": torch.ones(2)}
+    if kind == "list":
+        return list(range(100))
+    if kind == "none":
+        return None
+    return torch.nn.Linear(2, 1)
+"""
+
+
+async def test_get_job_says_whether_its_return_value_was_saved(api, root):
+    import yaml
+
+    from kale_ext.server import handlers
+    from tests.conftest import notebook
+
+    (root / "returns.ipynb").write_text(json.dumps(notebook((RETURNS, ["entrypoint"]))))
+    held = {"name": "returns-held", "config": {"run_policy": {"suspend": True}}}
+    await api.submit(held, path="returns.ipynb")
+    kept = await api.submit({"name": "returns-kept"}, path="returns.ipynb")
+    for name, kind, env in (
+        ("returns-refused", "module", {}),
+        ("returns-none", "none", {}),
+        ("returns-bounded", "list", {"KALE_EXT_RESULT_MAX_BYTES": "100"}),
+    ):
+        options = {"name": name, "parameters": {"kind": kind}, "env": env}
+        await api.submit(options, path="returns.ipynb")
+    waiting = (await api.get("jobs/returns-held")).json
+    assert (waiting["status"], waiting["result"]) == ("Queued", None)  # null until it ends
+    for name in (kept, "returns-refused", "returns-none", "returns-bounded"):
+        await api.follow(name)
+
+    saved = (await api.get("jobs/returns-kept")).json
+    assert saved["status"] == "Complete"
+    assert saved["result"] == {"saved": True, "format": "torch", "size": saved["result"]["size"],
+                               "reason": None} and saved["result"]["size"] > 0  # fmt: skip
+    assert (root / "outputs" / kept / ".kale-ext" / "value.pt").stat().st_size == (
+        saved["result"]["size"]
+    )
+    not_saved = (await api.get("jobs/returns-refused")).json
+    assert not_saved["status"] == "Complete"  # a refused value fails no job
+    assert not_saved["result"]["saved"] is False and not_saved["result"]["format"] is None
+    assert not_saved["result"]["reason"].startswith("Linear cannot be saved safely: return plain")
+    logged = [t for _, t in lines(await api.logs("returns-refused"))]
+    assert f"kale_ext: the job's return value is not saved: {not_saved['result']['reason']}" in (
+        logged
+    )
+
+    bounded = (await api.get("jobs/returns-bounded")).json["result"]  # the bound reached the job
+    assert bounded["reason"].startswith("list larger than the 100 bytes a result may take")
+    none = (await api.get("jobs/returns-none")).json
+    assert none["status"] == "Complete" and none["result"] == {
+        "saved": False, "format": None, "size": 0,
+        "reason": "the job's function returned nothing (None)",
+    }  # fmt: skip
+    assert not (root / "outputs" / "returns-none").exists()  # nothing written for it
+
+    openapi = yaml.safe_load(Path(handlers.__file__).with_name("openapi.yaml").read_text())
+    schema = openapi["components"]["schemas"]["JobResult"]  # the document says what it sends
+    assert set(schema["required"]) == set(schema["properties"]) == set(saved["result"])
+    doc = (EXAMPLES.parent / "docs" / "rest-api.md").read_text()
+    assert "**JobResult**" in doc and '`{"saved": bool, "format":' in doc

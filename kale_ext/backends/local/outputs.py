@@ -18,6 +18,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from ...compile.resultsave import FOLDER as RESULT
 from ...errors import NotFound
 from ...files import write_atomic
 from ..base import JobOutputs, OutputFile
@@ -97,9 +98,12 @@ def gather(job_dir: Path, final: Path) -> int:
 
 
 def _listed(folder: Path | None) -> list[OutputFile]:
+    """The job's own files: the value its function returned (results.py reads it) is left out."""
     files = []
     if folder is not None and folder.is_dir():
         for rel in _files(folder):
+            if RESULT in rel.split(os.sep):
+                continue
             try:  # the entry itself: a link a job wrote is listed as one, never followed
                 info = (folder / rel).lstat()
                 link = os.readlink(folder / rel) if stat.S_ISLNK(info.st_mode) else None

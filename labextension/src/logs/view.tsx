@@ -2,6 +2,7 @@ import type { ISignal } from '@lumino/signaling';
 import * as React from 'react';
 
 import { useSignal } from '../hooks';
+import { ProgressBar } from '../progress/bar';
 import type { MetricsStore } from '../metrics/store';
 import type { JobTimelines } from '../timeline';
 import type { LogBuffer } from './buffer';
@@ -55,6 +56,10 @@ export function LogsRoot(props: { view: ILogsModel }): JSX.Element {
   return (
     <div className="kale-ext-LogsView">
       <LogsToolbar view={view} />
+      <ProgressBar
+        job={view.timelines.get(view.jobName)?.job}
+        className="kale-ext-LogsProgress"
+      />
       <div className="kale-ext-Insights">
         <InsightSection
           view={view}

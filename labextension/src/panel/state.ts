@@ -16,6 +16,7 @@ import {
 import type { IFieldError } from '../form/errors';
 import type { IPanelValues } from '../form/restore';
 import { validateForm } from '../form/validation';
+import { ResultLoader } from '../results/loader';
 import type { Kale } from '../types';
 import { CellRoles } from './notebook/cell-roles';
 import {
@@ -106,6 +107,13 @@ export class PanelState extends VDomModel {
       openLogs: options.openLogs,
       changed: () => this.stateChanged.emit()
     });
+    this.loader = new ResultLoader({
+      tracker: options.tracker,
+      saved: name => this.jobList.results.get(name),
+      openNotebook: options.openNotebook,
+      activate: options.activate,
+      say: (name, kind, text) => this.rows.say(name, kind, text)
+    });
     this._binding = new NotebookBinding({
       tracker: options.tracker,
       bound: () => this._bound(),
@@ -162,6 +170,9 @@ export class PanelState extends VDomModel {
 
   /** A job row's Rerun, Stop and Edit and rerun, and what each row said. */
   readonly rows: RowActions;
+
+  /** An ended job's "Load into the notebook". */
+  readonly loader: ResultLoader;
 
   /** The job submitted last from this notebook (this session). */
   get currentJob(): JobActions.ICurrent | null {

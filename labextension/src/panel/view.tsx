@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import { toOptions } from '../form/model';
 import { isSweeping } from '../form/sweep';
+import { loadOffer } from '../results/load-result';
 import { TagEditor } from '../tags/editor';
 import { BackendInfo } from './form/backend';
 import { DefaultsInfo } from './form/defaults';
@@ -91,6 +92,8 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onCompare={names => state.compare(names)}
           onSweep={name => state.openSweep(name)}
           outputs={name => state.service.jobOutputs(name)}
+          loadOffer={job => loadOffer(job, jobs.results.get(job.name))}
+          onLoadResult={job => void state.loader.load(job)}
         />
       </Section>
       {notebook && (

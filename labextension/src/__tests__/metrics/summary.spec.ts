@@ -83,8 +83,10 @@ describe('the mean of the ranks', () => {
     ],
     ['not for one rank', [{ 1: 1 }], {}]
   ])('%s', (_, ranks, mean) => {
-    const records = ranks.flatMap((losses, rank) =>
-      byStep(losses).map(({ step, value }) => ({ step, rank, loss: value }))
+    const records = ([] as Record<string, number>[]).concat(
+      ...(ranks as Record<number, number>[]).map((losses, rank) =>
+        byStep(losses).map(({ step, value }) => ({ step, rank, loss: value }))
+      )
     );
     expect(meanSeries(store(records).metric('loss')!)).toEqual(byStep(mean));
   });

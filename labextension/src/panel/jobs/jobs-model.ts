@@ -4,6 +4,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import type { KaleService } from '../../api';
 import { errorMessage } from '../../errors';
+import { SavedResults } from '../../results/saved-results';
 import { JobTimelines } from '../../timeline';
 import type { Kale } from '../../types';
 import { FinalMetricsCache } from './job-metrics';
@@ -20,6 +21,10 @@ export class JobsModel implements IDisposable {
     this.timelines = options.timelines ?? new JobTimelines();
     this.timelines.changed.connect(this._onTimelines, this);
     this.metrics = new FinalMetricsCache({
+      service: options.service,
+      changed: () => this._changed.emit()
+    });
+    this.results = new SavedResults({
       service: options.service,
       changed: () => this._changed.emit()
     });
@@ -59,6 +64,8 @@ export class JobsModel implements IDisposable {
   view: IJobsView = DEFAULT_VIEW;
   /** The final metrics of the ended jobs. */
   readonly metrics: FinalMetricsCache;
+  /** What the ended jobs saved (their result, their outputs). */
+  readonly results: SavedResults;
 
   /** The job submitted last from here, or null. */
   lastSubmitted: string | null = null;
@@ -149,6 +156,7 @@ export class JobsModel implements IDisposable {
       this._poll.dispose();
       this.timelines.changed.disconnect(this._onTimelines, this);
       this.metrics.dispose();
+      this.results.dispose();
       Signal.clearData(this);
     }
   }
@@ -190,6 +198,7 @@ export class JobsModel implements IDisposable {
         return timeline?.final && timeline.job ? timeline.job : job;
       });
       this.metrics.want(this.jobs);
+      this.results.want(this.jobs);
     } catch (reason) {
       this.error = errorMessage(reason);
       throw reason; // the poll backs off

@@ -1,6 +1,9 @@
 import * as React from 'react';
 
 import { formatValue } from '../../metrics/format';
+import { ProgressBar } from '../../progress/bar';
+import { LoadResultButton } from '../../results/load-button';
+import type { ILoadOffer } from '../../results/load-result';
 import { formatDuration } from '../../timeline';
 import type { Kale } from '../../types';
 import { Button } from '../shared/fields';
@@ -55,6 +58,9 @@ export interface IJobsProps {
   onCompare?: (names: string[]) => void;
   /** Open the view of a sweep. */
   onSweep?: (name: string) => void;
+  /** An ended job's "Load into the notebook" (null: none), and using it. */
+  loadOffer?: (job: Kale.IJobInfo) => ILoadOffer | null;
+  onLoadResult?: (job: Kale.IJobInfo) => void;
 }
 
 const COLUMNS: JobColumn[] = [
@@ -357,6 +363,7 @@ function JobRow(
             )}
         </div>
       )}
+      <ProgressBar job={job} now={now} className="kale-ext-JobRow-progress" />
       <div className="kale-ext-JobRow-actions">
         <Button
           kind="link"
@@ -403,6 +410,13 @@ function JobRow(
         >
           Delete
         </Button>
+        {props.onLoadResult && (
+          <LoadResultButton
+            name={job.name}
+            offer={props.loadOffer?.(job) ?? null}
+            onLoad={() => props.onLoadResult?.(job)}
+          />
+        )}
         {props.outputs && (
           // reloaded when the job's status changes, not on the row's "Deleting" (a
           // job being deleted has no outputs to ask for: the request met its 404)

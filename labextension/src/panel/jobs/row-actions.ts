@@ -62,7 +62,7 @@ export class RowActions {
   recordedForm(job: Kale.IJobInfo, path: string | undefined): IJobForm | null {
     const from = notebookOf(job);
     if (!path || (from !== null && from !== path)) {
-      this._say(
+      this.say(
         job.name,
         'error',
         `Open ${from ?? 'its notebook'} to edit this job's options`
@@ -78,7 +78,7 @@ export class RowActions {
     form.env = form.env.map(r =>
       hidden.includes(r) ? { ...r, value: '' } : r
     );
-    this._say(
+    this.say(
       job.name,
       'info',
       hidden.length
@@ -116,7 +116,8 @@ export class RowActions {
     }
   }
 
-  private _say(name: string, kind: 'info' | 'error', text: string): void {
+  /** Say something at a job's row (until dismissed or its next action). */
+  say(name: string, kind: 'info' | 'error', text: string): void {
     this._messages.set(name, { kind, text });
     this._options.changed();
   }

@@ -3,9 +3,10 @@
 A real kubelet mounts each volume at its ``mountPath`` in the container. Here a pod is a local
 process, which cannot mount a folder at ``/var/run/...``; so its environment's
 ``EMULATED_MOUNTS`` ({mountPath: local folder}) and this module, first on ``PYTHONPATH``,
-make Python's file functions (``open``, ``os.stat``, ``os.listdir``, ``os.scandir``, ...; and
-so ``pathlib``, ``shutil``, ``tarfile``) read and write the folder when given a path under a
-mount. Child Python processes (torchrun's workers) inherit it. Any other ``sitecustomize``
+make Python's file functions (``open``, ``os.stat``, ``os.listdir``, ``os.scandir``,
+``os.replace``, ...; and so ``pathlib``, ``shutil``, ``tarfile``) read and write the folder when
+given a path under a mount (not C++ code's own file calls: ``torch.save(obj, path)`` fails there
+where ``torch.save(obj, open(path, "wb"))`` works). Child Python processes (torchrun's workers) inherit it. Any other ``sitecustomize``
 on the path still runs after it.
 """
 
@@ -51,11 +52,24 @@ def _mapped(function):
     return call
 
 
+def _mapped_pair(function):
+    """A function of two paths (rename, replace: a file written, then given its name)."""
+
+    def call(src, dst, *args, **kwargs):
+        return function(_local(src), _local(dst), *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = function.__name__
+    call.__doc__ = function.__doc__
+    return call
+
+
 if _MOUNTS:
     builtins.open = io.open = _mapped(io.open)
     for _name in ("open", "stat", "lstat", "listdir", "scandir", "access", "chdir", "readlink",
                   "mkdir", "rmdir", "remove", "unlink", "chmod", "utime", "truncate"):  # fmt: skip
         setattr(os, _name, _mapped(getattr(os, _name)))
+    for _name in ("rename", "replace"):
+        setattr(os, _name, _mapped_pair(getattr(os, _name)))
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _NEXT = importlib.machinery.PathFinder.find_spec(

@@ -1,0 +1,263 @@
+"""What a job gives back, read where it lasts: rank 0's return value (saved by the compiled
+module, compile/resultsave.py) and the files it wrote to ``KALE_EXT_OUTPUT_DIR``.
+
+Where they are, on this machine:
+
+- a local job: its outputs folder (``outputs/<job>/`` beside the notebook), also after
+  ``kale-ext delete`` kept them;
+- a cluster job: its outputs volume (``--outputs pvc:NAME``), which this machine reads where
+  the claim is mounted: at the job's own mount path (a notebook server that mounts the claim
+  where the job does), or where ``KALE_EXT_CLAIM_MOUNTS`` says (``NAME=/folder,OTHER=/x``). A
+  job without an outputs volume kept nothing: its files went with its pods, which is said.
+
+Loading never unpickles arbitrary objects: JSON, ``torch.load(weights_only=True)``, NumPy with
+``allow_pickle=False``, CSV and text.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ..compile.resultsave import FOLDER, INFO, VALUE_JSON, VALUE_TORCH
+from ..errors import JobFailed, KaleExtError, NoResult
+from .base import Backend, JobInfo, OutputFile, Status
+
+CLAIMS_ENV = "KALE_EXT_CLAIM_MOUNTS"
+#: The most bytes of a result's info file read (the job wrote it: it is read as untrusted).
+MAX_INFO = 64 * 1024
+#: Why a finished job has no value: its function returned None, which saves nothing.
+NOTHING = "the job's function returned nothing (None)"
+_LOCATION = re.compile(r"^pvc:(?P<claim>[^:]+):(?P<path>/.+)$")
+
+
+def claim_mounts() -> dict[str, Path]:
+    """Where this machine sees each PersistentVolumeClaim (KALE_EXT_CLAIM_MOUNTS)."""
+    found = {}
+    for part in os.environ.get(CLAIMS_ENV, "").split(","):
+        claim, sep, folder = part.strip().partition("=")
+        if sep and claim and folder:
+            found[claim] = Path(folder)
+    return found
+
+
+def outputs_folder(backend: Backend, name: str) -> Path:
+    """The folder on this machine that holds job ``name``'s outputs (NoResult says why there is
+    none; NotFound for an unknown job)."""
+    found = backend.outputs(name)
+    if not found.location:
+        why = f": {found.note}" if found.note else ""
+        raise NoResult(f"job {name} kept no outputs to read back{why}")
+    if found.listed:  # the backend lists them: a folder here
+        return Path(found.location)
+    m = _LOCATION.match(found.location)
+    if m is None:
+        raise NoResult(f"job {name}'s outputs are in {found.location}, which is not read here")
+    claim, path = m["claim"], m["path"]
+    root = claim_mounts().get(claim) or Path(path).parent  # where the claim is, here
+    if root.is_dir():
+        return root / Path(path).name
+    where = f"{root} (from {CLAIMS_ENV})" if claim in claim_mounts() else root
+    raise NoResult(
+        f"job {name}'s outputs are on PersistentVolumeClaim {claim} ({path} in the job), which "
+        f"is not mounted at {where} here: mount the claim in this notebook server at "
+        f"{Path(path).parent}, or say where it is mounted with {CLAIMS_ENV}={claim}=/folder"
+    )
+
+
+def _result_dir(folder: Path) -> Path | None:
+    """Where rank 0 saved the value: node 0's folder when the nodes' outputs were kept apart."""
+    for base in (folder, folder / "node-0"):
+        if (base / FOLDER / INFO).is_file():
+            return base / FOLDER
+    return None
+
+
+def read_info(folder: Path) -> dict | None:
+    """The saved value's record (saved, format, size, reason, type), checked; None: none."""
+    where = _result_dir(folder)
+    if where is None:
+        return None
+    try:
+        with open(where / INFO, "rb") as f:
+            data = json.loads(f.read(MAX_INFO + 1)[: MAX_INFO + 1])
+        fmt, reason = data.get("format"), data.get("reason")
+        ok = (
+            isinstance(data.get("saved"), bool)
+            and fmt in (None, "json", "torch")
+            and isinstance(data.get("size"), int)
+            and (reason is None or isinstance(reason, str))
+        )
+        if not ok:
+            raise ValueError("a field has a wrong type")
+    except (OSError, ValueError, AttributeError) as e:
+        why = f"its record is unreadable: {e}"
+        return {"saved": False, "format": None, "size": 0, "reason": why}
+    return {
+        "saved": data["saved"],
+        "format": fmt,
+        "size": data["size"],
+        "reason": reason,
+        "type": str(data.get("type", "")),
+    }
+
+
+def _ended(info: JobInfo) -> str:
+    """`failed`, `stopped`, `cancelled`, `stopped early`, `unreadable`: as every view says."""
+    return info.status_text.lower()
+
+
+def summary(backend: Backend, info: JobInfo) -> dict | None:
+    """The REST API's ``result`` of a job: None until it ends, then whether its value was
+    saved, in which format, its size, and why not."""
+    if not info.status.finished:
+        return None
+    none = {"saved": False, "format": None, "size": 0}
+    if info.status is not Status.COMPLETE:
+        return {**none, "reason": f"the job {_ended(info)}: it returned no value"}
+    try:
+        found = read_info(outputs_folder(backend, info.name))
+    except NoResult as e:
+        return {**none, "reason": str(e)}
+    except KaleExtError as e:
+        return {**none, "reason": f"its outputs cannot be read: {e}"}
+    if found is None:
+        return {**none, "reason": NOTHING}
+    return {k: found[k] for k in ("saved", "format", "size", "reason")}
+
+
+def failed(info: JobInfo) -> JobFailed:
+    """The job's failure as the CLI heads it: who failed, the cell and line, the error."""
+    if info.failure is not None:
+        return JobFailed(f"job {info.name} failed: {info.failure.summary}", info.failure)
+    reason = f": {info.reason}" if info.reason else ""
+    return JobFailed(f"job {info.name} {_ended(info)}{reason}")
+
+
+def result_of(backend: Backend, info: JobInfo):
+    """The value job ``info`` returned (it has ended): JobFailed, or NoResult saying why not."""
+    if info.status is not Status.COMPLETE:
+        raise failed(info)
+    return saved_value(backend, info.name)
+
+
+def saved_value(backend: Backend, name: str):
+    """The value a finished job saved, loaded (NoResult says why there is none)."""
+    folder = outputs_folder(backend, name)
+    found = read_info(folder)
+    if found is None:
+        raise NoResult(f"job {name}: {NOTHING} (none is in {folder})")
+    if not found["saved"]:
+        raise NoResult(f"job {name}: {found['reason'] or 'its return value was not saved'}")
+    where = _result_dir(folder)
+    path = where / (VALUE_JSON if found["format"] == "json" else VALUE_TORCH)
+    try:
+        return load_file(path)
+    except OSError as e:
+        raise NoResult(f"job {name}'s return value cannot be read from {path}: {e}") from None
+
+
+# -- output files ------------------------------------------------------------------------------
+
+
+def _torch(path: Path):
+    import torch
+
+    try:
+        return torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as e:  # the unpickler names what it refused, below torch's advice
+        lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(e).splitlines()]
+        said = [line for line in lines if "WeightsUnpickler error" in line] or lines[:1]
+        why = said[0].removeprefix("WeightsUnpickler error: ") if said else type(e).__name__
+        raise KaleExtError(
+            f"{path.name} holds objects torch does not load safely (weights_only=True): {why} "
+            "If you trust it: torch.load(path, weights_only=False)"
+        ) from None
+
+
+def _json(path: Path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _jsonl(path: Path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _csv(path: Path):
+    try:
+        import pandas
+    except ImportError:
+        with open(path, newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+    return pandas.read_csv(path)
+
+
+def _npy(path: Path):
+    import numpy
+
+    return numpy.load(path, allow_pickle=False)
+
+
+def _npz(path: Path):
+    import numpy
+
+    with numpy.load(path, allow_pickle=False) as found:
+        return {k: found[k] for k in found.files}
+
+
+def _text(path: Path):
+    return path.read_text(encoding="utf-8")
+
+
+#: How each kind of file loads: its ending → (what it gives, the loader).
+LOADERS: dict[str, tuple[str, Callable[[Path], object]]] = {
+    ".pt": ("torch.load(weights_only=True)", _torch),
+    ".pth": ("torch.load(weights_only=True)", _torch),
+    ".json": ("JSON data", _json),
+    ".jsonl": ("a list of JSON values, one a line", _jsonl),
+    ".csv": ("a pandas DataFrame (a list of dicts without pandas)", _csv),
+    ".npy": ("a NumPy array", _npy),
+    ".npz": ("a dict of NumPy arrays", _npz),
+    ".txt": ("text", _text),
+    ".log": ("text", _text),
+    ".md": ("text", _text),
+}
+
+
+def load_file(path: Path):
+    """A file loaded by its ending (LOADERS); KaleExtError for other endings."""
+    loader = LOADERS.get(path.suffix.lower())
+    if loader is None:
+        known = ", ".join(sorted(LOADERS))
+        raise KaleExtError(
+            f"{path.name}: kale_ext does not load {path.suffix or 'files without an ending'} "
+            f"files ({known} it does): open it at {path}"
+        )
+    return loader[1](path)
+
+
+def hidden(path: str) -> bool:
+    """Whether a listed output (a path with "/") is the saved result's, not the job's own."""
+    return FOLDER in path.split("/")
+
+
+def listed(folder: Path) -> list[OutputFile]:
+    """The files under ``folder`` (links listed, never followed), but the saved result's."""
+    files = []
+    for dirpath, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in sorted(dirs) if d != FOLDER]
+        for entry in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, entry)
+            try:
+                link = os.readlink(full) if os.path.islink(full) else None
+                size = 0 if link is not None else os.lstat(full).st_size
+            except OSError:
+                continue
+            files.append(OutputFile(os.path.relpath(full, folder).replace(os.sep, "/"), size, link))
+    return sorted(files, key=lambda f: f.path)

@@ -1,0 +1,94 @@
+import { formatBytes } from '../panel/shared/format';
+import type { Kale } from '../types';
+
+/**
+ * "Load into the notebook" on an ended job's row: whether it is offered,
+ * why not, and the cell it inserts. Pure: the row and the loader use what
+ * this computes.
+ */
+
+/**
+ * What an ended job left to load: its saved result (null: none recorded)
+ * and how many output files it wrote (null: the server cannot list them).
+ */
+export interface ISaved {
+  result: Kale.IJobResult | null;
+  files: number | null;
+}
+
+/**
+ * The row's button: enabled or not, and its tooltip (why not, when not).
+ */
+export interface ILoadOffer {
+  enabled: boolean;
+  /** The cell loads the result (else it lists the outputs only). */
+  withResult: boolean;
+  title: string;
+}
+
+/**
+ * Whether a job has ended (its result and outputs will not change).
+ */
+export function hasEnded(job: Kale.IJobInfo): boolean {
+  return job.status === 'Complete' || job.status === 'Failed';
+}
+
+/**
+ * The button a job's row shows: none while the job has not ended; disabled
+ * until what it saved is read, and when it saved nothing (saying why).
+ */
+export function loadOffer(
+  job: Kale.IJobInfo,
+  saved: ISaved | undefined
+): ILoadOffer | null {
+  if (!hasEnded(job)) {
+    return null;
+  }
+  if (!saved) {
+    return {
+      enabled: false,
+      withResult: false,
+      title: 'Reading what the job saved…'
+    };
+  }
+  const { result, files } = saved;
+  if (result?.saved) {
+    const what = [result.format, formatBytes(result.size)]
+      .filter(Boolean)
+      .join(', ');
+    return {
+      enabled: true,
+      withResult: true,
+      title: `Insert a cell below the active cell that loads its result (${what})`
+    };
+  }
+  const why = result?.reason
+    ? `No result was saved: ${result.reason}`
+    : 'No result was saved';
+  if (files) {
+    return {
+      enabled: true,
+      withResult: false,
+      title: `${why}. Insert a cell that lists its ${files} output ${files === 1 ? 'file' : 'files'}`
+    };
+  }
+  return { enabled: false, withResult: false, title: why };
+}
+
+/**
+ * The cell that loads a job's result (or lists its outputs) in a kernel.
+ * The job's name is a Python string literal whatever it holds.
+ */
+export function resultCellSource(name: string, withResult: boolean): string {
+  const job = `job(${JSON.stringify(name)})`;
+  return withResult
+    ? [
+        'from kale_ext import job',
+        `result = ${job}.result()`,
+        `# ${job}.outputs  # the files it wrote; .load("name") reads one`
+      ].join('\n')
+    : [
+        'from kale_ext import job',
+        `outputs = ${job}.outputs  # it saved no result; .load("name") reads a file`
+      ].join('\n');
+}
