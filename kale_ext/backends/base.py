@@ -349,6 +349,11 @@ class Backend(abc.ABC):
         self.get_job(name)
         return JobOutputs("", [], "this backend keeps no outputs")
 
+    def outputs_place(self, name: str) -> JobOutputs:
+        """Where the job's outputs are, their files not necessarily listed (cheaper than
+        ``outputs`` where listing costs: results.py reads one file there)."""
+        return self.outputs(name)
+
     def copy_outputs(self, name: str, into: Path) -> JobOutputs:
         """Copy the job's outputs into folder ``into``; what was copied."""
         found = self.outputs(name)

@@ -48,7 +48,7 @@ def claim_mounts() -> dict[str, Path]:
 def outputs_folder(backend: Backend, name: str) -> Path:
     """The folder on this machine that holds job ``name``'s outputs (NoResult says why there is
     none; NotFound for an unknown job)."""
-    found = backend.outputs(name)
+    found = backend.outputs_place(name)
     if not found.location:
         why = f": {found.note}" if found.note else ""
         raise NoResult(f"job {name} kept no outputs to read back{why}")
