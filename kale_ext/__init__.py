@@ -13,7 +13,7 @@ __all__ = [
     "NoResult",
     "__version__",
     "compile_notebook",
-    "job",
+    "get_job",
     "report",
     "run",
 ]
@@ -33,16 +33,12 @@ def compile_notebook(*args, **kwargs):
     return _compile(*args, **kwargs)
 
 
-def job(name, backend=None):
-    """The job named ``name``: ``.result()`` waits for what it returned, ``.outputs`` lists and
-    loads its files (see kale_ext.runs.handle). Once the package kale_ext.job is imported, the name
-    ``kale_ext.job`` is that package, which answers a call the same way."""
+def get_job(name, backend=None):
+    """The job named ``name`` (as the Kubeflow SDK's ``client.get_job``): ``.result()`` waits for
+    what it returned, ``.outputs`` lists and loads its files (see kale_ext.runs.handle)."""
     from .runs.handle import job as _job
 
     return _job(name, backend)
-
-
-open_job = job  # what the package kale_ext.job calls
 
 
 def run(notebook, **options):

@@ -23,7 +23,7 @@ class JobMonitor:
 
     ``monitor.wait()`` blocks until the job ends; ``monitor.cancel()`` deletes it;
     ``monitor.result()`` waits, then returns what the job's function returned, and
-    ``monitor.outputs`` lists and loads its files (kale_ext.runs.handle, as kale_ext.job(name)).
+    ``monitor.outputs`` lists and loads its files (kale_ext.runs.handle, as kale_ext.get_job(name)).
     """
 
     def __init__(

@@ -8,18 +8,3 @@ its renderings (the TrainJob, the local command).
 
 Imports only the compile stage below it.
 """
-
-import sys
-import types
-
-
-class _CalledAsJob(types.ModuleType):
-    """``from kale_ext import job`` gives the function ``kale_ext.job(name)``, until something
-    imports this package, whose name the import system then binds there instead: so the package
-    answers a call as the function does (kale_ext/__init__.py: job)."""
-
-    def __call__(self, name, backend=None):
-        return sys.modules["kale_ext"].open_job(name, backend)
-
-
-sys.modules[__name__].__class__ = _CalledAsJob

@@ -1,8 +1,8 @@
-"""A job from Python: ``kale_ext.job(name)`` finds one, ``kale_ext.run(notebook, ...)`` submits one;
-both give a :class:`JobHandle` whose ``.result()`` waits and returns what the job's function
-returned (rank 0's), and whose ``.outputs`` lists and loads the files it wrote.
+"""A job from Python: ``kale_ext.get_job(name)`` finds one, ``kale_ext.run(notebook, ...)``
+submits one; both give a :class:`JobHandle` whose ``.result()`` waits and returns what the
+job's function returned (rank 0's), and whose ``.outputs`` lists and loads the files it wrote.
 
-``job("NAME")`` looks where the Jupyter server looks: the same backend choice (KALE_EXT_BACKEND,
+``get_job("NAME")`` looks where the Jupyter server looks: the same backend choice (KALE_EXT_BACKEND,
 the server configuration and the user's JupyterLab settings) and, for local jobs, the same jobs
 folder (KALE_EXT_JOBS_DIR, ``c.KaleExtApp.jobs_dir``, else the Jupyter data folder), so a cell
 the panel inserts finds the job it names whatever the kernel's working folder.

@@ -94,7 +94,7 @@ def test_bad_view_name():
 
 
 def test_the_monitor_gives_the_jobs_result_and_outputs(kube, tmp_path, monkeypatch):  # noqa: F811
-    """What a %%trainjob cell returns has .result() and .outputs, as kale_ext.job(NAME) does
+    """What a %%trainjob cell returns has .result() and .outputs, as kale_ext.get_job(NAME) does
     (a cluster job here, its claim mounted at tmp_path; tests/runs/test_handle.py runs real
     jobs)."""
     import torch

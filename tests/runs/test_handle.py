@@ -88,7 +88,7 @@ def test_the_panels_cell_finds_the_job_from_the_notebooks_folder(fitted):
     """What "Load into the notebook" inserts, in a new Python whose working folder is the
     notebook's, as a kernel's is."""
     cell = (
-        f'from kale_ext import job\nresult = job("{fitted["job"].name}").result()\n'
+        f'from kale_ext import get_job\nresult = get_job("{fitted["job"].name}").result()\n'
         "print(result['world'], result['w'].tolist())"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -144,7 +144,7 @@ def test_a_deleted_jobs_kept_outputs_still_give_its_result(fitted, tmp_path, mon
     local = type(job.backend)(jobs)
     assert local.delete(job.name).startswith("kept its outputs")
     monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(jobs))
-    again = kale_ext.job(job.name, backend="local")
+    again = kale_ext.get_job(job.name, backend="local")
     assert again.result()["w"].tolist() == [3.0, 3.0]
 
 
@@ -176,7 +176,7 @@ def test_run_refuses_a_bad_option_naming_it_before_any_work(tmp_path, monkeypatc
 def test_an_unknown_job_is_not_found(tmp_path, monkeypatch):
     monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
     with pytest.raises(NotFound, match="no local job named 'nope'"):
-        kale_ext.job("nope", backend="local")
+        kale_ext.get_job("nope", backend="local")
 
 
 def test_the_jobs_folder_is_the_servers(tmp_path, monkeypatch):
@@ -190,16 +190,13 @@ def test_the_jobs_folder_is_the_servers(tmp_path, monkeypatch):
     assert backend_for("local").jobs_dir == tmp_path / "server-jobs"
 
 
-def test_job_is_the_function_whether_or_not_the_job_package_was_imported():
+def test_get_job_is_the_function_beside_the_job_package():
     code = (
-        "import sys, kale_ext\n"
-        "from kale_ext import job\n"
-        "assert callable(job) and 'kale_ext.job' not in sys.modules, sys.modules.keys()\n"
-        "import kale_ext.job.options\n"
-        "from kale_ext import job as again\n"
-        "assert callable(again) and again.options.OPTIONS\n"
+        "import kale_ext.job.options, kale_ext\n"
+        "from kale_ext import get_job\n"
+        "assert kale_ext.job.options.OPTIONS  # the job stage's package keeps its name\n"
         "try:\n"
-        "    again('')\n"
+        "    get_job('')\n"
         "except kale_ext.errors.KaleExtError as e:\n"
         "    print(e)\n"
     )

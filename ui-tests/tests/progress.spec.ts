@@ -124,9 +124,9 @@ test('a running 2-node job shows a progress bar with an ETA in its row and its l
   expect(notebook.cells.slice(1)).toEqual([
     {
       source: [
-        'from kale_ext import job',
-        `result = job("${name}").result()`,
-        `# job("${name}").outputs  # the files it wrote; .load("name") reads one`
+        'from kale_ext import get_job',
+        `result = get_job("${name}").result()`,
+        `# get_job("${name}").outputs  # the files it wrote; .load("name") reads one`
       ].join('\n'),
       outputs: []
     },

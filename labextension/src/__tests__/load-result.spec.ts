@@ -84,22 +84,22 @@ describe('resultCellSource', () => {
   it('loads the result, with the outputs a line away', () => {
     expect(resultCellSource('digits-ddp-k3v9q', true)).toBe(
       [
-        'from kale_ext import job',
-        'result = job("digits-ddp-k3v9q").result()',
-        '# job("digits-ddp-k3v9q").outputs  # the files it wrote; .load("name") reads one'
+        'from kale_ext import get_job',
+        'result = get_job("digits-ddp-k3v9q").result()',
+        '# get_job("digits-ddp-k3v9q").outputs  # the files it wrote; .load("name") reads one'
       ].join('\n')
     );
   });
 
   it('lists the outputs when no result was saved', () => {
     expect(resultCellSource('j', false)).toBe(
-      'from kale_ext import job\noutputs = job("j").outputs  # it saved no result; .load("name") reads a file'
+      'from kale_ext import get_job\noutputs = get_job("j").outputs  # it saved no result; .load("name") reads a file'
     );
   });
 
   it('writes any name as a Python string literal', () => {
     expect(resultCellSource('a"b\\c', true).split('\n')[1]).toBe(
-      'result = job("a\\"b\\\\c").result()'
+      'result = get_job("a\\"b\\\\c").result()'
     );
   });
 });

@@ -87,7 +87,7 @@ describe('ResultLoader', () => {
     expect(sources(own)).toEqual([
       'import torch',
       'train()',
-      'from kale_ext import job\nresult = job("nb-k3v9q").result()\n# job("nb-k3v9q").outputs  # the files it wrote; .load("name") reads one',
+      'from kale_ext import get_job\nresult = get_job("nb-k3v9q").result()\n# get_job("nb-k3v9q").outputs  # the files it wrote; .load("name") reads one',
       'x'
     ]);
     const cell = own.model.sharedModel.cells[2];
@@ -118,7 +118,7 @@ describe('ResultLoader', () => {
     const { loader } = setUp({ open: [], openNotebook });
     await loader.load(job());
     expect(openNotebook).toHaveBeenCalledWith('a/nb.ipynb');
-    expect(sources(own)[1]).toContain('result = job("nb-k3v9q").result()');
+    expect(sources(own)[1]).toContain('result = get_job("nb-k3v9q").result()');
   });
 
   it('falls back to the current notebook (at its end when no cell is active)', async () => {
@@ -135,7 +135,7 @@ describe('ResultLoader', () => {
     expect(sources(current)).toEqual([
       'a',
       'b',
-      'from kale_ext import job\noutputs = job("nb-k3v9q").outputs  # it saved no result; .load("name") reads a file'
+      'from kale_ext import get_job\noutputs = get_job("nb-k3v9q").outputs  # it saved no result; .load("name") reads a file'
     ]);
     expect(say).toHaveBeenCalledWith(
       'nb-k3v9q',

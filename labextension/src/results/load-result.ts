@@ -80,15 +80,15 @@ export function loadOffer(
  * The job's name is a Python string literal whatever it holds.
  */
 export function resultCellSource(name: string, withResult: boolean): string {
-  const job = `job(${JSON.stringify(name)})`;
+  const job = `get_job(${JSON.stringify(name)})`;
   return withResult
     ? [
-        'from kale_ext import job',
+        'from kale_ext import get_job',
         `result = ${job}.result()`,
         `# ${job}.outputs  # the files it wrote; .load("name") reads one`
       ].join('\n')
     : [
-        'from kale_ext import job',
+        'from kale_ext import get_job',
         `outputs = ${job}.outputs  # it saved no result; .load("name") reads a file`
       ].join('\n');
 }
