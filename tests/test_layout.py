@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kale_ext"
-FORM = PACKAGE.parent / "labextension" / "src" / "form"  # the panel's form model: no circles
+PANEL = PACKAGE.parent / "labextension" / "src"  # the panel's TypeScript: no circles either
 #: Each stage may import itself and the stages before it; shared leaves are open to all.
 ORDER = ["compile", "job", "backends", "runs", "front"]
 SHARED = {"errors", "files", "metrics", "progress", "_version", "__version__", "__init__"}
@@ -164,24 +164,59 @@ TS_IMPORT = re.compile(r"""(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*['"](\.{
 
 
 def ts_import_graph(folder: Path) -> dict[str, set[str]]:
-    """Each TypeScript file of ``folder`` → the files it imports."""
+    """Each TypeScript file of ``folder`` (its path there) → the files of ``folder`` it imports."""
     files = {p.resolve() for p in folder.rglob("*.ts*")}
 
     def resolve(source: Path, spec: str) -> str | None:
         base = (source.parent / spec).resolve()
-        for candidate in (base.with_name(base.name + ".ts"), base.with_name(base.name + ".tsx")):
+        for candidate in (Path(f"{base}.ts"), Path(f"{base}.tsx"), base / "index.ts"):
             if candidate in files:
-                return candidate.name
+                return candidate.relative_to(folder.resolve()).as_posix()
         return None
 
+    root = folder.resolve()
     return {
-        p.name: {t for spec in TS_IMPORT.findall(p.read_text()) if (t := resolve(p, spec))}
+        p.relative_to(root).as_posix(): {
+            t for spec in TS_IMPORT.findall(p.read_text()) if (t := resolve(p, spec))
+        }
         for p in files
     }
 
 
-def test_no_two_form_files_import_each_other():
-    graph = ts_import_graph(FORM)
-    assert len(graph) >= 5 and any(graph.values()), graph  # the folder was read
+@pytest.mark.parametrize(
+    "sources, expected",
+    [
+        ({"a.ts": "import { b } from './b';", "b.ts": "export const b = 1;"}, []),
+        (
+            {"a.ts": "import type { B } from './b';", "b.tsx": "import { a } from './a';"},
+            [["a.ts", "b.tsx"]],
+        ),
+        (
+            {
+                "p/a.ts": "import {\n  x,\n  y\n} from '../q/c';",
+                "q/c.ts": "export { z } from './d';",
+                "q/d.tsx": "import type { A } from '../p/a';",
+            },
+            [["p/a.ts", "q/c.ts", "q/d.tsx"]],
+        ),
+        (
+            {"a.ts": "import { i } from './i';", "i/index.ts": "import { a } from '../a';"},
+            [["a.ts", "i/index.ts"]],
+        ),
+        ({"a.ts": "import * as R from 'react';", "b.ts": "// from './a'"}, []),
+    ],
+)
+def test_typescript_circles_are_found(tmp_path, sources, expected):
+    for name, text in sources.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert circles(ts_import_graph(tmp_path)) == expected
+
+
+def test_no_two_typescript_files_import_each_other():
+    """Type-only imports count: they tie two files as much as any (CONTRIBUTING.md)."""
+    graph = ts_import_graph(PANEL)
+    assert len(graph) >= 50 and "panel/state.ts" in graph, sorted(graph)  # the folder was read
+    assert "form/model.ts" in graph["panel/state.ts"], graph["panel/state.ts"]
     found = circles(graph)
     assert not found, "files that import each other:\n" + "\n".join(" ↔ ".join(c) for c in found)

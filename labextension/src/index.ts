@@ -21,7 +21,7 @@ import { SweepView } from './compare/sweep-view';
 import { kaleIcon } from './icon';
 import { LogsView } from './logs/widget';
 import { installSeriesColors } from './metrics/constants';
-import type { IJobsView } from './panel/jobs-view';
+import type { IJobsView } from './panel/jobs/jobs-view';
 import { PanelState } from './panel/state';
 import { KalePanel, PANEL_ID } from './panel/widget';
 import { CellTagBadges } from './tags/badges';

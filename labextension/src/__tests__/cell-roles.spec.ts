@@ -1,15 +1,11 @@
 import type { Cell } from '@jupyterlab/cells';
-import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
-import { CellRoles, setCellRole, undoRoleChange } from '../panel/cell-roles';
-import type { Kale } from '../types';
-import { fakeNotebook, fakeTracker } from './fakes';
-
-const GRAMMAR: Kale.ITag[] = [
-  { tag: 'imports', role: 'imports', help: '' },
-  { tag: 'skip', role: 'skip', help: '' },
-  { tag: 'pipeline-parameters', role: 'parameters', help: '' }
-];
+import {
+  CellRoles,
+  setCellRole,
+  undoRoleChange
+} from '../panel/notebook/cell-roles';
+import { activeNotebook, fakeNotebook, GRAMMAR } from './fakes';
 
 describe('setCellRole', () => {
   const role = (cell: unknown, tag: string | null) =>
@@ -58,15 +54,8 @@ describe('setCellRole', () => {
 
 describe('CellRoles', () => {
   it("sets the active cell's role as one step of the notebook's Undo, and takes it back", () => {
-    const nb = fakeNotebook();
-    const tracker = fakeTracker(nb);
-    const changed = jest.fn();
-    const roles = new CellRoles({
-      tracker: tracker as unknown as INotebookTracker,
-      notebook: () => nb.panel as unknown as NotebookPanel,
-      grammar: () => GRAMMAR,
-      changed
-    });
+    const { nb, tracker, changed, follow } = activeNotebook();
+    const roles = new CellRoles({ ...follow, grammar: () => GRAMMAR });
     nb.cell.model.tags = ['pipeline-parameters', 'other'];
     roles.choose('imports');
     expect(nb.cell.model.tags).toEqual(['other', 'imports']);

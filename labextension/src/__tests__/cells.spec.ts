@@ -1,19 +1,13 @@
-import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import type { NotebookPanel } from '@jupyterlab/notebook';
 
-import { ActiveCellWatcher, showDiagnosticCell } from '../panel/cells';
+import { ActiveCellWatcher, showDiagnosticCell } from '../panel/notebook/cells';
 import type { Kale } from '../types';
-import { fakeNotebook, fakeTracker } from './fakes';
+import { activeNotebook, fakeNotebook } from './fakes';
 
 describe('ActiveCellWatcher', () => {
   it('shows the active cell and follows its tags', () => {
-    const nb = fakeNotebook();
-    const tracker = fakeTracker(nb);
-    const changed = jest.fn();
-    const watcher = new ActiveCellWatcher({
-      tracker: tracker as unknown as INotebookTracker,
-      notebook: () => nb.panel as unknown as NotebookPanel,
-      changed
-    });
+    const { nb, tracker, changed, follow } = activeNotebook();
+    const watcher = new ActiveCellWatcher(follow);
     expect(watcher.current).toBeNull(); // until it looks
     watcher.refresh();
     expect(watcher.current).toEqual({ index: 0, type: 'code', tags: [] });
@@ -37,12 +31,9 @@ describe('ActiveCellWatcher', () => {
 
   it('names no cell before the notebook is read (its cell type is not known)', async () => {
     let read = () => undefined as void;
-    const nb = fakeNotebook({ ready: new Promise<void>(r => (read = r)) });
-    const watcher = new ActiveCellWatcher({
-      tracker: fakeTracker(nb) as unknown as INotebookTracker,
-      notebook: () => nb.panel as unknown as NotebookPanel,
-      changed: () => undefined
-    });
+    const ready = new Promise<void>(r => (read = r));
+    const { nb, follow } = activeNotebook({ ready });
+    const watcher = new ActiveCellWatcher(follow);
     watcher.refresh();
     expect(watcher.current).toBeNull();
     read();
@@ -53,12 +44,8 @@ describe('ActiveCellWatcher', () => {
   });
 
   it('shows no cell outside the bound notebook', () => {
-    const nb = fakeNotebook();
-    const watcher = new ActiveCellWatcher({
-      tracker: fakeTracker(nb) as unknown as INotebookTracker,
-      notebook: () => null,
-      changed: () => undefined
-    });
+    const { follow } = activeNotebook();
+    const watcher = new ActiveCellWatcher({ ...follow, notebook: () => null });
     watcher.refresh();
     expect(watcher.current).toBeNull();
     watcher.dispose();

@@ -1,5 +1,5 @@
 import type { KaleService } from '../api';
-import { CompileCycle } from '../panel/compile-cycle';
+import { CompileCycle } from '../panel/preview/compile-cycle';
 import type { Kale } from '../types';
 import { compileResult, fakeService } from './fakes';
 import { until } from './helpers';

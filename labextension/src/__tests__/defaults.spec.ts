@@ -3,8 +3,8 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { emptyForm } from '../form/model';
-import { DefaultsInfo, defaultsBySource } from '../panel/defaults';
-import { ResourceFields } from '../panel/job-form';
+import { DefaultsInfo, defaultsBySource } from '../panel/form/defaults';
+import { ResourceFields } from '../panel/form/job-form';
 import { defaultsResponse as defaults } from './fakes';
 import { until } from './helpers';
 

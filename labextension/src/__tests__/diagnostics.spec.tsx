@@ -4,7 +4,7 @@ import * as React from 'react';
 import { formErrors } from '../form/fields';
 import { emptyForm, IJobForm } from '../form/model';
 import { validateForm } from '../form/validation';
-import { Validation } from '../panel/diagnostics';
+import { Validation } from '../panel/form/diagnostics';
 import type { Kale } from '../types';
 import { compileResult } from './fakes';
 import { render } from './render';

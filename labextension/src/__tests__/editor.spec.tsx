@@ -1,8 +1,8 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import type { IRoleChange } from '../panel/cell-roles';
-import type { IActiveCell } from '../panel/cells';
+import type { IRoleChange } from '../panel/notebook/cell-roles';
+import type { IActiveCell } from '../panel/notebook/cells';
 import { TagEditor } from '../tags/editor';
 import type { Kale } from '../types';
 import { render } from './render';

@@ -2,12 +2,30 @@
  * Stand-ins for JupyterLab's notebook objects and the server's answers,
  * shared by the specs (this file holds no tests).
  */
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
 
 import type { Kale } from '../types';
 
 const copy = <T>(v: T): T =>
   v === undefined ? v : JSON.parse(JSON.stringify(v));
+
+/**
+ * A tag grammar as `GET tags` answers it: a tag per role, Kale's names,
+ * and tags of no role.
+ */
+export const GRAMMAR: Kale.ITag[] = [
+  { tag: 'imports', role: 'imports', help: '' },
+  { tag: 'functions', role: 'functions', help: '' },
+  { tag: 'parameters', role: 'parameters', help: '' },
+  { tag: 'pipeline-parameters', role: 'parameters', help: "Kale's name" },
+  { tag: 'training', role: 'training', help: '' },
+  { tag: 'skip', role: 'skip', help: '' },
+  { tag: 'distributed', role: 'distributed', help: '' },
+  { tag: 'step:<name>', role: 'training', help: 'Kale step' },
+  { tag: 'limit:<key>:<value>', role: null, help: 'a limit' },
+  { tag: 'prev:<name>', role: null, help: 'ignored' }
+];
 
 /**
  * A notebook model with just what the panel uses.
@@ -123,6 +141,22 @@ export function fakeTracker(current: FakeNotebook | null) {
     widgetAdded: new Signal({}),
     forEach: (fn: (p: unknown) => void) => current && fn(current.panel)
   };
+}
+
+/**
+ * A fake notebook, a tracker whose current notebook it is, and the options
+ * a follower of its active cell is made with (`changed` spied on).
+ */
+export function activeNotebook(options: { ready?: Promise<void> } = {}) {
+  const nb = fakeNotebook(options);
+  const tracker = fakeTracker(nb);
+  const changed = jest.fn();
+  const follow = {
+    tracker: tracker as unknown as INotebookTracker,
+    notebook: (): NotebookPanel | null => nb.panel as unknown as NotebookPanel,
+    changed
+  };
+  return { nb, tracker, changed, follow };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { Section } from '../panel/fields';
+import { Section } from '../panel/shared/fields';
 import { inAct, render } from './render';
 
 // React's act() flushes every update a toggle schedules before it returns.

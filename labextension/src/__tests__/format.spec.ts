@@ -1,4 +1,4 @@
-import { formatAge, formatPlace } from '../panel/format';
+import { formatAge, formatPlace } from '../panel/shared/format';
 
 describe('formatAge', () => {
   const now = Date.parse('2026-01-10T12:00:00Z');

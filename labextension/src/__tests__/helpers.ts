@@ -3,6 +3,8 @@
  */
 import { ServerConnection } from '@jupyterlab/services';
 
+import { emptyForm, IJobForm } from '../form/model';
+
 /** The service's settings, as a JupyterHub user's server has them. */
 export const SETTINGS = ServerConnection.makeSettings({
   baseUrl: 'http://localhost:8888/user/alice/'
@@ -69,4 +71,11 @@ export function fakeServer() {
     }
   };
   return server;
+}
+
+/**
+ * The empty job form with `change` made.
+ */
+export function jobForm(change: Partial<IJobForm> = {}): IJobForm {
+  return { ...emptyForm(), ...change };
 }

@@ -1,6 +1,6 @@
 import { KaleAPIError, KaleService } from '../api';
-import { deleteJob, JobActions, submitJob } from '../panel/job-actions';
-import { JobsModel } from '../panel/jobs-model';
+import { deleteJob, JobActions, submitJob } from '../panel/jobs/job-actions';
+import { JobsModel } from '../panel/jobs/jobs-model';
 import type { Kale } from '../types';
 import { fakeService } from './fakes';
 

@@ -4,7 +4,7 @@ import * as React from 'react';
 import contract from '../contract.json';
 import { emptyForm, IJobForm } from '../form/model';
 import { validateForm } from '../form/validation';
-import { ResourceFields, ShapeFields } from '../panel/job-form';
+import { ResourceFields, ShapeFields } from '../panel/form/job-form';
 import { render } from './render';
 
 /**

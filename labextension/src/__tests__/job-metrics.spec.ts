@@ -1,5 +1,5 @@
 import type { IStreamLogsOptions, KaleService } from '../api';
-import { FinalMetricsCache } from '../panel/job-metrics';
+import { FinalMetricsCache } from '../panel/jobs/job-metrics';
 import type { Kale } from '../types';
 import { until } from './helpers';
 

@@ -1,4 +1,4 @@
-import { JobNameReservation } from '../panel/job-name';
+import { JobNameReservation } from '../panel/jobs/job-name';
 import { compileResult } from './fakes';
 
 describe('JobNameReservation', () => {

@@ -1,7 +1,7 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { JobOutputs } from '../panel/job-outputs';
+import { JobOutputs } from '../panel/storage/job-outputs';
 import type { Kale } from '../types';
 import { until } from './helpers';
 import { inAct, render } from './render';

@@ -1,5 +1,5 @@
 import type { KaleService } from '../api';
-import { JobsModel } from '../panel/jobs-model';
+import { JobsModel } from '../panel/jobs/jobs-model';
 import { JobTimelines } from '../timeline';
 import type { Kale } from '../types';
 import { fakeService } from './fakes';

@@ -7,7 +7,7 @@ import {
   keyParameters,
   metricNames,
   notebookOf
-} from '../panel/jobs-view';
+} from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 import { jobInfo } from './fakes';
 

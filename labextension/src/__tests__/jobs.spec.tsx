@@ -1,8 +1,8 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { JobsList, IJobsProps } from '../panel/jobs';
-import { DEFAULT_VIEW } from '../panel/jobs-view';
+import { JobsList, IJobsProps } from '../panel/jobs/jobs';
+import { DEFAULT_VIEW } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 import { render } from './render';
 

@@ -5,20 +5,12 @@ import { MetricsPane } from '../logs/metrics';
 import { CHART_SIZE } from '../metrics/constants';
 import { loadChartPrefs } from '../metrics/prefs';
 import { MetricsStore } from '../metrics/store';
-import { metric } from './metrics/lines';
+import { metric, twoRanks } from './metrics/lines';
 import { inAct, render } from './render';
 
 function store(): MetricsStore {
-  const s = new MetricsStore();
-  s.push([
-    metric({ step: 1, rank: 0, loss: 1.2 }),
-    metric({ step: 2, rank: 0, loss: 0.4 }),
-    metric({ step: 3, rank: 0, loss: 0.3 }),
-    metric({ step: 1, rank: 1, loss: 1.0 }, 1),
-    metric({ step: 2, rank: 1, loss: 0.6 }, 1),
-    metric({ step: 3, rank: 1, loss: 0.5 }, 1),
-    metric({ step: 3, rank: 0, accuracy: 0.97 })
-  ]);
+  const s = twoRanks();
+  s.push([metric({ step: 3, rank: 0, accuracy: 0.97 })]);
   return s;
 }
 

@@ -1,7 +1,7 @@
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { PromiseDelegate } from '@lumino/coreutils';
 
-import { NotebookBinding } from '../panel/notebook-binding';
+import { NotebookBinding } from '../panel/notebook/notebook-binding';
 import { fakeNotebook, fakeTracker, FakeNotebook } from './fakes';
 
 function setup(first: FakeNotebook | null) {

@@ -6,7 +6,7 @@ import {
   notebookSource,
   readForm,
   writeForm
-} from '../panel/notebook-io';
+} from '../panel/notebook/notebook-io';
 import { fakeNotebook } from './fakes';
 
 const asModel = (m: unknown) => m as INotebookModel;

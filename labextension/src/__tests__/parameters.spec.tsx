@@ -2,7 +2,7 @@ import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { emptyForm } from '../form/model';
-import { ParametersEditor } from '../panel/parameters';
+import { ParametersEditor } from '../panel/sweep/parameters';
 import { render } from './render';
 
 /**

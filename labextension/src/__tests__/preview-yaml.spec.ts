@@ -1,4 +1,8 @@
-import { FOLD_CHARS, FOLD_LINES, foldYaml } from '../panel/preview-yaml';
+import {
+  FOLD_CHARS,
+  FOLD_LINES,
+  foldYaml
+} from '../panel/preview/preview-yaml';
 
 const script = Array.from({ length: 20 }, (_, i) => `      line ${i}`);
 const blob = 'eNq' + 'A'.repeat(4000);

@@ -1,7 +1,7 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { PreviewView } from '../panel/preview';
+import { PreviewView } from '../panel/preview/preview';
 import type { Kale } from '../types';
 import { compileResult } from './fakes';
 import { render } from './render';

@@ -58,10 +58,10 @@ const sweep = (name: string): Kale.ISweep =>
     trials: []
   }) as unknown as Kale.ISweep;
 
-describe('a sweep from the panel', () => {
-  let ctx: Ctx;
-  afterEach(() => ctx?.state.dispose());
+let ctx: Ctx;
+afterEach(() => ctx?.state.dispose());
 
+describe('a sweep from the panel', () => {
   it('sends every parameter set and the name the preview shows', async () => {
     ctx = setup();
     const { state, service } = ctx;
@@ -82,9 +82,6 @@ describe('a sweep from the panel', () => {
 });
 
 describe('a sweep name too long for its trials', () => {
-  let ctx: Ctx;
-  afterEach(() => ctx?.state.dispose());
-
   it('is refused at the name field, never changed behind the preview', async () => {
     ctx = setup();
     const { state, service } = ctx;
@@ -106,9 +103,6 @@ describe('a sweep name too long for its trials', () => {
 });
 
 describe('a job row', () => {
-  let ctx: Ctx;
-  afterEach(() => ctx?.state.dispose());
-
   it("reruns the job the server recorded, never the form's state", async () => {
     ctx = setup();
     const { state, service, openLogs } = ctx;

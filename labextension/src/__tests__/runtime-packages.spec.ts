@@ -3,7 +3,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { KaleService } from '../api';
-import { RuntimePackages } from '../panel/runtime-packages';
+import { RuntimePackages } from '../panel/form/runtime-packages';
 import { BASE, fakeServer, json, SETTINGS, until } from './helpers';
 
 const URL = `${BASE}/runtimes/torch/packages`;

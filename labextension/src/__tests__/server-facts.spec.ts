@@ -1,5 +1,5 @@
 import { KaleAPIError, KaleService } from '../api';
-import { ServerFacts } from '../panel/server-facts';
+import { ServerFacts } from '../panel/form/server-facts';
 import type { Kale } from '../types';
 import { defaultsResponse, fakeService } from './fakes';
 

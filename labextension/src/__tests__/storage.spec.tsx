@@ -3,7 +3,7 @@ import * as React from 'react';
 
 import { emptyForm, IJobForm } from '../form/model';
 import { validateForm } from '../form/validation';
-import { StorageFields } from '../panel/storage';
+import { StorageFields } from '../panel/storage/storage';
 import { inAct, render } from './render';
 
 /**

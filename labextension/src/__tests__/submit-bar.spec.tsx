@@ -1,7 +1,7 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { SubmitBar } from '../panel/submit-bar';
+import { SubmitBar } from '../panel/jobs/submit-bar';
 import type { Kale } from '../types';
 import { render } from './render';
 

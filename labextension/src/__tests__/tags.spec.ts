@@ -7,20 +7,8 @@ import {
   roleTags,
   tagClass
 } from '../tags/tags';
-import type { Kale } from '../types';
+import { GRAMMAR } from './fakes';
 
-const GRAMMAR: Kale.ITag[] = [
-  { tag: 'imports', role: 'imports', help: '' },
-  { tag: 'functions', role: 'functions', help: '' },
-  { tag: 'parameters', role: 'parameters', help: '' },
-  { tag: 'pipeline-parameters', role: 'parameters', help: "Kale's name" },
-  { tag: 'training', role: 'training', help: '' },
-  { tag: 'skip', role: 'skip', help: '' },
-  { tag: 'distributed', role: 'distributed', help: '' },
-  { tag: 'step:<name>', role: 'training', help: 'Kale step' },
-  { tag: 'limit:<key>:<value>', role: null, help: 'a limit' },
-  { tag: 'prev:<name>', role: null, help: 'ignored' }
-];
 const ROLE = roleTags(GRAMMAR).map(t => t.tag);
 
 describe('the tags the editor offers', () => {

@@ -154,12 +154,14 @@ describe('JobTimelines', () => {
 });
 
 describe('formatDuration', () => {
-  it('is brief', () => {
-    expect(formatDuration(400)).toBe('0.4s');
-    expect(formatDuration(2000)).toBe('2s');
-    expect(formatDuration(12_400)).toBe('12s');
-    expect(formatDuration(185_000)).toBe('3m 05s');
-    expect(formatDuration(3_720_000)).toBe('1h 02m');
-    expect(formatDuration(-5)).toBe('0s');
+  it.each([
+    [400, '0.4s'],
+    [2000, '2s'],
+    [12_400, '12s'],
+    [185_000, '3m 05s'],
+    [3_720_000, '1h 02m'],
+    [-5, '0s']
+  ])('is brief: %p ms is %s', (ms, text) => {
+    expect(formatDuration(ms)).toBe(text);
   });
 });

@@ -1,6 +1,6 @@
 import { NotebookModel } from '@jupyterlab/notebook';
 
-import { undoableMetadataChange } from '../panel/undo';
+import { undoableMetadataChange } from '../panel/notebook/undo';
 
 /**
  * End the current undo step (changes within 500 ms are one step).

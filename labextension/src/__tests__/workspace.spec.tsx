@@ -1,7 +1,7 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { WorkspaceFact, workspaceLine } from '../panel/workspace';
+import { WorkspaceFact, workspaceLine } from '../panel/preview/workspace';
 import type { Kale } from '../types';
 import { render } from './render';
 

@@ -1,7 +1,7 @@
 import type { JSONValue } from '@lumino/coreutils';
 
 import { formatValue } from '../metrics/format';
-import { jobDuration, jobOptions, FinalMetrics } from '../panel/jobs-view';
+import { jobDuration, jobOptions, FinalMetrics } from '../panel/jobs/jobs-view';
 import { formatDuration } from '../timeline';
 import type { Kale } from '../types';
 

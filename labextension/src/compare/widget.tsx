@@ -8,7 +8,7 @@ import { errorMessage } from '../errors';
 import { MetricChart } from '../logs/metric-chart';
 import { seriesClass } from '../metrics/format';
 import type { MetricsStore } from '../metrics/store';
-import type { FinalMetrics } from '../panel/jobs-view';
+import type { FinalMetrics } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 import { CompareCurves } from './curves';
 import { compareJobs, ICompareSection, sourceChanged } from './model';

@@ -1,16 +1,54 @@
+import type { ISignal } from '@lumino/signaling';
 import * as React from 'react';
 
 import { useSignal } from '../hooks';
+import type { MetricsStore } from '../metrics/store';
+import type { JobTimelines } from '../timeline';
+import type { LogBuffer } from './buffer';
 import { LogList } from './list';
 import { MetricsPane } from './metrics';
 import { TimelinePane } from './timeline';
-import type { LogsView } from './widget';
+
+/**
+ * The stream's state, as the status line shows it.
+ */
+export interface IStreamState {
+  phase: 'connecting' | 'open' | 'reconnecting' | 'ended' | 'failed';
+  /** The job's final status (`end` event), or the error. */
+  detail?: string;
+}
+
+/**
+ * The parts of the view the user opens and closes.
+ */
+export type LogsSection = 'metrics' | 'timeline';
+
+/**
+ * What the view draws and what its controls change (the logs widget).
+ */
+export interface ILogsModel {
+  readonly jobName: string;
+  readonly buffer: LogBuffer;
+  readonly metrics: MetricsStore;
+  readonly timelines: JobTimelines;
+  readonly changed: ISignal<unknown, void>;
+  readonly sections: Record<LogsSection, boolean>;
+  readonly stream: IStreamState;
+  readonly statusNote: string;
+  readonly query: string;
+  follow: boolean;
+  showMetricLines: boolean;
+  toggleSection(section: LogsSection, open: boolean): void;
+  search(query: string): void;
+  download(): void;
+  start(): void;
+}
 
 /**
  * The logs view as the user sees it: a toolbar (nodes, ranks, search,
  * follow, download), the metrics and timeline sections, the lines.
  */
-export function LogsRoot(props: { view: LogsView }): JSX.Element {
+export function LogsRoot(props: { view: ILogsModel }): JSX.Element {
   const { view } = props;
   useSignal(view.changed);
   useSignal(view.buffer.changed);
@@ -51,8 +89,8 @@ export function LogsRoot(props: { view: LogsView }): JSX.Element {
  * A collapsible part of the view (a native `<details>`).
  */
 function InsightSection(props: {
-  view: LogsView;
-  section: keyof LogsView['sections'];
+  view: ILogsModel;
+  section: LogsSection;
   title: string;
   badge?: string;
   children: React.ReactNode;
@@ -84,7 +122,7 @@ function InsightSection(props: {
   );
 }
 
-function LogsToolbar(props: { view: LogsView }): JSX.Element {
+function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
   const { view } = props;
   const { buffer, stream } = view;
   const filter = buffer.filter;

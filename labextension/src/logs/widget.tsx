@@ -10,7 +10,7 @@ import { MetricsStore } from '../metrics/store';
 import { JobTimelines } from '../timeline';
 import { LogBuffer } from './buffer';
 import { JobStatusPoll } from './status-poll';
-import { LogsRoot } from './view';
+import { ILogsModel, IStreamState, LogsRoot, LogsSection } from './view';
 
 /**
  * Milliseconds between two polls of the job's status (for its timeline).
@@ -18,18 +18,9 @@ import { LogsRoot } from './view';
 const STATUS_INTERVAL = 1000;
 
 /**
- * The stream's state, as the status line shows it.
- */
-export interface IStreamState {
-  phase: 'connecting' | 'open' | 'reconnecting' | 'ended' | 'failed';
-  /** The job's final status (`end` event), or the error. */
-  detail?: string;
-}
-
-/**
  * The logs of one job, streamed from the server (SSE), in a main-area tab.
  */
-export class LogsView extends ReactWidget {
+export class LogsView extends ReactWidget implements ILogsModel {
   constructor(options: LogsView.IOptions) {
     super();
     this.service = options.service;
@@ -82,7 +73,7 @@ export class LogsView extends ReactWidget {
     }
   }
 
-  toggleSection(section: keyof LogsView['sections'], open: boolean): void {
+  toggleSection(section: LogsSection, open: boolean): void {
     if (this.sections[section] !== open) {
       this.sections[section] = open;
       this.changed.emit();

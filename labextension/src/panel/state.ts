@@ -16,21 +16,26 @@ import {
 import type { IFieldError } from '../form/errors';
 import { validateForm } from '../form/validation';
 import type { Kale } from '../types';
-import { CellRoles } from './cell-roles';
+import { CellRoles } from './notebook/cell-roles';
 import {
   ActiveCellWatcher,
   IActiveCell,
   showDiagnosticCell,
   showFailureCell
-} from './cells';
-import { CompileCycle } from './compile-cycle';
-import { JobActions } from './job-actions';
-import { RowActions } from './row-actions';
-import { JobNameReservation } from './job-name';
-import { JobsModel } from './jobs-model';
-import { NotebookBinding } from './notebook-binding';
-import { notebookSource, readForm, readSweep, writeForm } from './notebook-io';
-import { ServerFacts } from './server-facts';
+} from './notebook/cells';
+import { CompileCycle } from './preview/compile-cycle';
+import { JobActions } from './jobs/job-actions';
+import { RowActions } from './jobs/row-actions';
+import { JobNameReservation } from './jobs/job-name';
+import { JobsModel } from './jobs/jobs-model';
+import { NotebookBinding } from './notebook/notebook-binding';
+import {
+  notebookSource,
+  readForm,
+  readSweep,
+  writeForm
+} from './notebook/notebook-io';
+import { ServerFacts } from './form/server-facts';
 
 /**
  * The panel's state and actions: the server's facts, the active notebook's

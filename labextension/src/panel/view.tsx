@@ -3,24 +3,24 @@ import * as React from 'react';
 import { toOptions } from '../form/model';
 import { isSweeping } from '../form/sweep';
 import { TagEditor } from '../tags/editor';
-import { BackendInfo } from './backend';
-import { DefaultsInfo } from './defaults';
-import { DiagnosticList, Validation } from './diagnostics';
-import { EnvEditor } from './env';
-import { Section } from './fields';
-import { JobsList } from './jobs';
+import { BackendInfo } from './form/backend';
+import { DefaultsInfo } from './form/defaults';
+import { DiagnosticList, Validation } from './form/diagnostics';
+import { EnvEditor } from './form/env';
+import { Section } from './shared/fields';
+import { JobsList } from './jobs/jobs';
 import {
   ResourceFields,
   RuntimePicker,
   ShapeFields,
   TrainCallChoice
-} from './job-form';
-import { PackagesEditor } from './packages';
-import { PreviewView } from './preview';
-import { RuntimePackages } from './runtime-packages';
-import { StorageFields } from './storage';
-import { ParametersEditor } from './parameters';
-import { SubmitBar } from './submit-bar';
+} from './form/job-form';
+import { PackagesEditor } from './form/packages';
+import { PreviewView } from './preview/preview';
+import { RuntimePackages } from './form/runtime-packages';
+import { StorageFields } from './storage/storage';
+import { ParametersEditor } from './sweep/parameters';
+import { SubmitBar } from './jobs/submit-bar';
 import type { PanelState } from './state';
 
 /**

@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import type { IRoleChange } from '../panel/cell-roles';
-import type { IActiveCell } from '../panel/cells';
+import type { IRoleChange } from '../panel/notebook/cell-roles';
+import type { IActiveCell } from '../panel/notebook/cells';
 import type { Kale } from '../types';
 import { editorTags, roleOf, roleTags } from './tags';
 

@@ -5,12 +5,9 @@ import {
   formField,
   generalErrors
 } from '../../form/fields';
-import { emptyEnvRow, emptyForm, IJobForm } from '../../form/model';
+import { emptyEnvRow } from '../../form/model';
 import type { Kale } from '../../types';
-
-function form(change: Partial<IJobForm> = {}): IJobForm {
-  return { ...emptyForm(), ...change };
-}
+import { jobForm } from '../helpers';
 
 function configError(field: string, message: string): Kale.IDiagnostic {
   return {
@@ -23,7 +20,7 @@ function configError(field: string, message: string): Kale.IDiagnostic {
 }
 
 describe("the server's field names, as the form's", () => {
-  const f = form({
+  const f = jobForm({
     gpuMode: 'mig',
     env: [{ ...emptyEnvRow(), name: 'A' }],
     packages: ['numpy']
@@ -45,7 +42,7 @@ describe("the server's field names, as the form's", () => {
   });
 
   it('names the Storage rows: a volume by its row, a mount by its path', () => {
-    const s = form({
+    const s = jobForm({
       volumes: ['nfs:x:/y', 'pvc:a:/data', 'emptydir:scratch'],
       shmSize: '1Gi',
       outputs: 'pvc:out'
@@ -80,7 +77,7 @@ describe('labels', () => {
     ['shmSize', 'Shared memory'],
     ['outputs', 'Outputs volume']
   ])('%s reads %j', (field, label) => {
-    const f = form({
+    const f = jobForm({
       env: [
         { ...emptyEnvRow(), name: 'HF_TOKEN' },
         { ...emptyEnvRow(), name: '' }
@@ -106,13 +103,13 @@ describe('formErrors', () => {
       { field: 'memoryLimit', message: '"abc" is not a quantity' },
       { field: 'name', message: 'not a job name' }
     ];
-    expect(formErrors(typed, compile, form())).toEqual([
+    expect(formErrors(typed, compile, jobForm())).toEqual([
       { field: 'name', message: 'not a job name' }, // the panel's own first
       { field: 'cpuRequest', message: '4 is more than its limit 500m' },
       { field: 'memoryLimit', message: '"abc" is not a quantity' },
       { field: 'parameters.epochs', message: 'expects an int' }
     ]);
-    expect(generalErrors(compile, form()).map(d => d.message)).toEqual([
+    expect(generalErrors(compile, jobForm()).map(d => d.message)).toEqual([
       'cell 3: NameError'
     ]);
   });

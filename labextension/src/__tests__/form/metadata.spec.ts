@@ -1,12 +1,9 @@
 import { fromMetadata, sameForm, toMetadata } from '../../form/metadata';
-import { IJobForm, emptyEnvRow, emptyForm } from '../../form/model';
-
-function form(change: Partial<IJobForm> = {}): IJobForm {
-  return { ...emptyForm(), ...change };
-}
+import { emptyEnvRow, emptyForm } from '../../form/model';
+import { jobForm } from '../helpers';
 
 describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
-  const full = form({
+  const full = jobForm({
     runtime: 'torch-distributed',
     name: 'digits',
     nodes: '2',
@@ -82,7 +79,7 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
   });
 
   it('keeps the Storage fields: volumes, shm size and outputs volume', () => {
-    const storage = form({
+    const storage = jobForm({
       volumes: ['pvc:data:/data:ro', 'emptydir:/scratch:1Gi'],
       shmSize: '2Gi',
       outputs: 'pvc:results'

@@ -1,24 +1,15 @@
-import {
-  IJobForm,
-  emptyEnvRow,
-  emptyForm,
-  jobRequest,
-  toOptions
-} from '../../form/model';
-
-function form(change: Partial<IJobForm> = {}): IJobForm {
-  return { ...emptyForm(), ...change };
-}
+import { emptyEnvRow, jobRequest, toOptions } from '../../form/model';
+import { jobForm } from '../helpers';
 
 describe('toOptions: the form as JobOptions', () => {
   it('sends nothing for an empty form', () => {
-    expect(toOptions(emptyForm())).toEqual({});
+    expect(toOptions(jobForm())).toEqual({});
   });
 
   it('sends what was chosen, as numbers', () => {
     expect(
       toOptions(
-        form({
+        jobForm({
           runtime: 'torch-distributed',
           name: ' train-1 ',
           nodes: '2',
@@ -41,12 +32,12 @@ describe('toOptions: the form as JobOptions', () => {
     ['mig', '', 'mig-big', undefined],
     ['count', 'x', '', undefined]
   ] as const)('gpu %s %j %j → %j', (gpuMode, gpuCount, migProfile, gpu) => {
-    expect(toOptions(form({ gpuMode, gpuCount, migProfile })).gpu).toBe(gpu);
+    expect(toOptions(jobForm({ gpuMode, gpuCount, migProfile })).gpu).toBe(gpu);
   });
 
   it('puts per-node CPU and memory in config requests and limits', () => {
     const options = toOptions(
-      form({
+      jobForm({
         cpuRequest: '500m',
         cpuLimit: '2',
         memoryRequest: '1Gi',
@@ -62,13 +53,13 @@ describe('toOptions: the form as JobOptions', () => {
 
   it('leaves out values that do not parse (validation reports them)', () => {
     expect(
-      toOptions(form({ nodes: 'two', cpuLimit: 'lots', gpuMode: 'count' }))
+      toOptions(jobForm({ nodes: 'two', cpuLimit: 'lots', gpuMode: 'count' }))
     ).toEqual({});
   });
 
   it('sends env values and Secret keys as config.env (valueFrom.secretKeyRef)', () => {
     const options = toOptions(
-      form({
+      jobForm({
         env: [
           { ...emptyEnvRow(), name: 'MODE', value: 'fast' },
           {
@@ -96,19 +87,19 @@ describe('toOptions: the form as JobOptions', () => {
 
   it('sends the changed parameters as typed (the server types them)', () => {
     const options = toOptions(
-      form({ parameters: { epochs: '1', debug: 'False', lr: '1e-3' } })
+      jobForm({ parameters: { epochs: '1', debug: 'False', lr: '1e-3' } })
     );
     expect(options.parameters).toEqual({
       epochs: '1',
       debug: 'False',
       lr: '1e-3'
     });
-    expect(toOptions(form()).parameters).toBeUndefined();
+    expect(toOptions(jobForm()).parameters).toBeUndefined();
   });
 
   it('sends the values the metadata held as they were, until edited', () => {
     const stored = { lr: 0.5, debug: false };
-    const f = form({
+    const f = jobForm({
       parameters: { lr: '0.5', debug: 'True' },
       storedParameters: stored
     });
@@ -116,16 +107,17 @@ describe('toOptions: the form as JobOptions', () => {
   });
 
   it('sends the packages only once edited', () => {
-    expect(toOptions(form()).packages).toBeUndefined();
+    expect(toOptions(jobForm()).packages).toBeUndefined();
     expect(
-      toOptions(form({ packages: ['torch==2.13.0', ' ', ' numpy '] })).packages
+      toOptions(jobForm({ packages: ['torch==2.13.0', ' ', ' numpy '] }))
+        .packages
     ).toEqual(['torch==2.13.0', 'numpy']);
-    expect(toOptions(form({ packages: [] })).packages).toEqual([]);
+    expect(toOptions(jobForm({ packages: [] })).packages).toEqual([]);
   });
 
   it('sends the volumes, shm size and outputs that read (validation names the rest)', () => {
     const options = toOptions(
-      form({
+      jobForm({
         volumes: [' pvc:data:/data ', 'nope', ''],
         shmSize: '2Gi',
         outputs: 'pvc:results'
@@ -135,7 +127,7 @@ describe('toOptions: the form as JobOptions', () => {
     expect(options.shm_size).toBe('2Gi');
     expect(options.outputs).toBe('pvc:results');
     const bad = toOptions(
-      form({ volumes: ['nope'], shmSize: 'x', outputs: 'y' })
+      jobForm({ volumes: ['nope'], shmSize: 'x', outputs: 'y' })
     );
     expect([bad.volumes, bad.shm_size, bad.outputs]).toEqual([
       undefined,
@@ -146,7 +138,7 @@ describe('toOptions: the form as JobOptions', () => {
 
   it('keeps the options and config it does not edit', () => {
     const options = toOptions(
-      form({
+      jobForm({
         extraOptions: { image: 'repo/img:1', dataset_uri: 'hf://d' },
         extraConfig: {
           labels: { team: 'ml' },
@@ -182,7 +174,7 @@ describe('toOptions: the form as JobOptions', () => {
 
 describe('jobRequest: the body of POST compile and POST jobs', () => {
   it('sends a path or the notebook JSON, with the options', () => {
-    const f = form({ nodes: '2' });
+    const f = jobForm({ nodes: '2' });
     expect(jobRequest({ path: 'dir/nb.ipynb' }, f)).toEqual({
       path: 'dir/nb.ipynb',
       options: { nodes: 2 }

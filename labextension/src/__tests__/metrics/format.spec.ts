@@ -3,15 +3,17 @@ import { MetricsStore } from '../../metrics/store';
 import { metric } from './lines';
 
 describe('formatValue', () => {
-  it('formats values briefly', () => {
-    expect(formatValue(0.312345)).toBe('0.3123');
-    expect(formatValue(2)).toBe('2');
-    expect(formatValue(1234.5678)).toBe('1235');
-    expect(formatValue(0)).toBe('0');
-    expect(formatValue(0.00012)).toBe('1.2e-4');
-    expect(formatValue(3e7)).toBe('3e+7');
-    expect(formatValue(NaN)).toBe('nan'); // as Python prints it
-    expect(formatValue(-Infinity)).toBe('-inf');
+  it.each([
+    [0.312345, '0.3123'],
+    [2, '2'],
+    [1234.5678, '1235'],
+    [0, '0'],
+    [0.00012, '1.2e-4'],
+    [3e7, '3e+7'],
+    [NaN, 'nan'], // as Python prints it
+    [-Infinity, '-inf']
+  ])('formats %p briefly: %s', (value, text) => {
+    expect(formatValue(value)).toBe(text);
   });
 });
 

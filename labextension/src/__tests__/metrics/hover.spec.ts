@@ -5,18 +5,10 @@ import {
   hoverSteps,
   stepNear
 } from '../../metrics/hover';
-import { MetricsStore } from '../../metrics/store';
-import { metric } from './lines';
+import { twoRanks } from './lines';
 
 describe('the crosshair', () => {
-  const s = new MetricsStore();
-  s.push([
-    metric({ step: 1, rank: 0, loss: 1.2 }),
-    metric({ step: 2, rank: 0, loss: 0.4 }),
-    metric({ step: 3, rank: 0, loss: 0.3 }),
-    metric({ step: 1, rank: 1, loss: 1.0 }, 1),
-    metric({ step: 2, rank: 1, loss: 0.6 }, 1)
-  ]);
+  const s = twoRanks([3, 2]); // rank 1 has not reported step 3 yet
   const loss = s.metric('loss')!;
   const layout = chartLayout(loss);
 

@@ -49,52 +49,44 @@ describe('which metrics are better lower', () => {
 });
 
 describe('the mean of the ranks', () => {
-  it.each([
+  // Each rank's loss by step; the mean by step.
+  type Steps = Record<number, number>;
+  const byStep = (values: Steps) =>
+    Object.entries(values).map(([step, value]) => ({
+      step: Number(step),
+      value
+    }));
+  it.each<[string, Steps[], Steps]>([
     [
       'at each step',
       [
-        { step: 1, rank: 0, loss: 1 },
-        { step: 2, rank: 0, loss: 0.5 },
-        { step: 1, rank: 1, loss: 3 },
-        { step: 2, rank: 1, loss: 1.5 }
+        { 1: 1, 2: 0.5 },
+        { 1: 3, 2: 1.5 }
       ],
-      [
-        { step: 1, value: 2 },
-        { step: 2, value: 1 }
-      ]
+      { 1: 2, 2: 1 }
     ],
     [
       'interpolating a step a rank skipped',
       [
-        { step: 0, rank: 0, loss: 0 },
-        { step: 1, rank: 0, loss: 1 },
-        { step: 2, rank: 0, loss: 2 },
-        { step: 0, rank: 1, loss: 2 },
-        { step: 2, rank: 1, loss: 4 }
+        { 0: 0, 1: 1, 2: 2 },
+        { 0: 2, 2: 4 }
       ],
-      [
-        { step: 0, value: 1 },
-        { step: 1, value: 2 },
-        { step: 2, value: 3 }
-      ]
+      { 0: 1, 1: 2, 2: 3 }
     ],
     [
       'up to where the slowest rank is',
       [
-        { step: 1, rank: 0, loss: 1 },
-        { step: 2, rank: 0, loss: 1 },
-        { step: 3, rank: 0, loss: 1 },
-        { step: 1, rank: 1, loss: 3 },
-        { step: 2, rank: 1, loss: 3 }
+        { 1: 1, 2: 1, 3: 1 },
+        { 1: 3, 2: 3 }
       ],
-      [
-        { step: 1, value: 2 },
-        { step: 2, value: 2 }
-      ]
+      { 1: 2, 2: 2 }
     ],
-    ['not for one rank', [{ step: 1, rank: 0, loss: 1 }], []]
-  ])('%s', (_, records, mean) => {
-    expect(meanSeries(store(records).metric('loss')!)).toEqual(mean);
+    ['not for one rank', [{ 1: 1 }], {}]
+  ])('%s', (_, ranks, mean) => {
+    const records = ranks.flatMap((losses, rank) =>
+      byStep(losses).map(({ step, value }) => ({ step, rank, loss: value }))
+    );
+    expect(meanSeries(store(records).metric('loss')!)).toEqual(byStep(mean));
   });
 });
 

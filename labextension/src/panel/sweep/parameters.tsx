@@ -1,10 +1,10 @@
 import type { JSONValue } from '@lumino/coreutils';
 import * as React from 'react';
 
-import type { ISweepForm } from '../form/sweep';
-import { formatParameter } from '../form/values';
-import { Button, TextField, errorOf } from './fields';
-import type { IFormProps } from './job-form';
+import type { ISweepForm } from '../../form/sweep';
+import { formatParameter } from '../../form/values';
+import { Button, TextField, errorOf } from '../shared/fields';
+import type { IFormProps } from '../form/job-form';
 import { SWEEP_HINT, SweepSettings } from './sweep-fields';
 
 /**

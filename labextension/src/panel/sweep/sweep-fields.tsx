@@ -1,9 +1,9 @@
 import * as React from 'react';
 
-import { SWEEP } from '../contract';
-import type { ISweepForm } from '../form/sweep';
-import type { IFieldError } from '../form/errors';
-import { SelectField, TextField, errorOf } from './fields';
+import { SWEEP } from '../../contract';
+import type { ISweepForm } from '../../form/sweep';
+import type { IFieldError } from '../../form/errors';
+import { SelectField, TextField, errorOf } from '../shared/fields';
 
 /**
  * What a swept parameter's field takes.

@@ -1,10 +1,10 @@
 import * as React from 'react';
 
-import type { GpuMode, IJobForm } from '../form/model';
-import type { Kale } from '../types';
-import type { IFieldError } from '../form/errors';
-import { SelectField, TextField, errorOf } from './fields';
-import { formatPlace } from './format';
+import type { GpuMode, IJobForm } from '../../form/model';
+import type { Kale } from '../../types';
+import type { IFieldError } from '../../form/errors';
+import { SelectField, TextField, errorOf } from '../shared/fields';
+import { formatPlace } from '../shared/format';
 
 export interface IFormProps {
   form: IJobForm;

@@ -1,6 +1,6 @@
-import { KaleAPIError, KaleService } from '../api';
-import { errorMessage } from '../errors';
-import type { Kale } from '../types';
+import { KaleAPIError, KaleService } from '../../api';
+import { errorMessage } from '../../errors';
+import type { Kale } from '../../types';
 import type { JobsModel } from './jobs-model';
 
 /**

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { Kale } from '../types';
+import type { Kale } from '../../types';
 
 /**
  * Where jobs go: the local backend or a Kubernetes namespace, and why.

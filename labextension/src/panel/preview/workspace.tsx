@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import type { Kale } from '../types';
-import { formatBytes } from './format';
+import type { Kale } from '../../types';
+import { formatBytes } from '../shared/format';
 
 /**
  * The files a job gets as its working directory: the folder, the count and

@@ -1,11 +1,11 @@
 import * as React from 'react';
 
-import { fieldLabel, generalErrors } from '../form/fields';
-import type { IJobForm } from '../form/model';
-import type { IFieldError } from '../form/errors';
-import type { Kale } from '../types';
-import { Button } from './fields';
-import { formatPlace } from './format';
+import { fieldLabel, generalErrors } from '../../form/fields';
+import type { IJobForm } from '../../form/model';
+import type { IFieldError } from '../../form/errors';
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
+import { formatPlace } from '../shared/format';
 
 /**
  * Compile errors and warnings; each located one links to its cell.

@@ -1,7 +1,7 @@
 import type { JSONValue } from '@lumino/coreutils';
 
-import { lowerIsBetter } from '../metrics/summary';
-import type { Kale } from '../types';
+import { lowerIsBetter } from '../../metrics/summary';
+import type { Kale } from '../../types';
 
 /**
  * The jobs list as the user arranges it: which jobs (this notebook's or

@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import { IEnvRow, emptyEnvRow } from '../form/model';
-import { Button, SelectField, TextField, errorOf } from './fields';
+import { IEnvRow, emptyEnvRow } from '../../form/model';
+import { Button, SelectField, TextField, errorOf } from '../shared/fields';
 import type { IFormProps } from './job-form';
 
 /**

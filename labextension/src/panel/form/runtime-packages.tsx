@@ -1,9 +1,9 @@
 import * as React from 'react';
 
-import type { KaleService } from '../api';
-import { errorMessage } from '../errors';
-import type { Kale } from '../types';
-import { Button, ownToggle } from './fields';
+import type { KaleService } from '../../api';
+import { errorMessage } from '../../errors';
+import type { Kale } from '../../types';
+import { Button, ownToggle } from '../shared/fields';
 
 /**
  * Where one runtime's package list stands.

@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import type { Kale } from '../types';
-import { Button } from './fields';
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
 
 type Field = keyof Kale.IDefaultValues;
 

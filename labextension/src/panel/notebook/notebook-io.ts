@@ -1,10 +1,10 @@
 import type { INotebookContent } from '@jupyterlab/nbformat';
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
-import { fromMetadata, toMetadata } from '../form/metadata';
-import type { IJobForm } from '../form/model';
-import { ISweepForm, sweepFromMetadata } from '../form/sweep';
-import type { Kale } from '../types';
+import { fromMetadata, toMetadata } from '../../form/metadata';
+import type { IJobForm } from '../../form/model';
+import { ISweepForm, sweepFromMetadata } from '../../form/sweep';
+import type { Kale } from '../../types';
 import { undoableMetadataChange } from './undo';
 
 /**

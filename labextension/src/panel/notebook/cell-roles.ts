@@ -1,8 +1,8 @@
 import type { Cell } from '@jupyterlab/cells';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
-import { cellTags, chooseRole, roleOf, roleTags } from '../tags/tags';
-import type { Kale } from '../types';
+import { cellTags, chooseRole, roleOf, roleTags } from '../../tags/tags';
+import type { Kale } from '../../types';
 
 /**
  * The role of the active cell, set from the tag editor: one role per cell,

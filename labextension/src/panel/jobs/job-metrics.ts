@@ -1,8 +1,8 @@
 import type { IDisposable } from '@lumino/disposable';
 
-import type { KaleService } from '../api';
-import { MetricsStore } from '../metrics/store';
-import type { Kale } from '../types';
+import type { KaleService } from '../../api';
+import { MetricsStore } from '../../metrics/store';
+import type { Kale } from '../../types';
 import type { FinalMetrics } from './jobs-view';
 
 /**

@@ -3,9 +3,9 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { IDisposable } from '@lumino/disposable';
 import { Signal } from '@lumino/signaling';
 
-import { cellTags } from '../tags/tags';
-import type { Kale } from '../types';
-import { notebookOf } from './jobs-view';
+import { cellTags } from '../../tags/tags';
+import type { Kale } from '../../types';
+import { notebookOf } from '../jobs/jobs-view';
 
 /**
  * The active cell, as the tag editor shows it.

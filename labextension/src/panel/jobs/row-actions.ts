@@ -1,8 +1,8 @@
-import type { KaleService } from '../api';
-import { errorMessage } from '../errors';
-import { fromMetadata } from '../form/metadata';
-import type { IJobForm } from '../form/model';
-import type { Kale } from '../types';
+import type { KaleService } from '../../api';
+import { errorMessage } from '../../errors';
+import { fromMetadata } from '../../form/metadata';
+import type { IJobForm } from '../../form/model';
+import type { Kale } from '../../types';
 import type { JobsModel } from './jobs-model';
 import { jobOptions, notebookOf } from './jobs-view';
 

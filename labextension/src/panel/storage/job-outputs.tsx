@@ -1,8 +1,8 @@
 import * as React from 'react';
 
-import { errorMessage } from '../errors';
-import type { Kale } from '../types';
-import { formatBytes } from './format';
+import { errorMessage } from '../../errors';
+import type { Kale } from '../../types';
+import { formatBytes } from '../shared/format';
 
 /**
  * A job's outputs (what it wrote to `KALE_EXT_OUTPUT_DIR`), listed with

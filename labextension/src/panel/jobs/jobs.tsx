@@ -1,11 +1,11 @@
 import * as React from 'react';
 
-import { formatValue } from '../metrics/format';
-import { formatDuration } from '../timeline';
-import type { Kale } from '../types';
-import { Button } from './fields';
-import { JobOutputs } from './job-outputs';
-import { formatAge } from './format';
+import { formatValue } from '../../metrics/format';
+import { formatDuration } from '../../timeline';
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
+import { JobOutputs } from '../storage/job-outputs';
+import { formatAge } from '../shared/format';
 import type { RowActions } from './row-actions';
 import {
   COLUMN_LABELS,

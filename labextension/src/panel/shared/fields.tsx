@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { IFieldError } from '../form/errors';
+import type { IFieldError } from '../../form/errors';
 
 /**
  * The message of a field's first error, if any.

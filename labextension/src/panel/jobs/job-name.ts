@@ -1,4 +1,4 @@
-import type { Kale } from '../types';
+import type { Kale } from '../../types';
 
 /**
  * The job's name, the same in the preview and at submit: the server makes

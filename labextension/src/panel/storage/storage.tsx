@@ -1,8 +1,8 @@
 import * as React from 'react';
 
-import { VOLUMES } from '../contract';
-import { Button, TextField, errorOf } from './fields';
-import type { IFormProps } from './job-form';
+import { VOLUMES } from '../../contract';
+import { Button, TextField, errorOf } from '../shared/fields';
+import type { IFormProps } from '../form/job-form';
 
 /**
  * Storage: the volumes every node mounts (short forms, one a row, each

@@ -1,6 +1,6 @@
-import type { KaleService } from '../api';
-import { errorMessage } from '../errors';
-import type { Kale } from '../types';
+import type { KaleService } from '../../api';
+import { errorMessage } from '../../errors';
+import type { Kale } from '../../types';
 
 /**
  * What the server offers the panel: the backend, its runtimes, the defaults

@@ -1,8 +1,8 @@
 import * as React from 'react';
 
-import type { Kale } from '../types';
-import { Button } from './fields';
-import { formatAge } from './format';
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
+import { formatAge } from '../shared/format';
 
 /**
  * Submit and the job it made, pinned to the foot of the panel so both stay

@@ -2,10 +2,10 @@ import type { IDisposable } from '@lumino/disposable';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { KaleService } from '../api';
-import { errorMessage } from '../errors';
-import { JobTimelines } from '../timeline';
-import type { Kale } from '../types';
+import type { KaleService } from '../../api';
+import { errorMessage } from '../../errors';
+import { JobTimelines } from '../../timeline';
+import type { Kale } from '../../types';
 import { FinalMetricsCache } from './job-metrics';
 import { DEFAULT_VIEW, IJobsView } from './jobs-view';
 

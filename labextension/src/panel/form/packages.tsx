@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { Button, errorOf } from './fields';
+import { Button, errorOf } from '../shared/fields';
 import type { IFormProps } from './job-form';
 
 /**

@@ -1,9 +1,9 @@
 import type { IDisposable } from '@lumino/disposable';
 import { Debouncer } from '@lumino/polling';
 
-import type { KaleService } from '../api';
-import { errorMessage } from '../errors';
-import type { Kale } from '../types';
+import type { KaleService } from '../../api';
+import { errorMessage } from '../../errors';
+import type { Kale } from '../../types';
 
 /**
  * The notebook checked as it changes: a compile a short while after the

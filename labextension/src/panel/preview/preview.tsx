@@ -1,9 +1,9 @@
 import { Clipboard } from '@jupyterlab/apputils';
 import * as React from 'react';
 
-import type { Kale } from '../types';
-import { Button } from './fields';
-import { formatPlace } from './format';
+import type { Kale } from '../../types';
+import { Button } from '../shared/fields';
+import { formatPlace } from '../shared/format';
 import { foldYaml } from './preview-yaml';
 import { WorkspaceFact } from './workspace';
 
