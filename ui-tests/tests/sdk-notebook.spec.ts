@@ -176,7 +176,7 @@ test('an SDK notebook with no tag compiles; the preview says where each setting 
   await expect(kale.page.locator('.jp-Notebook .jp-Cell').nth(4)).toHaveClass(
     /jp-mod-active/
   );
-  expect(await kale.cursor()).toEqual({ line: 6, column: 0 });
+  await expect.poll(() => kale.cursor()).toEqual({ line: 6, column: 0 });
   await setting(kale, 'function')
     .getByRole('button', { name: 'Go to cell 3, line 1' })
     .click();
@@ -219,9 +219,9 @@ test('a notebook with two train() calls: the panel names each by its cell and li
     '{"lr":1}'
   );
   // The choice is kept with the notebook.
-  expect(await kale.metadata()).toMatchObject({
-    options: { train_call: 1 }
-  });
+  await expect
+    .poll(() => kale.metadata())
+    .toMatchObject({ options: { train_call: 1 } });
 });
 
 test('an SDK notebook submitted from the panel runs locally on its 2 nodes', async ({
@@ -258,7 +258,7 @@ for (const refused of REFUSED) {
     await expect(kale.submitButton).toBeDisabled();
     await error.getByRole('button', { name: `Go to ${refused.place}` }).click();
     await expect.poll(() => activeCell(kale)).toBe(refused.cell);
-    expect((await kale.cursor()).line).toBe(2);
+    await expect.poll(async () => (await kale.cursor()).line).toBe(2);
     await expect(kale.panel.locator('[data-section="preview"]')).toContainText(
       'Fix the errors to see what the job will be.'
     );
