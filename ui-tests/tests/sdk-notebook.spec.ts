@@ -177,10 +177,18 @@ test('an SDK notebook with no tag compiles; the preview says where each setting 
     /jp-mod-active/
   );
   await expect.poll(() => kale.cursor()).toEqual({ line: 6, column: 0 });
+  // The tag editor says an untagged cell is not training code here.
+  const tags = kale.panel.locator('[data-section="tags"]');
+  await expect(tags).toContainText(
+    'Cell 5: untagged: left out of the job (the job is train_hello(), named by the train() call)'
+  );
   await setting(kale, 'function')
     .getByRole('button', { name: 'Go to cell 3, line 1' })
     .click();
   await expect.poll(() => activeCell(kale)).toBe(2);
+  await expect(tags).toContainText(
+    'Cell 3: untagged: its function train_hello() is the job'
+  );
 
   // The panel's nodes win over the notebook's, and the preview says so.
   await expect(setting(kale, 'nodes')).not.toContainText('overridden');

@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { toOptions } from '../form/model';
 import { isSweeping } from '../form/sweep';
-import { TagEditor } from '../tags/editor';
+import { jobFunctionOf, TagEditor } from '../tags/editor';
 import { BackendInfo } from './form/backend';
 import { DefaultsInfo } from './form/defaults';
 import { DiagnosticList, Validation } from './form/diagnostics';
@@ -130,6 +130,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           change={state.roles.change}
           onChoose={tag => state.roles.choose(tag)}
           onUndo={() => state.roles.undo()}
+          jobFunction={jobFunctionOf(compile?.provenance)}
         />
       </Section>
       <Section id="job" title="Job">
