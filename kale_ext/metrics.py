@@ -160,4 +160,5 @@ def frontend_constants() -> dict:
         "inf_text": INF_TEXT,
         "chart_size": dict(CHART_SIZE),
         "lower_is_better": list(LOWER_IS_BETTER),
+        "progress_keys": list(PROGRESS_KEYS),
     }

@@ -30,6 +30,7 @@ from .mlflow_api import (
     TrackingError,
     finish,
 )
+from .progress import PROGRESS_KEYS
 
 #: Seconds between sends while the job runs; how long one send may take (the loop never waits
 #: for it); how long the job's exit may wait for what is left.
@@ -37,6 +38,9 @@ INTERVAL = 1.0
 SEND_TIMEOUT = 30.0
 EXIT_WAIT = 30.0
 _JSON_NUMBER = {math.inf: "Infinity", -math.inf: "-Infinity"}
+#: The keys of a record that are not metrics: its step, its rank, and progress (total, epoch,
+#: epochs: how far the job is, shown as its progress).
+NOT_METRICS = frozenset(("step", "rank", *PROGRESS_KEYS))
 
 
 def _value(raw: object) -> str | None:
@@ -74,7 +78,8 @@ def _prefix(key: str) -> str:
 def encode_metrics(records: list[tuple[float, dict]], first_index: int = 0) -> list[str]:
     """Queued (time, record) pairs as MLflow metrics, each a JSON object's text (built as text:
     the sender must cost the training loop little); a record without a step takes its place in
-    the job's sequence of reports as its step."""
+    the job's sequence of reports as its step. Progress keys (total, epoch, epochs) are no
+    metrics: MLflow is not sent them."""
     out = []
     append = out.append
     prefixes = _PREFIXES
@@ -84,9 +89,11 @@ def encode_metrics(records: list[tuple[float, dict]], first_index: int = 0) -> l
             step = _step(step, i)
         tail = f',"timestamp":{int(when * 1000)},"step":{step}}}'
         for key, raw in record.items():
-            if raw.__class__ is float and raw - raw == 0 and key != "step":  # the common case
+            if key in NOT_METRICS:
+                continue
+            if raw.__class__ is float and raw - raw == 0:  # the common case
                 text = repr(raw)
-            elif key == "step" or key == "rank" or (text := _value(raw)) is None:
+            elif (text := _value(raw)) is None:
                 continue
             append((prefixes.get(key) or _prefix(key)) + text + tail)
     return out

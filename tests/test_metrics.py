@@ -24,7 +24,7 @@ from kale_ext.metrics import (
     parse_metric,
     series_color,
 )
-from kale_ext.progress import progress_of_lines
+from kale_ext.progress import PROGRESS_KEYS, progress_of_lines
 from tests.conftest import notebook
 
 
@@ -172,6 +172,8 @@ def test_frontend_constants_are_the_ones_used_here():
     assert constants["prefix"] == PREFIX and constants["max_points"] == MAX_POINTS
     assert constants["series_colors"] == list(SERIES_COLORS)
     assert constants["lower_is_better"] == list(LOWER_IS_BETTER)
+    # the panel leaves out of its charts the keys progress.py reads progress from
+    assert constants["progress_keys"] == list(PROGRESS_KEYS) == ["total", "epoch", "epochs"]
     assert constants["nan_text"] == format_value(math.nan)
     assert "-" + constants["inf_text"] == format_value(-math.inf)
     size = constants["chart_size"]

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.metrics import parse_metric
 from kale_ext.mlflow_api import RUN_ID_ENV, URI_ENV, Tracking
@@ -28,6 +30,23 @@ def test_records_become_metrics_with_their_steps():
         {"key": "gap", "value": "Infinity", "timestamp": 2500, "step": 2},
         {"key": "low", "value": "-Infinity", "timestamp": 2500, "step": 2},
     ]
+
+
+@pytest.mark.parametrize(
+    "record, metrics",
+    [
+        # report(step=s, total=n): total is how far the job is, not a metric
+        ({"step": 3, "rank": 0, "total": 9, "loss": 0.25}, {"loss": 0.25}),
+        ({"step": 3, "rank": 0, "total": 9.0, "loss": 0.5}, {"loss": 0.5}),  # a float total
+        # report(epoch=e, epochs=m): neither is a metric
+        ({"epoch": 2, "epochs": 5, "rank": 0, "acc": 0.9}, {"acc": 0.9}),
+        ({"epoch": 2.0, "epochs": 5.0, "rank": 0, "acc": 1}, {"acc": 1.0}),
+        ({"step": 1, "total": 4}, {}),  # progress alone: nothing for MLflow
+    ],
+)
+def test_progress_keys_are_not_sent_to_mlflow_as_metrics(record, metrics):
+    sent = [json.loads(m) for m in encode_metrics([(1.0, record)])]
+    assert {m["key"]: m["value"] for m in sent} == metrics
 
 
 def test_a_server_that_cannot_be_reached_is_said_once_and_tracking_stops():

@@ -311,9 +311,7 @@ def build_job_spec(
     function = job.function_name if getattr(job, "entrypoint", False) else None
     func_args = {
         # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters
-        **typed_arguments(
-            job.parameters, settings.get("func_args"), "CustomTrainer func_args", function
-        ),
+        **notebook_arguments(job),
         **typed_arguments(job.parameters, o.parameters, function=function),
     }
     _check_required(job, func_args)
@@ -342,6 +340,15 @@ def build_job_spec(
         initializer=settings.get("initializer"),
         runtime_patches=list(settings.get("runtime_patches") or []),
     )
+
+
+def notebook_arguments(job: CompiledJob) -> dict:
+    """The arguments the notebook itself gives the function: the func_args of an SDK-style
+    notebook's train() call (typed by the function's defaults), or none. ConfigError on an
+    argument the function does not have."""
+    function = job.function_name if getattr(job, "entrypoint", False) else None
+    given = (job.settings or {}).get("func_args")
+    return typed_arguments(job.parameters, given, "CustomTrainer func_args", function)
 
 
 def _check_required(job: CompiledJob, func_args: dict) -> None:

@@ -204,10 +204,12 @@ def preview(
             raise runtime
         from ..job.preview import provenance as notebook_provenance
         from ..job.preview import render
-        from ..job.spec import build_job_spec
+        from ..job.spec import build_job_spec, notebook_arguments
 
         shown = render(build_job_spec(job, options, runtime, defaults, workspace), path)
         spec = shown.spec
+        # what the job gets when the panel sets nothing: an SDK notebook's func_args win
+        result["parameters"] = {**job.parameters, **notebook_arguments(job)}
     except ConfigError as e:
         result["errors"] = [config_diagnostic(e)]
         return result

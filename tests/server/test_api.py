@@ -412,3 +412,28 @@ async def test_compile_says_where_the_train_calls_are(api, cells, options, sites
         assert data["train_calls"] == sites
     if nodes is not None:
         assert data["nodes"] == nodes
+
+
+@pytest.mark.parametrize(
+    "cells, options, parameters",
+    [
+        # the train() call's func_args over the function's defaults: what the job gets
+        ("TORCH", {}, {"model_name": "resnet-2", "epochs": 3}),
+        ("TWO_CALLS", {}, {"lr": 0.01}),
+        ("TWO_CALLS", {"train_call": 1}, {"lr": 1.0}),
+        # the panel's own values are not defaults: it sends them, the reply keeps the notebook's
+        ("TWO_CALLS", {"parameters": {"lr": 0.5}}, {"lr": 0.01}),
+        ("RUNTIME_PATCH", {}, {"lr": 0.5}),
+    ],
+)
+async def test_compile_parameters_are_what_the_notebook_gives_the_function(
+    api, cells, options, parameters
+):
+    """The panel shows each parameter with the value the job runs with when it sets none: for
+    a Kubeflow SDK notebook, its train() call's func_args (not the function's bare default)."""
+    from tests.compile import sdk_notebooks as nbs
+
+    nb = notebook(*getattr(nbs, cells))
+    data = (await api.post("compile", {"notebook": nb, "options": options})).json
+    assert data["ok"], data["errors"]
+    assert data["parameters"] == parameters

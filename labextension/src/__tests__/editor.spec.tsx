@@ -3,7 +3,7 @@ import * as React from 'react';
 
 import type { IRoleChange } from '../panel/notebook/cell-roles';
 import type { IActiveCell } from '../panel/notebook/cells';
-import { TagEditor } from '../tags/editor';
+import { jobFunctionOf, TagEditor, untaggedNote } from '../tags/editor';
 import type { Kale } from '../types';
 import { render } from './render';
 
@@ -65,6 +65,57 @@ describe('TagEditor: the role of a cell, a single choice', () => {
     chips[3].click();
     chips[0].click();
     expect(onChoose.mock.calls).toEqual([['skip'], [null]]);
+  });
+
+  it('says an untagged cell of a Kubeflow SDK notebook is not training code', async () => {
+    const cell: IActiveCell = { index: 2, type: 'code', tags: [] };
+    const jobFunction = { name: 'train_hello', cell: 4 };
+    widget = await render(
+      <TagEditor
+        cell={cell}
+        grammar={GRAMMAR}
+        change={null}
+        onChoose={jest.fn()}
+        onUndo={jest.fn()}
+        jobFunction={jobFunction}
+      />
+    );
+    expect(widget.node.textContent).toContain(
+      'Cell 3: untagged: left out of the job (the job is train_hello(), named by the train() call)'
+    );
+    expect(widget.node.textContent).not.toContain('runs as training');
+  });
+
+  it.each([
+    [2, null, 'untagged code runs as training'],
+    [
+      4,
+      { name: 'train_hello', cell: 4 },
+      'untagged: its function train_hello() is the job (the train() call names it)'
+    ],
+    [
+      0,
+      { name: 'train_hello', cell: 4 },
+      'untagged: left out of the job (the job is train_hello(), named by the train() call)'
+    ]
+  ])('an untagged cell %i (job function %j): %s', (index, fn, note) => {
+    expect(untaggedNote(index, fn)).toBe(note);
+  });
+
+  it("finds the job's function in a compile's provenance", () => {
+    const at = (setting: string, value: Kale.IProvenance['value']) => ({
+      setting,
+      value,
+      cell: 2,
+      line: 1,
+      overridden_by: []
+    });
+    expect(jobFunctionOf([at('nodes', 2), at('function', 'train')])).toEqual({
+      name: 'train',
+      cell: 2
+    });
+    expect(jobFunctionOf([at('nodes', 2)])).toBeNull();
+    expect(jobFunctionOf(undefined)).toBeNull();
   });
 
   it('says what the last click changed, with an Undo', async () => {

@@ -1,8 +1,8 @@
 /**
  * The facts the metrics code shares with `kale_ext/metrics.py`: what starts
  * a metrics line, how many points a series keeps, the series colours, how a
- * value that is not a finite number reads, a chart's size, and which
- * metrics are better lower. They come
+ * value that is not a finite number reads, a chart's size, which metrics
+ * are better lower, and which keys are progress, not metrics. They come
  * from the generated contract (`../contract.json`), never a copy.
  */
 import { METRICS, type IChartSize } from '../contract';
@@ -42,6 +42,13 @@ export const CHART_SIZE: Readonly<IChartSize> = METRICS.chart_size;
  * `error`, `mse`, ...); any other metric's best is its highest.
  */
 export const LOWER_IS_BETTER: readonly string[] = METRICS.lower_is_better;
+
+/**
+ * The keys of a metrics line that set the job's progress, not metrics to
+ * plot (`kale_ext/progress.py`: PROGRESS_KEYS): `report(step=, total=)`,
+ * `report(epoch=, epochs=)`.
+ */
+export const PROGRESS_KEYS: readonly string[] = METRICS.progress_keys;
 
 /**
  * The CSS that gives each `kale-ext-who-<i>` class its series colour.

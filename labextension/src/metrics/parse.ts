@@ -1,4 +1,4 @@
-import { METRIC_PREFIX } from './constants';
+import { METRIC_PREFIX, PROGRESS_KEYS } from './constants';
 
 /**
  * Reading the lines `kale_ext.report()` prints
@@ -27,8 +27,9 @@ export interface IMetricRecord {
 
 /**
  * The record of a metrics line, or null for any other line (not one,
- * malformed JSON, not an object). Names other than `step` and `rank` whose
- * values are not numbers are left out; `NaN` and `Infinity`, which Python's
+ * malformed JSON, not an object). Values that are not numbers are left out,
+ * and so are the progress keys (`total`, `epoch`, `epochs`: how far the job
+ * is, not metrics to plot); `NaN` and `Infinity`, which Python's
  * `json.dumps` writes, are read.
  */
 export function parseMetric(text: string): IMetricRecord | null {
@@ -42,7 +43,7 @@ export function parseMetric(text: string): IMetricRecord | null {
   const record = data as Record<string, unknown>;
   const values = new Map<string, number>();
   for (const [name, value] of Object.entries(record)) {
-    if (name === 'step' || name === 'rank') {
+    if (Private.NOT_METRICS.has(name)) {
       continue;
     }
     const number = Private.number(value);
@@ -63,6 +64,16 @@ export function parseMetric(text: string): IMetricRecord | null {
 }
 
 namespace Private {
+  /**
+   * The keys of a record that are not metrics: its step, its rank and its
+   * progress.
+   */
+  export const NOT_METRICS: ReadonlySet<string> = new Set([
+    'step',
+    'rank',
+    ...PROGRESS_KEYS
+  ]);
+
   /**
    * The JSON value, Python's non-standard `NaN` and `Infinity` included, or
    * undefined when it is not JSON.

@@ -3,7 +3,7 @@ import * as React from 'react';
 import { toOptions } from '../form/model';
 import { isSweeping } from '../form/sweep';
 import { loadOffer } from '../results/load-result';
-import { TagEditor } from '../tags/editor';
+import { jobFunctionOf, TagEditor } from '../tags/editor';
 import { BackendInfo } from './form/backend';
 import { DefaultsInfo } from './form/defaults';
 import { DiagnosticList, Validation } from './form/diagnostics';
@@ -155,6 +155,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           change={state.roles.change}
           onChoose={tag => state.roles.choose(tag)}
           onUndo={() => state.roles.undo()}
+          jobFunction={jobFunctionOf(compile?.provenance)}
         />
       </Section>
       <Section id="job" title="Job" {...mark('job')}>

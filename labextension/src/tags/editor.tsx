@@ -18,6 +18,11 @@ export function TagEditor(props: {
   change: IRoleChange | null;
   onChoose: (tag: string | null) => void;
   onUndo: () => void;
+  /**
+   * The function a Kubeflow SDK notebook's train() call names (the job), and
+   * its cell: its other untagged cells are left out of the job.
+   */
+  jobFunction?: IJobFunction | null;
 }): JSX.Element {
   const { cell, grammar, change } = props;
   if (!cell || cell.index < 0) {
@@ -69,7 +74,9 @@ export function TagEditor(props: {
       </div>
       <p className="kale-ext-Muted">
         Cell {cell.index + 1}
-        {role === null ? ': untagged code runs as training' : ''}
+        {role === null
+          ? `: ${untaggedNote(cell.index, props.jobFunction)}`
+          : ''}
         {others.length > 0 && ` · other tags: ${others.join(', ')}`}
       </p>
       {change && (
@@ -88,4 +95,42 @@ export function TagEditor(props: {
       )}
     </div>
   );
+}
+
+/**
+ * The function of a Kubeflow SDK notebook's train() call, and its cell
+ * (0-based).
+ */
+export interface IJobFunction {
+  name: string;
+  cell: number;
+}
+
+/**
+ * What an untagged code cell at `index` is to the job: training code, or in
+ * a Kubeflow SDK notebook the job's function or a cell left out.
+ */
+export function untaggedNote(
+  index: number,
+  jobFunction?: IJobFunction | null
+): string {
+  if (!jobFunction) {
+    return 'untagged code runs as training';
+  }
+  return index === jobFunction.cell
+    ? `untagged: its function ${jobFunction.name}() is the job (the train() call names it)`
+    : `untagged: left out of the job (the job is ${jobFunction.name}(), named by the train() call)`;
+}
+
+/**
+ * The job's function as a compile's provenance names it (a Kubeflow SDK
+ * notebook's train() call), or null.
+ */
+export function jobFunctionOf(
+  provenance: Kale.IProvenance[] | undefined
+): IJobFunction | null {
+  const found = provenance?.find(p => p.setting === 'function');
+  return found && typeof found.value === 'string'
+    ? { name: found.value, cell: found.cell }
+    : null;
 }

@@ -6,6 +6,7 @@ import {
   MAX_POINTS,
   METRIC_PREFIX,
   NAN_TEXT,
+  PROGRESS_KEYS,
   SERIES_COLORS
 } from '../../metrics/constants';
 
@@ -17,6 +18,7 @@ describe('the metrics constants come from the contract', () => {
     expect(INF_TEXT).toBe('inf');
     expect(SERIES_COLORS).toEqual(contract.metrics.series_colors);
     expect(CHART_SIZE).toEqual(contract.metrics.chart_size);
+    expect(PROGRESS_KEYS).toEqual(['total', 'epoch', 'epochs']);
   });
 
   it('give each rank class its colour, once', () => {

@@ -39,6 +39,23 @@ describe('parseMetric', () => {
     expect(parseMetric('KALE_METRIC {"loss": 1}')!.step).toBeNull();
   });
 
+  it.each([
+    [
+      'report(step=, total=)',
+      '{"step": 3, "rank": 0, "total": 9, "loss": 0.25}',
+      [['loss', 0.25]]
+    ],
+    [
+      'report(epoch=, epochs=)',
+      '{"epoch": 2, "epochs": 5, "rank": 0, "accuracy": 0.9}',
+      [['accuracy', 0.9]]
+    ],
+    ['progress alone', '{"step": 1, "total": 4.0}', []]
+  ])('leaves the progress keys out of the metrics: %s', (_, json, values) => {
+    const r = parseMetric(`KALE_METRIC ${json}`)!;
+    expect([...r.values]).toEqual(values);
+  });
+
   it("reads Python's NaN and Infinity", () => {
     const r = parseMetric(
       'KALE_METRIC {"step": 3, "rank": 1, "loss": NaN, "grad": Infinity, "low": -Infinity, "name": "NaN, here"}'

@@ -32,6 +32,15 @@ describe('MetricsStore', () => {
     expect(store.push([line('nothing here')])).toBe(false);
   });
 
+  it('charts no progress: total, epoch and epochs are not metrics', () => {
+    const store = new MetricsStore();
+    store.push([
+      metric({ step: 1, rank: 0, total: 4, loss: 0.9 }),
+      metric({ epoch: 1, epochs: 3, rank: 0, accuracy: 0.5 })
+    ]);
+    expect(store.metrics.map(m => m.name)).toEqual(['loss', 'accuracy']);
+  });
+
   it("takes the record's rank, else the line's, else its node", () => {
     const store = new MetricsStore();
     store.push([
