@@ -35,7 +35,7 @@ if ! jupyter labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -Eq 'kale
   exit 1
 fi
 
-bash scripts/timed.sh jest jlpm test
+bash scripts/timed.sh jest jlpm test --maxWorkers=100%  # a worker per core
 
 echo "--- playwright ($CHROMIUM_PATH)"
 cd ui-tests

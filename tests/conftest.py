@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.markers import mark_slow, skip_collecting
+from tests.order import longest_first, measured
+
+pytest_plugins = ["tests.cputime"]  # pytest --cpu-durations=N
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -71,6 +74,7 @@ def _own_jupyter_settings(tmp_path_factory, monkeypatch):
 
 def pytest_collection_modifyitems(config, items):
     mark_slow(items)
+    longest_first(items, measured())  # after the fixtures' own grouping (pytest's runs first)
 
 
 def pytest_ignore_collect(collection_path, config):

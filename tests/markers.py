@@ -29,13 +29,18 @@ SLOW_PLACES = (
     "e2e/",
     "robustness/",
     "backends/local/",
-    "runs/",
+    "runs/test_sweep.py",  # sweeps of real local jobs
+    "runs/test_cancel.py",
+    "runs/test_diff.py",
+    "runs/test_tracking.py",  # a real MLflow server
     "test_sdk.py",  # the Kubeflow SDK's local process backend
     "test_your_files.py",
     "test_exporter.py",  # nbconvert in a process
     "compile/test_fidelity.py",  # each example in a kernel, then compiled
+    "compile/test_sdk_parity.py",  # the emulated cluster, the Kubeflow SDK in a process
     "ipython/test_sweep.py",
     "cli/test_sweep.py",
+    "test_cputime.py",  # pytest itself in processes, with workers
 )
 
 #: Single tests that start a job or a process among a module's unit tests (measured: the
@@ -57,6 +62,14 @@ SLOW_TESTS = frozenset(
         "backends/test_runtime_packages.py::test_probe_runs_a_job_on_the_runtime_and_caches_its_packages",
         "test_trainer_status.py::test_the_poster_never_fails_or_holds_the_job",  # 9 processes
         "test_trainer_status.py::test_an_eta_once_the_rate_is_known_from_progress_py",  # ≥ 2 s
+        "ipython/test_job_actions.py::test_kale_rerun_runs_the_recorded_notebook_not_the_one_on_disk",
+        "ipython/test_job_actions.py::test_kale_stop_keeps_the_job_reading_stopped",
+        "ipython/test_job_actions.py::test_kale_rerun_of_a_cell_job_runs_that_cell_again",
+        "ipython/test_sdkbackend.py::test_an_sdk_notebook_runs_unedited_as_a_two_node_local_job",
+        "ipython/test_sdkbackend.py::test_a_failed_job_waited_for_says_where_it_failed",
+        "compile/test_sdkcall.py::test_the_example_sdk_notebook_trains_on_two_local_nodes_as_it_is",
+        "job/test_command.py::test_command_runs_the_function_byte_exact",  # torchrun, one node
+        "test_readme.py::test_the_nbconvert_command_writes_the_module_and_the_trainjob",
     }
 )
 

@@ -3,7 +3,11 @@ them with sizes; DELETE keeps them, says where, and deletes them only when asked
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from tests.conftest import notebook
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
 
@@ -29,9 +33,16 @@ async def test_the_example_saves_its_model_where_it_lasts(api, root, jobs_dir):
     assert (final / "digits_model.pt").is_file()
 
 
+#: A job that leaves an output and needs no torch (the example's run above is the torch one).
+SAVES = notebook("import os\nwith open(os.environ['KALE_EXT_OUTPUT_DIR'] + '/model.txt', 'w') as f:"
+                 "\n    f.write('weights')")  # fmt: skip
+
+
 async def test_delete_with_outputs_deletes_them(api, root, jobs_dir):
-    name = await api.submit({"parameters": {"epochs": 1}}, path="digits_ddp.ipynb")
-    await api.follow(name)
+    (root / "saves.ipynb").write_text(json.dumps(SAVES))
+    name = await api.submit({}, path="saves.ipynb")
+    assert (await api.follow(name))[-1].data["status"] == "Complete"
+    assert (root / "outputs" / name / "model.txt").read_text() == "weights"
     r = await api.delete(f"jobs/{name}", params={"outputs": "1"})
     assert r.json["outputs"] == f"deleted its outputs in {root / 'outputs' / name}"
     assert not (root / "outputs" / name).exists()
