@@ -33,6 +33,7 @@ SLOW_PLACES = (
     "runs/test_cancel.py",
     "runs/test_diff.py",
     "runs/test_tracking.py",  # a real MLflow server
+    "runs/test_handle.py",  # real local 2-node jobs and a cluster job for .result()
     "test_sdk.py",  # the Kubeflow SDK's local process backend
     "test_your_files.py",
     "test_exporter.py",  # nbconvert in a process
@@ -61,6 +62,7 @@ SLOW_TESTS = frozenset(
         "compile/test_entrypoint.py::test_cli_compiles_an_sdk_style_notebook",
         "backends/test_runtime_packages.py::test_probe_runs_a_job_on_the_runtime_and_caches_its_packages",
         "test_trainer_status.py::test_the_poster_never_fails_or_holds_the_job",  # 9 processes
+        "test_trainer_status.py::test_a_compiled_jobs_report_posts_without_kale_ext_in_the_image",
         "test_trainer_status.py::test_an_eta_once_the_rate_is_known_from_progress_py",  # ≥ 2 s
         "ipython/test_job_actions.py::test_kale_rerun_runs_the_recorded_notebook_not_the_one_on_disk",
         "ipython/test_job_actions.py::test_kale_stop_keeps_the_job_reading_stopped",
