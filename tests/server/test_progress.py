@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -89,12 +90,15 @@ async def test_a_two_node_job_shows_its_progress_everywhere(api, jobs_dir, tmp_p
 
         status = await asyncio.to_thread(cli, "status", name, "--backend", "local")
         [line] = [t for t in status.stdout.splitlines() if t.startswith("progress   ")]
-        assert line.startswith("progress      [#") and f"/{STEPS} steps), ETA " in line
+        drawn = re.match(r"progress\s+(\[[#-]+\]) ([\d.]+)%", line)  # the bar is its percent
+        assert drawn and draws(drawn[1], float(drawn[2])), line
+        assert f"/{STEPS} steps), ETA " in line
         assert not line.endswith("ETA -")  # the rate is steady: an ETA is shown
         table = (await asyncio.to_thread(cli, "jobs", "--backend", "local")).stdout.splitlines()
         head, [row] = table[0], [t for t in table[1:] if t.startswith(name)]
         cells = row[head.index("PROGRESS") : head.index("CREATED")].split()
-        assert cells[0].startswith("[#") and cells[1].endswith("%") and cells[2] != "-"
+        shown = float(cells[1].rstrip("%"))  # the bar is the percent beside it; an ETA
+        assert draws(cells[0], shown) and cells[2] != "-"
         listed = (await api.get("jobs")).json["jobs"]
         assert [j["progress"]["total"] for j in listed if j["name"] == name] == [STEPS]
 
@@ -144,3 +148,10 @@ async def test_a_two_node_job_shows_its_progress_everywhere(api, jobs_dir, tmp_p
     table = (await asyncio.to_thread(cli, "jobs", "--backend", "local")).stdout.splitlines()
     head, [row] = table[0], [t for t in table[1:] if t.startswith(name)]
     assert row[head.index("PROGRESS") : head.index("CREATED")].split() == ["-", "-"]
+
+
+def draws(drawn: str, percent: float) -> bool:
+    """Whether a text bar (``[###-------]``) shows ``percent`` (as rounded for the eye)."""
+    width, filled = len(drawn) - 2, drawn.count("#")
+    shape = drawn == "[" + "#" * filled + "-" * (width - filled) + "]"
+    return shape and abs(filled - width * percent / 100) <= 1
