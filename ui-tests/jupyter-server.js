@@ -50,6 +50,8 @@ function jupyterConfig() {
   const port = freePort();
   const baseURL = `http://127.0.0.1:${port}`;
   const executablePath = process.env.CHROMIUM_PATH || undefined;
+  // This run's own folder (made by the runner, which starts the server).
+  const runDir = path.join(os.tmpdir(), `kale-ext-ui-tests-${port}`);
   return {
     ...baseConfig,
     workers: 1,
@@ -72,10 +74,10 @@ function jupyterConfig() {
         // Jobs run here, on the local backend, in a directory of their own
         // (not the user's jobs).
         KALE_EXT_BACKEND: 'local',
-        KALE_EXT_JOBS_DIR: path.join(
-          os.tmpdir(),
-          `kale-ext-ui-tests-${process.pid}`
-        )
+        KALE_EXT_JOBS_DIR: path.join(runDir, 'jobs'),
+        // The server's data folder (the panel's kept state, notebook
+        // signatures, runtime files) is this run's too, never the user's.
+        JUPYTER_DATA_DIR: path.join(runDir, 'data')
       }
     }
   };

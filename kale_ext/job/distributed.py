@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
@@ -166,8 +166,12 @@ class DistributedConfig:
     image_pull_secrets: list = field(default_factory=list)  # names (or {"name": ...})
     security_context: Any = None  # V1PodSecurityContext
     shm_size: str | None = None  # a memory-backed /dev/shm of this size
+    # False for one layer of a job's config (build_job_spec lays the notebook's metadata, the
+    # request's options ... over each other): a request above its limit is judged once, on the
+    # values that run, not in a layer whose request or limit a higher layer replaces.
+    whole: InitVar[bool] = True
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, whole: bool) -> None:
         self.env = [self._env(v, i) for i, v in enumerate(_list(self.env, "env"))]
         names = [e.name for e in self.env]
         dup = next((n for n in names if names.count(n) > 1), None)
@@ -178,7 +182,7 @@ class DistributedConfig:
         ]
         self.requests = check_resources(self.requests, "requests")
         self.limits = check_resources(self.limits, "limits")
-        check_accelerators(self.requests, self.limits)
+        check_accelerators(self.requests, self.limits, compare=whole)
         self.annotations = check_labels(self.annotations, "annotations", annotations=True)
         self.labels = check_labels(self.labels, "labels")
         self.node_selector = check_labels(self.node_selector, "node_selector")
@@ -309,7 +313,11 @@ class DistributedConfig:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "config") -> DistributedConfig:
+    def from_dict(
+        cls, data: Any, where: str = "config", *, whole: bool = True
+    ) -> DistributedConfig:
+        """A config from its JSON form (ConfigError names `where.field`); ``whole=False``: one
+        layer of several, whose requests are compared with their limits once merged."""
         if isinstance(data, DistributedConfig):
             return data
         if not isinstance(data, dict):
@@ -321,15 +329,16 @@ class DistributedConfig:
                 f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(sorted(known))})"
             )
         try:
-            return cls(**data)
+            return cls(**data, whole=whole)
         except ConfigError as e:  # the field, named where the config came from (when told)
             if where == "config" or e.field.startswith(f"{where}.") or e.field == where:
                 raise
             raise ConfigError(f"{where}.{e.field}", e.message) from None
 
-    def merged(self, other: DistributedConfig | None) -> DistributedConfig:
+    def merged(self, other: DistributedConfig | None, whole: bool = True) -> DistributedConfig:
         """This config with ``other`` laid over it: mappings merge key by key, env by name,
-        lists of tolerations and env sources add up, and set values replace."""
+        lists of tolerations and env sources add up, and set values replace. ``whole=False``:
+        more layers are to come (requests are compared with their limits in the last)."""
         if other is None:
             return self
         env = {e.name: e for e in self.env}
@@ -355,6 +364,7 @@ class DistributedConfig:
             ),
             security_context=other.security_context or self.security_context,
             shm_size=other.shm_size or self.shm_size,
+            whole=whole,
         )
 
 

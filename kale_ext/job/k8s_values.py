@@ -161,7 +161,8 @@ def check_resources(values: Any, where: str) -> dict[str, str]:
     return out
 
 
-def check_accelerators(requests: dict, limits: dict) -> None:
+def check_accelerators(requests: dict, limits: dict, compare: bool = True) -> None:
+    """One kind of GPU at a time; with ``compare``, no request above its limit."""
     names = set(requests) | set(limits)
     migs = sorted(n for n in names if n.startswith(MIG_PREFIX))
     if GPU in names and migs:
@@ -170,6 +171,8 @@ def check_accelerators(requests: dict, limits: dict) -> None:
         )
     if len(migs) > 1:
         raise ConfigError("limits", f"request one MIG profile at a time, not {', '.join(migs)}")
+    if not compare:
+        return
     for name in names & set(requests) & set(limits):
         if quantity_value(requests[name]) > quantity_value(limits[name]):
             raise ConfigError(

@@ -236,17 +236,21 @@ def build_job_spec(
         if (deadline := settings.get("active_deadline_seconds"))
         else None,
     )
-    config = _flag_config(base).merged(tags).merged(config_of(job))
+    # Each layer's values are checked where it is read; a request above its limit once, in the
+    # config that runs (the panel's request carries the form, its notebook's metadata the same).
+    layers = [tags, config_of(job)]
     if meta.get("config") is not None:
-        config = config.merged(
-            DistributedConfig.from_dict(meta["config"], "metadata.kale_ext.config")
+        layers.append(
+            DistributedConfig.from_dict(meta["config"], "metadata.kale_ext.config", whole=False)
         )
     if explicit.config is not None:
-        config = config.merged(DistributedConfig.from_dict(explicit.config, "options.config"))
-    config = config.merged(_flag_config(stored)).merged(_flag_config(explicit))
+        layers.append(DistributedConfig.from_dict(explicit.config, "options.config", whole=False))
     stored_pod, stored_local = options_layer(stored, "metadata.kale_ext.options.")
     explicit_pod, explicit_local = options_layer(explicit)
-    config = config.merged(stored_pod).merged(explicit_pod)
+    layers += [_flag_config(stored), _flag_config(explicit), stored_pod, explicit_pod]
+    config = _flag_config(base)
+    for layer in layers:
+        config = config.merged(layer, whole=layer is layers[-1])
     outputs = parse_outputs(o.outputs)
     _check_volumes(config, workspace, outputs)
     _check_shm(config)

@@ -140,6 +140,38 @@ def test_kale_tags_and_cell_config_are_the_lowest_layers():
     assert make(nb=nb)["spec"]["trainer"]["resourcesPerNode"]["limits"]["cpu"] == "3"
 
 
+ABOVE = {"requests": {"cpu": "4"}, "limits": {"cpu": "500m"}}
+
+
+@pytest.mark.parametrize(
+    "stored, options, error, resources",
+    [
+        # The panel sends its form and keeps it in the notebook's metadata: one problem, one error,
+        # named by the field the form shows it at.
+        (ABOVE, {"config": ABOVE}, ("requests.cpu", "4 is more than its limit 500m"), None),
+        (ABOVE, None, ("requests.cpu", "4 is more than its limit 500m"), None),
+        (None, {"config": ABOVE}, ("requests.cpu", "4 is more than its limit 500m"), None),
+        # A limit the request raises is judged with the value that runs, not the one replaced.
+        (ABOVE, {"config": {"limits": {"cpu": "8"}}}, None, ({"cpu": "4"}, {"cpu": "8"})),
+        (ABOVE, {"cpu": 2}, None, ({"cpu": "2"}, {"cpu": "2"})),
+    ],
+    ids=["panel-form-twice", "metadata-only", "options-only", "limit-raised", "cpu-flag"],
+)
+def test_a_request_above_its_limit_is_one_error_on_the_values_that_run(
+    stored, options, error, resources
+):
+    nb = notebook(("epochs = 6", ["parameters"]), "print(epochs)")
+    if stored is not None:
+        nb["metadata"]["kale_ext"] = {"config": stored}
+    if error is not None:
+        with pytest.raises(ConfigError) as raised:
+            make(options, nb=nb)
+        assert (raised.value.field, raised.value.message) == error
+        return
+    per_node = make(options, nb=nb)["spec"]["trainer"]["resourcesPerNode"]
+    assert (per_node["requests"], per_node["limits"]) == resources
+
+
 def test_env_from_expands_to_value_from_references():
     keys = {("Secret", "creds"): ["TOKEN", "bad-name"], ("ConfigMap", "cfg"): ["MODE"]}
 

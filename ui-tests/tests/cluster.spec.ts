@@ -93,7 +93,13 @@ test.beforeAll(async () => {
       '--ServerApp.port_retries=0'
     ],
     path.resolve(__dirname, '..'),
-    { KALE_EXT_BACKEND: 'kubernetes', KUBECONFIG: kubeconfig }
+    {
+      KALE_EXT_BACKEND: 'kubernetes',
+      KUBECONFIG: kubeconfig,
+      // Its data folder (the panel's kept state) is this file's, as the
+      // run's server has its own (jupyter-server.js).
+      JUPYTER_DATA_DIR: path.join(folder, 'data')
+    }
   );
   await printed(server, /is running at:/, 'the Jupyter server');
 });

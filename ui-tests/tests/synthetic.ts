@@ -26,8 +26,10 @@ export function manyJobs(n: number): Record<string, unknown>[] {
 }
 
 /**
- * Answer `GET kale-ext/jobs` with `jobs`, and their logs (which the panel
- * reads the final metrics from) with none.
+ * Answer `GET kale-ext/jobs` with `jobs`, and what the panel reads of each
+ * job as the server would: the job (`GET jobs/{name}`, which an ended job's
+ * saved result comes from), its outputs (none) and its logs (which the
+ * final metrics come from: none).
  */
 export async function serveJobs(
   page: Page,
@@ -38,13 +40,32 @@ export async function serveJobs(
       ? route.fulfill({ json: { jobs } })
       : route.fallback()
   );
-  await page.route(/\/kale-ext\/jobs\/[^/]+\/logs/, route =>
-    route.fulfill({
-      status: 200,
-      headers: { 'Content-Type': 'text/event-stream; charset=utf-8' },
-      body: 'event: end\ndata: {"status": "Complete", "reason": null}\n\n'
-    })
-  );
+  const byName = new Map(jobs.map(job => [job.name as string, job]));
+  await page.route(/\/kale-ext\/jobs\/[^/?]+(\/[a-z]+)?(\?.*)?$/, route => {
+    const [, name, part] =
+      /\/kale-ext\/jobs\/([^/?]+)(?:\/([a-z]+))?/.exec(route.request().url()) ??
+      [];
+    const job = byName.get(decodeURIComponent(name ?? ''));
+    if (route.request().method() !== 'GET' || !job) {
+      return route.fallback();
+    }
+    if (part === undefined) {
+      return route.fulfill({ json: { ...job, result: null } });
+    }
+    if (part === 'outputs') {
+      return route.fulfill({
+        json: { location: '', files: [], note: null, listed: true }
+      });
+    }
+    if (part === 'logs') {
+      return route.fulfill({
+        status: 200,
+        headers: { 'Content-Type': 'text/event-stream; charset=utf-8' },
+        body: `event: end\ndata: ${JSON.stringify({ status: job.status, reason: job.reason ?? null })}\n\n`
+      });
+    }
+    return route.fallback();
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { NotebookModel } from '@jupyterlab/notebook';
 
-import { undoableMetadataChange } from '../panel/notebook/undo';
+import { undoableMetadataChange, undoableStep } from '../panel/notebook/undo';
 
 /**
  * End the current undo step (changes within 500 ms are one step).
@@ -56,6 +56,37 @@ describe('undoableMetadataChange', () => {
     expect(model.cells.length).toBe(2);
     model.sharedModel.undo();
     expect(model.cells.length).toBe(1);
+    model.dispose();
+    jest.restoreAllMocks();
+  });
+});
+
+describe('undoableStep', () => {
+  it('makes each change a step of its own, even two made at once', () => {
+    jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const model = new NotebookModel();
+    model.sharedModel.insertCell(0, {
+      cell_type: 'code',
+      source: 'epochs = 6',
+      metadata: { tags: ['parameters'] }
+    });
+    model.sharedModel.clearUndoHistory();
+    const cell = model.cells.get(0);
+    const tags = () => cell.getMetadata('tags');
+
+    // Two role changes well within the history's 500 ms capture window.
+    undoableStep(model.sharedModel, () =>
+      cell.setMetadata('tags', ['training'])
+    );
+    undoableStep(model.sharedModel, () => cell.deleteMetadata('tags'));
+    expect(tags()).toBeUndefined();
+
+    // One Undo takes back the last change only.
+    model.sharedModel.undo();
+    expect(tags()).toEqual(['training']);
+    model.sharedModel.undo();
+    expect(tags()).toEqual(['parameters']);
+    expect(model.sharedModel.canUndo()).toBe(false);
     model.dispose();
     jest.restoreAllMocks();
   });

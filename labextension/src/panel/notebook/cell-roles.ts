@@ -3,6 +3,7 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { cellTags, chooseRole, roleOf, roleTags } from '../../tags/tags';
 import type { Kale } from '../../types';
+import { type ITransactor, undoableStep } from './undo';
 
 /**
  * The role of the active cell, set from the tag editor: one role per cell,
@@ -130,14 +131,6 @@ export function undoRoleChange(change: IRoleChange): boolean {
 }
 
 /**
- * The part of a notebook's shared model that makes a change one undoable
- * step of the notebook's Undo.
- */
-export interface ITransactor {
-  transact(f: () => void, undoable?: boolean): void;
-}
-
-/**
  * Write a cell's tags, as one step of the notebook's Undo when `notebook`
  * (its shared model) is given: JupyterLab writes metadata outside of the
  * undo history, but inside the notebook's undoable transaction it is in it.
@@ -155,7 +148,7 @@ function writeTags(
     }
   };
   if (notebook) {
-    notebook.transact(write, true);
+    undoableStep(notebook, write);
   } else {
     write();
   }

@@ -6,11 +6,40 @@ import type { INotebookModel } from '@jupyterlab/notebook';
 interface IUndoManager {
   addToScope(type: object): void;
   captureTransaction: (transaction: ITransaction) => boolean;
+  stopCapturing(): void;
 }
 
 interface ITransaction {
   changedParentTypes: Map<object, unknown>;
   origin: unknown;
+}
+
+/**
+ * The part of a notebook's shared model that makes a change a step of the
+ * notebook's Undo.
+ */
+export interface ITransactor {
+  transact(f: () => void, undoable?: boolean): void;
+}
+
+/**
+ * Make `change` one step of the notebook's Undo (Edit menu, `z` in command
+ * mode), a step of its own: the undo history merges the changes made within
+ * 500 ms of each other into one step, so that two role changes made in a
+ * quick succession would be taken back by one Undo. A new step starts
+ * before the change and another after it.
+ */
+export function undoableStep(notebook: ITransactor, change: () => void): void {
+  const manager = (notebook as { undoManager?: Partial<IUndoManager> | null })
+    .undoManager;
+  const stop = () => {
+    if (typeof manager?.stopCapturing === 'function') {
+      manager.stopCapturing();
+    }
+  };
+  stop();
+  notebook.transact(change, true);
+  stop();
 }
 
 const patched = new WeakSet<object>();
