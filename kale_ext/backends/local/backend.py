@@ -42,7 +42,7 @@ from ..base import (
 from ..snapshots import forget
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
-from .lifetime import stop_leftovers, supervisor_gone
+from .lifetime import remembered, stop_leftovers, supervisor_gone
 from .links import claim, hand_over
 from .logfiles import node_logs
 from .outputs import final_folder, gather, keep_note, kept, listing
@@ -376,14 +376,16 @@ class LocalBackend(Backend):
         supervisor = record.get("supervisor_pid"), record.get("supervisor_started")
         if runs(*supervisor):  # it stops every node, then exits
             terminate(record["supervisor_pid"], grace=15)
+        known = remembered(job_dir)  # pid -> start time: a pid reused since is another's
         stop_leftovers(job_dir)
         try:
             nodes = read_checked(job_dir, name)["nodes"]
         except Unreadable:
             nodes = []
         for n in nodes:
-            if alive(n.get("pid")):
-                kill_group(n["pid"], signal.SIGKILL)
+            pid = n.get("pid")
+            if alive(pid) and (pid not in known or runs(pid, known[pid])):
+                kill_group(pid, signal.SIGKILL)
         final = Path(record["outputs"]) if record.get("outputs") else None
         if final is not None:
             gather(job_dir, final)  # what a supervisor that stopped early left behind

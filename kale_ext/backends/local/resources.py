@@ -84,14 +84,17 @@ class MemoryWatch:
         self.killed: int | None = None  # the node stopped for its memory
         self._last = 0.0
 
-    def check(self, pids: list[int]) -> int | None:
-        """Every MEMORY_PERIOD: the first node (by index) over the limit, stopped; else None."""
+    def check(self, pids: list[int | None]) -> int | None:
+        """Every MEMORY_PERIOD: the first node (by index) over the limit, stopped; else None.
+        ``pids``: each node's, None for a node that ended (its pid may be another's now)."""
         if not self.limit or self.killed is not None:
             return None
         if time.monotonic() - self._last < MEMORY_PERIOD:
             return None
         self._last = time.monotonic()
         for k, pid in enumerate(pids):
+            if pid is None:
+                continue
             tree = {pid, *descendants({pid})}
             if resident(tree) > self.limit:
                 kill_group(pid, signal.SIGKILL)  # as the kernel's OOM killer: no grace

@@ -96,10 +96,17 @@ def start_nodes(
     return procs
 
 
+def running(procs: list[subprocess.Popen]) -> set[int]:
+    """The pids of the nodes not reaped yet. A reaped node's pid is free: the system gives it to
+    the next process (or thread) anywhere on the machine, and its children are not this job's
+    (pid_max is 32768 here, and every thread takes one)."""
+    return {p.pid for p in procs if p.returncode is None}
+
+
 def stop_nodes(procs: list[subprocess.Popen], family: dict[int, str]) -> None:
     """Stop every node still running (SIGTERM to its group, SIGKILL after 10 s), then every
     process the nodes started, whatever its process group: a job leaves no orphans."""
-    family.update(descendants({p.pid for p in procs}))
+    family.update(descendants(running(procs)))
     for p in procs:
         if p.poll() is None:
             kill_group(p.pid, signal.SIGTERM)
@@ -110,7 +117,6 @@ def stop_nodes(procs: list[subprocess.Popen], family: dict[int, str]) -> None:
         except subprocess.TimeoutExpired:
             kill_group(p.pid, signal.SIGKILL)
             p.wait()
-    family.update(descendants({p.pid for p in procs}))
     for pid, started in family.items():
         if start_time(pid) == started:  # the same process, not a reused PID
             kill(pid, signal.SIGKILL)
@@ -200,10 +206,11 @@ def run(job_dir: Path) -> int:
         while not stopping:
             progress.poll()
             if failed_at is None:
-                memory.check([p.pid for p in procs])  # a node over its memory limit is stopped
+                # a node over its memory limit is stopped (one that ended has no pid any more)
+                memory.check([p.pid if p.returncode is None else None for p in procs])
             if time.monotonic() - last_scan > 0.5:
                 known = len(family)
-                family.update(descendants({p.pid for p in procs}))
+                family.update(descendants(running(procs)))
                 if len(family) > known:  # for whoever finds this supervisor gone
                     remember(job_dir, {**nodes, **family})
                 last_scan = time.monotonic()

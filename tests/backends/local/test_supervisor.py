@@ -4,6 +4,7 @@ when a node fails or the job is cancelled."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -125,3 +126,42 @@ def test_cancelling_stops_every_node(supervise):
     for node in record["nodes"]:
         assert node["state"] == "Failed"
         assert exited(node["pid"]), f"node {node['index']} still runs after a cancel"
+
+
+class Reaped:
+    """A node that ended and was reaped: its pid is free, and here it is already another
+    process's (the system hands pids out again; pid_max is 32768 and every thread takes one)."""
+
+    def __init__(self, pid: int):
+        self.pid, self.returncode = pid, 0
+
+    def poll(self) -> int:
+        return 0
+
+    def wait(self, timeout: float | None = None) -> int:
+        return 0
+
+
+def test_a_node_that_ended_stops_nobody_whose_pid_it_had():
+    """Stopping a job's nodes never reaches a process that took the pid of a node that ended:
+    another job's torchrun had it, and its worker was killed by SIGKILL (seen in a browser run)."""
+    from kale_ext.backends.local.resources import MemoryWatch
+    from kale_ext.backends.local.supervisor import stop_nodes
+
+    code = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
+    code += "'import time; time.sleep(60)']); print('ready', flush=True); time.sleep(60)"
+    other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline() == "ready\n"  # its child (its "worker") runs
+        from kale_ext.backends.local.processes import descendants
+
+        [worker] = descendants({other.pid})
+        stop_nodes([Reaped(other.pid)], {})
+        watch = MemoryWatch({"resources": {"memory_bytes": 1, "memory": "1"}})
+        assert watch.check([None]) is None  # an ended node's memory is nobody's to watch
+        assert other.poll() is None and exited(worker, timeout=0.5) is False
+    finally:
+        for pid in descendants({other.pid}):
+            os.kill(pid, signal.SIGKILL)
+        other.kill()
+        other.wait()
