@@ -5,7 +5,9 @@ source codegen copies verbatim (the training image needs no kale_ext). On rank 0
 into ``KALE_EXT_OUTPUT_DIR/.kale-ext/``:
 
 - ``value.json`` for plain data: dicts with string keys, lists, strings, numbers, booleans and
-  None (what JSON keeps exactly; a tuple is not one, it would come back a list);
+  None (what JSON keeps exactly; a tuple is not one, it would come back a list). A NumPy scalar
+  (``np.int64``, ``np.float32``, ``np.bool_``: what ``(pred == y).sum()`` gives) is plain data
+  too, saved as the Python value its ``.item()`` gives; a NumPy array is not (``.tolist()`` it);
 - else ``value.pt`` by ``torch.save`` for tensors and dicts, lists and tuples of them (a model's
   ``state_dict()``), when the job loaded torch: the kinds ``torch.load(weights_only=True)``
   accepts, and the file is checked by loading it so. Reading it back never unpickles arbitrary
@@ -77,9 +79,21 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
         def flush(self):
             self.f.flush()
 
+    def number(v):  # a NumPy scalar (np.int64, np.float32, np.bool_): the Python value it holds
+        if type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0:
+            held = v.item()
+            if isinstance(held, (bool, int, float, str)):
+                return held
+        raise TypeError(f"{type(v).__name__} is not plain data")
+
     def plain(v, depth=0):
         if v is None or isinstance(v, (bool, int, float, str)):
             return True
+        try:
+            number(v)
+            return True
+        except TypeError:
+            pass
         if depth > 200:
             return False
         if type(v) is list:
@@ -131,7 +145,7 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
 
     def dump_json(f):  # in pieces of 64 KiB: a large value is never one string
         pieces, held = [], 0
-        for piece in json.JSONEncoder(allow_nan=True).iterencode(value):
+        for piece in json.JSONEncoder(allow_nan=True, default=number).iterencode(value):
             pieces.append(piece)
             held += len(piece)
             if held >= 65536:
@@ -186,6 +200,8 @@ def _kale_ext_keep(value, folder, default_limit, limit_env):  # kale_ext: rank 0
                     size = 0
                 else:
                     fmt, saved = "torch", True
+        if reason and ("numpy.ndarray" in reason or kind == "ndarray"):
+            reason += " (a NumPy array: return a.tolist(), or torch.from_numpy(a))"
     except TooLarge:
         reason = (
             f"{kind} larger than the {size_text(limit)} a result may take: write it to "

@@ -9,6 +9,7 @@ import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 import torch
 
@@ -44,6 +45,11 @@ SAVED = [
     Saved("dict-of-tensors", {"w": torch.ones(2, 2), "step": 3, "shape": (2, 2)}, "torch"),
     Saved("state-dict", torch.nn.Linear(2, 1).state_dict(), "torch"),
     Saved("tuple", (1, "a"), "torch"),  # JSON would give back a list
+    # what NumPy's reductions return: saved as the Python value .item() gives
+    Saved(
+        "numpy-scalars", {"correct": np.int64(7), "acc": np.float32(0.5), "ok": np.bool_(1)}, "json"
+    ),
+    Saved("numpy-float64", np.float64(0.25), "json"),
 ]
 
 
@@ -87,6 +93,8 @@ class Refused:
 REFUSED = [
     Refused("module", torch.nn.Linear(2, 1), "Linear cannot be saved safely: return plain data"),
     Refused("object", Opaque(), "Opaque cannot be saved safely"),
+    Refused("numpy-array", np.arange(3), "ndarray cannot be saved safely"),
+    Refused("numpy-array-in-a-dict", {"pred": np.arange(3)}, "torch.from_numpy(a))"),
     Refused(
         "object-in-a-dict", {"model": Opaque()}, "dict of a tests.compile.test_resultsave.Opaque"
     ),
