@@ -1,0 +1,94 @@
+"""Stopping a TrainJob that Kueue manages (it has the label ``kueue.x-k8s.io/queue-name``).
+
+Suspending such a TrainJob is not enough: Kueue's job reconciler
+(kubernetes-sigs/kueue, pkg/controller/jobframework/reconciler.go, "handle job is suspended")
+starts a suspended job again while its Workload is admitted, so the job would run again behind
+the user's back. Kueue's own way to stop a workload is to deactivate its Workload
+(``spec.active: false``): Kueue then evicts it (condition ``Evicted``, reason ``Deactivated``),
+suspends the job itself, releases its quota, and never starts it while it stays inactive.
+
+Kueue names the Workload ``trainjob-<name>-<hash>`` and labels it with the TrainJob's uid
+(``kueue.x-k8s.io/job-uid``); it is found by that label and checked by its controller owner
+reference (the TrainJob's uid), never by its name alone. Kueue's TrainJob integration needs
+Kueue ≥ 0.14; Kueue releases for Trainer v2.2+ (0.17 and later) serve Workloads as
+``kueue.x-k8s.io/v1beta2``, which is used here.
+
+Permissions: ``list`` and ``patch`` on ``workloads.kueue.x-k8s.io`` in the namespace.
+"""
+
+from __future__ import annotations
+
+from ..base import BackendError, NotFound
+from .config import Cluster
+
+GROUP, VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"
+JOB_UID = "kueue.x-k8s.io/job-uid"
+PERMISSION = f"list and patch {WORKLOADS}.{GROUP}"
+
+
+def _owned_by(workload: dict, uid: str) -> bool:
+    refs = workload["metadata"].get("ownerReferences") or []
+    return any(r.get("uid") == uid and r.get("kind") == "TrainJob" and r.get("controller")
+               for r in refs)  # fmt: skip
+
+
+def _refused(name: str, queue: str, why: str, status: int, reason: str) -> BackendError:
+    return BackendError(
+        f"job {name} was not stopped: Kueue (queue {queue}) would start a suspended job again, "
+        f"so kale_ext first deactivates the job's Kueue Workload, and {why}",
+        status,
+        reason,
+    )
+
+
+def _failed(cluster: Cluster, name: str, queue: str, e: BackendError) -> BackendError:
+    """The refusal for a failed Workload call: the server's answer, and the permission asked."""
+    if isinstance(e, NotFound):  # the resource is not served, or the Workload went meanwhile
+        why = (f"this cluster has no such Workload ({e}): is Kueue installed, serving "
+               f"{WORKLOADS}.{GROUP}/{VERSION} (Kueue ≥ 0.15)?")  # fmt: skip
+        return _refused(name, queue, why, 409, "Conflict")
+    needs = ""
+    if e.status in (401, 403):
+        needs = f"; kale_ext needs {PERMISSION} in namespace {cluster.namespace} (its Role)"
+    return _refused(name, queue, f"{e}{needs}", e.status, e.reason)
+
+
+def workloads_of(cluster: Cluster, trainjob: dict) -> list[dict]:
+    """The Workloads Kueue made for ``trainjob``: labelled with its uid, controlled by it."""
+    uid = trainjob["metadata"]["uid"]
+    listed = cluster.call(
+        f"list the Kueue Workloads in {cluster.namespace}",
+        cluster.custom.list_namespaced_custom_object,
+        GROUP,
+        VERSION,
+        cluster.namespace,
+        WORKLOADS,
+        label_selector=f"{JOB_UID}={uid}",
+    )
+    return [w for w in listed.get("items") or [] if _owned_by(w, uid)]
+
+
+def deactivate(cluster: Cluster, trainjob: dict, queue: str) -> list[str]:
+    """Set ``spec.active: false`` on the TrainJob's Workloads; their names. A BackendError
+    naming the server's answer (and the permission needed) when that cannot be done: the
+    TrainJob must then not be suspended, or Kueue would start it again."""
+    name, uid = trainjob["metadata"]["name"], trainjob["metadata"]["uid"]
+    try:
+        found = workloads_of(cluster, trainjob)
+    except BackendError as e:
+        raise _failed(cluster, name, queue, e) from None
+    if not found:
+        why = (f"Kueue has made no Workload for it yet (none labelled {JOB_UID}={uid} and owned "
+               "by it): is Kueue running? Try again in a moment")  # fmt: skip
+        raise _refused(name, queue, why, 409, "Conflict")
+    for workload in found:
+        wl = workload["metadata"]["name"]
+        try:
+            cluster.call(
+                f"deactivate Kueue Workload {cluster.namespace}/{wl}",
+                cluster.custom.patch_namespaced_custom_object,
+                GROUP, VERSION, cluster.namespace, WORKLOADS, wl, {"spec": {"active": False}},
+            )  # fmt: skip
+        except BackendError as e:
+            raise _failed(cluster, name, queue, e) from None
+    return [w["metadata"]["name"] for w in found]
