@@ -1,25 +1,31 @@
-"""Stopping a TrainJob that Kueue manages (it has the label ``kueue.x-k8s.io/queue-name``).
+"""Stop a TrainJob and keep it: suspended, with who stopped it and when in its STOPPED
+annotation. Trainer then suspends its JobSet, whose pods end, and the TrainJob (its record)
+stays. Deleting the pods would not do: the JobSet would start them again, or fail the job.
 
-Suspending such a TrainJob is not enough: Kueue's job reconciler
-(kubernetes-sigs/kueue, pkg/controller/jobframework/reconciler.go, "handle job is suspended")
-starts a suspended job again while its Workload is admitted, so the job would run again behind
-the user's back. Kueue's own way to stop a workload is to deactivate its Workload
-(``spec.active: false``): Kueue then evicts it (condition ``Evicted``, reason ``Deactivated``),
-suspends the job itself, releases its quota, and never starts it while it stays inactive.
+A TrainJob that Kueue manages (it has the label ``kueue.x-k8s.io/queue-name``) needs more.
+Kueue's job reconciler (kubernetes-sigs/kueue, pkg/controller/jobframework/reconciler.go,
+"handle job is suspended") starts a suspended job again while its Workload is admitted, so the
+job would run again behind the user's back. Kueue's own way to stop a workload is to deactivate
+its Workload (``spec.active: false``, as ``kueuectl stop workload`` does): Kueue then evicts it
+(condition ``Evicted``, reason ``Deactivated``), suspends the job itself, releases its quota,
+and never starts it while it stays inactive. So the Workload is deactivated first, then the
+TrainJob suspended; when the Workload cannot be deactivated the job is left running and the
+BackendError says why.
 
 Kueue names the Workload ``trainjob-<name>-<hash>`` and labels it with the TrainJob's uid
 (``kueue.x-k8s.io/job-uid``); it is found by that label and checked by its controller owner
 reference (the TrainJob's uid), never by its name alone. Kueue's TrainJob integration needs
-Kueue ≥ 0.14; Kueue releases for Trainer v2.2+ (0.17 and later) serve Workloads as
-``kueue.x-k8s.io/v1beta2``, which is used here.
+Kueue ≥ 0.14; the releases built for Trainer v2.2 and later (0.17+) serve Workloads as
+``kueue.x-k8s.io/v1beta2`` (served since 0.15, the stored version since 0.16), used here.
 
 Permissions: ``list`` and ``patch`` on ``workloads.kueue.x-k8s.io`` in the namespace.
 """
 
 from __future__ import annotations
 
+from ...job.trainjob import KUEUE_QUEUE, STOPPED
 from ..base import BackendError, NotFound
-from .config import Cluster
+from .config import TRAINJOBS, Cluster
 
 GROUP, VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"
 JOB_UID = "kueue.x-k8s.io/job-uid"
@@ -92,3 +98,21 @@ def deactivate(cluster: Cluster, trainjob: dict, queue: str) -> list[str]:
         except BackendError as e:
             raise _failed(cluster, name, queue, e) from None
     return [w["metadata"]["name"] for w in found]
+
+
+def stop(cluster: Cluster, name: str, reason: str) -> None:
+    """Suspend TrainJob ``name``, saying ``reason`` in its STOPPED annotation; one in a Kueue
+    queue has its Workload deactivated first."""
+    trainjob = cluster.trainjob(name)
+    queue = (trainjob["metadata"].get("labels") or {}).get(KUEUE_QUEUE)
+    deactivated = deactivate(cluster, trainjob, queue) if queue else []
+    body = {"metadata": {"annotations": {STOPPED: reason}}, "spec": {"suspend": True}}
+    what = f"stop TrainJob {cluster.namespace}/{name}"
+    try:
+        cluster.trainer_objects(what, "patch", TRAINJOBS, name, body)
+    except BackendError as e:
+        if deactivated:  # Kueue suspends it now, but the job does not say who stopped it
+            raise BackendError(f"{e}; its Kueue Workload {deactivated[0]} is deactivated, so "
+                               "Kueue stops its pods: stop it again to record who stopped it",
+                               e.status, e.reason) from None  # fmt: skip
+        raise

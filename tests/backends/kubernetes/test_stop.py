@@ -1,6 +1,6 @@
-"""Stopping a job that Kueue queues (kale_ext/backends/kubernetes/kueue.py), on the emulated
+"""Stopping a job on the cluster (kale_ext/backends/kubernetes/stop.py), on the emulated
 cluster with its Kueue on (tests/harness/cluster/kueue.py): Kueue starts a merely suspended
-job again, so Stop deactivates the job's Workload first, or refuses saying why."""
+job again, so Stop deactivates a queued job's Workload first, or refuses saying why."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from kale_ext.backends.base import BackendError, Status
 from kale_ext.backends.kubernetes import KubernetesBackend
-from kale_ext.backends.kubernetes.kueue import JOB_UID
+from kale_ext.backends.kubernetes.stop import JOB_UID
 from kale_ext.backends.submit import submit
 from kale_ext.runs.rerun import rerun
 from kale_ext.runs.stop import stop
@@ -154,3 +154,25 @@ def test_a_stop_that_kueue_would_undo_is_refused_with_the_servers_reason(
         out = cli("stop", "fit", "--backend", "kubernetes")
         assert out.returncode == 1 and out.stderr.startswith("error: job fit was not stopped")
         assert "kale_ext needs list and patch" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("emulated_cluster", KUEUE, indirect=True)
+def test_a_suspend_that_fails_after_the_workload_is_deactivated_says_so(
+    emulated_cluster, k8s, slow
+):
+    cluster = emulated_cluster
+    start(k8s, cluster, slow, "fit")
+    wl = workload(cluster, "fit")["metadata"]["name"]
+    cluster.faults.api(500, verb="update", resource="trainjobs", times=1)
+    with pytest.raises(BackendError) as info:
+        stop(k8s, "fit", "ana")
+    assert info.value.status == 500
+    assert str(info.value).startswith("cannot stop TrainJob team/fit: Internal error occurred")
+    assert str(info.value).endswith(f"; its Kueue Workload {wl} is deactivated, so Kueue stops its "
+                                    "pods: stop it again to record who stopped it")  # fmt: skip
+    settle(cluster, "fit")
+    assert cluster.get(TRAINJOBS, "fit")["spec"]["suspend"] is True  # Kueue's own stop
+    seen = k8s.get_job("fit")
+    assert seen.status is Status.QUEUED and "The workload is deactivated" in seen.reason
+    again = stop(k8s, "fit", "ana")  # records who stopped it
+    assert again.status_text == "Stopped" and again.reason.startswith("stopped by ana at ")
