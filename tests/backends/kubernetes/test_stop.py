@@ -85,6 +85,9 @@ def test_a_stopped_kueue_job_stays_stopped_and_its_rerun_is_a_new_job(emulated_c
     patches = [p for p in patches if p in ("workloads", "trainjobs")]
     assert patches == ["workloads", "trainjobs"]  # deactivated first: Kueue never resumes it
     cluster.wait_for(lambda: not cluster.pods("fit"), 60, "the pods to go")
+    said = [(e.object, e.reason, e.message) for e in k8s.events("fit")]  # the Workload's too
+    evicting = (f"Workload/{wl['metadata']['name']}", "EvictedDueToDeactivated")
+    assert (*evicting, "The workload is deactivated") in said
     for seen in (info, k8s.get_job("fit"), k8s.list_jobs()[0]):
         assert seen.status_text == "Stopped" and seen.reason.startswith("stopped by ana at ")
         assert "waiting for Kueue" not in seen.reason
