@@ -49,10 +49,6 @@ def _refused(name: str, queue: str, why: str, status: int, reason: str) -> Backe
 
 def _failed(cluster: Cluster, name: str, queue: str, e: BackendError) -> BackendError:
     """The refusal for a failed Workload call: the server's answer, and the permission asked."""
-    if isinstance(e, NotFound):  # the resource is not served, or the Workload went meanwhile
-        why = (f"this cluster has no such Workload ({e}): is Kueue installed, serving "
-               f"{WORKLOADS}.{GROUP}/{VERSION} (Kueue ≥ 0.15)?")  # fmt: skip
-        return _refused(name, queue, why, 409, "Conflict")
     needs = ""
     if e.status in (401, 403):
         needs = f"; kale_ext needs {PERMISSION} in namespace {cluster.namespace} (its Role)"
@@ -81,6 +77,10 @@ def deactivate(cluster: Cluster, trainjob: dict, queue: str) -> list[str]:
     name, uid = trainjob["metadata"]["name"], trainjob["metadata"]["uid"]
     try:
         found = workloads_of(cluster, trainjob)
+    except NotFound:
+        why = (f"this cluster does not serve {WORKLOADS}.{GROUP}/{VERSION} (HTTP 404 NotFound): "
+               "is Kueue (≥ 0.15) installed?")  # fmt: skip
+        raise _refused(name, queue, why, 409, "Conflict") from None
     except BackendError as e:
         raise _failed(cluster, name, queue, e) from None
     if not found:
@@ -95,6 +95,9 @@ def deactivate(cluster: Cluster, trainjob: dict, queue: str) -> list[str]:
                 cluster.custom.patch_namespaced_custom_object,
                 GROUP, VERSION, cluster.namespace, WORKLOADS, wl, {"spec": {"active": False}},
             )  # fmt: skip
+        except NotFound:
+            why = f"its Workload {wl} was deleted meanwhile: try again"
+            raise _refused(name, queue, why, 409, "Conflict") from None
         except BackendError as e:
             raise _failed(cluster, name, queue, e) from None
     return [w["metadata"]["name"] for w in found]

@@ -128,9 +128,12 @@ FORBIDDEN = (
           "kale_ext needs list and patch workloads.kueue.x-k8s.io in namespace team"]),
         ({}, None, 409,  # Kueue is not running: no Workload, so a suspend would not hold
          ["Kueue has made no Workload for it yet (none labelled kueue.x-k8s.io/job-uid="]),
+        (KUEUE[0], ("list", None), 409,  # the job has the label, the cluster has no Kueue
+         ["this cluster does not serve workloads.kueue.x-k8s.io/v1beta2 (HTTP 404 NotFound): is "
+          "Kueue (≥ 0.15) installed?"]),
     ],
     indirect=["emulated_cluster"],
-    ids=["patch forbidden", "list forbidden", "no Workload"],
+    ids=["patch forbidden", "list forbidden", "no Workload", "Workloads not served"],
 )  # fmt: skip
 def test_a_stop_that_kueue_would_undo_is_refused_with_the_servers_reason(
     emulated_cluster, k8s, slow, fault, status, says
@@ -139,7 +142,8 @@ def test_a_stop_that_kueue_would_undo_is_refused_with_the_servers_reason(
     start(k8s, cluster, slow, "fit")
     wl = (workload(cluster, "fit") or {"metadata": {"name": ""}})["metadata"]["name"]
     if fault is not None:
-        cluster.faults.api(403, verb=fault[0], resource="workloads", message=fault[1].format(wl=wl))
+        code, message = (404, None) if fault[1] is None else (403, fault[1].format(wl=wl))
+        cluster.faults.api(code, verb=fault[0], resource="workloads", message=message)
     with pytest.raises(BackendError) as info:
         stop(k8s, "fit", "ana")
     message = str(info.value)

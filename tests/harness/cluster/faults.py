@@ -8,7 +8,7 @@
 - ``crash(...)``: a node's process dies of SIGKILL (exit code 137, ``Error``) after
   ``after_lines`` lines;
 - ``api(status, verb=..., resource=...)``: the API server answers 403 (``Forbidden``: RBAC),
-  429 (``TooManyRequests``, with ``Retry-After``), 500 (``InternalError``) or 504 (``Timeout``,
+  404 (a resource it does not serve), 429 (``TooManyRequests``, with ``Retry-After``), 500 (``InternalError``) or 504 (``Timeout``,
   the API server's own request timeout) instead of serving, ``times`` times (or always), with
   its usual message or ``message``.
 
@@ -27,6 +27,7 @@ from tests.harness.cluster.store import status_error
 
 API_ANSWERS = {
     403: ("Forbidden", "forbidden: the emulated cluster's injected fault"),
+    404: ("NotFound", "the server could not find the requested resource"),  # not served
     429: ("TooManyRequests", "Too many requests, please try again later."),
     500: ("InternalError", "Internal error occurred: the emulated cluster's injected fault"),
     503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
