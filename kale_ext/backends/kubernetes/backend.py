@@ -24,7 +24,8 @@ Which library does what, and why:
   The SDK's constants (group, plurals, labels) are mirrored in ``config``; a test checks them.
 
 The package's modules: ``config`` (kubeconfig, namespace, API errors), ``status`` (states and
-reasons from a TrainJob and its pods), ``logs`` (pod logs) and this one (the Backend verbs).
+reasons from a TrainJob and its pods), ``logs`` (pod logs), ``stop`` (stopping a job, one that Kueue
+queues too) and this one (the Backend verbs).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from datetime import datetime, timezone
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
-from ...job.trainjob import OUTPUTS, STOPPED, source_of, trainjob_dict
+from ...job.trainjob import OUTPUTS, source_of, trainjob_dict
 from ..base import (
     Backend,
     BackendError,
@@ -68,6 +69,7 @@ from .config import (
 from .diagnose import closer_look
 from .logs import job_logs
 from .status import belongs_to, iso, job_info, parse_time, recall, said
+from .stop import stop as stop_trainjob
 
 log = logging.getLogger(__name__)
 
@@ -382,12 +384,9 @@ class KubernetesBackend(Cluster, Backend):
         return f"kept its outputs in {kept.location}"
 
     def stop(self, name: str, reason: str) -> None:
-        """Suspend the TrainJob, saying ``reason`` in its STOPPED annotation: Trainer suspends
-        its JobSet, whose pods end, and the TrainJob (its record) stays. Deleting the pods
-        would not do: the JobSet would start them again, or fail the job."""
-        body = {"metadata": {"annotations": {STOPPED: reason}}, "spec": {"suspend": True}}
-        what = f"stop TrainJob {self.namespace}/{name}"
-        self.trainer_objects(what, "patch", TRAINJOBS, name, body)
+        """Suspend the TrainJob and keep it, saying ``reason``; a job in a Kueue queue has its
+        Workload deactivated first, or the stop is refused (``stop.py``)."""
+        stop_trainjob(self, name, reason)
 
     def job_source(self, name: str) -> str | None:
         return source_of(self.trainjob(name).get("spec", {}).get("trainer", {}).get("command", []))

@@ -150,9 +150,12 @@ def condition_reason(obj: dict, condition: dict) -> str:
 
 
 def kueue_wait(queue: str, events: Iterable = ()) -> str:
-    """Waiting for Kueue, with what its Workload's latest event says (quota, a missing queue)."""
-    said_last = [
-        e.message for e in events if (e.object or "").startswith("Workload/") and e.message
-    ]
-    why = f": {said_last[-1]}" if said_last else ""
+    """Waiting for Kueue, with what its Workload's latest event says (quota, a missing queue);
+    a Workload deactivated (``spec.active: false``, by someone else than kale_ext's stop) is
+    not waiting for its queue: Kueue runs it only once it is active again."""
+    said_last = [e for e in events if (e.object or "").startswith("Workload/") and e.message]
+    if said_last and (said_last[-1].reason or "").startswith("EvictedDueToDeactivated"):
+        return (f"its Kueue Workload is deactivated ({said_last[-1].message}): Kueue does not "
+                f"run it until its spec.active is true again (queue {queue})")  # fmt: skip
+    why = f": {said_last[-1].message}" if said_last else ""
     return f"waiting for Kueue queue {queue} to admit it{why}"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kale_ext.backends.base import Status
+from kale_ext.backends.base import Event, Status
+from kale_ext.backends.kubernetes.reasons import kueue_wait
 from tests.harness.fake_kube import FakeKube
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -203,3 +204,28 @@ def test_the_logs_show_torchruns_report_as_one_line(backend, kube):
     assert lines[-1].startswith("[node 0] torchrun: rank 0 failed first on node 0 (killed by")
     assert not any("ChildFailedError" in line or "Root Cause" in line for line in lines)
     assert len(lines) == 2  # torchrun's own error line, then its report
+
+
+WORKLOAD = "Workload/trainjob-fit-0a1b2"
+PENDING = Event("2026-01-01T00:00:01Z", "Normal", "Pending", "couldn't assign flavors", WORKLOAD)
+DEACTIVATED = Event(
+    "2026-01-01T00:00:02Z",
+    "Normal",
+    "EvictedDueToDeactivated",
+    "The workload is deactivated",
+    WORKLOAD,
+)
+ADMITTED = Event(
+    "2026-01-01T00:00:03Z", "Normal", "Admitted", "Admitted by ClusterQueue cq", WORKLOAD
+)
+
+
+@pytest.mark.parametrize("events, says", [
+    ((), "waiting for Kueue queue team-a to admit it"),
+    ((PENDING,), "waiting for Kueue queue team-a to admit it: couldn't assign flavors"),
+    ((PENDING, DEACTIVATED), "its Kueue Workload is deactivated (The workload is deactivated): Kueue does not "
+                             "run it until its spec.active is true again (queue team-a)"),
+    ((DEACTIVATED, ADMITTED), "waiting for Kueue queue team-a to admit it: Admitted by ClusterQueue cq"),
+], ids=["no event", "pending", "deactivated", "active again"])  # fmt: skip
+def test_a_job_waiting_for_kueue_says_what_its_workload_last_said(events, says):
+    assert kueue_wait("team-a", events) == says

@@ -14,6 +14,8 @@ unchanged, through a generated kubeconfig.
   container command runs as a local process with the pod's environment (the torch plugin's
   ``PET_*``), volumes as folders, in its own working folder; phases, container states, exit
   codes, logs (followed) and events follow what happens;
+- ``kueue.py`` (off unless asked: ``kueue=True``): Kueue for TrainJobs with a queue label:
+  their Workloads, admission (a count quota), starting admitted jobs, deactivation;
 - ``faults.py``: image pull failures, unschedulable pods, OOM kills, crashes, API 429/500/504.
 
 Use it as a context manager (``with EmulatedCluster(tmp_path) as cluster:``, then

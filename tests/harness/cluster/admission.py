@@ -62,12 +62,15 @@ class Admission:
 
     def __init__(self, api):
         self.api = api
+        self.webhooks: list = []  # mutating webhooks, before the checks: (operation, kind, obj)
 
     def admit(self, operation: str, resource: Any, namespace: str | None, obj: dict,
               old: dict | None, params: dict) -> None:  # fmt: skip
         """Raise the API server's answer when ``obj`` may not be stored; default it in place."""
         kind = dict((kmock.resource(k), v[0]) for k, v in RESOURCES.items()).get(resource)
         name = (obj.get("metadata") or {}).get("name", "")
+        for webhook in self.webhooks:
+            webhook(operation, kind, obj)
         if kind in ("ConfigMap", "Secret"):
             problems = self._data(kind, obj, old)
             if problems:

@@ -22,6 +22,7 @@ from tests.harness.cluster.admission import Admission
 from tests.harness.cluster.apiserver import ApiServer
 from tests.harness.cluster.faults import Faults
 from tests.harness.cluster.kubelet import Kubelet
+from tests.harness.cluster.kueue import Kueue
 from tests.harness.cluster.podlogs import PodLogs
 from tests.harness.cluster.trainer import Trainer
 from tests.harness.cluster.trainer_status import StatusServer, Tokens
@@ -62,11 +63,13 @@ class EmulatedCluster:
     ``volumes/``, ``logs/``); ``nodes`` gives each node's allocatable resources; ``backoff`` is
     the first crash-loop back-off in seconds (a real kubelet's is 10 s); ``trainer_status``
     turns the Trainer's feature gate ``TrainJobStatus`` on (its HTTPS status server:
-    ``status_server``; ``trainer_status.py``).
+    ``status_server``; ``trainer_status.py``); ``kueue`` runs Kueue for TrainJobs with a queue
+    label (``kueue.py``; ``kueue_quota``: how many Workloads it admits at once, None: any).
     """
 
     def __init__(self, folder: Path, namespace: str = "team", nodes: tuple[dict, ...] = (NODE,),
-                 backoff: float = 0.05, trainer_status: bool = False):  # fmt: skip
+                 backoff: float = 0.05, trainer_status: bool = False, kueue: bool = False,
+                 kueue_quota: int | None = None):  # fmt: skip
         self.folder, self.namespace, self.nodes, self.backoff = (
             Path(folder),
             namespace,
@@ -76,6 +79,8 @@ class EmulatedCluster:
         self.kubeconfig = self.folder / "kubeconfig"
         self.trainer_status = trainer_status
         self.status_server = None  # trainer_status.StatusServer, with the feature gate on
+        self.kueue: Kueue | None = None  # with kueue on
+        self._kueue = (kueue, kueue_quota)
         self.faults = Faults()
         self.url = ""
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -124,6 +129,8 @@ class EmulatedCluster:
                 self.status_server = StatusServer(self.api, self.api.tokens, certs)
                 await self.status_server.start()
             self.trainer = Trainer(self.api, self.admission, self.kubelet, self.status_server)
+            if self._kueue[0]:
+                self.kueue = Kueue(self.api, self.admission, self._kueue[1])
             self.api.pod_logs = PodLogs(self.api, self.kubelet)
             self.api.watchers.append(self._heard)
             await self._seed()
@@ -148,6 +155,8 @@ class EmulatedCluster:
             finally:
                 await self.kubelet.close()
                 self.trainer.worker.cancel()
+                if self.kueue is not None:
+                    self.kueue.worker.cancel()
                 await runner.cleanup()
                 if self.status_server is not None:
                     await self.status_server.close()

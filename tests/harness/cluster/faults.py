@@ -7,9 +7,10 @@
   ``after_lines`` lines;
 - ``crash(...)``: a node's process dies of SIGKILL (exit code 137, ``Error``) after
   ``after_lines`` lines;
-- ``api(status, verb=..., resource=...)``: the API server answers 429 (``TooManyRequests``,
-  with ``Retry-After``), 500 (``InternalError``) or 504 (``Timeout``, the API server's own
-  request timeout) instead of serving, ``times`` times (or always).
+- ``api(status, verb=..., resource=...)``: the API server answers 403 (``Forbidden``: RBAC),
+  404 (a resource it does not serve), 429 (``TooManyRequests``, with ``Retry-After``), 500 (``InternalError``) or 504 (``Timeout``,
+  the API server's own request timeout) instead of serving, ``times`` times (or always), with
+  its usual message or ``message``.
 
 Pod faults pick pods by TrainJob name (a glob) and node index (None: every node), and apply to
 every run of the container unless ``times`` says how many runs.
@@ -25,6 +26,8 @@ from tests.harness.cluster.render import INDEX, JOBSET
 from tests.harness.cluster.store import status_error
 
 API_ANSWERS = {
+    403: ("Forbidden", "forbidden: the emulated cluster's injected fault"),
+    404: ("NotFound", "the server could not find the requested resource"),  # not served
     429: ("TooManyRequests", "Too many requests, please try again later."),
     500: ("InternalError", "Internal error occurred: the emulated cluster's injected fault"),
     503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
@@ -61,6 +64,7 @@ class ApiFault:
     verb: str | None = None  # kmock's action: list, watch, fetch (get), create, update, delete
     resource: str | None = None  # a plural: pods, trainjobs, ...
     times: int | None = None
+    message: str | None = None  # instead of the status' usual message
 
 
 class Faults:
@@ -87,8 +91,8 @@ class Faults:
         return self._add(PodFault("crash", job, node, after_lines=after_lines, times=times))
 
     def api(self, status: int, verb: str | None = None, resource: str | None = None,
-            times: int | None = None) -> ApiFault:  # fmt: skip
-        fault = ApiFault(status, verb, resource, times)
+            times: int | None = None, message: str | None = None) -> ApiFault:  # fmt: skip
+        fault = ApiFault(status, verb, resource, times, message)
         with self._lock:
             self.apis.append(fault)
         return fault
@@ -129,6 +133,7 @@ class Faults:
                 if fault.times is not None:
                     fault.times -= 1
                 reason, message = API_ANSWERS.get(fault.status, ("InternalError", "injected"))
+                message = fault.message or message
                 break
             else:
                 return

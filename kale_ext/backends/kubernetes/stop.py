@@ -1,0 +1,121 @@
+"""Stop a TrainJob and keep it: suspended, with who stopped it and when in its STOPPED
+annotation. Trainer then suspends its JobSet, whose pods end, and the TrainJob (its record)
+stays. Deleting the pods would not do: the JobSet would start them again, or fail the job.
+
+A TrainJob that Kueue manages (it has the label ``kueue.x-k8s.io/queue-name``) needs more.
+Kueue's job reconciler (kubernetes-sigs/kueue, pkg/controller/jobframework/reconciler.go,
+"handle job is suspended") starts a suspended job again while its Workload is admitted, so the
+job would run again behind the user's back. Kueue's own way to stop a workload is to deactivate
+its Workload (``spec.active: false``, as ``kueuectl stop workload`` does): Kueue then evicts it
+(condition ``Evicted``, reason ``Deactivated``), suspends the job itself, releases its quota,
+and never starts it while it stays inactive. So the Workload is deactivated first, then the
+TrainJob suspended; when the Workload cannot be deactivated the job is left running and the
+BackendError says why.
+
+Kueue names the Workload ``trainjob-<name>-<hash>`` and labels it with the TrainJob's uid
+(``kueue.x-k8s.io/job-uid``); it is found by that label and checked by its controller owner
+reference (the TrainJob's uid), never by its name alone. Kueue's TrainJob integration needs
+Kueue ≥ 0.14; the releases built for Trainer v2.2 and later (0.17+) serve Workloads as
+``kueue.x-k8s.io/v1beta2`` (served since 0.15, the stored version since 0.16), used here.
+
+Permissions: ``list`` and ``patch`` on ``workloads.kueue.x-k8s.io`` in the namespace.
+"""
+
+from __future__ import annotations
+
+from ...job.trainjob import KUEUE_QUEUE, STOPPED
+from ..base import BackendError, NotFound
+from .config import TRAINJOBS, Cluster
+
+GROUP, VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"
+JOB_UID = "kueue.x-k8s.io/job-uid"
+PERMISSION = f"list and patch {WORKLOADS}.{GROUP}"
+
+
+def _owned_by(workload: dict, uid: str) -> bool:
+    refs = workload["metadata"].get("ownerReferences") or []
+    return any(r.get("uid") == uid and r.get("kind") == "TrainJob" and r.get("controller")
+               for r in refs)  # fmt: skip
+
+
+def _refused(name: str, queue: str, why: str, status: int, reason: str) -> BackendError:
+    return BackendError(
+        f"job {name} was not stopped: Kueue (queue {queue}) would start a suspended job again, "
+        f"so kale_ext first deactivates the job's Kueue Workload, and {why}",
+        status,
+        reason,
+    )
+
+
+def _failed(cluster: Cluster, name: str, queue: str, e: BackendError) -> BackendError:
+    """The refusal for a failed Workload call: the server's answer, and the permission asked."""
+    needs = ""
+    if e.status in (401, 403):
+        needs = f"; kale_ext needs {PERMISSION} in namespace {cluster.namespace} (its Role)"
+    return _refused(name, queue, f"{e}{needs}", e.status, e.reason)
+
+
+def workloads_of(cluster: Cluster, trainjob: dict) -> list[dict]:
+    """The Workloads Kueue made for ``trainjob``: labelled with its uid, controlled by it."""
+    uid = trainjob["metadata"]["uid"]
+    listed = cluster.call(
+        f"list the Kueue Workloads in {cluster.namespace}",
+        cluster.custom.list_namespaced_custom_object,
+        GROUP,
+        VERSION,
+        cluster.namespace,
+        WORKLOADS,
+        label_selector=f"{JOB_UID}={uid}",
+    )
+    return [w for w in listed.get("items") or [] if _owned_by(w, uid)]
+
+
+def deactivate(cluster: Cluster, trainjob: dict, queue: str) -> list[str]:
+    """Set ``spec.active: false`` on the TrainJob's Workloads; their names. A BackendError
+    naming the server's answer (and the permission needed) when that cannot be done: the
+    TrainJob must then not be suspended, or Kueue would start it again."""
+    name, uid = trainjob["metadata"]["name"], trainjob["metadata"]["uid"]
+    try:
+        found = workloads_of(cluster, trainjob)
+    except NotFound:
+        why = (f"this cluster does not serve {WORKLOADS}.{GROUP}/{VERSION} (HTTP 404 NotFound): "
+               "is Kueue (≥ 0.15) installed?")  # fmt: skip
+        raise _refused(name, queue, why, 409, "Conflict") from None
+    except BackendError as e:
+        raise _failed(cluster, name, queue, e) from None
+    if not found:
+        why = (f"Kueue has made no Workload for it yet (none labelled {JOB_UID}={uid} and owned "
+               "by it): is Kueue running? Try again in a moment")  # fmt: skip
+        raise _refused(name, queue, why, 409, "Conflict")
+    for workload in found:
+        wl = workload["metadata"]["name"]
+        try:
+            cluster.call(
+                f"deactivate Kueue Workload {cluster.namespace}/{wl}",
+                cluster.custom.patch_namespaced_custom_object,
+                GROUP, VERSION, cluster.namespace, WORKLOADS, wl, {"spec": {"active": False}},
+            )  # fmt: skip
+        except NotFound:
+            why = f"its Workload {wl} was deleted meanwhile: try again"
+            raise _refused(name, queue, why, 409, "Conflict") from None
+        except BackendError as e:
+            raise _failed(cluster, name, queue, e) from None
+    return [w["metadata"]["name"] for w in found]
+
+
+def stop(cluster: Cluster, name: str, reason: str) -> None:
+    """Suspend TrainJob ``name``, saying ``reason`` in its STOPPED annotation; one in a Kueue
+    queue has its Workload deactivated first."""
+    trainjob = cluster.trainjob(name)
+    queue = (trainjob["metadata"].get("labels") or {}).get(KUEUE_QUEUE)
+    deactivated = deactivate(cluster, trainjob, queue) if queue else []
+    body = {"metadata": {"annotations": {STOPPED: reason}}, "spec": {"suspend": True}}
+    what = f"stop TrainJob {cluster.namespace}/{name}"
+    try:
+        cluster.trainer_objects(what, "patch", TRAINJOBS, name, body)
+    except BackendError as e:
+        if deactivated:  # Kueue suspends it now, but the job does not say who stopped it
+            raise BackendError(f"{e}; its Kueue Workload {deactivated[0]} is deactivated, so "
+                               "Kueue stops its pods: stop it again to record who stopped it",
+                               e.status, e.reason) from None  # fmt: skip
+        raise
