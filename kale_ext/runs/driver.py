@@ -179,19 +179,31 @@ class Driver:
         if not self.record.get("early_stop") or entry["study_trial"] is None:
             self.study.report(entry["study_trial"], value, step)
             return False
-        if not self.study.report(entry["study_trial"], value, step):
+        if not self.study.report(entry["study_trial"], value, step) or entry.get("not_stopped"):
             return False
         median = self._median(step)
         shown = f" below the median {median:.4g}" if self.record.get("goal") == "max" else (
             f" above the median {median:.4g}")  # fmt: skip
         why = (f"{rec.STOPPED_EARLY}: {self.record['metric']} {value:.4g} at step {step}"
                + (shown if median is not None else ""))  # fmt: skip
+        refused = self._stop(entry, why)
+        if refused:  # it runs on: say so, and do not ask again at every step
+            entry["reason"] = entry["not_stopped"] = f"{why}; its job was not stopped: {refused}"
+            return False
+        self._finish(entry, rec.STOPPED, why)
+        return True
+
+    def _stop(self, entry: dict, why: str) -> str | None:
+        """Stop a trial's job: None once it is stopped (or gone), else why the backend refused
+        (a cluster whose Kueue Workloads the user may not patch): the trial then still runs,
+        and the sweep records why rather than ending."""
         try:
             self.backend.stop(entry["job"], why)
         except NotFound:
             pass
-        self._finish(entry, rec.STOPPED, why)
-        return True
+        except KaleExtError as e:
+            return str(e)
+        return None
 
     def _median(self, step: int) -> float | None:
         from statistics import median
@@ -202,7 +214,7 @@ class Driver:
         return median(values) if values else None
 
     def _finish(self, entry: dict, status: str, reason: str | None = None) -> None:
-        entry["status"], entry["reason"] = status, reason
+        entry["status"], entry["reason"] = status, reason or entry.get("not_stopped")
         if self.study is not None and entry["study_trial"] is not None:
             self.study.finish(entry["study_trial"], status, entry.get("metric"))
 
@@ -256,13 +268,17 @@ class Driver:
                 self._watch(entry)  # it may have ended meanwhile
             if entry["status"] not in (rec.RUNNING, rec.PENDING):
                 continue
-            try:
-                self.backend.stop(entry["job"], why)
-            except NotFound:
-                pass
+            refused = self._stop(entry, why)
+            if refused:  # still running: the record says so, the other trials are stopped
+                entry["reason"] = entry["not_stopped"] = (
+                    f"{why}; its job was not stopped: {refused}"
+                )
+                continue
             self._finish(entry, rec.CANCELLED, why)
         self.record.update(status=rec.CANCELLED, finished=_now())
-        self.record["reason"] = rec.tally(self.record)
+        running = sum(t["status"] == rec.RUNNING for t in self.record["trials"])
+        not_stopped = f" ({running} not stopped: see its reason)" if running else ""
+        self.record["reason"] = rec.tally(self.record) + not_stopped
         self.save()
 
     def run(self) -> int:
