@@ -169,10 +169,16 @@ export async function uploadAndOpen(
   remote: string
 ): Promise<string> {
   expect(await page.contents.uploadFile(local, remote)).toBe(true);
-  // (galata opens it through the file browser: in view, not the panel)
+  // The file browser in view, not the panel. The notebook is opened by its
+  // path: galata's openByPath double-clicks the first folder whose name
+  // starts with the test's, which another test's (or a repeat's) can.
   await page.sidebar.openTab('filebrowser');
-  expect(await page.notebook.openByPath(remote)).toBe(true);
-  await page.notebook.activate(path.basename(remote));
+  await page.evaluate(async file => {
+    await window.jupyterapp.commands.execute('docmanager:open', {
+      path: file
+    });
+  }, remote);
+  expect(await page.notebook.activate(path.basename(remote))).toBe(true);
   return remote;
 }
 

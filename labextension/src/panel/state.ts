@@ -213,25 +213,41 @@ export class PanelState extends VDomModel {
   }
 
   /**
-   * Why Submit is disabled, or '' when it is not.
+   * Why Submit is disabled, or '' when it is not. A check of a notebook
+   * that compiled leaves it enabled: such a check also starts by itself
+   * (the kernel writes the notebook's language_info when it connects), and
+   * a click landing as Submit turned disabled for it was lost without a
+   * word; a click during a check waits for it ({@link submit}).
    */
   get submitBlocker(): string {
     if (!this.notebook) {
       return 'Open a notebook first';
     }
-    if (this.actions.submitting) {
+    if (this.submitting) {
       return 'Submitting…';
     }
     if (this.fieldErrors.length > 0) {
       return 'Fix the highlighted fields first';
     }
-    if (this._compiler.pending || !this.compile) {
+    if (!this.compile || (this._compiler.pending && !this.compile.ok)) {
       return 'Checking the notebook…';
     }
     if (!this.compile.ok) {
       return 'Fix the errors listed above first';
     }
     return '';
+  }
+
+  /** Whether a Submit is on its way (or waits for the check it asked for). */
+  get submitting(): boolean {
+    return this.actions.submitting || this._submitWaits;
+  }
+
+  /** Beside an enabled Submit: the check a click would wait for, or ''. */
+  get submitNote(): string {
+    return !this.submitBlocker && this._compiler.pending
+      ? 'Checking the notebook…'
+      : '';
   }
 
   /**
@@ -347,9 +363,16 @@ export class PanelState extends VDomModel {
    * Submit the notebook with the form's choices.
    */
   async submit(): Promise<void> {
-    // A change still being checked: submit what the check says, once in.
-    await this._compiler.settled();
-    if (this.submitBlocker) {
+    if (this._compiler.pending) {
+      // A change still being checked: submit what the check says, once in.
+      this._submitWaits = true;
+      this.stateChanged.emit();
+      await this._compiler.settled();
+      this._submitWaits = false;
+    }
+    const blocker = this.submitBlocker;
+    if (blocker) {
+      this.actions.refuse(blocker); // the check found a problem: say so
       return;
     }
     const body = this._request(true);
@@ -534,6 +557,7 @@ export class PanelState extends VDomModel {
   }
 
   private _name = new JobNameReservation();
+  private _submitWaits = false;
   private _options: PanelState.IOptions;
   private _compiler: CompileCycle;
   private _cells: ActiveCellWatcher;

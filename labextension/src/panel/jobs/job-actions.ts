@@ -157,6 +157,17 @@ export class JobActions {
   }
 
   /**
+   * Say why a Submit did not go (`blocker`: what the panel says beside it);
+   * nothing while a submit is on its way.
+   */
+  refuse(blocker: string): void {
+    if (!this.submitting) {
+      this.notice = { kind: 'error', text: `Not submitted: ${blocker}` };
+      this._options.changed();
+    }
+  }
+
+  /**
    * Forget the notice (the form changed: it would be about an older one).
    */
   clearNotice(): void {
