@@ -6,8 +6,7 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
   kale,
   page
 }) => {
-  test.setTimeout(JOB_TIMEOUT + 60_000);
-  const panel = await kale.example();
+  const panel = await kale.example({ timeout: JOB_TIMEOUT + 60_000 });
 
   // The example on 2 nodes, 2 epochs: it reports the loss every epoch and
   // the test accuracy at the end, on each rank.
