@@ -6,8 +6,13 @@ test.use({ viewport: { width: 1280, height: 720 } });
 test('Submit is always in view; after it the logs open, the row comes into view, and the row, the bar and the logs agree on the status', async ({
   kale
 }) => {
-  const panel = await kale.example({ timeout: JOB_TIMEOUT + 60_000 });
-  await kale.fill({ Nodes: '2', 'Parameter epochs': '1' });
+  // The example's parameters, in a notebook that only prints them.
+  const panel = await kale.parameters(
+    'submit.ipynb',
+    'lr = 0.05\nepochs = 6\nbatch_size = 64\nhidden = 64\nseed = 0',
+    { settle: true, timeout: JOB_TIMEOUT + 60_000 }
+  );
+  await kale.fill({ 'Parameter epochs': '1' });
 
   // The form scrolls; Submit stays in view at the top and at the bottom.
   const submit = kale.submitButton;
