@@ -43,6 +43,7 @@ export class PanelState extends VDomModel {
     super();
     this.service = options.service;
     this._options = options;
+    const emit = () => this.stateChanged.emit();
     const changed = () => {
       const result = this._compiler.result;
       if (result && !this._compiler.running && !this.form.name.trim()) {
@@ -61,9 +62,12 @@ export class PanelState extends VDomModel {
       server: this.server,
       compile: () => this.compile,
       jobName: () => this._name.name,
-      changed: () => this.stateChanged.emit(),
+      changed: emit,
       edited: () => this.actions.clearNotice(),
-      validated: () => this._dropStaleNotice(),
+      validated: () =>
+        this.actions.formChecked(
+          this.fieldErrors.length === 0 && this.compile?.ok !== false
+        ),
       recheck: () => this._scheduleCompile()
     });
     this._compiler = new CompileCycle({
@@ -75,13 +79,13 @@ export class PanelState extends VDomModel {
     this._cells = new ActiveCellWatcher({
       tracker: options.tracker,
       notebook: () => this.notebook,
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this.roles = new CellRoles({
       tracker: options.tracker,
       notebook: () => this.notebook,
       grammar: () => this.server.tags,
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this.jobList = new JobsModel({
       service: options.service,
@@ -95,13 +99,13 @@ export class PanelState extends VDomModel {
       openLogs: options.openLogs,
       openSweep: options.openSweep,
       confirm: options.confirm,
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this.rows = new RowActions({
       service: options.service,
       jobs: this.jobList,
       openLogs: options.openLogs,
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this._gate = new SubmitGate({
       actions: this.actions,
@@ -114,7 +118,7 @@ export class PanelState extends VDomModel {
         this._name.release(); // taken: the next one gets a new one
         this._compiler.now();
       },
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this.loader = new ResultLoader({
       tracker: options.tracker,
@@ -302,9 +306,7 @@ export class PanelState extends VDomModel {
     }
   }
 
-  /**
-   * Submit the notebook with the form's choices.
-   */
+  /** Submit the notebook with the form's choices (see {@link SubmitGate}). */
   submit(): Promise<void> {
     return this._gate.submit();
   }
@@ -325,9 +327,7 @@ export class PanelState extends VDomModel {
     }
   }
 
-  /**
-   * Open the notebook a job failed in, at the cell (and line) it failed.
-   */
+  /** Open the notebook a job failed in, at the cell (and line) it failed. */
   async openFailure(job: Kale.IJobInfo): Promise<void> {
     const { openNotebook, activate } = this._options;
     if (openNotebook) {
@@ -352,9 +352,7 @@ export class PanelState extends VDomModel {
     this.stateChanged.emit();
   }
 
-  /**
-   * Bound to another notebook (or none): its form is read once its file is.
-   */
+  /** Bound to another notebook (or none): its form is read once its file is. */
   private _bound(): void {
     this._forms.reset();
     this.roles.forget();
@@ -372,25 +370,10 @@ export class PanelState extends VDomModel {
     }
   }
 
-  /**
-   * The request for the bound notebook and the form's choices.
-   */
+  /** The request for the bound notebook and the form's choices. */
   private _request(preferPath: boolean): Kale.JobRequest | null {
     const source = notebookSource(this.notebook, preferPath);
     return source && this._name.apply(jobRequest(source, this.form));
-  }
-
-  /**
-   * A "Submitted …" notice is about an older form: gone once this one
-   * cannot be submitted.
-   */
-  private _dropStaleNotice(): void {
-    if (
-      this.actions.notice?.kind === 'info' &&
-      (this.fieldErrors.length > 0 || this.compile?.ok === false)
-    ) {
-      this.actions.clearNotice();
-    }
   }
 
   private _name = new JobNameReservation();
