@@ -16,5 +16,9 @@ module.exports = {
   workers: 2,
   // A plain summary in every environment (the base config uses the
   // 'github' reporter when CI is set).
-  reporter: [['list'], ['html', { open: 'never' }]]
+  reporter: [['list'], ['html', { open: 'never' }]],
+  // Tests, not files, are handed to the workers: a file of long tests
+  // (panel.spec's six) no longer keeps one worker busy while the other
+  // waits at the end.
+  fullyParallel: true
 };

@@ -5,11 +5,9 @@ test.use({ viewport: TALL });
 test('three invalid fields are three checks, by label and in form order, each leading to its field', async ({
   kale
 }) => {
-  const panel = await kale.notebook('checks.ipynb', [
-    { source: 'epochs = 6', tags: ['parameters'] },
-    { source: 'print(epochs)' }
-  ]);
-  await kale.compiles();
+  const panel = await kale.parameters('checks.ipynb', 'epochs = 6', {
+    compiles: true
+  });
 
   await panel.getByLabel('Memory limit per node').fill('abc');
   await panel.getByLabel('Job name').fill('MyTrainingJob');

@@ -9,12 +9,20 @@ const TRAIN = [
   '    report(step=step, loss=1 / (1 + lr * step))'
 ].join('\n');
 
-/** The panel of a notebook whose `lr` parameter sweeps, running `train`. */
-async function setUp(kale: KaleUI, train = TRAIN, notebook = 'compare.ipynb') {
+/**
+ * The panel of a notebook whose `lr` parameter sweeps, running `train`, in a
+ * test that may take `timeout` ms.
+ */
+async function setUp(
+  kale: KaleUI,
+  timeout: number,
+  train = TRAIN,
+  notebook = 'compare.ipynb'
+) {
   const p = await kale.notebook(
     notebook,
     [{ source: PARAMETERS, tags: ['parameters'] }, { source: train }],
-    { settle: true }
+    { settle: true, timeout }
   );
   await expect(p.locator('.kale-ext-Notebook')).toContainText(notebook);
   return p;
@@ -24,8 +32,7 @@ test('two jobs with a different parameter, compared side by side: the difference
   kale,
   page
 }) => {
-  test.setTimeout(3 * JOB_TIMEOUT);
-  const p = await setUp(kale);
+  const p = await setUp(kale, 3 * JOB_TIMEOUT);
   const slow = await kale.submit();
   const fast = await kale.submit({ lr: '0.5' });
   for (const name of [slow, fast]) {
@@ -66,8 +73,7 @@ test('a grid sweep from the panel: two values, two at once; its view lists the t
   kale,
   page
 }) => {
-  test.setTimeout(3 * JOB_TIMEOUT);
-  const p = await setUp(kale);
+  const p = await setUp(kale, 3 * JOB_TIMEOUT);
   await p.getByRole('button', { name: 'Sweep lr' }).click();
   const values = p.getByLabel('Sweep values of lr');
   await values.fill('0.1, loguniform(1e-3, 1)');
@@ -116,10 +122,9 @@ test('a sweep cancelled from its tab: no more trials, the running one stopped an
   kale,
   page
 }) => {
-  test.setTimeout(2 * JOB_TIMEOUT);
   // Each trial waits until it is stopped.
   const waits = ['import threading', 'threading.Event().wait()'].join('\n');
-  const p = await setUp(kale, waits, 'cancel.ipynb');
+  const p = await setUp(kale, 2 * JOB_TIMEOUT, waits, 'cancel.ipynb');
   await p.getByRole('button', { name: 'Sweep lr' }).click();
   await kale.fill({ 'Sweep values of lr': '0.1, 0.5', 'Trials at once': '1' });
   const sweep = (await (await kale.startSweep()).json()).name as string;

@@ -169,10 +169,16 @@ export async function uploadAndOpen(
   remote: string
 ): Promise<string> {
   expect(await page.contents.uploadFile(local, remote)).toBe(true);
-  // (galata opens it through the file browser: in view, not the panel)
+  // The file browser in view, not the panel. The notebook is opened by its
+  // path: galata's openByPath double-clicks the first folder whose name
+  // starts with the test's, which another test's (or a repeat's) can.
   await page.sidebar.openTab('filebrowser');
-  expect(await page.notebook.openByPath(remote)).toBe(true);
-  await page.notebook.activate(path.basename(remote));
+  await page.evaluate(async file => {
+    await window.jupyterapp.commands.execute('docmanager:open', {
+      path: file
+    });
+  }, remote);
+  expect(await page.notebook.activate(path.basename(remote))).toBe(true);
   return remote;
 }
 
@@ -261,6 +267,20 @@ export interface ICell {
 }
 
 /**
+ * How `kale.notebook` opens a notebook.
+ */
+export interface INotebookOptions {
+  /** What the panel keeps in the notebook's metadata, already there. */
+  metadata?: Record<string, unknown>;
+  /** Wait until its kernel is idle (it writes the notebook's language). */
+  settle?: boolean;
+  /** Wait until the panel says it compiles. */
+  compiles?: boolean;
+  /** The test's timeout, in ms (a test that waits for jobs). */
+  timeout?: number;
+}
+
+/**
  * A job row as the jobs table shows it.
  */
 export interface IJobRow {
@@ -312,25 +332,61 @@ export class KaleUI {
 
   /**
    * Write a notebook of `cells` into the test's folder, open it and the
-   * panel; the panel. `settle`: wait until its kernel is idle first.
+   * panel; the panel. `settle`: wait until its kernel is idle first;
+   * `compiles`: then until the panel says it compiles; `timeout`: the
+   * test's (ms; for a test that waits for jobs).
    */
   async notebook(
     name: string,
     cells: ICell[],
-    options: { metadata?: Record<string, unknown>; settle?: boolean } = {}
+    options: INotebookOptions = {}
   ): Promise<Locator> {
+    if (options.timeout) {
+      test.setTimeout(options.timeout);
+    }
     await this.write(name, cells, options.metadata);
     if (options.settle) {
       await kernelSettled(this.page);
     }
-    return this.openPanel();
+    const panel = await this.openPanel();
+    if (options.compiles) {
+      await this.compiles();
+    }
+    return panel;
+  }
+
+  /**
+   * A notebook of a `parameters` cell (`lr = 0.1\nepochs = 2`) and a cell
+   * printing them, open with the panel (`notebook`'s options).
+   */
+  parameters(
+    name: string,
+    source: string,
+    options: INotebookOptions = {}
+  ): Promise<Locator> {
+    const names = source.split('\n').map(line => line.split('=')[0].trim());
+    return this.notebook(
+      name,
+      [
+        { source, tags: ['parameters'] },
+        { source: `print(${names.join(', ')})` }
+      ],
+      options
+    );
   }
 
   /**
    * Upload one of the repository's examples into the test's folder, open it,
    * wait until its kernel is idle, and open the panel; the panel.
+   * `timeout`: the test's (ms; for a test that trains it).
    */
-  async example(name = 'digits_ddp.ipynb'): Promise<Locator> {
+  async example(
+    options: { name?: string; timeout?: number } = {}
+  ): Promise<Locator> {
+    const name = options.name ?? 'digits_ddp.ipynb';
+    if (options.timeout) {
+      test.setTimeout(options.timeout);
+    }
     await uploadAndOpen(this.page, path.join(EXAMPLES, name), this.path(name));
     await kernelSettled(this.page);
     return this.openPanel();
@@ -447,6 +503,23 @@ export class KaleUI {
     await confirm(dialog);
     await dialog.getByRole('button', { name: 'Delete' }).click();
     await expect(this.row(name)).toHaveCount(0, { timeout });
+  }
+
+  /**
+   * Widen the left sidebar, the panel in it, by `px` (for screenshots and
+   * wide tables): its split handle dragged to the right.
+   */
+  async widen(px: number): Promise<void> {
+    const { page } = this;
+    const handle = page
+      .locator('#jp-main-split-panel > .lm-SplitPanel-handle')
+      .first();
+    const box = (await handle.boundingBox())!;
+    const y = box.y + box.height / 2;
+    await page.mouse.move(box.x + box.width / 2, y);
+    await page.mouse.down();
+    await page.mouse.move(box.x + px, y, { steps: 5 });
+    await page.mouse.up();
   }
 
   /**

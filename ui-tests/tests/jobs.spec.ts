@@ -1,4 +1,4 @@
-import { expect, JOB_TIMEOUT, IJupyterLabPageFixture, test } from './fixtures';
+import { expect, JOB_TIMEOUT, test } from './fixtures';
 
 test.use({ viewport: { width: 1400, height: 900 } });
 
@@ -78,7 +78,7 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
     timeout: JOB_TIMEOUT
   });
   await expect(reason).toContainText('cell 2');
-  await widen(page);
+  await kale.widen(420);
   await kale.screenshot('panel-jobs.png', p);
   await reason.getByRole('button', { name: /at the cell that failed/ }).click();
   // (other.ipynb is open too: the cell of the notebook in front)
@@ -109,14 +109,3 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
   ).toHaveAttribute('aria-checked', 'true');
   await expect(kale.row(other)).toBeVisible();
 });
-
-async function widen(page: IJupyterLabPageFixture): Promise<void> {
-  const handle = page
-    .locator('#jp-main-split-panel > .lm-SplitPanel-handle')
-    .first();
-  const box = (await handle.boundingBox())!;
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(box.x + 420, box.y + box.height / 2, { steps: 5 });
-  await page.mouse.up();
-}

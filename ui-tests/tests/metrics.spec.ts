@@ -1,16 +1,53 @@
+import * as fs from 'fs';
+
 import { expect, JOB_TIMEOUT, test, unnamedControls } from './fixtures';
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
+/**
+ * A job that reports as the example does (the loss every epoch, the test
+ * accuracy at the end, on each rank) without training (the example's real
+ * training is panel.spec's): it ends once `gate` exists (the test makes
+ * it once it has seen the nodes running).
+ */
+function reporting(gate: string): string {
+  return [
+    'import os',
+    'import time',
+    'from kale_ext import report',
+    '',
+    'rank = int(os.environ.get("RANK", 0))',
+    'for epoch in range(1, epochs + 1):',
+    '    loss = round(2.3 / (epoch + rank / 10), 4)',
+    '    print(f"epoch {epoch} loss {loss}")',
+    '    report(step=epoch, loss=loss)',
+    'accuracy = 0.9 + rank / 100',
+    'print(f"test accuracy {accuracy:.3f}")',
+    'report(step=epochs, accuracy=accuracy)',
+    'for _ in range(6000):  # at most 10 min',
+    `    if os.path.exists(${JSON.stringify(gate)}):`,
+    '        break',
+    '    time.sleep(0.1)'
+  ].join('\n');
+}
+
 test('the logs view plots the metrics a 2-node job reports, and its timeline', async ({
   kale,
   page
-}) => {
-  test.setTimeout(JOB_TIMEOUT + 60_000);
-  const panel = await kale.example();
+}, testInfo) => {
+  const gate = testInfo.outputPath('gate');
+  fs.rmSync(gate, { force: true });
+  const panel = await kale.notebook(
+    'metrics.ipynb',
+    [
+      { source: 'epochs = 6', tags: ['parameters'] },
+      { source: reporting(gate) }
+    ],
+    { settle: true, timeout: JOB_TIMEOUT + 60_000 }
+  );
 
-  // The example on 2 nodes, 2 epochs: it reports the loss every epoch and
-  // the test accuracy at the end, on each rank.
+  // On 2 nodes, 2 epochs: each rank reports the loss every epoch and the
+  // test accuracy at the end.
   await panel
     .getByLabel('Runtime', { exact: true })
     .selectOption('torch-distributed');
@@ -110,6 +147,7 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
   }
 
   // The job ends: every node's bar ends done, after some time running.
+  fs.writeFileSync(gate, '');
   await expect(logs.locator('.kale-ext-LogsStatus')).toContainText(
     'Ended: Complete',
     { timeout: JOB_TIMEOUT }

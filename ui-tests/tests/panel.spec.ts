@@ -7,8 +7,7 @@ test.describe('the kale_ext panel with a notebook', () => {
     kale,
     page
   }) => {
-    test.setTimeout(JOB_TIMEOUT + 60_000);
-    const panel = await kale.example();
+    const panel = await kale.example({ timeout: JOB_TIMEOUT + 60_000 });
 
     // The backend the jobs go to, and why.
     await expect(panel.locator('.kale-ext-Backend')).toContainText('Local');
@@ -196,11 +195,9 @@ test('the choices live in the notebook metadata, and Undo reverts them', async (
       labels: { team: 'ml' }
     }
   };
-  const panel = await kale.notebook(
-    'stored.ipynb',
-    [{ source: 'lr = 0.1', tags: ['parameters'] }, { source: 'print(lr)' }],
-    { metadata: { kale_ext: stored } }
-  );
+  const panel = await kale.parameters('stored.ipynb', 'lr = 0.1', {
+    metadata: { kale_ext: stored }
+  });
   const nodes = panel.getByLabel('Nodes', { exact: true });
   await expect(nodes).toHaveValue('2');
   await expect(panel.getByLabel('GPUs per node')).toHaveValue('mig');
@@ -265,11 +262,9 @@ test('every control of the panel is labelled and reachable by keyboard', async (
   kale,
   page
 }) => {
-  const panel = await kale.notebook('keyboard.ipynb', [
-    { source: 'lr = 0.1', tags: ['parameters'] },
-    { source: 'print(lr)' }
-  ]);
-  await kale.compiles();
+  const panel = await kale.parameters('keyboard.ipynb', 'lr = 0.1', {
+    compiles: true
+  });
   // Open every section and add an environment variable of each kind.
   // (the preview is open from the start)
   await expect(panel.locator('[data-section="preview"]')).toHaveAttribute(

@@ -6,11 +6,11 @@ test('parameters are typed by the server: its message on the field, its value in
   kale,
   page
 }) => {
-  const panel = await kale.notebook('typed.ipynb', [
-    { source: 'epochs = 6\nlr = 0.05\ndebug = True', tags: ['parameters'] },
-    { source: 'print(epochs, lr, debug)' }
-  ]);
-  await kale.compiles();
+  const panel = await kale.parameters(
+    'typed.ipynb',
+    'epochs = 6\nlr = 0.05\ndebug = True',
+    { compiles: true }
+  );
 
   // `abc` for an int parameter: the server's message, on the field.
   const epochs = panel.getByLabel('Parameter epochs', { exact: true });

@@ -64,20 +64,8 @@ async function setUp(kale: KaleUI, name: string) {
   );
   const p = await kale.notebook(name, cells(mount), { settle: true });
   await expect(p.locator('.kale-ext-Notebook')).toContainText(name);
-  await widen(kale.page);
+  await kale.widen(300);
   return { p, mount, volume: `pvc:data:${mount}=./data` };
-}
-
-/** A wider side panel (for its screenshots). */
-async function widen(page: IJupyterLabPageFixture): Promise<void> {
-  const handle = page
-    .locator('#jp-main-split-panel > .lm-SplitPanel-handle')
-    .first();
-  const box = (await handle.boundingBox())!;
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(box.x + 300, box.y + box.height / 2, { steps: 5 });
-  await page.mouse.up();
 }
 
 /** Let the jobs of this `lr` end (they wait for this file). */

@@ -4,17 +4,20 @@ import { expect, JOB_TIMEOUT, test } from './fixtures';
 test.use({ viewport: { width: 1280, height: 720 } });
 
 test('Submit is always in view; after it the logs open, the row comes into view, and the row, the bar and the logs agree on the status', async ({
-  kale,
-  page
+  kale
 }) => {
-  test.setTimeout(JOB_TIMEOUT + 60_000);
-  const panel = await kale.example();
-  await kale.fill({ Nodes: '2', 'Parameter epochs': '1' });
+  // The example's parameters, in a notebook that only prints them.
+  const panel = await kale.parameters(
+    'submit.ipynb',
+    'lr = 0.05\nepochs = 6\nbatch_size = 64\nhidden = 64\nseed = 0',
+    { settle: true, timeout: JOB_TIMEOUT + 60_000 }
+  );
+  await kale.fill({ 'Parameter epochs': '1' });
 
   // The form scrolls; Submit stays in view at the top and at the bottom.
   const submit = kale.submitButton;
   await expect(submit).toBeEnabled();
-  const scroller = page.locator('#kale-ext-panel');
+  const scroller = kale.panel;
   const scrollable = await scroller.evaluate(
     node => node.scrollHeight > node.clientHeight
   );

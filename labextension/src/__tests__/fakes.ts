@@ -5,6 +5,8 @@
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
 
+import type { IJobsProps } from '../panel/jobs/jobs';
+import { DEFAULT_VIEW } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 
 const copy = <T>(v: T): T =>
@@ -265,5 +267,26 @@ export function jobInfo(
     finished: '2026-01-01T00:01:00Z',
     provenance,
     ...extra
+  };
+}
+
+/**
+ * What the jobs list needs, with no jobs, no metrics and callbacks that do
+ * nothing (`change` set).
+ */
+export function jobsListProps(change: Partial<IJobsProps> = {}): IJobsProps {
+  return {
+    jobs: [],
+    error: '',
+    deleting: new Set(),
+    now: 0,
+    view: DEFAULT_VIEW,
+    onView: jest.fn(),
+    notebook: 'a/nb.ipynb',
+    metrics: () => undefined,
+    onLogs: jest.fn(),
+    onRerun: jest.fn(),
+    onDelete: jest.fn(),
+    ...change
   };
 }

@@ -98,6 +98,25 @@ describe('JobActions', () => {
     jobs.dispose();
   });
 
+  it('drops a "Submitted" notice once the form cannot be submitted; says why a Submit did not go', async () => {
+    const { jobs, act } = actions();
+    await act.submit({ path: 'a.ipynb' }, 'a.ipynb');
+    act.formChecked(true);
+    expect(act.notice?.text).toBe('Submitted nb-abcde (local)');
+    act.formChecked(false);
+    expect(act.notice).toBeNull();
+
+    act.refuse('Fix the highlighted fields first');
+    const refused = {
+      kind: 'error',
+      text: 'Not submitted: Fix the highlighted fields first'
+    };
+    expect(act.notice).toEqual(refused);
+    act.formChecked(false); // (an error stays until the form changes)
+    expect(act.notice).toEqual(refused);
+    jobs.dispose();
+  });
+
   it('deletes only once confirmed', async () => {
     const { fake, jobs, act, confirm } = actions();
     confirm.mockResolvedValueOnce(false);

@@ -2,8 +2,8 @@ import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { JobsList, IJobsProps } from '../panel/jobs/jobs';
-import { DEFAULT_VIEW } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
+import { jobsListProps } from './fakes';
 import { render } from './render';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');
@@ -28,22 +28,7 @@ function job(name: string, extra: Partial<Kale.IJobInfo> = {}): Kale.IJobInfo {
 }
 
 function list(props: Partial<IJobsProps>): Promise<Widget> {
-  return render(
-    <JobsList
-      jobs={[]}
-      error=""
-      deleting={new Set()}
-      now={NOW}
-      view={DEFAULT_VIEW}
-      onView={jest.fn()}
-      notebook="a/nb.ipynb"
-      metrics={() => undefined}
-      onLogs={jest.fn()}
-      onRerun={jest.fn()}
-      onDelete={jest.fn()}
-      {...props}
-    />
-  );
+  return render(<JobsList {...jobsListProps({ now: NOW, ...props })} />);
 }
 
 describe('JobsList', () => {

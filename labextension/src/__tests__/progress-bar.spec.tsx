@@ -5,11 +5,10 @@ import type { ILogEnd, KaleService } from '../api';
 import { LogBuffer } from '../logs/buffer';
 import { LogsView } from '../logs/widget';
 import { JobsList } from '../panel/jobs/jobs';
-import { DEFAULT_VIEW } from '../panel/jobs/jobs-view';
 import { ProgressBar } from '../progress/bar';
 import { JobTimelines } from '../timeline';
 import type { Kale } from '../types';
-import { jobInfo } from './fakes';
+import { jobInfo, jobsListProps } from './fakes';
 import { until } from './helpers';
 import { inAct, render } from './render';
 
@@ -70,21 +69,7 @@ describe('A job row’s progress', () => {
     function Live(): JSX.Element {
       const [jobs, set] = React.useState([job('Queued', null)]);
       setJobs = set;
-      return (
-        <JobsList
-          jobs={jobs}
-          error=""
-          deleting={new Set()}
-          now={NOW}
-          view={DEFAULT_VIEW}
-          onView={jest.fn()}
-          notebook="a/nb.ipynb"
-          metrics={() => undefined}
-          onLogs={jest.fn()}
-          onRerun={jest.fn()}
-          onDelete={jest.fn()}
-        />
-      );
+      return <JobsList {...jobsListProps({ jobs, now: NOW })} />;
     }
     widget = await render(<Live />);
     const row = () => widget!.node.querySelector('[data-job="nb-run"]')!;

@@ -247,7 +247,7 @@ describe('PanelState', () => {
 
     // Checked again (a change): the same name.
     state.updateForm({ nodes: '3' });
-    expect(state.submitBlocker).toBe('Checking the notebook…');
+    expect(state.submitNote).toBe('Checking the notebook…');
     await compiled(ctx, 2);
     expect(service.compile.mock.calls[1][0].options).toEqual({
       name: 'nb-name1',
@@ -279,11 +279,57 @@ describe('PanelState', () => {
     await compiled(ctx);
     const { state, service } = ctx;
     state.updateForm({ nodes: '2' }); // checked a little later
-    expect(state.submitBlocker).toBe('Checking the notebook…');
-    await state.submit();
+    // Submit stays enabled (a click is never lost to a check starting) ...
+    expect(state.submitBlocker).toBe('');
+    expect(state.submitNote).toBe('Checking the notebook…');
+    const submitted = state.submit();
+    // ... and, clicked, waits for the check.
+    expect(state.submitBlocker).toBe('Submitting…');
+    await submitted;
     expect(service.compile.mock.calls[1][0].options.nodes).toBe(2);
     expect(service.submit).toHaveBeenCalledTimes(1);
     expect(service.submit.mock.calls[0][0].options.nodes).toBe(2);
+    expect(state.submitNote).toBe('');
+  });
+
+  it('keeps Submit enabled through a check the kernel starts, and a click then submits', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service, model } = ctx;
+    let answer: (result: Kale.ICompileResult) => void = () => undefined;
+    service.compile.mockImplementationOnce(
+      () => new Promise(resolve => (answer = resolve))
+    );
+    // The kernel connects: JupyterLab writes its language into the notebook.
+    model.setMetadata('language_info', { name: 'python' });
+    await until(() => state.compiling);
+    expect(state.submitBlocker).toBe('');
+    expect(state.submitNote).toBe('Checking the notebook…');
+    const submitted = state.submit();
+    expect(service.submit).not.toHaveBeenCalled(); // not before the answer
+    answer(compileResult());
+    await submitted;
+    expect(service.submit).toHaveBeenCalledTimes(1);
+    expect(state.actions.notice?.text).toMatch(/^Submitted nb-abcde/);
+  });
+
+  it('says why a Submit made during a check did not go', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service } = ctx;
+    service.compile.mockResolvedValueOnce(
+      compileResult({
+        ok: false,
+        errors: [{ severity: 'error', message: 'bad', cell: 0 }]
+      })
+    );
+    state.updateForm({ nodes: '2' });
+    await state.submit();
+    expect(service.submit).not.toHaveBeenCalled();
+    expect(state.actions.notice).toEqual({
+      kind: 'error',
+      text: 'Not submitted: Fix the errors listed above first'
+    });
   });
 
   it('lets a kept name go when the server refuses it', async () => {

@@ -33,6 +33,16 @@ describe('SubmitBar', () => {
     );
   });
 
+  it('stays enabled while a check runs, and says a click waits for it', async () => {
+    const onSubmit = jest.fn();
+    widget = await bar({ note: 'Checking the notebook…', onSubmit });
+    const button = widget.node.querySelector('button')!;
+    expect(button.disabled).toBe(false);
+    expect(widget.node.textContent).toContain('Checking the notebook…');
+    button.click();
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+  });
+
   it('shows the current job, its status and age, and opens its logs', async () => {
     const onLogs = jest.fn();
     const job = {

@@ -2,20 +2,9 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { VDomModel } from '@jupyterlab/ui-components';
 
 import type { KaleService } from '../api';
-import { formErrors } from '../form/fields';
-import { sameForm } from '../form/metadata';
-import { IFormContext, IJobForm, emptyForm, jobRequest } from '../form/model';
-import {
-  ISweepForm,
-  emptySweep,
-  isSweeping,
-  sameSweep,
-  sweepRequest,
-  validateSweep
-} from '../form/sweep';
 import type { IFieldError } from '../form/errors';
-import type { IPanelValues } from '../form/restore';
-import { validateForm } from '../form/validation';
+import { IFormContext, IJobForm, jobRequest } from '../form/model';
+import type { ISweepForm } from '../form/sweep';
 import { ResultLoader } from '../results/loader';
 import type { Kale } from '../types';
 import { CellRoles } from './notebook/cell-roles';
@@ -27,18 +16,15 @@ import {
 } from './notebook/cells';
 import { CompileCycle } from './preview/compile-cycle';
 import { JobActions } from './jobs/job-actions';
+import { SubmitGate } from './jobs/submit-gate';
 import { RowActions } from './jobs/row-actions';
 import { JobNameReservation } from './jobs/job-name';
 import { JobsModel } from './jobs/jobs-model';
 import { NotebookBinding } from './notebook/notebook-binding';
-import {
-  notebookSource,
-  readForm,
-  readSweep,
-  writeForm
-} from './notebook/notebook-io';
+import { notebookSource } from './notebook/notebook-io';
+import { FormState } from './form/form-state';
 import { ServerFacts } from './form/server-facts';
-import { PanelMemory } from './notebook/memory';
+import type { PanelMemory } from './notebook/memory';
 
 /**
  * The panel's state and actions: the server's facts, the active notebook's
@@ -46,8 +32,9 @@ import { PanelMemory } from './notebook/memory';
  * methods; it talks to the server only through {@link KaleService}.
  *
  * The parts live beside it: {@link ServerFacts} (what the server offers),
- * {@link CompileCycle} (the notebook checked as it changes), `notebook-io`
- * (the form kept in the notebook's metadata), {@link NotebookBinding},
+ * {@link CompileCycle} (the notebook checked as it changes), {@link
+ * FormState} (the form, kept in the notebook's metadata and on the
+ * server, and restored), {@link NotebookBinding},
  * {@link ActiveCellWatcher}, `job-actions` (submit and delete, and what
  * they tell the user).
  */
@@ -56,6 +43,7 @@ export class PanelState extends VDomModel {
     super();
     this.service = options.service;
     this._options = options;
+    const emit = () => this.stateChanged.emit();
     const changed = () => {
       const result = this._compiler.result;
       if (result && !this._compiler.running && !this.form.name.trim()) {
@@ -63,13 +51,25 @@ export class PanelState extends VDomModel {
           this._compiler.now(); // the kept name was refused: a new one
         }
       }
-      this._validate();
+      this._forms.validate();
       this.stateChanged.emit();
     };
     this.server = new ServerFacts(options.service);
-    this.memory = new PanelMemory(options.service, () =>
-      this.stateChanged.emit()
-    );
+    this._forms = new FormState({
+      service: options.service,
+      notebook: () => this.notebook,
+      ready: () => this._binding.ready,
+      server: this.server,
+      compile: () => this.compile,
+      jobName: () => this._name.name,
+      changed: emit,
+      edited: () => this.actions.clearNotice(),
+      validated: () =>
+        this.actions.formChecked(
+          this.fieldErrors.length === 0 && this.compile?.ok !== false
+        ),
+      recheck: () => this._scheduleCompile()
+    });
     this._compiler = new CompileCycle({
       service: options.service,
       request: () => this._request(false),
@@ -79,13 +79,13 @@ export class PanelState extends VDomModel {
     this._cells = new ActiveCellWatcher({
       tracker: options.tracker,
       notebook: () => this.notebook,
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this.roles = new CellRoles({
       tracker: options.tracker,
       notebook: () => this.notebook,
       grammar: () => this.server.tags,
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this.jobList = new JobsModel({
       service: options.service,
@@ -99,13 +99,26 @@ export class PanelState extends VDomModel {
       openLogs: options.openLogs,
       openSweep: options.openSweep,
       confirm: options.confirm,
-      changed: () => this.stateChanged.emit()
+      changed: emit
     });
     this.rows = new RowActions({
       service: options.service,
       jobs: this.jobList,
       openLogs: options.openLogs,
-      changed: () => this.stateChanged.emit()
+      changed: emit
+    });
+    this._gate = new SubmitGate({
+      actions: this.actions,
+      compiler: this._compiler,
+      notebook: () => this.notebook,
+      fieldErrors: () => this.fieldErrors,
+      sweep: () => this.sweep,
+      request: () => this._request(true),
+      submitted: () => {
+        this._name.release(); // taken: the next one gets a new one
+        this._compiler.now();
+      },
+      changed: emit
     });
     this.loader = new ResultLoader({
       tracker: options.tracker,
@@ -119,12 +132,12 @@ export class PanelState extends VDomModel {
       bound: () => this._bound(),
       ready: panel => {
         this._cells.refresh();
-        this._readMetadata();
+        this._forms.readMetadata();
         this._compiler.now();
-        void this._recall(panel);
+        void this._forms.recall(panel);
       },
       unbound: () => this._compiler.cancel(),
-      metadataChanged: () => this._readMetadata(),
+      metadataChanged: () => this._forms.readMetadata(),
       contentChanged: () => this._scheduleCompile()
     });
     this._binding.bind(options.tracker.currentWidget);
@@ -139,12 +152,20 @@ export class PanelState extends VDomModel {
   readonly roles: CellRoles;
 
   /** The form kept on the server, so a reload restores it (and says so). */
-  readonly memory: PanelMemory;
+  get memory(): PanelMemory {
+    return this._forms.memory;
+  }
 
-  form: IJobForm = emptyForm();
-  fieldErrors: IFieldError[] = [];
+  get form(): IJobForm {
+    return this._forms.form;
+  }
+  get fieldErrors(): IFieldError[] {
+    return this._forms.fieldErrors;
+  }
   /** The swept parameters and how to search (Submit starts a sweep). */
-  sweep: ISweepForm = emptySweep();
+  get sweep(): ISweepForm {
+    return this._forms.sweep;
+  }
 
   /** The last compile's answer. */
   get compile(): Kale.ICompileResult | null {
@@ -183,60 +204,35 @@ export class PanelState extends VDomModel {
     return this._cells.current;
   }
 
-  /**
-   * The notebook the panel is bound to (the tracker's current one).
-   */
+  /** The notebook the panel is bound to (the tracker's current one). */
   get notebook(): NotebookPanel | null {
     return this._binding.panel;
   }
 
-  /**
-   * The runtime the job will use: chosen, else what compile resolved.
-   */
+  /** The runtime the job will use: chosen, else what compile resolved. */
   get runtime(): Kale.IRuntime | undefined {
-    const name = this.form.runtime || this.compile?.runtime;
-    if (!name && this.server.runtimes.length === 1) {
-      return this.server.runtimes[0]; // the backend's only runtime is the default
-    }
-    return this.server.runtimes.find(r => r.name === name);
+    return this._forms.runtime;
   }
 
-  /**
-   * What serializing and validating the form need from the server.
-   */
+  /** What serializing and validating the form need from the server. */
   get context(): IFormContext {
-    return {
-      parameters: this.compile?.parameters,
-      runtime: this.runtime,
-      local: this.server.backend?.name === 'local'
-    };
+    return this._forms.context;
   }
 
-  /**
-   * Why Submit is disabled, or '' when it is not.
-   */
+  /** Why Submit is disabled, or '' when it is not (see {@link SubmitGate}). */
   get submitBlocker(): string {
-    if (!this.notebook) {
-      return 'Open a notebook first';
-    }
-    if (this.actions.submitting) {
-      return 'Submitting…';
-    }
-    if (this.fieldErrors.length > 0) {
-      return 'Fix the highlighted fields first';
-    }
-    if (this._compiler.pending || !this.compile) {
-      return 'Checking the notebook…';
-    }
-    if (!this.compile.ok) {
-      return 'Fix the errors listed above first';
-    }
-    return '';
+    return this._gate.blocker;
+  }
+  /** Whether a Submit is on its way (or waits for the check it asked for). */
+  get submitting(): boolean {
+    return this._gate.submitting;
+  }
+  /** Beside an enabled Submit: the check a click would wait for, or ''. */
+  get submitNote(): string {
+    return this._gate.note;
   }
 
-  /**
-   * Load what the server offers (backend, runtimes, defaults, tags).
-   */
+  /** Load what the server offers (backend, runtimes, defaults, tags). */
   async load(): Promise<void> {
     await this._loadServer(true);
   }
@@ -251,9 +247,7 @@ export class PanelState extends VDomModel {
     this._scheduleCompile();
   }
 
-  /**
-   * Whether the panel can open the defaults' editor.
-   */
+  /** Whether the panel can open the defaults' editor. */
   get canEditDefaults(): boolean {
     return (
       this._options.editDefaults !== undefined &&
@@ -261,9 +255,7 @@ export class PanelState extends VDomModel {
     );
   }
 
-  /**
-   * Open the defaults' editor (JupyterLab's Settings Editor).
-   */
+  /** Open the defaults' editor (JupyterLab's Settings Editor). */
   editDefaults(): void {
     this._options.editDefaults?.();
   }
@@ -281,47 +273,20 @@ export class PanelState extends VDomModel {
    * is checked again.
    */
   updateForm(change: Partial<IJobForm>): void {
-    this.form = { ...this.form, ...change };
-    this.actions.clearNotice();
-    this._validate();
-    const model = this.notebook?.model;
-    if (model && this._binding.ready) {
-      // (not loaded yet: the file's metadata is read once it is)
-      writeForm(model, this.form, this.sweep);
-    }
-    this._remember();
-    this.stateChanged.emit();
-    this._scheduleCompile();
+    this._forms.update(change);
   }
 
-  /**
-   * Change the sweep: a parameter swept or not, its values, the settings.
-   */
+  /** Change the sweep: a parameter swept or not, its values, the settings. */
   updateSweep(change: Partial<ISweepForm>): void {
-    this.sweep = { ...this.sweep, ...change };
-    this.actions.clearNotice();
-    this._validate();
-    const model = this.notebook?.model;
-    if (model && this._binding.ready) {
-      writeForm(model, this.form, this.sweep); // remembered with the form
-    }
-    this._remember();
-    this.stateChanged.emit();
+    this._forms.updateSweep(change);
   }
 
-  /**
-   * Go back to the notebook's own values from those restored at load.
-   */
+  /** Go back to the notebook's own values from those restored at load. */
   useNotebookValues(): void {
-    const values = this.memory.useNotebook();
-    if (values) {
-      this._apply(values);
-    }
+    this._forms.useNotebook();
   }
 
-  /**
-   * Open the compare view of two or more jobs.
-   */
+  /** Open the compare view of two or more jobs. */
   compare(names: string[]): void {
     this._options.compare?.(names);
   }
@@ -330,9 +295,7 @@ export class PanelState extends VDomModel {
     this._options.openSweep?.(name);
   }
 
-  /**
-   * Select and show the cell a diagnostic is about.
-   */
+  /** Select and show the cell a diagnostic is about. */
   async selectCell(diagnostic: Kale.IDiagnostic): Promise<void> {
     if (this.notebook) {
       await showDiagnosticCell(
@@ -343,31 +306,9 @@ export class PanelState extends VDomModel {
     }
   }
 
-  /**
-   * Submit the notebook with the form's choices.
-   */
-  async submit(): Promise<void> {
-    // A change still being checked: submit what the check says, once in.
-    await this._compiler.settled();
-    if (this.submitBlocker) {
-      return;
-    }
-    const body = this._request(true);
-    if (!body) {
-      return;
-    }
-    if (isSweeping(this.sweep)) {
-      // the name shown is the sweep's; every parameter set applies to its trials
-      if (await this.actions.submitSweep(sweepRequest(body, this.sweep))) {
-        this._name.release(); // taken: the next one gets a new one
-        this._compiler.now();
-      }
-      return;
-    }
-    if (await this.actions.submit(body, this.notebook?.context.path)) {
-      this._name.release(); // taken: the next job gets a new one
-      this._compiler.now();
-    }
+  /** Submit the notebook with the form's choices (see {@link SubmitGate}). */
+  submit(): Promise<void> {
+    return this._gate.submit();
   }
 
   openLogs(name: string): void {
@@ -386,9 +327,7 @@ export class PanelState extends VDomModel {
     }
   }
 
-  /**
-   * Open the notebook a job failed in, at the cell (and line) it failed.
-   */
+  /** Open the notebook a job failed in, at the cell (and line) it failed. */
   async openFailure(job: Kale.IJobInfo): Promise<void> {
     const { openNotebook, activate } = this._options;
     if (openNotebook) {
@@ -409,87 +348,20 @@ export class PanelState extends VDomModel {
 
   private async _loadServer(withTags: boolean): Promise<void> {
     await this.server.load(withTags);
-    this._validate();
+    this._forms.validate();
     this.stateChanged.emit();
   }
 
-  /**
-   * Bound to another notebook (or none): its form is read once its file is.
-   */
+  /** Bound to another notebook (or none): its form is read once its file is. */
   private _bound(): void {
-    this.form = emptyForm();
-    this.sweep = emptySweep();
+    this._forms.reset();
     this.roles.forget();
     this.actions.clearNotice();
     this._name.release();
-    this.memory.reset();
     this._compiler.reset();
     this._cells.refresh();
-    this._validate();
+    this._forms.validate();
     this.stateChanged.emit();
-  }
-
-  /**
-   * Take the form from the notebook's metadata, unless it already says the
-   * same (then the user's text, half-typed values included, stays).
-   */
-  private _readMetadata(): void {
-    const model = this.notebook?.model;
-    if (!model) {
-      return;
-    }
-    const form = readForm(model);
-    const sweep = readSweep(model);
-    const sweepChanged = !sameSweep(sweep, this.sweep);
-    if (sweepChanged) {
-      this.sweep = sweep;
-    }
-    if (!sameForm(form, this.form)) {
-      this.form = form;
-      this._validate();
-      this._remember();
-      this.stateChanged.emit();
-      this._scheduleCompile();
-    } else if (sweepChanged) {
-      this._validate();
-      this._remember();
-      this.stateChanged.emit();
-    }
-  }
-
-  /**
-   * The notebook is loaded: the values kept from the last session, when
-   * they differ from the notebook's, are the form's (the note says so).
-   */
-  private async _recall(panel: NotebookPanel): Promise<void> {
-    const kept = await this.memory.recall(panel.context.localPath, {
-      form: this.form,
-      sweep: this.sweep
-    });
-    if (kept && this.notebook === panel) {
-      this._apply(kept);
-    }
-  }
-
-  /** The form and sweep are `values` (the notebook's metadata follows). */
-  private _apply(values: IPanelValues): void {
-    this.form = values.form;
-    this.sweep = values.sweep;
-    const model = this.notebook?.model;
-    if (model && this._binding.ready) {
-      writeForm(model, this.form, this.sweep);
-    }
-    this._remember();
-    this._validate();
-    this.stateChanged.emit();
-    this._scheduleCompile();
-  }
-
-  private _remember(): void {
-    this.memory.remember(
-      { form: this.form, sweep: this.sweep },
-      this.notebook?.context.localPath
-    );
   }
 
   private _scheduleCompile(): void {
@@ -498,42 +370,15 @@ export class PanelState extends VDomModel {
     }
   }
 
-  /**
-   * The request for the bound notebook and the form's choices.
-   */
+  /** The request for the bound notebook and the form's choices. */
   private _request(preferPath: boolean): Kale.JobRequest | null {
     const source = notebookSource(this.notebook, preferPath);
     return source && this._name.apply(jobRequest(source, this.form));
   }
 
-  /**
-   * The fields' problems: the panel's checks as you type, and the last
-   * compile's errors about a field (a parameter's type, ...).
-   */
-  private _validate(): void {
-    this.fieldErrors = formErrors(
-      [
-        ...validateForm(this.form, this.context),
-        ...validateSweep(
-          this.sweep,
-          this.compile?.parameters,
-          this.form.name.trim() || this._name.name
-        )
-      ],
-      this.compile,
-      this.form
-    );
-    // A "Submitted …" notice is about an older form: gone once this one
-    // cannot be submitted.
-    if (
-      this.actions.notice?.kind === 'info' &&
-      (this.fieldErrors.length > 0 || this.compile?.ok === false)
-    ) {
-      this.actions.clearNotice();
-    }
-  }
-
   private _name = new JobNameReservation();
+  private _gate: SubmitGate;
+  private _forms: FormState;
   private _options: PanelState.IOptions;
   private _compiler: CompileCycle;
   private _cells: ActiveCellWatcher;

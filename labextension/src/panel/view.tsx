@@ -99,7 +99,8 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
       {notebook && (
         <SubmitBar
           blocker={state.submitBlocker}
-          submitting={state.actions.submitting}
+          note={state.submitNote}
+          submitting={state.submitting}
           onSubmit={() => void state.submit()}
           label={isSweeping(state.sweep) ? 'Start sweep' : undefined}
           current={state.currentJob}

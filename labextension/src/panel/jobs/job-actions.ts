@@ -157,6 +157,27 @@ export class JobActions {
   }
 
   /**
+   * The form was checked: a "Submitted …" notice is about an older form,
+   * gone once this one cannot be submitted (`ok` false).
+   */
+  formChecked(ok: boolean): void {
+    if (!ok && this.notice?.kind === 'info') {
+      this.clearNotice();
+    }
+  }
+
+  /**
+   * Say why a Submit did not go (`blocker`: what the panel says beside it);
+   * nothing while a submit is on its way.
+   */
+  refuse(blocker: string): void {
+    if (!this.submitting) {
+      this.notice = { kind: 'error', text: `Not submitted: ${blocker}` };
+      this._options.changed();
+    }
+  }
+
+  /**
    * Forget the notice (the form changed: it would be about an older one).
    */
   clearNotice(): void {

@@ -12,6 +12,8 @@ import { formatAge } from '../shared/format';
  */
 export function SubmitBar(props: {
   blocker: string;
+  /** Beside an enabled Submit: what a click waits for ('Checking …'). */
+  note?: string;
   submitting: boolean;
   onSubmit: () => void;
   /** The job submitted last from this notebook, and its listed state. */
@@ -40,7 +42,7 @@ export function SubmitBar(props: {
           {props.submitting ? 'Submitting…' : (props.label ?? 'Submit')}
         </Button>
         <span id="kale-ext-submit-why" className="kale-ext-Muted">
-          {blocker}
+          {blocker || props.note}
         </span>
       </div>
       {failed && (

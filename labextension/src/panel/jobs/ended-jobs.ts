@@ -1,0 +1,91 @@
+import type { IDisposable } from '@lumino/disposable';
+
+import type { Kale } from '../../types';
+
+/**
+ * Something read once for each ended job (its final metrics, what it
+ * saved), one job at a time: a job that ended does not change, so nothing is
+ * read twice, and a list stays cheap however many jobs it shows. What could
+ * not be read is kept as `read` gave it, and not asked again.
+ */
+export class EndedJobs<T> implements IDisposable {
+  constructor(options: EndedJobs.IOptions<T>) {
+    this._read = options.read;
+    this._ended = options.ended;
+    this._changed = options.changed;
+    this._maxJobs = options.maxJobs ?? 500;
+  }
+
+  get isDisposed(): boolean {
+    return this._abort.signal.aborted;
+  }
+
+  /** What was read of a job: undefined until read (or while it runs). */
+  get(name: string): T | undefined {
+    return this._cache.get(name);
+  }
+
+  /** Read those of `jobs` that ended, unless read (or queued) already. */
+  want(jobs: Kale.IJobInfo[]): void {
+    for (const job of jobs) {
+      const known =
+        this._cache.has(job.name) ||
+        this._queue.some(j => j.name === job.name) ||
+        this._reading === job.name;
+      if (this._ended(job) && !known) {
+        this._queue.push(job);
+      }
+    }
+    void this._next();
+  }
+
+  dispose(): void {
+    this._abort.abort();
+    this._queue = [];
+  }
+
+  private async _next(): Promise<void> {
+    if (this._reading !== null || this.isDisposed) {
+      return;
+    }
+    const job = this._queue.shift();
+    if (job === undefined) {
+      return;
+    }
+    this._reading = job.name;
+    const value = await this._read(job, this._abort.signal);
+    this._reading = null;
+    if (this.isDisposed) {
+      return;
+    }
+    this._cache.set(job.name, value);
+    if (this._cache.size > this._maxJobs) {
+      this._cache.delete(this._cache.keys().next().value!);
+    }
+    this._changed();
+    void this._next();
+  }
+
+  private _read: EndedJobs.IOptions<T>['read'];
+  private _ended: (job: Kale.IJobInfo) => boolean;
+  private _changed: () => void;
+  private _maxJobs: number;
+  private _cache = new Map<string, T>();
+  private _queue: Kale.IJobInfo[] = [];
+  /** The job being read, or null. */
+  private _reading: string | null = null;
+  private _abort = new AbortController();
+}
+
+export namespace EndedJobs {
+  export interface IOptions<T> {
+    /** Read a job (never throws: what cannot be read is a value too). */
+    read: (job: Kale.IJobInfo, signal: AbortSignal) => Promise<T>;
+    /** Whether a job has ended (and so is read). */
+    ended: (job: Kale.IJobInfo) => boolean;
+    /** Called when a job was read. */
+    changed: () => void;
+    /** Jobs remembered at most (default 500). */
+    maxJobs?: number;
+  }
+}
