@@ -141,7 +141,7 @@ class Server:
 
 def server_cpu(pid: int) -> tuple[float, float]:
     """CPU seconds (user + system) used so far by the server process ``pid`` itself and by its
-    live descendants (its fork server and compile processes), from /proc (0 elsewhere)."""
+    live descendants (its compile processes), from /proc (0 elsewhere)."""
     tick = os.sysconf("SC_CLK_TCK")
     own, others, todo = 0.0, 0.0, [pid]
     while todo:
