@@ -7,14 +7,16 @@ transports). No thread of the server takes part: concurrent.futures' ProcessPool
 call and competed with it for the GIL; this way costs 0.12 ms (issue 28).
 
 What the pool guarantees:
-- one call at a time per process; calls wait in line, served fairly: one per client in turn,
-  so one client's burst does not hold back another's request;
+- one call at a time per process (and the next one sent ahead, so it never waits for the
+  loop); calls wait in line, served fairly: one per client in turn, so one client's burst does
+  not hold back another's request;
 - a call has a deadline, waiting included: past it, a waiting call is dropped and a running
   one's process is killed (and replaced); either way the caller gets a 504 reason;
 - a cancelled call (its client left) is dropped while it waits; once running it finishes and
   its answer is dropped;
-- a process that dies (killed, crashed) fails its call with a 503 reason saying so, and a new
-  one takes its place (at most one start a second per place);
+- a process that dies (killed, crashed) fails the call it ran with a 503 reason saying so
+  (the one sent ahead goes back in line), and a new one takes its place (at most one start a
+  second per place);
 - each process first runs the warm-up (its imports and one compile), then serves calls; it
   ends with the server however the server ends (its stdin closes; warmup.py also watches the
   server's pid).
@@ -38,6 +40,8 @@ from .compile_worker import HEADER, MAX_FRAME, frame
 RESTART_EVERY = 1.0
 #: Processes in a row that die before their warm-up ends, after which the pool gives up.
 MAX_EARLY_DEATHS = 3
+#: Calls sent to a process at once: the one it runs and the next.
+PIPELINE = 2
 
 
 class PoolError(Exception):
@@ -52,14 +56,18 @@ class PoolError(Exception):
 class _Call:
     __slots__ = ("frame", "client", "future", "timer", "worker")
 
-    def __init__(self, frame: bytes, client: str, future: asyncio.Future):
-        self.frame, self.client, self.future = frame, client, future
+    def __init__(self, frame: bytes, client: str, future: asyncio.Future | None):
+        self.frame, self.client, self.future = frame, client, future  # no future: the warm-up
         self.timer: asyncio.TimerHandle | None = None
         self.worker: _Worker | None = None
 
+    def done(self) -> bool:
+        return self.future is None or self.future.done()
+
 
 class _Worker(asyncio.Protocol):
-    """One compile process: its pipes' protocol (the answers, read as they come)."""
+    """One compile process: its pipes' protocol (the answers, read as they come) and the calls
+    sent to it, in order (the first is the one it runs)."""
 
     def __init__(self, pool: CompilePool, place: int):
         self.pool, self.place = pool, place
@@ -67,27 +75,30 @@ class _Worker(asyncio.Protocol):
         self.writer: asyncio.WriteTransport | None = None
         self.reader: asyncio.ReadTransport | None = None
         self.buffer = bytearray()
-        self.call: _Call | None = None
-        self.warming = True  # its first call is the warm-up
+        self.calls: deque[_Call] = deque()
         self.gone = False
-        self.started = time.monotonic()
 
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
+    @property
+    def warming(self) -> bool:
+        """Not started yet, or running its warm-up."""
+        return self.writer is None or bool(self.calls) and self.calls[0].future is None
+
     def data_received(self, data: bytes) -> None:
         self.buffer += data
         while len(self.buffer) >= HEADER.size:
             size = HEADER.unpack_from(self.buffer)[0]
-            if size >= MAX_FRAME:
+            if size >= MAX_FRAME or not self.calls:
                 self.pool._lost(self, "sent a malformed answer")
                 return
             if len(self.buffer) < HEADER.size + size:
                 return
             body = bytes(self.buffer[HEADER.size : HEADER.size + size])
             del self.buffer[: HEADER.size + size]
-            self.pool._answered(self, body)
+            self.pool._answered(self, self.calls.popleft(), body)
 
     def eof_received(self) -> bool:
         self.pool._lost(self, "ended")
@@ -96,6 +107,11 @@ class _Worker(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.gone:
             self.pool._lost(self, "ended")
+
+    def send(self, call: _Call) -> None:
+        call.worker = self
+        self.calls.append(call)
+        self.writer.write(call.frame)
 
     def kill(self) -> asyncio.Future | None:
         """Stop the process and close its pipes: a future done once it is reaped (in a thread:
@@ -155,7 +171,7 @@ class CompilePool:
         """Start every process now (each warms up first). Idempotent."""
         self._loop = self._loop or asyncio.get_running_loop()
         for place in range(self.size):
-            if self._workers[place] is None:
+            if self._workers[place] is None and not self._closed:
                 self._spawn(place)
 
     def submit(self, fn: Callable, *args, client: str = "", deadline: float = 600.0):
@@ -182,9 +198,10 @@ class CompilePool:
     @property
     def busy(self) -> list[int]:
         """The pids of the processes running a call (the warm-up included)."""
-        return [w.pid for w in self._workers if w is not None and (w.call or w.warming) and w.pid]
+        return [w.pid for w in self._workers if w is not None and w.calls and w.pid]
 
     def waiting(self) -> int:
+        """Calls not yet sent to a process."""
         return sum(len(q) for q in self._waiting.values())
 
     def close(self, why: str = "the server is stopping") -> None:
@@ -193,9 +210,8 @@ class CompilePool:
         for place, worker in enumerate(self._workers):
             self._workers[place] = None
             if worker is not None:
-                call = worker.call
                 worker.kill()
-                if call is not None:
+                for call in worker.calls:
                     self._fail(call, 503, why, "CompileProcessEnded")
         for queue in list(self._waiting.values()):
             for call in list(queue):
@@ -223,35 +239,44 @@ class CompilePool:
         if worker.gone or self._closed:
             worker.kill()
             return
-        worker.writer.write(self._warm_up)
+        worker.send(_Call(self._warm_up, "", None))
+        self._dispatch()
 
     def _lost(self, worker: _Worker, why: str) -> None:
-        """A process ended (or misbehaved): once it is reaped, fail its call saying how it
-        ended and start another in its place."""
+        """A process ended (or misbehaved): once it is reaped, fail the call it ran saying how
+        it ended, put the calls sent after it (never started) back in line, and start another
+        process in its place."""
         if worker.gone:
             return
-        call, worker.call = worker.call, None
         if self._workers[worker.place] is worker:
             self._workers[worker.place] = None
         reaped = worker.kill()
         if reaped is None:
-            self._after(worker, why, call)
+            self._after(worker, why)
         else:
-            reaped.add_done_callback(lambda _: self._after(worker, why, call))
+            reaped.add_done_callback(lambda _: self._after(worker, why))
 
-    def _after(self, worker: _Worker, why: str, call: _Call | None) -> None:
+    def _after(self, worker: _Worker, why: str) -> None:
         ended = worker.how_it_ended()
-        if call is not None:
+        warming = worker.warming
+        running = worker.calls.popleft() if worker.calls else None
+        if running is not None:
             self._fail(
-                call,
+                running,
                 503,
                 f"the compile process {why} while compiling this request"
                 f"{f' ({ended})' if ended else ''}; another has started: send it again",
                 "CompileProcessEnded",
             )
+        for call in reversed(worker.calls):  # sent, never started: first in line again
+            if not call.done():
+                call.worker = None
+                self._waiting.setdefault(call.client, deque()).appendleft(call)
+                self._waiting.move_to_end(call.client, last=False)
+        worker.calls.clear()
         if self._closed:
             return
-        if worker.warming:  # it never served: after a few such, stop starting them
+        if warming:  # it never served: after a few such, stop starting them
             self._early_deaths += 1
             if self._early_deaths >= MAX_EARLY_DEATHS:
                 self._give_up(f"{self._early_deaths} compile processes {why} while warming up "
@@ -271,16 +296,13 @@ class CompilePool:
     def _respawn(self, place: int) -> None:
         if not self._closed and self._workers[place] is None:
             self._spawn(place)
-            self._dispatch()
 
     # -- calls --
 
-    def _answered(self, worker: _Worker, body: bytes) -> None:
-        call, worker.call = worker.call, None
-        if worker.warming:
-            worker.warming = False
+    def _answered(self, worker: _Worker, call: _Call, body: bytes) -> None:
+        if call.future is None:  # the warm-up
             self._early_deaths = 0
-        elif call is not None and not call.future.done():
+        elif not call.future.done():
             try:
                 ok, value = pickle.loads(body)
             except Exception as e:
@@ -292,15 +314,17 @@ class CompilePool:
         self._dispatch()
 
     def _dispatch(self) -> None:
-        """Give waiting calls to idle processes, one client after another."""
-        for worker in self._workers:
-            if worker is None or worker.writer is None or worker.call or worker.warming:
-                continue
-            call = self._next()
-            if call is None:
-                return
-            worker.call, call.worker = call, worker
-            worker.writer.write(call.frame)
+        """Send waiting calls to the processes, one client after another: each process holds at
+        most PIPELINE calls (the one it runs, and the next, so that it never waits for the
+        loop to send one)."""
+        for depth in range(1, PIPELINE + 1):  # the idle processes first
+            for worker in self._workers:
+                if worker is None or worker.warming or len(worker.calls) >= depth:
+                    continue
+                call = self._next()
+                if call is None:
+                    return
+                worker.send(call)
 
     def _next(self) -> _Call | None:
         while self._waiting:
@@ -310,12 +334,12 @@ class CompilePool:
                 self._waiting.move_to_end(client)  # the next client's turn
             else:
                 del self._waiting[client]
-            if not call.future.done():  # a cancelled call is dropped here
+            if not call.done():  # a cancelled call is dropped here
                 return call
         return None
 
     def _deadline(self, call: _Call, seconds: float) -> None:
-        if call.future.done():
+        if call.done():
             return
         worker = call.worker
         self._fail(
@@ -324,8 +348,7 @@ class CompilePool:
             f"the compile did not finish in {seconds:g} s (KaleExtApp.work_deadline)",
             "DeadlinePassed",
         )
-        if worker is not None and worker.call is call:  # it hangs: a new process instead
-            worker.call = None
+        if worker is not None and worker.calls and worker.calls[0] is call:  # it hangs
             self._lost(worker, f"was stopped after {seconds:g} s")
 
     def _done(self, call: _Call) -> None:
@@ -339,7 +362,7 @@ class CompilePool:
                     del self._waiting[call.client]
 
     def _fail(self, call: _Call, status: int, message: str, reason: str) -> None:
-        if not call.future.done():
+        if not call.done():
             call.future.set_exception(PoolError(status, message, reason))
 
     def _warn(self, message: str) -> None:

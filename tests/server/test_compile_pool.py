@@ -82,6 +82,18 @@ async def test_a_process_killed_mid_call_fails_the_call_and_another_takes_its_pl
     assert second != first and p.pids == [second]
 
 
+async def test_the_call_sent_ahead_to_a_process_that_dies_runs_in_the_next(pool):
+    p = pool()
+    first = await p.submit(os.getpid)
+    os.kill(first, signal.SIGSTOP)
+    running, ahead = p.submit(os.getpid), p.submit(os.getpid)
+    await until(lambda: p.waiting() == 0, "both calls to reach the process")
+    os.kill(first, signal.SIGKILL)
+    with pytest.raises(PoolError, match="SIGKILL"):
+        await running
+    assert await ahead not in (first, None)  # it never started there: it was not lost
+
+
 async def test_a_process_that_dies_by_itself_is_said_too(pool):
     p = pool()
     with pytest.raises(PoolError, match=r"exited with 3"):
@@ -124,10 +136,10 @@ async def test_clients_take_turns_and_a_cancelled_call_never_runs(pool, tmp_path
     order += [p.submit(append, log, "b1", client="b"), p.submit(append, log, "c1", client="c")]
     gone.cancel()  # its client left while it waited
     await asyncio.sleep(0)  # the future's callbacks run
-    assert p.waiting() == 5
+    assert p.waiting() == 4  # a1 is sent ahead to the process, behind a0
     os.kill(held, signal.SIGCONT)
     await asyncio.gather(*order)
-    assert log.read_text().split() == ["a0", "a1", "b1", "c1", "a2", "a3"]
+    assert log.read_text().split() == ["a0", "a1", "a2", "b1", "c1", "a3"]
 
 
 def append(path, word: str) -> None:
