@@ -64,8 +64,13 @@ def free_port() -> int:
 class Server:
     """`jupyter server` in a subprocess, on 127.0.0.1, token auth; kale_ext on or off."""
 
+    #: Send back the login cookie the server sets, as a browser does (without it, Jupyter makes
+    #: a new anonymous user and signs a new cookie on every token-authenticated request).
+    keep_cookie = True
+
     def __init__(self, workdir: Path, kale: bool = True, **kale_config):
         self.port, self.token = free_port(), os.urandom(12).hex()
+        self.cookie = ""
         home = workdir / f"home-{self.port}"
         home.mkdir(parents=True)
         root = workdir / "root"
@@ -123,10 +128,15 @@ class Server:
         try:
             data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
             headers = {"Authorization": f"token {self.token}"}
+            if self.cookie:
+                headers["Cookie"] = self.cookie
             if data is not None:
                 headers["Content-Type"] = "application/json"
             conn.request(method, path, body=data, headers=headers)
             r = conn.getresponse()
+            given = r.headers.get("Set-Cookie")
+            if given and self.keep_cookie:  # a browser sends the login cookie back
+                self.cookie = given.split(";", 1)[0]
             return r.status, r.read()
         finally:
             if own:
