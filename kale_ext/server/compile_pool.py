@@ -32,6 +32,7 @@ import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from pathlib import Path
 
 from .compile_worker import HEADER, MAX_FRAME, frame
 
@@ -371,10 +372,15 @@ class CompilePool:
 
 
 def _popen() -> subprocess.Popen:
-    """A compile process: this Python, this environment; its stderr the server's."""
+    """A compile process: this Python, this environment; its stderr the server's. It starts in
+    the folder that holds kale_ext (`-m` puts its working directory first on sys.path: the
+    server's, the notebooks' root, could hold a `json.py` that would be imported instead)."""
+    import kale_ext
+
     return subprocess.Popen(
         [sys.executable, "-m", "kale_ext.server.compile_worker"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         close_fds=True,
+        cwd=Path(kale_ext.__file__).resolve().parent.parent,
     )

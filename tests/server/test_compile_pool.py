@@ -170,3 +170,12 @@ def test_an_answer_is_a_frame_of_its_pickle():
     reply = answer(pickle.dumps((sum, ([1, 2],))))
     assert reply == frame((True, 3))
     assert int.from_bytes(reply[:4], "big") == len(reply) - 4
+
+
+async def test_a_module_in_the_servers_folder_does_not_shadow_the_compile_process_own(
+    pool, tmp_path, monkeypatch
+):
+    (tmp_path / "pickle.py").write_text("raise SystemExit('the folder pickle.py was imported')\n")
+    monkeypatch.chdir(tmp_path)  # the server's folder: the notebooks' root
+    p = pool()
+    assert await p.submit(sum, [1, 2]) == 3
