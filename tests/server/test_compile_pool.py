@@ -14,7 +14,6 @@ import pytest
 
 from kale_ext.errors import ConfigError
 from kale_ext.server.compile_pool import CompilePool, PoolError
-from kale_ext.server.compile_worker import answer, frame
 from tests.backends.local.waiting import exited
 
 pytestmark = pytest.mark.slow  # real processes
@@ -162,14 +161,6 @@ async def test_a_pool_whose_processes_die_warming_up_gives_up_and_says_why():
     p.start()
     await until(lambda: p.failed is not None, "the pool to give up", timeout=120)
     assert "3 compile processes ended while warming up (exited with 2)" in p.failed
-
-
-def test_an_answer_is_a_frame_of_its_pickle():
-    import pickle
-
-    reply = answer(pickle.dumps((sum, ([1, 2],))))
-    assert reply == frame((True, 3))
-    assert int.from_bytes(reply[:4], "big") == len(reply) - 4
 
 
 async def test_a_module_in_the_servers_folder_does_not_shadow_the_compile_process_own(
