@@ -3,15 +3,17 @@
 Each process (compile_worker.py) is a child of the server with a pipe each way; the event loop
 writes a call's frame to an idle process and reads the answer when it comes (asyncio pipe
 transports). No thread of the server takes part: concurrent.futures' ProcessPoolExecutor ran two
-(a feeder that pickled and a manager that woke the loop), which cost the loop 0.29 ms of CPU a
-call and competed with it for the GIL; this way costs 0.12 ms (issue 28).
+(a feeder that pickled and a manager that woke the loop), which competed with the loop for the
+GIL and cost the server 0.18-0.32 ms of CPU a call; this way costs 0.09-0.13 ms, all of it on
+the loop (issue 28; benchmarks/README.md).
 
 What the pool guarantees:
 - one call at a time per process (and the next one sent ahead, so it never waits for the
   loop); calls wait in line, served fairly: one per client in turn, so one client's burst does
   not hold back another's request;
 - a call has a deadline, waiting included: past it, a waiting call is dropped and a running
-  one's process is killed (and replaced); either way the caller gets a 504 reason;
+  one's process is killed (and replaced); either way the caller gets a 504 reason (a call sent
+  ahead still runs, its answer dropped);
 - a cancelled call (its client left) is dropped while it waits; once running it finishes and
   its answer is dropped;
 - a process that dies (killed, crashed) fails the call it ran with a 503 reason saying so
@@ -19,7 +21,8 @@ What the pool guarantees:
   second per place);
 - each process first runs the warm-up (its imports and one compile), then serves calls; it
   ends with the server however the server ends (its stdin closes; warmup.py also watches the
-  server's pid).
+  server's pid). When no process can start, or 3 in a row die warming up, the pool gives up
+  (``failed`` says why, in the server's log too) and the server compiles in its threads.
 """
 
 from __future__ import annotations
