@@ -281,11 +281,18 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         """CPU-bound work (a compile) in the compile processes (app.compute): dropped while it
         waits when the client leaves; a process that died or hung is a 503 or 504 saying so."""
         from ..errors import KaleExtError
-        from .compile_pool import PoolError
+        from .compile_pool import GAVE_UP, PoolError
 
-        self._work = self.app.compute(fn, *args, client=self.request.remote_ip or "")
+        client = self.request.remote_ip or ""
+        self._work = self.app.compute(fn, *args, client=client)
         try:
-            return await self._work
+            try:
+                return await self._work
+            except PoolError as e:
+                if e.reason != GAVE_UP:
+                    raise
+                self._work = self.app.compute(fn, *args, client=client)  # now in a thread
+                return await self._work
         except PoolError as e:
             raise ApiError(e.status, str(e), e.reason) from None
         except KaleExtError as e:

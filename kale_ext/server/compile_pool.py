@@ -46,6 +46,8 @@ RESTART_EVERY = 1.0
 MAX_EARLY_DEATHS = 3
 #: Calls sent to a process at once: the one it runs and the next.
 PIPELINE = 2
+#: The reason of a call's PoolError when the pool gave up (``failed``): nothing ran it.
+GAVE_UP = "NoCompileProcess"
 
 
 class PoolError(Exception):
@@ -208,7 +210,7 @@ class CompilePool:
         """Calls not yet sent to a process."""
         return sum(len(q) for q in self._waiting.values())
 
-    def close(self, why: str = "the server is stopping") -> None:
+    def close(self, why: str = "the server is stopping", reason: str = "ServerStopping") -> None:
         """End every process (their stdin closes; they are killed too) and fail every call."""
         self._closed = True
         for place, worker in enumerate(self._workers):
@@ -216,10 +218,10 @@ class CompilePool:
             if worker is not None:
                 worker.kill()
                 for call in worker.calls:
-                    self._fail(call, 503, why, "CompileProcessEnded")
+                    self._fail(call, 503, why, reason)
         for queue in list(self._waiting.values()):
             for call in list(queue):
-                self._fail(call, 503, why, "CompileProcessEnded")
+                self._fail(call, 503, why, reason)
         self._waiting.clear()
 
     # -- processes --
@@ -291,11 +293,11 @@ class CompilePool:
         self._loop.call_later(delay, self._respawn, worker.place)
 
     def _give_up(self, why: str) -> None:
-        """No more processes: every call waiting fails, and ``failed`` says why (the caller then
-        compiles in its threads)."""
+        """No more processes: ``failed`` says why, and every call waiting fails with the reason
+        GAVE_UP (the caller then compiles in its threads)."""
         self.failed = why
         self._warn(f"kale_ext: {why}; compiling in the server's threads instead")
-        self.close(why)
+        self.close(why, GAVE_UP)
 
     def _respawn(self, place: int) -> None:
         if not self._closed and self._workers[place] is None:

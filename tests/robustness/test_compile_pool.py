@@ -111,3 +111,22 @@ class TestCompileProcessFailures:
         app.work_deadline = 20.0
         again = await api.post("compile", BODY, request_timeout=120)
         assert again.status == 200 and again.json["ok"]
+
+
+class TestNoCompileProcess:
+    @pytest.fixture
+    def kale_config(self, tmp_path):
+        return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "warm_up": False,
+                "compile_processes": 2}  # fmt: skip
+
+    async def test_when_no_compile_process_can_start_the_server_compiles_in_its_threads(
+        self, api, jp_serverapp, monkeypatch, tmp_path
+    ):
+        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
+        monkeypatch.setattr("sys.executable", str(tmp_path / "no-such-python"))
+        r = await api.post("compile", BODY, request_timeout=120)
+        assert r.status == 200 and r.json["ok"], r.text  # answered, in a thread
+        assert "a compile process did not start" in app._pool.failed
+        assert "no-such-python" in app._pool.failed
+        again = await api.post("compile", BODY, request_timeout=120)
+        assert again.status == 200 and again.json["ok"]
