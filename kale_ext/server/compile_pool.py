@@ -102,7 +102,7 @@ class _Worker(asyncio.Protocol):
                 return
             if len(self.buffer) < HEADER.size + size:
                 return
-            body = bytes(self.buffer[HEADER.size : HEADER.size + size])
+            body = self.buffer[HEADER.size : HEADER.size + size]  # one copy; unpickled as is
             del self.buffer[: HEADER.size + size]
             self.pool._answered(self, self.calls.popleft(), body)
 
@@ -305,7 +305,7 @@ class CompilePool:
 
     # -- calls --
 
-    def _answered(self, worker: _Worker, call: _Call, body: bytes) -> None:
+    def _answered(self, worker: _Worker, call: _Call, body: bytes | bytearray) -> None:
         if call.future is None:  # the warm-up
             self._early_deaths = 0
         elif not call.future.done():
