@@ -1,6 +1,7 @@
 """The server extension under load, against a real Jupyter server (not a test).
 
-    python benchmarks/server.py [--clients 20] [--rounds 5] [--jobs 4] [--lines 20000] [--starts 5]
+    python benchmarks/server.py [--clients 20] [--rounds 5] [--sequential 200] [--jobs 4]
+                                [--lines 20000] [--starts 5]
 
 Starts `jupyter server` in a subprocess on a free loopback port (token auth, only kale_ext
 loaded, jobs and root in a temporary directory) and measures:
@@ -12,7 +13,9 @@ loaded, jobs and root in a temporary directory) and measures:
     p95 can be read against what the clients themselves cost on the same cores, and the floor
     that CPU cost sets for the p95 of a closed loop of 20 clients (see cpu_floor): a p95 above
     its floor is waiting (for the machine's other work, or inside the server); a floor above the
-    target is CPU the request must lose.
+    target is CPU the request must lose. Then, for the compile processes, the CPU per request by
+    place (the event-loop thread, the server's other threads, the compile processes) of requests
+    sent one after another: the figure that holds while other work loads the machine.
 (b) the event loop's stall while 4 jobs' logs are followed over SSE. Measured inside the server:
     with `KaleExtApp.debug_loop_lag`, a 10 ms timer on the server's own event loop records how
     late it fires, which is exactly how long the loop was blocked by anything (handlers,
@@ -39,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -60,8 +64,13 @@ def free_port() -> int:
 class Server:
     """`jupyter server` in a subprocess, on 127.0.0.1, token auth; kale_ext on or off."""
 
+    #: Send back the login cookie the server sets, as a browser does (without it, Jupyter makes
+    #: a new anonymous user and signs a new cookie on every token-authenticated request).
+    keep_cookie = True
+
     def __init__(self, workdir: Path, kale: bool = True, **kale_config):
         self.port, self.token = free_port(), os.urandom(12).hex()
+        self.cookie = ""
         home = workdir / f"home-{self.port}"
         home.mkdir(parents=True)
         root = workdir / "root"
@@ -119,10 +128,15 @@ class Server:
         try:
             data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
             headers = {"Authorization": f"token {self.token}"}
+            if self.cookie:
+                headers["Cookie"] = self.cookie
             if data is not None:
                 headers["Content-Type"] = "application/json"
             conn.request(method, path, body=data, headers=headers)
             r = conn.getresponse()
+            given = r.headers.get("Set-Cookie")
+            if given and self.keep_cookie:  # a browser sends the login cookie back
+                self.cookie = given.split(";", 1)[0]
             return r.status, r.read()
         finally:
             if own:
@@ -141,7 +155,7 @@ class Server:
 
 def server_cpu(pid: int) -> tuple[float, float]:
     """CPU seconds (user + system) used so far by the server process ``pid`` itself and by its
-    live descendants (its fork server and compile processes), from /proc (0 elsewhere)."""
+    live descendants (its compile processes), from /proc (0 elsewhere)."""
     tick = os.sysconf("SC_CLK_TCK")
     own, others, todo = 0.0, 0.0, [pid]
     while todo:
@@ -198,7 +212,9 @@ MODES = {
 TARGETS = {"same": 60, "one-cell": 80, "all-cells": 120}
 
 
-def bench_compile(server: Server, clients: int, rounds: int, mode: str) -> dict:
+def compile_bodies(mode: str, count: int) -> tuple[list[bytes], Callable[[int], bytes], int]:
+    """``count`` POST compile bodies of the 105-cell notebook for ``mode``, the function that
+    makes the i-th, and the notebook's cell count."""
     nb = json.loads(json.dumps(make_notebook(100)))  # nbformat node → plain JSON
     params = nb["cells"][1]
     assert "epochs = 3" in params["source"]
@@ -214,8 +230,12 @@ def bench_compile(server: Server, clients: int, rounds: int, mode: str) -> dict:
                 cell["source"] = f"{original['source']}\n# variant {i}"
         return json.dumps({"notebook": variant, "options": {"nodes": 2}}).encode()
 
+    return [body(i if mode != "same" else 0) for i in range(count)], body, len(nb["cells"])
+
+
+def bench_compile(server: Server, clients: int, rounds: int, mode: str) -> dict:
     count = clients * rounds
-    bodies = [body(i if mode != "same" else 0) for i in range(count)]
+    bodies, body, cells = compile_bodies(mode, count)
     t = time.perf_counter()
     status, data = server.request("POST", "/kale-ext/compile", body(-1))
     first = time.perf_counter() - t
@@ -250,7 +270,7 @@ def bench_compile(server: Server, clients: int, rounds: int, mode: str) -> dict:
     wall = time.perf_counter() - t
     after, client_cpu = server_cpu(server.proc.pid), own_cpu() - client_cpu
     return {
-        "cells": len(nb["cells"]),
+        "cells": cells,
         "body_kb": len(bodies[0]) / 1024,
         "first_ms": first * 1e3,
         "requests": len(latencies),
@@ -263,6 +283,47 @@ def bench_compile(server: Server, clients: int, rounds: int, mode: str) -> dict:
         "clients_ms": client_cpu / len(latencies) * 1e3,
         "load": load_average(),
     }
+
+
+def cpu_by_place(pid: int) -> tuple[float, float, float]:
+    """CPU seconds used so far by the server's event-loop thread (its main thread), by its
+    other threads, and by its live descendants (the compile processes), from each thread's
+    /proc schedstat (nanoseconds; 0 elsewhere)."""
+    loop = threads = children = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for task in Path(f"/proc/{p}/task").iterdir():
+                used = int((task / "schedstat").read_text().split()[0]) / 1e9
+                if p != pid:
+                    children += used
+                elif task.name == str(pid):
+                    loop += used
+                else:
+                    threads += used
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return loop, threads, children
+
+
+def bench_sequential(server: Server, mode: str, count: int) -> dict:
+    """CPU ms per request by place, ``count`` requests one after another on one connection
+    (CPU time holds on a loaded machine where wall-clock figures do not)."""
+    bodies, body, _ = compile_bodies(mode, count)
+    conn = server.connection()
+    for i in range(5):  # warm
+        server.request("POST", "/kale-ext/compile", body(-2 - i), conn)
+    before = cpu_by_place(server.proc.pid)
+    for data in bodies:
+        status, reply = server.request("POST", "/kale-ext/compile", data, conn)
+        assert status == 200, reply[:300]
+    after = cpu_by_place(server.proc.pid)
+    conn.close()
+    loop, threads, children = ((a - b) / count * 1e3 for a, b in zip(after, before, strict=True))
+    load = load_average()
+    return {"loop_ms": loop, "threads_ms": threads, "compilers_ms": children, "load": load}
 
 
 # -- (b) event-loop lag while following jobs' logs --
@@ -475,6 +536,12 @@ def main(argv=None) -> int:
     p.add_argument("--rate", type=int, default=500, help="lines a second per job, paced run")
     p.add_argument("--paced-lines", type=int, default=3000, help="lines per job, paced run")
     p.add_argument("--starts", type=int, default=5)
+    p.add_argument(
+        "--sequential",
+        type=int,
+        default=200,
+        help="requests sent one after another per mode for (a)'s CPU per place (0: none)",
+    )
     p.add_argument("--no-compile", dest="compile", action="store_false", help="skip (a)")
     p.add_argument("--no-logs", dest="logs", action="store_false", help="skip (b)")
     p.add_argument("--no-startup", dest="startup", action="store_false", help="skip (c)")
@@ -516,6 +583,14 @@ def main(argv=None) -> int:
                     )
                     if c["clients_ms"] > c["server_ms"] + c["compilers_ms"]:
                         print("    the clients cost more than the server: a benchmark defect")
+                    if args.sequential and processes:
+                        q = bench_sequential(server, mode, args.sequential)
+                        print(
+                            f"    CPU ms per request, {args.sequential} one after another: "
+                            f"event loop {q['loop_ms']:.2f}, the server's other threads "
+                            f"{q['threads_ms']:.2f}, compile processes {q['compilers_ms']:.2f} "
+                            f"(load average {q['load']:.2f})"
+                        )
             finally:
                 server.stop()
         if args.logs:

@@ -168,10 +168,11 @@ class KaleExtApp(ExtensionApp):
     ).tag(config=True)
 
     compile_processes = Int(
-        help="Processes that compile for POST compile (started on first use, from a fork "
-        "server). 0 compiles in the worker threads, where concurrent compiles share one core "
-        "under the GIL; N > 0 spreads them over N cores, for about 60 MB each. Default: 2 when "
-        "this server may use at least 2 CPUs (affinity and cgroup quota), else 0.",
+        help="Processes that compile for POST compile (started on the first request, each a "
+        "child of the server that ends with it). 0 compiles in the worker threads, where "
+        "concurrent compiles share one core under the GIL; N > 0 spreads them over N cores, "
+        "for about 60 MB each. Default: 2 when this server may use at least 2 CPUs (affinity "
+        "and cgroup quota), else 0.",
     ).tag(config=True)
 
     @default("compile_processes")
@@ -245,8 +246,7 @@ class KaleExtApp(ExtensionApp):
         self._reads = ThreadPoolExecutor(self.read_threads, thread_name_prefix="kale_ext-read")
         self.deleting: set[str] = set()  # jobs a DELETE is deleting now
         self.heavy_by_client: dict[str, int] = {}  # heavy requests running or waiting, by client
-        self._processes = None  # the compile processes, started on first use
-        self._processes_lock = threading.Lock()
+        self._pool = None  # the compile processes (compile_pool.CompilePool), on first use
         self._backend_lock = threading.Lock()
         self._backend = None
         self._backend_key = None
@@ -282,30 +282,27 @@ class KaleExtApp(ExtensionApp):
             self._lag.stop()
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._reads.shutdown(wait=False, cancel_futures=True)
-        if self._processes is not None:
-            self._processes.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:
+            self._pool.close()
 
     # -- used by the handlers --
 
     def warm(self) -> None:
-        """Called by every request: the first one starts the warm-up."""
+        """Called by every request: the first one starts the warm-up (and the compile
+        processes, each of which warms up as it starts)."""
         if not self._warmed:
             self._warmed = True
             self._warm_ups = [self._executor.submit(warmup.warm_up, self.gc_freeze)]
             if self.compile_processes:
-                self._warm_ups.append(self._executor.submit(self._warm_processes))
+                self.compile_pool().start()
 
     @property
     def warmed_up(self) -> bool:
         """Whether the warm-up (and the compile processes') has finished (the debug figures
         report it)."""
-        return bool(self._warm_ups) and all(f.done() for f in self._warm_ups)
-
-    def _warm_processes(self) -> None:
-        """Start every compile process now (each warms up as it starts: see _process_pool)."""
-        pool = self._process_pool()
-        for future in [pool.submit(os.getpid) for _ in range(self.compile_processes)]:
-            future.result()
+        pool = self._pool
+        pool_ready = pool is None or pool.ready or pool.failed is not None
+        return bool(self._warm_ups) and all(f.done() for f in self._warm_ups) and pool_ready
 
     async def run(self, fn, *args, **kwargs):
         """Run blocking heavy work in the extension's thread pool."""
@@ -322,38 +319,30 @@ class KaleExtApp(ExtensionApp):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._reads, functools.partial(fn, *args, **kwargs))
 
-    async def compute(self, fn, *args):
-        """CPU-bound work (compiling): in the compile processes when there are any, else in a
-        thread. ``fn`` and its arguments must pickle."""
-        if not self.compile_processes:
-            return await self.run(fn, *args)
-        from concurrent.futures.process import BrokenProcessPool
+    def compute(self, fn, *args, client: str = ""):
+        """CPU-bound work (compiling): an awaitable of ``fn(*args)``, in the compile processes
+        when there are any (``fn`` and its arguments must pickle; a compile_pool.PoolError when
+        a process could not answer: 503, or 504 past work_deadline), else in a thread. Cancel
+        it to drop the work while it waits."""
+        pool = self.compile_pool() if self.compile_processes else None
+        if pool is None or pool.failed is not None:
+            return asyncio.ensure_future(self.run(fn, *args))
+        return pool.submit(fn, *args, client=client, deadline=self.work_deadline)
 
-        loop = asyncio.get_running_loop()
-        try:
-            pool = self._processes or await self.run(self._process_pool)
-            return await loop.run_in_executor(pool, functools.partial(fn, *args))
-        except BrokenProcessPool:  # a worker died: start afresh next time; this one runs here
-            self.log.warning("kale_ext: a compile process died; restarting them")
-            with self._processes_lock:
-                broken, self._processes = self._processes, None
-            if broken is not None:
-                broken.shutdown(wait=False, cancel_futures=True)
-            return await self.run(fn, *args)
+    def compile_pool(self):
+        """The compile processes (made on first use; they start on the first call)."""
+        if self._pool is None:
+            from .compile_pool import CompilePool
 
-    def _process_pool(self):
-        with self._processes_lock:
-            if self._processes is None:
-                import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
-
-                self._processes = ProcessPoolExecutor(
-                    self.compile_processes,
-                    mp_context=multiprocessing.get_context("forkserver"),
-                    initializer=warmup.warm_up,
-                    initargs=(True, dict(self.option_limits), self.allow_package_urls, os.getpid()),
-                )
-            return self._processes
+            self._pool = CompilePool(
+                self.compile_processes,
+                warm_up=(
+                    warmup.warm_up,
+                    (True, dict(self.option_limits), self.allow_package_urls, os.getpid()),
+                ),
+                log=self.log,
+            )
+        return self._pool
 
     def defaults(self, strict: bool = True):
         """The effective defaults (kale_ext.defaults): this server's configuration, under the

@@ -73,7 +73,7 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
     #: Query parameters each verb takes; any other is a 400.
     params: dict[str, frozenset[str]] = {}
     _stream: LogStream | None = None
-    _work = None  # the heavy work this request waits for (a concurrent Future)
+    _work = None  # the heavy work this request waits for (a Future: cancel drops it)
 
     @property
     def app(self):
@@ -276,6 +276,31 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
                 app.heavy_by_client[user] = left
             else:
                 app.heavy_by_client.pop(user, None)
+
+    async def compute(self, fn, *args):
+        """CPU-bound work (a compile) in the compile processes (app.compute): dropped while it
+        waits when the client leaves; a process that died or hung is a 503 or 504 saying so."""
+        from ..errors import KaleExtError
+        from .compile_pool import GAVE_UP, PoolError
+
+        client = self.request.remote_ip or ""
+        self._work = self.app.compute(fn, *args, client=client)
+        try:
+            try:
+                return await self._work
+            except PoolError as e:
+                if e.reason != GAVE_UP:
+                    raise
+                self._work = self.app.compute(fn, *args, client=client)  # now in a thread
+                return await self._work
+        except PoolError as e:
+            raise ApiError(e.status, str(e), e.reason) from None
+        except KaleExtError as e:
+            raise to_api_error(e) from None
+        except asyncio.CancelledError:  # its client left before it started: nobody to answer
+            raise ApiError(503, "the client left before its work started", "ClientGone") from None
+        finally:
+            self._work = None
 
     async def backend(self):
         backend, _ = await self.call(self.app.get_backend)

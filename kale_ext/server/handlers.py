@@ -46,7 +46,7 @@ class CompileHandler(NotebookHandler):
         runtime, installed, defaults = await self.call(
             compile_inputs.preview_inputs, self.app, data, options, options_error
         )
-        reply = await self.app.compute(
+        reply = await self.compute(
             service.preview_json,
             *(data, name, path, options, runtime, defaults, installed, self.root_dir()),
         )

@@ -1,11 +1,10 @@
 """Helper processes end with the server, however it ends (kill -9 included).
 
-The compile processes are children of multiprocessing's fork server, and each holds the pipe
-whose closing tells the fork server to exit: so neither sees the server die by itself (a
-parent-death signal would wait for the fork server, which waits for them). Each compile process
-therefore watches the server itself: a thread waits on the server's pidfd (Linux), else checks
-that it still runs every second, and ends the process when the server has gone. The fork server
-and multiprocessing's resource tracker then exit on their own, their pipes closed.
+A compile process (compile_worker.py) ends when its stdin, a pipe from the server, ends: the
+kernel closes it when the server dies. In case another process came to hold that pipe too (a
+child forked without exec), each compile process also watches the server itself: a thread waits
+on the server's pidfd (Linux), else checks that it still runs every second, and ends the process
+when the server has gone.
 """
 
 from __future__ import annotations

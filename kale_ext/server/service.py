@@ -31,6 +31,9 @@ def load(data: bytes | dict, name: str):
 _COMPILED: OrderedDict = OrderedDict()
 _COMPILED_SIZE = 16
 _COMPILED_LOCK = threading.Lock()
+#: Recent previews' answers (preview_json) by the sha256 of all their inputs.
+_PREVIEWS: OrderedDict = OrderedDict()
+_PREVIEWS_SIZE = 32
 
 
 def _environment_stamp() -> tuple:
@@ -94,9 +97,50 @@ def preview_json(
     root: str | None = None,
 ) -> bytes:
     """`preview` as the reply's JSON, encoded where it is computed (a compile process), so
-    that the server's event loop only writes it."""
-    result = preview(data, name, path, options, runtime, defaults, installed, root)
-    return json.dumps(result, default=str).encode()
+    that the server's event loop only writes it. Kept for the same inputs: the request's
+    values, what the preview read from disk (the workspace's files with their sizes and
+    modification stamps, the modules beside the notebook, read again each time) and the
+    installed packages; the same request again costs a look-up (the panel previews the same
+    notebook each time it opens or an option changes back)."""
+    import hashlib
+    import pickle
+
+    read = disk_inputs(data, options, root, path)
+    inputs = (data, name, path, options, runtime, defaults, installed, root, read[1:])
+    try:
+        blob = pickle.dumps((inputs, _environment_stamp()), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a value that does not pickle (a thread's caller): not kept
+        blob = None
+    key = hashlib.sha256(blob).digest() if blob is not None else None
+    with _COMPILED_LOCK:
+        kept = _PREVIEWS.get(key) if key is not None else None
+        if kept is not None:
+            _PREVIEWS.move_to_end(key)
+            return kept
+    result = preview(data, name, path, options, runtime, defaults, installed, root, read)
+    answer = json.dumps(result, default=str).encode()
+    if key is not None:
+        with _COMPILED_LOCK:
+            _PREVIEWS[key] = answer
+            while len(_PREVIEWS) > _PREVIEWS_SIZE:
+                _PREVIEWS.popitem(last=False)
+    return answer
+
+
+def disk_inputs(data: bytes | dict, options, root: str | None, path: str | None) -> tuple:
+    """What a preview reads from disk, read now: the notebook's `kale_ext` metadata, its
+    workspace (a Workspace, None, or the ConfigError that says why it cannot be had) and the
+    modules beside it."""
+    from ..job.workspace import choose, modules_beside
+
+    where = place(root, path)
+    kale_meta = notebook_metadata(data).get("kale_ext")  # read once (file bytes: parsed once)
+    try:
+        workspace = choose(options, kale_meta, where)
+    except ConfigError as e:
+        return kale_meta, e, ()
+    local = workspace.modules if workspace is not None else modules_beside(where.folder)
+    return kale_meta, workspace, tuple(local)
 
 
 def place(root: str | None, path: str | None):
@@ -134,16 +178,17 @@ def preview(
     defaults=None,
     installed: dict | None = None,
     root: str | None = None,
+    read: tuple | None = None,
 ) -> dict:
     """POST compile without the backend (so it can run in another process): compile and config
     errors are results (`ok: false`), not exceptions. ``runtime``: a Runtime or a ConfigError;
     ``defaults``: kale_ext.defaults.Defaults; ``installed``: the runtime image's packages, when
     known (imports it lacks and the job does not install are warned about); ``root``: the
-    server root (the notebook's workspace is its folder there)."""
+    server root (the notebook's workspace is its folder there); ``read``: disk_inputs' answer
+    when the caller has it."""
     from ..backends.submit import missing_packages
     from ..errors import CompileError
     from ..job.volumes import describe
-    from ..job.workspace import choose, modules_beside
 
     result: dict = {
         "ok": False,
@@ -167,14 +212,10 @@ def preview(
         "provenance": [],
         "train_calls": [],
     }
-    where = place(root, path)
-    kale_meta = notebook_metadata(data).get("kale_ext")  # read once (file bytes: parsed once)
-    try:
-        workspace = choose(options, kale_meta, where)
-    except ConfigError as e:
-        result["errors"] = [config_diagnostic(e)]
+    kale_meta, workspace, local = read or disk_inputs(data, options, root, path)
+    if isinstance(workspace, ConfigError):
+        result["errors"] = [config_diagnostic(workspace)]
         return result
-    local = workspace.modules if workspace is not None else modules_beside(where.folder)
     result["workspace"] = workspace_reply(workspace, root)
     try:
         from ..job.spec import train_call_choice

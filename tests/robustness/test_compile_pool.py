@@ -1,12 +1,18 @@
-"""Item 1: a configuration error crosses the compile processes' boundary and the pool survives."""
+"""Item 1: a configuration error crosses the compile processes' boundary and the pool survives;
+a compile process killed or hung mid-request is a 503 or 504 saying so (issue 28, Deliver 8: the
+pool the event loop drives), and the next compile is answered by the process that replaced it."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import pickle
+import signal
 
 import pytest
 
 from kale_ext.errors import BackendError, CompileError, ConfigError, Diagnostic, NotFound
+from tests.backends.local.waiting import exited
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
 
@@ -25,6 +31,9 @@ def test_1_every_error_of_the_family_pickles(error):
     assert vars(copy) == vars(error)
 
 
+BODY = {"path": "plain_python.ipynb"}
+
+
 class TestCompileProcesses:
     @pytest.fixture
     def kale_config(self, tmp_path):
@@ -37,14 +46,87 @@ class TestCompileProcesses:
         app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
         first = await api.post("compile", {"path": "plain_python.ipynb"}, request_timeout=120)
         assert first.status == 200 and first.json["ok"], first.text
-        pool = app._processes
-        assert pool is not None
+        pids = app._pool.pids
+        assert all(pids)
         r = await api.post(
             "compile", {"path": "plain_python.ipynb", "options": {"runtime": "nope"}}
         )
         assert r.status == 200, r.text
         [error] = r.json["errors"]
         assert error["field"] == "runtime" and "'nope' not found" in error["message"]
-        assert app._processes is pool  # the same worker pool: no restart, no wait for a new one
+        assert app._pool.pids == pids  # the same processes: no restart, no wait for a new one
         again = await api.post("compile", {"path": "plain_python.ipynb"})
-        assert again.json["ok"] and app._processes is pool
+        assert again.json["ok"] and app._pool.pids == pids
+
+
+async def _busy(app, pid: int) -> None:
+    """Until the compile process ``pid`` holds a call (waiting on the loop, not blocking it)."""
+    for _ in range(6000):
+        if app._pool.busy == [pid]:
+            return
+        await asyncio.sleep(0.01)
+    pytest.fail(f"compile process {pid} never got the request")
+
+
+class TestCompileProcessFailures:
+    """A compile process that dies or hangs mid-request: the request gets a reason (never a
+    hang), the process is replaced and the next compile is answered."""
+
+    @pytest.fixture
+    def kale_config(self, tmp_path):
+        return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "warm_up": False,
+                "compile_processes": 1, "work_deadline": 20.0}  # fmt: skip
+
+    async def test_a_compile_process_killed_mid_request_is_a_503_then_replaced(
+        self, api, jp_serverapp
+    ):
+        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
+        assert (await api.post("compile", BODY, request_timeout=120)).json["ok"]
+        [pid] = app._pool.pids
+        os.kill(pid, signal.SIGSTOP)  # it takes the next request and holds it
+        request = asyncio.ensure_future(api.post("compile", BODY, request_timeout=60))
+        await _busy(app, pid)
+        os.kill(pid, signal.SIGKILL)
+        r = await request
+        assert r.status == 503, r.text
+        assert r.json["reason"] == "CompileProcessEnded"
+        assert "killed by signal 9 (SIGKILL)" in r.json["message"], r.json["message"]
+        again = await api.post("compile", BODY, request_timeout=120)
+        assert again.status == 200 and again.json["ok"]
+        assert app._pool.pids != [pid]
+
+    async def test_a_compile_process_hung_past_the_deadline_is_a_504_then_replaced(
+        self, api, jp_serverapp
+    ):
+        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
+        assert (await api.post("compile", BODY, request_timeout=120)).json["ok"]
+        [pid] = app._pool.pids
+        app.work_deadline = 1.0
+        os.kill(pid, signal.SIGSTOP)  # hangs: it never answers
+        r = await api.post("compile", BODY, request_timeout=60)
+        assert r.status == 504, r.text
+        assert r.json["reason"] == "DeadlinePassed"
+        assert "KaleExtApp.work_deadline" in r.json["message"]
+        assert exited(pid, timeout=30)  # killed, not left stopped
+        app.work_deadline = 20.0
+        again = await api.post("compile", BODY, request_timeout=120)
+        assert again.status == 200 and again.json["ok"]
+
+
+class TestNoCompileProcess:
+    @pytest.fixture
+    def kale_config(self, tmp_path):
+        return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "warm_up": False,
+                "compile_processes": 2}  # fmt: skip
+
+    async def test_when_no_compile_process_can_start_the_server_compiles_in_its_threads(
+        self, api, jp_serverapp, monkeypatch, tmp_path
+    ):
+        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
+        monkeypatch.setattr("sys.executable", str(tmp_path / "no-such-python"))
+        r = await api.post("compile", BODY, request_timeout=120)
+        assert r.status == 200 and r.json["ok"], r.text  # answered, in a thread
+        assert "a compile process did not start" in app._pool.failed
+        assert "no-such-python" in app._pool.failed
+        again = await api.post("compile", BODY, request_timeout=120)
+        assert again.status == 200 and again.json["ok"]

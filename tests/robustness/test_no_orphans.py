@@ -103,7 +103,7 @@ def test_28_7_compile_processes_end_when_the_server_is_killed(tmp_path):
     try:
         status, _ = server.request("POST", "compile", {"path": "nb.ipynb"}, timeout=180)
         assert status == 200
-        helpers = descendants({server.proc.pid})  # the fork server and the compile processes
+        helpers = descendants({server.proc.pid})  # the compile processes
         assert len(helpers) >= 2, helpers
         os.kill(server.proc.pid, signal.SIGKILL)
         server.proc.wait(30)

@@ -349,7 +349,7 @@ class TestCompileProcesses:
         data = r.json
         assert r.status == 200 and data["ok"] and data["function_name"] == "plain_python"
         app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
-        assert app._processes is not None  # it did run in the pool
+        assert app._pool is not None and all(app._pool.pids)  # it did run in the pool
         from kale_ext.backends.local.backend import LocalBackend
         from kale_ext.server import service
 
