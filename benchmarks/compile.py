@@ -34,8 +34,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from timing import best
 
-from kale_ext.compile.analysis import forget_cells
 from kale_ext.compile.compiler import compile_notebook
+from kale_ext.compile.kept import forget_cells
 from kale_ext.compile.notebook import parse_notebook
 
 TRAINING = """\

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .. import __version__, trainer_status
 from ..metrics import PREFIX as METRIC_PREFIX
 from ..mlflow_api import RUN_ID_ENV
-from . import excepthook, resultsave
+from . import excepthook, kept, resultsave
 from .notebook import source_lines
 
 INDENT = "    "
@@ -102,6 +102,10 @@ def _triple_quotes_close_on_their_line(source: str) -> bool:
 def indent_code(source: str, prefix: str = INDENT) -> list[str]:
     """``source`` indented by ``prefix``, leading tabs expanded, strings untouched."""
     keep = _string_continuation_lines(source)
+    if not keep and "\t" not in source:  # most cells: every line gets the prefix
+        return [
+            prefix + line if line and not line.isspace() else "" for line in source_lines(source)
+        ]
     out = []
     for i, line in enumerate(source_lines(source), start=1):
         if i in keep:
@@ -113,6 +117,15 @@ def indent_code(source: str, prefix: str = INDENT) -> list[str]:
             lead = line[: len(line) - len(stripped)].expandtabs(8)
             out.append(prefix + lead + stripped)
     return out
+
+
+@kept.by_source
+def _body_lines(source: str) -> tuple[str, ...]:
+    """A cell's lines in the function's body: indented, without trailing blank lines."""
+    code = indent_code(source)
+    while code and not code[-1]:
+        code.pop()
+    return tuple(code)
 
 
 def render_module(
@@ -143,9 +156,7 @@ def render_module(
         lines += indent_code(_SHIM_SOURCE[shim]) + [""]
     source_map = []
     for section in sections:
-        code = indent_code(section.source)
-        while code and not code[-1]:
-            code.pop()
+        code = _body_lines(section.source)
         if not code:
             continue
         lines.append(f"{INDENT}# cell {section.cell_index + 1} ({section.label})")
@@ -195,7 +206,9 @@ def _trainer_status() -> str:
 
 
 def _cell_lines(section: Section, count: int) -> list[int] | None:
-    lines = list((section.cell_lines or ())[:count])
+    if section.cell_lines is None:
+        return None
+    lines = list(section.cell_lines[:count])
     return None if not lines or lines == list(range(1, count + 1)) else lines
 
 

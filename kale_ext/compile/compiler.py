@@ -32,7 +32,7 @@ from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_note
 from .packages import Import, imports_of, resolve
 from .parameters import Parameter, parse_parameters
 from .sdkcall import job_settings, notebook_train_call
-from .transform import CellCode, _syntax_error, transform_cell
+from .transform import CellCode, syntax_error, transform_cell
 
 _BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2, Role.ENTRYPOINT: 2}
 
@@ -300,9 +300,9 @@ def _compile(
             role.value,
             rewrite_for_function(bc.tree_source, wrapper_names, top_globals, star_names),
             bc.cell.id,
-            _cell_lines(bc),
+            _cell_lines(code),
         )
-        for (role, _, _), bc in zip(body, analysed, strict=True)
+        for (role, _, code), bc in zip(body, analysed, strict=True)
     ]
     future = set().union(*(bc.names.future for bc in analysed))
     source, source_map = render_module(name, params, sections, shims, nb.name, future, required)
@@ -377,7 +377,7 @@ def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
         try:
             names = cell_names(code.source, future_annotations)
         except SyntaxError as e:
-            diags.append(_syntax_error(cell, e, code))
+            diags.append(syntax_error(cell, e, code))
             continue
         for line, what in names.invalid:
             if role is Role.ENTRYPOINT and what.startswith("`return`"):
@@ -394,10 +394,12 @@ def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
     return analysed
 
 
-def _cell_lines(bc: BodyCell) -> tuple[int, ...] | None:
+def _cell_lines(code: CellCode) -> tuple[int, ...] | None:
     """The cell's line of each line of the cell's code, None when they are the same."""
-    count = bc.tree_source.count("\n") + 1
-    lines = tuple(bc.cell_line(n) or n for n in range(1, count + 1))
+    if code.origin is None:
+        return None
+    count = code.source.count("\n") + 1
+    lines = tuple(code.cell_line(n) or n for n in range(1, count + 1))
     return None if lines == tuple(range(1, count + 1)) else lines
 
 

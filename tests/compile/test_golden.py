@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from kale_ext import __version__
-from kale_ext.compile.analysis import forget_cells
 from kale_ext.compile.compiler import compile_notebook
+from kale_ext.compile.kept import forget_cells
 from kale_ext.compile.notebook import parse_notebook
 from kale_ext.compile.packages import requirement_name
 from kale_ext.errors import CompileError
