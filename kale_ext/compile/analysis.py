@@ -255,10 +255,10 @@ def check_self_contained(
     everywhere = set(parameters)
     first_def: dict[str, Cell] = {}
     for bc in body:
-        for n in bc.names.binds - first_def.keys():
-            first_def[n] = bc.cell
-        for n in bc.names.global_binds - first_def.keys():
-            first_def[n] = bc.cell
+        for n in bc.names.binds:
+            first_def.setdefault(n, bc.cell)
+        for n in bc.names.global_binds:
+            first_def.setdefault(n, bc.cell)
         everywhere |= bc.names.binds
         everywhere |= bc.names.global_binds
     stars = [bc.cell for bc in body if bc.names.star_import]

@@ -8,6 +8,7 @@ Every surface (CLI, REST API, panel, magics) calls :func:`compile_notebook`.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import hashlib
@@ -19,6 +20,7 @@ from pathlib import Path
 from .. import __version__
 from ..errors import CompileError, Diagnostic
 from ..files import write_atomic
+from . import kept
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
@@ -172,8 +174,10 @@ def _compile(
     entry_name = None
 
     for cell, plan in plans:
-        diags += plan.diagnostics
-        _merge_settings(settings, plan.settings, cell, diags)
+        if plan.diagnostics:
+            diags += plan.diagnostics
+        if plan.settings:
+            _merge_settings(settings, plan.settings, cell, diags)
         if plan.role is None:
             continue
         if entry_cells and plan.role is Role.TRAINING:
@@ -187,8 +191,10 @@ def _compile(
         code = transform_cell(cell, diags)
         if code is None:
             continue
-        requested += [(p, cell) for p in code.packages]
-        index_urls += [u for u in code.index_urls if u not in index_urls]
+        if code.packages:
+            requested += [(p, cell) for p in code.packages]
+        if code.index_urls:
+            index_urls += [u for u in code.index_urls if u not in index_urls]
         found = []
         if plan.role is Role.ENTRYPOINT:
             entry = (
@@ -403,12 +409,13 @@ def _cell_lines(code: CellCode) -> tuple[int, ...] | None:
     return None if lines == tuple(range(1, count + 1)) else lines
 
 
-def _imports(source: str):
-    if "import" not in source:
-        return []
-    import ast
+def _imports(source: str) -> tuple[tuple[str, int], ...]:
+    return _imports_kept(source) if "import" in source else ()
 
-    return imports_of(ast.parse(source))
+
+@kept.by_source
+def _imports_kept(source: str) -> tuple[tuple[str, int], ...]:
+    return tuple(imports_of(ast.parse(source)))
 
 
 def _note_left_out(cell: Cell, role: Role, left_out: dict, why: str | None = None) -> None:
