@@ -57,7 +57,8 @@ _GLOBAL, _DEL, _KALE_EXT = _word("global"), _word("del"), _word("kale_ext")
 _STAR_IMPORT = _word("import", r"\s+\*")
 _USE = _symtable.USE
 _BINDS = _symtable.DEF_LOCAL | _symtable.DEF_IMPORT
-_GLOBAL_SCOPES = (_symtable.GLOBAL_IMPLICIT, _symtable.GLOBAL_EXPLICIT)
+_SCOPE_OFF, _SCOPE_MASK, _DEF_LOCAL = _symtable.SCOPE_OFF, _symtable.SCOPE_MASK, _symtable.DEF_LOCAL
+_GLOBAL_IMPLICIT, _GLOBAL_EXPLICIT = _symtable.GLOBAL_IMPLICIT, _symtable.GLOBAL_EXPLICIT
 _NOT_IN_A_FUNCTION = {
     ast.Return: "`return` outside a function",
     ast.Yield: "`yield` outside a function",
@@ -109,14 +110,24 @@ def _cell_names(source: str, future_annotations: bool) -> CellNames:
     reads_now = {n for n, flags in symbols.items() if flags & _USE}
     children = top.children
     needs_ast = _needs_ast(source)
-    if not children and not needs_ast:  # most cells: no nested scope, nothing more to find
+    if not children and not needs_ast:  # many cells: no nested scope, nothing more to find
         return CellNames(frozenset(binds), frozenset(reads_now), *_NOTHING_MORE)
-    names = CellNames(binds, reads_now)
-    binds.update(c.name for c in children if c.name in symbols)  # def, class
+    reads_later: set[str] = set()
+    global_binds: set[str] = set()
     for child in children:
-        _scope(child, _runs_now(child), names)
-    if needs_ast:
-        _refine(ast.parse(source), names)
+        if child.name in symbols:  # def, class
+            binds.add(child.name)
+        _scope(child, _runs_now(child), reads_now, reads_later, global_binds)
+    if not needs_ast:  # most others: what symtable tells is all
+        return CellNames(
+            frozenset(binds),
+            frozenset(reads_now),
+            frozenset(reads_later),
+            frozenset(global_binds),
+            *_NOTHING_MORE[2:],
+        )
+    names = CellNames(binds, reads_now, reads_later, global_binds)
+    _refine(ast.parse(source), names)
     return _frozen(names)
 
 
@@ -211,19 +222,19 @@ def _runs_now(table) -> bool:
     return table.type == _symtable.TYPE_CLASS or table.name in _COMPREHENSIONS
 
 
-def _scope(table, now: bool, names: CellNames) -> None:
+def _scope(table, now: bool, reads_now: set, reads_later: set, global_binds: set) -> None:
     """The names a nested scope (function, class, lambda, comprehension) reads from the cell's
     top level, and those it assigns there under `global`."""
-    reads = names.reads_now if now else names.reads_later
+    reads = reads_now if now else reads_later
     for n, flags in table.symbols.items():
-        scope = (flags >> _symtable.SCOPE_OFF) & _symtable.SCOPE_MASK
-        if scope in _GLOBAL_SCOPES:
+        scope = (flags >> _SCOPE_OFF) & _SCOPE_MASK
+        if scope == _GLOBAL_IMPLICIT or scope == _GLOBAL_EXPLICIT:
             if flags & _USE:
                 reads.add(n)
-            if scope == _symtable.GLOBAL_EXPLICIT and flags & _symtable.DEF_LOCAL:
-                names.global_binds.add(n)
+            if scope == _GLOBAL_EXPLICIT and flags & _DEF_LOCAL:
+                global_binds.add(n)
     for child in table.children:
-        _scope(child, now and _runs_now(child), names)
+        _scope(child, now and _runs_now(child), reads_now, reads_later, global_binds)
 
 
 @dataclass

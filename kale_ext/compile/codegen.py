@@ -177,7 +177,7 @@ def render_module(
     if not sections or not source_map:
         lines.append(f"{INDENT}pass")
     if "report" in shims:  # report()'s progress to Kubeflow Trainer (trainer_status.py)
-        lines += ["", "", *_trainer_status().rstrip("\n").split("\n")]
+        lines += ["", "", _trainer_status()]  # one block, built once a process
     lines += ["", "", *error_hook(notebook_name, source_map), "", "", _keep_source()]
     keep = (resultsave.FOLDER, resultsave.MAX_BYTES, resultsave.MAX_BYTES_ENV)
     call = f"{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))"
@@ -202,7 +202,7 @@ def render_module(
 def _trainer_status() -> str:
     """report()'s poster of progress to Kubeflow Trainer (kale_ext/trainer_status.py), with
     kale_ext/progress.py's source: both standard library only, at the module's level."""
-    return trainer_status.embedded("_kale_ext_status")
+    return trainer_status.embedded("_kale_ext_status").rstrip("\n")
 
 
 def _cell_lines(section: Section, count: int) -> list[int] | None:
@@ -226,13 +226,14 @@ def _keep_source() -> str:
 def error_hook(notebook_name: str, source_map: list[dict]) -> list[str]:
     """Module-level lines that install the excepthook (compile/excepthook.py) with this
     module's line map, one cell a line: (first line, line count, cell index, cell id, label,
-    the cell's line of each module line or None when they count alike)."""
+    the cell's line of each module line or None when they count alike). The hook's own source
+    is one item (its lines, built once a process)."""
     cells = [
         (s["first_line"], s["lines"], s["cell"], s["cell_id"], s["label"], s["cell_lines"])
         for s in source_map
     ]
     return [
-        *_hook_source().split("\n"),
+        _hook_source(),
         "",
         "",
         f"_kale_ext_exit = _kale_ext_errors(globals(), {notebook_name!r}, (",
