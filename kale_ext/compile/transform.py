@@ -27,13 +27,15 @@ from .notebook import Cell, source_lines
 # (slow) transformer; the others go through IPython, which does the real work. Each search
 # starts at a given character (the regex engine skips to it), where one alternation of them all
 # was tried at every position (3x slower).
+# Blanks never reach past a line's end (`\s*` could: quadratic on a cell of empty lines).
 _EOL = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_INDENTED_FIRST_LINE = re.compile(f"(?:\\s*[{_EOL}])?[ \t]")
+_BLANK = f"[^\\S{_EOL}]"  # whitespace within a line
+_INDENTED_FIRST_LINE = re.compile(f"(?:\\s*[{_EOL}])?[ \t]")  # matched at the start only
 _ESCAPE_AT_LINE_START = re.compile(  # searched in "\n" + the cell
-    f"[{_EOL}](?:\\.\\.\\.|\\s*(?:[%!?/,;]|>>>|\\.{{3,}}:|(?:\\[(?:nav|ins)\\] )?In \\[))"
+    f"[{_EOL}](?:\\.\\.\\.|{_BLANK}*(?:[%!?/,;]|>>>|\\.{{3,}}:|(?:\\[(?:nav|ins)\\] )?In \\[))"
 )
-_HELP_AT_LINE_END = re.compile(f"\\?[\\s\\\\]*(?:[{_EOL}]|\\Z)")
-_MAGIC_VALUE = re.compile(r"=[\s\\]*[%!]")
+_HELP_AT_LINE_END = re.compile(f"\\?(?:{_BLANK}|\\\\)*(?:[{_EOL}]|\\Z)")
+_MAGIC_VALUE = re.compile(f"={_BLANK}*[%!]")  # `=` then a continued line: a line start
 
 
 def needs_ipython(source: str) -> bool:

@@ -156,6 +156,7 @@ SKIPPED = [  # (cell, whether IPython's transformer could change it)
     ("a = !ls", True),
     ("b = %env HOME", True),
     ("a =\\\n  !ls", True),
+    ("a = \\\n%time x", True),
     ("x?", True),
     ("x??\ny = 1", True),
     ("x? \t", True),
@@ -210,6 +211,19 @@ CELLS = st.lists(st.tuples(_LINES, _ENDS), max_size=6).map(
     lambda lines: "".join(line + end for line, end in lines)
 )
 TEXT = st.text(alphabet="x1 =%!?/,;.>In[]:'\"#\\\t\n\r\x0c(){}", max_size=24)
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["x = 1" + "\n" * 200_000 + "y", "\n \t" * 100_000, "?" + " " * 200_000 + "x",
+     ("= " * 50 + "x") * 2_000, "\\\n" * 100_000, "x = (\n" + "\n" * 200_000],
+    ids=["empty lines", "blank lines", "blanks after ?", "blanks after =", "continued lines",
+         "an open bracket"],
+)  # fmt: skip
+def test_needs_ipython_reads_a_hostile_cell_in_one_pass(source):
+    """Each search is linear: a pattern whose blanks crossed line ends took 6 s on 16,000
+    empty lines (and grew with their square); these take milliseconds."""
+    needs_ipython(source)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # IPython's, on lines split at \u2028
