@@ -66,7 +66,8 @@ _IPY_CALLS = frozenset({"run_line_magic", "run_cell_magic", "system", "getoutput
 
 @dataclass
 class CellCode:
-    """A cell as plain Python, with the packages its install lines asked for."""
+    """A cell as plain Python, with the packages its install lines asked for. Kept by the
+    cell's source and shared (kept.py): never changed once made."""
 
     source: str
     origin: list[int] | None = None  # origin[i] = 1-based cell line of source line i+1
