@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..errors import Diagnostic
-from . import kept
+from . import kept, linemagics
 from .notebook import Cell, source_lines
 
 # What IPython's transformer (IPython.core.inputtransformer2) could change, each a superset of
@@ -89,6 +89,9 @@ _manager = None
 
 
 def _ipython_transform(source: str) -> str:
+    fast = linemagics.transform(source)  # whole % and ! lines only: no tokenizer needed
+    if fast is not None:
+        return fast
     global _manager
     if _manager is None:
         from IPython.core.inputtransformer2 import TransformerManager
