@@ -12,11 +12,11 @@ import _symtable  # the raw tables behind `symtable`: flags, without a wrapper p
 import ast
 import builtins
 import difflib
-import functools
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from ..errors import Diagnostic
+from . import kept
 from .notebook import Cell
 
 BUILTINS = frozenset(dir(builtins)) | {
@@ -44,18 +44,21 @@ NOTEBOOK_ONLY = frozenset(
     }
 )
 _COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
-# What symtable does not tell, only worth an AST walk when the text could hold it (plain
-# substring tests first: most cells hold none of these words).
-_NEEDS_AST_WORDS = ("global", "del", "kale_ext", "import", "__future__")
-_NEEDS_AST = re.compile(r"\b(global|del|kale_ext)\b|\bimport\s+\*|__future__")
-# Statements that are errors outside functions: compiling (4x cheaper than an AST) tells
-# whether the cell has one at its top level.
-_FUNCTION_ONLY_WORDS = ("return", "yield", "await")
-_REWRITE_WORDS = ("global", "import", "__future__", "kale_ext")
-_REWRITE = re.compile(r"\bglobal\b|\bimport\s+\*|__future__|\bkale_ext\b")
+
+
+def _word(word: str, then: str = r"\b") -> re.Pattern:
+    """``\bword`` then ``then``, written to start with the word's letters: the regex engine
+    skips to them as str.find does (a pattern that starts with \b or an alternation is tried at
+    every position: 30-100x slower on a cell)."""
+    return re.compile(f"{word}(?<!\\w{word}){then}")
+
+
+_GLOBAL, _DEL, _KALE_EXT = _word("global"), _word("del"), _word("kale_ext")
+_STAR_IMPORT = _word("import", r"\s+\*")
 _USE = _symtable.USE
 _BINDS = _symtable.DEF_LOCAL | _symtable.DEF_IMPORT
-_GLOBAL_SCOPES = (_symtable.GLOBAL_IMPLICIT, _symtable.GLOBAL_EXPLICIT)
+_SCOPE_OFF, _SCOPE_MASK, _DEF_LOCAL = _symtable.SCOPE_OFF, _symtable.SCOPE_MASK, _symtable.DEF_LOCAL
+_GLOBAL_IMPLICIT, _GLOBAL_EXPLICIT = _symtable.GLOBAL_IMPLICIT, _symtable.GLOBAL_EXPLICIT
 _NOT_IN_A_FUNCTION = {
     ast.Return: "`return` outside a function",
     ast.Yield: "`yield` outside a function",
@@ -85,8 +88,7 @@ def cell_names(source: str, future_annotations: bool = False) -> CellNames:
     """Names of one cell of plain Python. Raises SyntaxError (with a line) if it does not parse.
 
     With ``future_annotations`` (another cell imports it), annotations are not read. Results are
-    kept for recently seen sources (the panel compiles a notebook again after each edit, most of
-    its cells unchanged), so they are frozen.
+    kept by source (kept.py), so they are frozen.
     """
     return _cell_names_kept(source, future_annotations)
 
@@ -101,42 +103,67 @@ def _cell_names(source: str, future_annotations: bool) -> CellNames:
         if future_annotations and e.lineno:
             e.lineno -= 1
         raise
-    names = CellNames()
     symbols = top.symbols
     if future_annotations:
         symbols = {n: f for n, f in symbols.items() if n != "annotations"}
-    names.binds = {n for n, flags in symbols.items() if flags & _BINDS}
-    names.binds.update(c.name for c in top.children if c.name in symbols)  # def, class
-    names.reads_now = {n for n, flags in symbols.items() if flags & _USE}
-    for child in top.children:
-        _scope(child, _runs_now(child), names)
-    if _needs_ast(source):
-        _refine(ast.parse(source), names)
+    binds = {n for n, flags in symbols.items() if flags & _BINDS}
+    reads_now = {n for n, flags in symbols.items() if flags & _USE}
+    children = top.children
+    needs_ast = _needs_ast(source)
+    if not children and not needs_ast:  # many cells: no nested scope, nothing more to find
+        return CellNames(frozenset(binds), frozenset(reads_now), *_NOTHING_MORE)
+    reads_later: set[str] = set()
+    global_binds: set[str] = set()
+    for child in children:
+        if child.name in symbols:  # def, class
+            binds.add(child.name)
+        _scope(child, _runs_now(child), reads_now, reads_later, global_binds)
+    if not needs_ast:  # most others: what symtable tells is all
+        return CellNames(
+            frozenset(binds),
+            frozenset(reads_now),
+            frozenset(reads_later),
+            frozenset(global_binds),
+            *_NOTHING_MORE[2:],
+        )
+    names = CellNames(binds, reads_now, reads_later, global_binds)
+    _refine(ast.parse(source), names)
     return _frozen(names)
 
 
-_cell_names_kept = functools.lru_cache(maxsize=4096)(_cell_names)
+#: CellNames' other fields, frozen, for a cell without nested scopes or what _refine finds.
+_NOTHING_MORE = (frozenset(), frozenset(), frozenset(), False, frozenset(), False, ())
+_cell_names_kept = kept.by_source(_cell_names)
 
 
-def forget_cells() -> None:
-    """Drop the kept cell analyses (benchmarks/compile.py times a first compile)."""
-    _cell_names_kept.cache_clear()
-
-
-def _frozen(names: CellNames) -> CellNames:
-    frozen = {
-        f.name: frozenset(v) if isinstance(v, set) else v
-        for f in fields(names)
-        for v in [getattr(names, f.name)]
-    }
-    frozen["invalid"] = tuple(sorted(names.invalid))
-    return CellNames(**frozen)
+def _frozen(n: CellNames) -> CellNames:
+    return CellNames(
+        frozenset(n.binds),
+        frozenset(n.reads_now),
+        frozenset(n.reads_later),
+        frozenset(n.global_binds),
+        frozenset(n.top_globals),
+        n.star_import,
+        frozenset(n.future),
+        n.uses_report,
+        tuple(sorted(n.invalid)),
+    )
 
 
 def _needs_ast(source: str) -> bool:
-    if any(word in source for word in _NEEDS_AST_WORDS) and _NEEDS_AST.search(source):
+    """Whether the cell's text could hold what symtable does not tell (most cells hold none of
+    it): `global`, `del`, a kale_ext or star import, `__future__`, or a statement that is an
+    error outside a function (compiling, 4x cheaper than an AST, tells whether one is at the
+    cell's top level)."""
+    if (
+        "__future__" in source
+        or _GLOBAL.search(source)
+        or _DEL.search(source)
+        or _KALE_EXT.search(source)
+        or _STAR_IMPORT.search(source)
+    ):
         return True
-    if any(word in source for word in _FUNCTION_ONLY_WORDS):
+    if "return" in source or "yield" in source or "await" in source:
         try:
             compile(source, "<cell>", "exec", dont_inherit=True)
         except SyntaxError:  # e.g. "'return' outside function": the AST says where
@@ -195,19 +222,19 @@ def _runs_now(table) -> bool:
     return table.type == _symtable.TYPE_CLASS or table.name in _COMPREHENSIONS
 
 
-def _scope(table, now: bool, names: CellNames) -> None:
+def _scope(table, now: bool, reads_now: set, reads_later: set, global_binds: set) -> None:
     """The names a nested scope (function, class, lambda, comprehension) reads from the cell's
     top level, and those it assigns there under `global`."""
-    reads = names.reads_now if now else names.reads_later
+    reads = reads_now if now else reads_later
     for n, flags in table.symbols.items():
-        scope = (flags >> _symtable.SCOPE_OFF) & _symtable.SCOPE_MASK
-        if scope in _GLOBAL_SCOPES:
+        scope = (flags >> _SCOPE_OFF) & _SCOPE_MASK
+        if scope == _GLOBAL_IMPLICIT or scope == _GLOBAL_EXPLICIT:
             if flags & _USE:
                 reads.add(n)
-            if scope == _symtable.GLOBAL_EXPLICIT and flags & _symtable.DEF_LOCAL:
-                names.global_binds.add(n)
+            if scope == _GLOBAL_EXPLICIT and flags & _DEF_LOCAL:
+                global_binds.add(n)
     for child in table.children:
-        _scope(child, now and _runs_now(child), names)
+        _scope(child, now and _runs_now(child), reads_now, reads_later, global_binds)
 
 
 @dataclass
@@ -239,9 +266,12 @@ def check_self_contained(
     everywhere = set(parameters)
     first_def: dict[str, Cell] = {}
     for bc in body:
-        for n in bc.names.binds | bc.names.global_binds:
+        for n in bc.names.binds:
             first_def.setdefault(n, bc.cell)
-        everywhere |= bc.names.binds | bc.names.global_binds
+        for n in bc.names.global_binds:
+            first_def.setdefault(n, bc.cell)
+        everywhere |= bc.names.binds
+        everywhere |= bc.names.global_binds
     stars = [bc.cell for bc in body if bc.names.star_import]
     star = stars[0] if stars else None
     if len(stars) > 1:
@@ -293,12 +323,13 @@ def check_self_contained(
                 msg += f" (did you mean `{close[0]}`?)"
         diags.append(Diagnostic(severity, msg, bc.cell.index, bc.cell.id, line, code))
 
-    for bc in body:
-        for n in sorted(bc.names.reads_now - bc.names.binds):
+    for bc in body:  # set differences first: check() sees only the names not known
+        for n in sorted(bc.names.reads_now - bc.names.binds - defined - BUILTINS):
             check(bc, n, defined)
-        defined |= bc.names.binds | bc.names.global_binds
+        defined |= bc.names.binds
+        defined |= bc.names.global_binds
     for bc in body:
-        for n in sorted(bc.names.reads_later):
+        for n in sorted(bc.names.reads_later - everywhere - BUILTINS):
             check(bc, n, everywhere)
     return diags, shims, star_names
 
@@ -334,7 +365,12 @@ def rewrite_for_function(
       notebook uses from it>` (or `import m`).
     - `from __future__ import ...` moves to the module's top (the caller puts it there).
     """
-    if not any(w in source for w in _REWRITE_WORDS) or not _REWRITE.search(source):
+    if not (
+        _GLOBAL.search(source)
+        or _STAR_IMPORT.search(source)
+        or "__future__" in source
+        or _KALE_EXT.search(source)
+    ):
         return source
     tree = ast.parse(source)
     edits: dict[tuple[int, int], tuple[int, str]] = {}  # (line, col) -> (end col, new text)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .. import __version__, trainer_status
 from ..metrics import PREFIX as METRIC_PREFIX
 from ..mlflow_api import RUN_ID_ENV
-from . import excepthook, resultsave
+from . import excepthook, kept, resultsave
 from .notebook import source_lines
 
 INDENT = "    "
@@ -102,6 +102,10 @@ def _triple_quotes_close_on_their_line(source: str) -> bool:
 def indent_code(source: str, prefix: str = INDENT) -> list[str]:
     """``source`` indented by ``prefix``, leading tabs expanded, strings untouched."""
     keep = _string_continuation_lines(source)
+    if not keep and "\t" not in source:  # most cells: every line gets the prefix
+        return [
+            prefix + line if line and not line.isspace() else "" for line in source_lines(source)
+        ]
     out = []
     for i, line in enumerate(source_lines(source), start=1):
         if i in keep:
@@ -113,6 +117,15 @@ def indent_code(source: str, prefix: str = INDENT) -> list[str]:
             lead = line[: len(line) - len(stripped)].expandtabs(8)
             out.append(prefix + lead + stripped)
     return out
+
+
+@kept.by_source
+def _body_lines(source: str) -> tuple[str, ...]:
+    """A cell's lines in the function's body: indented, without trailing blank lines."""
+    code = indent_code(source)
+    while code and not code[-1]:
+        code.pop()
+    return tuple(code)
 
 
 def render_module(
@@ -143,9 +156,7 @@ def render_module(
         lines += indent_code(_SHIM_SOURCE[shim]) + [""]
     source_map = []
     for section in sections:
-        code = indent_code(section.source)
-        while code and not code[-1]:
-            code.pop()
+        code = _body_lines(section.source)
         if not code:
             continue
         lines.append(f"{INDENT}# cell {section.cell_index + 1} ({section.label})")
@@ -166,7 +177,7 @@ def render_module(
     if not sections or not source_map:
         lines.append(f"{INDENT}pass")
     if "report" in shims:  # report()'s progress to Kubeflow Trainer (trainer_status.py)
-        lines += ["", "", *_trainer_status().rstrip("\n").split("\n")]
+        lines += ["", "", _trainer_status()]  # one block, built once a process
     lines += ["", "", *error_hook(notebook_name, source_map), "", "", _keep_source()]
     keep = (resultsave.FOLDER, resultsave.MAX_BYTES, resultsave.MAX_BYTES_ENV)
     call = f"{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))"
@@ -191,11 +202,13 @@ def render_module(
 def _trainer_status() -> str:
     """report()'s poster of progress to Kubeflow Trainer (kale_ext/trainer_status.py), with
     kale_ext/progress.py's source: both standard library only, at the module's level."""
-    return trainer_status.embedded("_kale_ext_status")
+    return trainer_status.embedded("_kale_ext_status").rstrip("\n")
 
 
 def _cell_lines(section: Section, count: int) -> list[int] | None:
-    lines = list((section.cell_lines or ())[:count])
+    if section.cell_lines is None:
+        return None
+    lines = list(section.cell_lines[:count])
     return None if not lines or lines == list(range(1, count + 1)) else lines
 
 
@@ -213,13 +226,14 @@ def _keep_source() -> str:
 def error_hook(notebook_name: str, source_map: list[dict]) -> list[str]:
     """Module-level lines that install the excepthook (compile/excepthook.py) with this
     module's line map, one cell a line: (first line, line count, cell index, cell id, label,
-    the cell's line of each module line or None when they count alike)."""
+    the cell's line of each module line or None when they count alike). The hook's own source
+    is one item (its lines, built once a process)."""
     cells = [
         (s["first_line"], s["lines"], s["cell"], s["cell_id"], s["label"], s["cell_lines"])
         for s in source_map
     ]
     return [
-        *_hook_source().split("\n"),
+        _hook_source(),
         "",
         "",
         f"_kale_ext_exit = _kale_ext_errors(globals(), {notebook_name!r}, (",

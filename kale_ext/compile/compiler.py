@@ -8,6 +8,7 @@ Every surface (CLI, REST API, panel, magics) calls :func:`compile_notebook`.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import hashlib
@@ -19,6 +20,7 @@ from pathlib import Path
 from .. import __version__
 from ..errors import CompileError, Diagnostic
 from ..files import write_atomic
+from . import kept
 from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
@@ -32,7 +34,7 @@ from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_note
 from .packages import Import, imports_of, resolve
 from .parameters import Parameter, parse_parameters
 from .sdkcall import job_settings, notebook_train_call
-from .transform import CellCode, _syntax_error, transform_cell
+from .transform import CellCode, syntax_error, transform_cell
 
 _BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2, Role.ENTRYPOINT: 2}
 
@@ -172,8 +174,10 @@ def _compile(
     entry_name = None
 
     for cell, plan in plans:
-        diags += plan.diagnostics
-        _merge_settings(settings, plan.settings, cell, diags)
+        if plan.diagnostics:
+            diags += plan.diagnostics
+        if plan.settings:
+            _merge_settings(settings, plan.settings, cell, diags)
         if plan.role is None:
             continue
         if entry_cells and plan.role is Role.TRAINING:
@@ -187,8 +191,10 @@ def _compile(
         code = transform_cell(cell, diags)
         if code is None:
             continue
-        requested += [(p, cell) for p in code.packages]
-        index_urls += [u for u in code.index_urls if u not in index_urls]
+        if code.packages:
+            requested += [(p, cell) for p in code.packages]
+        if code.index_urls:
+            index_urls += [u for u in code.index_urls if u not in index_urls]
         found = []
         if plan.role is Role.ENTRYPOINT:
             entry = (
@@ -300,9 +306,9 @@ def _compile(
             role.value,
             rewrite_for_function(bc.tree_source, wrapper_names, top_globals, star_names),
             bc.cell.id,
-            _cell_lines(bc),
+            _cell_lines(code),
         )
-        for (role, _, _), bc in zip(body, analysed, strict=True)
+        for (role, _, code), bc in zip(body, analysed, strict=True)
     ]
     future = set().union(*(bc.names.future for bc in analysed))
     source, source_map = render_module(name, params, sections, shims, nb.name, future, required)
@@ -377,7 +383,7 @@ def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
         try:
             names = cell_names(code.source, future_annotations)
         except SyntaxError as e:
-            diags.append(_syntax_error(cell, e, code))
+            diags.append(syntax_error(cell, e, code))
             continue
         for line, what in names.invalid:
             if role is Role.ENTRYPOINT and what.startswith("`return`"):
@@ -394,19 +400,22 @@ def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
     return analysed
 
 
-def _cell_lines(bc: BodyCell) -> tuple[int, ...] | None:
+def _cell_lines(code: CellCode) -> tuple[int, ...] | None:
     """The cell's line of each line of the cell's code, None when they are the same."""
-    count = bc.tree_source.count("\n") + 1
-    lines = tuple(bc.cell_line(n) or n for n in range(1, count + 1))
+    if code.origin is None:
+        return None
+    count = code.source.count("\n") + 1
+    lines = tuple(code.cell_line(n) or n for n in range(1, count + 1))
     return None if lines == tuple(range(1, count + 1)) else lines
 
 
-def _imports(source: str):
-    if "import" not in source:
-        return []
-    import ast
+def _imports(source: str) -> tuple[tuple[str, int], ...]:
+    return _imports_kept(source) if "import" in source else ()
 
-    return imports_of(ast.parse(source))
+
+@kept.by_source
+def _imports_kept(source: str) -> tuple[tuple[str, int], ...]:
+    return tuple(imports_of(ast.parse(source)))
 
 
 def _note_left_out(cell: Cell, role: Role, left_out: dict, why: str | None = None) -> None:

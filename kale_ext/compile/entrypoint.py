@@ -168,7 +168,8 @@ def drop_unread_parameters(params, param_cells, entry_cells, analysed, diags) ->
 
 
 def drives_trainer_client(source: str) -> bool:
-    return any(name in source for name in SDK_NAMES)
+    client, trainer = SDK_NAMES  # two `in` tests: any() over a generator costs 5x as much
+    return client in source or trainer in source
 
 
 def _called(call: ast.Call) -> str:

@@ -132,6 +132,9 @@ class CellPlan:
 
 def plan_cell(cell: Cell) -> CellPlan:
     """Apply the tag grammar to one cell."""
+    if not cell.tags:  # most cells: training code, or nothing
+        code = cell.cell_type == "code" and cell.source and not cell.source.isspace()
+        return CellPlan(Role.TRAINING if code else None, {}, [])
     diags: list[Diagnostic] = []
     roles: dict[Role, str] = {}
     settings: dict = {}
@@ -205,14 +208,16 @@ def _cells_v4(nb: dict, name: str) -> list[Cell]:
         tags = meta.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             raise NotebookError(f"{where}: `metadata.tags` must be a list of strings")
+        tags = tuple(t.strip() for t in tags if t.strip()) if tags else ()
+        source = raw.get("source", "")
         cell_id = raw.get("id")
         out.append(
             Cell(
-                index=i,
-                cell_type=cell_type,
-                source=_text(raw.get("source", ""), where),
-                tags=tuple(t.strip() for t in tags if t.strip()),
-                id=cell_id if isinstance(cell_id, str) else None,
+                i,
+                cell_type,
+                source if type(source) is str else _text(source, where),
+                tags,
+                cell_id if isinstance(cell_id, str) else None,
             )
         )
     return out

@@ -9,17 +9,46 @@ names the cell and line: never silently dropped, never broken code.
 from __future__ import annotations
 
 import ast
-import functools
 import re
 import shlex
 from dataclasses import dataclass, field
 
 from ..errors import Diagnostic
+from . import kept, linemagics
 from .notebook import Cell, source_lines
 
-# Text that IPython's transformer could change. Cells without any of it are plain Python and
-# skip the (slow) transformer; those with it go through IPython, which does the real work.
-_MAYBE_IPYTHON = re.compile(r"^[ \t]*[%!?/,;]|\?[ \t]*$|=[ \t]*[%!]|^[ \t]*(>>>|In \[)", re.M)
+# What IPython's transformer (IPython.core.inputtransformer2) could change, each a superset of
+# what one of its transforms looks for, lines split where its str.splitlines splits them (\r,
+# form feeds, U+2028 too): a first line (after blank ones) that is indented, which it dedents; a
+# line that starts (after blanks) with an escape (% ! ? / , ;) or a prompt (>>>, ..., ...:, In [
+# ), which it turns into a call or strips; a ? at a line's end (help); `=` then % or ! (a magic's
+# or a command's value); a last line ended by a lone \r (IPython's added \n makes it \r\n, which
+# can end a continued line). Cells with none of it are plain Python as they stand and skip the
+# (slow) transformer; the others go through IPython, which does the real work. Each search
+# starts at a given character (the regex engine skips to it), where one alternation of them all
+# was tried at every position (3x slower).
+# Blanks never reach past a line's end (`\s*` could: quadratic on a cell of empty lines).
+_EOL = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_BLANK = f"[^\\S{_EOL}]"  # whitespace within a line
+_INDENTED_FIRST_LINE = re.compile(f"(?:\\s*[{_EOL}])?[ \t]")  # matched at the start only
+_ESCAPE_AT_LINE_START = re.compile(  # searched in "\n" + the cell
+    f"[{_EOL}](?:\\.\\.\\.|{_BLANK}*(?:[%!?/,;]|>>>|\\.{{3,}}:|(?:\\[(?:nav|ins)\\] )?In \\[))"
+)
+_HELP_AT_LINE_END = re.compile(f"\\?(?:{_BLANK}|\\\\)*(?:[{_EOL}]|\\Z)")
+_MAGIC_VALUE = re.compile(f"={_BLANK}*[%!]")  # `=` then a continued line: a line start
+
+
+def needs_ipython(source: str) -> bool:
+    """Whether IPython's transformer could change ``source`` (False: it is plain Python as it
+    stands; IPython would only add a final newline and drop leading blank lines)."""
+    return bool(
+        source.endswith("\r")
+        or _INDENTED_FIRST_LINE.match(source)
+        or _ESCAPE_AT_LINE_START.search("\n" + source)
+        or ("?" in source and _HELP_AT_LINE_END.search(source))
+        or _MAGIC_VALUE.search(source)
+    )
+
 
 DISPLAY_ONLY = frozenset(
     """matplotlib config load_ext unload_ext reload_ext autoreload aimport pinfo pinfo2 pdoc
@@ -37,7 +66,8 @@ _IPY_CALLS = frozenset({"run_line_magic", "run_cell_magic", "system", "getoutput
 
 @dataclass
 class CellCode:
-    """A cell as plain Python, with the packages its install lines asked for."""
+    """A cell as plain Python, with the packages its install lines asked for. Kept by the
+    cell's source and shared (kept.py): never changed once made."""
 
     source: str
     origin: list[int] | None = None  # origin[i] = 1-based cell line of source line i+1
@@ -56,18 +86,12 @@ class _Failed(Exception):
 
 
 _manager = None
-#: Cells up to this size keep IPython's transform of their source (most of a recompile of a
-#: notebook with one cell changed went to transforming its unchanged magic cells again).
-_KEEP_TRANSFORMED = 64 * 1024
 
 
 def _ipython_transform(source: str) -> str:
-    if len(source) <= _KEEP_TRANSFORMED:
-        return _ipython_transform_kept(source)
-    return _ipython_transform_now(source)
-
-
-def _ipython_transform_now(source: str) -> str:
+    fast = linemagics.transform(source)  # whole % and ! lines only: no tokenizer needed
+    if fast is not None:
+        return fast
     global _manager
     if _manager is None:
         from IPython.core.inputtransformer2 import TransformerManager
@@ -76,33 +100,45 @@ def _ipython_transform_now(source: str) -> str:
     return _manager.transform_cell(source)
 
 
-_ipython_transform_kept = functools.lru_cache(maxsize=512)(_ipython_transform_now)
-
-
 def transform_cell(cell: Cell, diagnostics: list[Diagnostic]) -> CellCode | None:
-    """Plain Python for a cell, or None after appending an error to ``diagnostics``."""
+    """Plain Python for a cell, or None after appending an error to ``diagnostics``. The
+    CellCode is kept by source (kept.py): shared, never to be changed."""
+    outcome = _transformed(cell.source)
+    if isinstance(outcome, CellCode):
+        return outcome
+    message, line, code = outcome
+    diagnostics.append(Diagnostic("error", message, cell.index, cell.id, line, code))
+    return None
+
+
+@kept.by_source
+def _transformed(source: str) -> CellCode | tuple[str, int | None, str]:
+    """A source's CellCode, or its error: (message, cell line, code)."""
     try:
-        return _transform(cell.source, 0, cell, diagnostics)
+        return _transform(source, 0)
     except _Failed as f:
-        diagnostics.append(Diagnostic("error", f.message, cell.index, cell.id, f.line, f.code))
-        return None
+        return f.message, f.line, f.code
     except SyntaxError as e:
-        diagnostics.append(_syntax_error(cell, e))
-        return None
+        return syntax_error_message(e), e.lineno, "syntax-error"
 
 
-def _syntax_error(cell: Cell, e: SyntaxError, code: CellCode | None = None) -> Diagnostic:
+def syntax_error(cell: Cell, e: SyntaxError, code: CellCode | None = None) -> Diagnostic:
+    """The error a cell's SyntaxError is, at its cell line (``code``: where the lines of the
+    Python that did not parse come from)."""
     line = code.cell_line(e.lineno) if code else e.lineno
+    return Diagnostic("error", syntax_error_message(e), cell.index, cell.id, line, "syntax-error")
+
+
+def syntax_error_message(e: SyntaxError) -> str:
     text = f"syntax error: {e.msg}"
     if e.text and e.text.strip():
         text += f": {e.text.strip()}"
-    return Diagnostic("error", text, cell.index, cell.id, line, "syntax-error")
+    return text
 
 
-def _transform(source: str, offset: int, cell: Cell, diags: list[Diagnostic]) -> CellCode:
+def _transform(source: str, offset: int) -> CellCode:
     """Transform ``source`` whose first line is cell line ``offset + 1``."""
-    first = source.lstrip("\n")[:1]
-    if not _MAYBE_IPYTHON.search(source) and first not in (" ", "\t"):
+    if not needs_ipython(source):
         return CellCode(source, _identity(source, offset) if offset else None)
     transformed = _ipython_transform(source)
     try:
@@ -129,7 +165,7 @@ def _transform(source: str, offset: int, cell: Cell, diags: list[Diagnostic]) ->
             )
         kind, args = call
         indent = " " * node.col_offset
-        new, new_origin = _replacement(kind, args, line, indent, cell, diags, result)
+        new, new_origin = _replacement(kind, args, line, indent, result)
         if not new and node.col_offset:
             new, new_origin = [indent + "pass\n"], [line]
         edits.append((node.lineno, node.end_lineno or node.lineno, new, new_origin))
@@ -184,7 +220,7 @@ def _ipython_call(node: ast.AST) -> tuple[str, list[str]] | None:
     return call.func.attr, args
 
 
-def _replacement(kind, args, line, indent, cell, diags, result: CellCode):
+def _replacement(kind, args, line, indent, result: CellCode):
     """New lines (and their cell lines) for one magic statement."""
     if kind == "system":
         return _shell(args[0], line, result)
@@ -208,7 +244,7 @@ def _replacement(kind, args, line, indent, cell, diags, result: CellCode):
     if name in DISPLAY_ONLY:
         return [], []
     if name in KEEP_CODE:
-        inner = _transform(body, line, cell, diags)
+        inner = _transform(body, line)
         result.packages += inner.packages
         result.index_urls += inner.index_urls
         src_lines = inner.source.splitlines(keepends=True)

@@ -1,9 +1,13 @@
+import ast
+import os
 from dataclasses import dataclass, field
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kale_ext.compile.notebook import Cell
-from kale_ext.compile.transform import transform_cell
+from kale_ext.compile.transform import needs_ipython, transform_cell
 
 
 @dataclass
@@ -122,3 +126,116 @@ def test_kale_ext_magics_are_not_job_code():
     assert code.source == "x = 1\n"
     trainjob = transform_cell(Cell(1, "code", "%%trainjob --nodes 2\nprint('its own job')\n"), [])
     assert trainjob.source == ""
+
+
+# -- skipping IPython's transformer: needs_ipython ----------------------------------------------
+#
+# A cell needs_ipython() says False for is compiled as it stands, without IPython's transformer.
+# That is right only when the transformer would give the same program: checked on a table of
+# tricky cells and, as a property, on cells hypothesis assembles from IPython's special syntax.
+
+
+def ipython(source: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def program(source: str) -> str | None:
+    """The program a source is (its AST without positions), None when it is not Python."""
+    try:
+        return ast.dump(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return None
+
+
+SKIPPED = [  # (cell, whether IPython's transformer could change it)
+    ("x = 1\nprint(x % 2)", False),
+    ("print('%d%%' % 3)\ns = '!not a command'", False),
+    ("s = '''\n%not a magic, inside a string\n'''", True),  # IPython decides (it leaves it)
+    ("a = !ls", True),
+    ("b = %env HOME", True),
+    ("a =\\\n  !ls", True),
+    ("a = \\\n%time x", True),
+    ("x?", True),
+    ("x??\ny = 1", True),
+    ("x? \t", True),
+    ("x = 1  # help? only in a comment", False),
+    ("x = 1  # help?", True),  # IPython decides (a comment is its own token: no help)
+    ("q = 'why?'", False),
+    ("total = 1 + \\\n    2", False),
+    ("!pip install a \\\n  b", True),
+    ("%%time\nx = 1", True),
+    ("\n\n%%time\nx = 1", True),
+    ("%time x = 1", True),
+    ("  x = 1\n  y = 2", True),  # an indented first line: IPython dedents it
+    ("\n \n\tx = 1", True),
+    ("x = 1\n  # indented comment", False),
+    ("def f():\n    ...\n", False),  # an indented Ellipsis is no prompt
+    ("x = (1,\n... )", True),  # a second line `... ` is a prompt to IPython: stripped
+    ("x = 1\n...\n", True),  # so is a second line `...` (found by the property below)
+    ("d = {\n...: 1}", True),
+    (">>> x = 1\n>>> print(x)", True),
+    ("In [1]: x = 1", True),
+    ("[nav] In [2]: y = 2", True),
+    ("/print 1, 2", True),
+    (",print a b", True),
+    (";print a b", True),
+    ("x = 1\r%time y = 2", True),  # lines end at \r too, as str.splitlines ends them
+    ("x = 1\u2028!ls", True),
+    ("x = 1\x0c%time y = 2", True),
+    ("\\\r", True),  # a continued line ended by \r: IPython's added \n ends it (the property)
+    ("y = x != 1\nz = x % 3 == 0", False),
+    ("f'{x}%{y}'", False),
+]
+
+
+@pytest.mark.parametrize("source, changed", SKIPPED, ids=[repr(s)[:40] for s, _ in SKIPPED])
+def test_needs_ipython(source, changed):
+    assert needs_ipython(source) == changed
+    if not changed:  # compiled as it stands: the same program IPython would give
+        assert program(source) == program(ipython(source)) is not None
+        assert transform_cell(Cell(0, "code", source), []).source == source
+
+
+_LINES = st.sampled_from(
+    ["x = 1", "y = x % 2", "print('%d' % x)", "s = '''", "'''", "%time x = 1", "%matplotlib",
+     "!ls", "!pip install a \\", "a = !ls", "b = %env", "c =\\", "  %time y", "x?", "x??",
+     "f(1)?", "# help?", "z = 1  # why?", "'a?'", "def f():", "    return x", "    ...", "...",
+     "... ", "...: 1}", "d = {", ">>> x = 1", "In [1]: x", "   ...: y", "[ins] In [3]: q",
+     "/f 1", ",f a b", ";f a", "x = \\", "if x:", "\tpass", "  ", "", "z = (1,", ")", "%%time",
+     "%%writefile a.txt", "w = x != 2", "v = x %= 2", "u = 'b' \\", "t = 1;  %x"]
+)  # fmt: skip
+_ENDS = st.sampled_from(["\n", "\n", "\n", "\r\n", "\r", "\x0c", "\u2028", " \n", "\\\n"])
+CELLS = st.lists(st.tuples(_LINES, _ENDS), max_size=6).map(
+    lambda lines: "".join(line + end for line, end in lines)
+)
+TEXT = st.text(alphabet="x1 =%!?/,;.>In[]:'\"#\\\t\n\r\x0c(){}", max_size=24)
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["x = 1" + "\n" * 200_000 + "y", "\n \t" * 100_000, "?" + " " * 200_000 + "x",
+     ("= " * 50 + "x") * 2_000, "\\\n" * 100_000, "x = (\n" + "\n" * 200_000],
+    ids=["empty lines", "blank lines", "blanks after ?", "blanks after =", "continued lines",
+         "an open bracket"],
+)  # fmt: skip
+def test_needs_ipython_reads_a_hostile_cell_in_one_pass(source):
+    """Each search is linear: a pattern whose blanks crossed line ends took 6 s on 16,000
+    empty lines (and grew with their square); these take milliseconds."""
+    needs_ipython(source)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # IPython's, on lines split at \u2028
+@settings(max_examples=int(os.environ.get("KALE_EXT_PROPERTY_EXAMPLES", "400")), deadline=None)
+@given(
+    st.one_of(CELLS, TEXT, st.tuples(st.sampled_from(["", "\n", " ", "\t"]), CELLS).map("".join))
+)
+def test_a_cell_compiled_without_ipython_is_the_program_ipython_gives(source):
+    if needs_ipython(source):
+        return  # IPython transforms it: that is its own reference
+    try:
+        expected = program(ipython(source))
+    except Exception:  # IPython cannot read it: nor can Python, which says where
+        expected = None
+    assert program(source) == expected
