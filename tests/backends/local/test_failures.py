@@ -18,18 +18,23 @@ from tests.conftest import notebook
 
 pytest.importorskip("torch", reason="these runs use torchrun and torch.distributed")
 
-IMPORTS = ("import os\nimport signal\nimport sys\nimport torch.distributed as dist", ["imports"])
+IMPORTS = ("import os\nimport signal\nimport sys", ["imports"])
 HELPER = ("def label_of(row):\n    return row['label']\n", ["functions"])
-#: Each rank writes to stdout and stderr in turn: the log must keep that order.
+#: Each rank writes to stdout and stderr in turn: the log must keep that order. The rank is
+#: torchrun's RANK: these workers import no torch (2-3 s of CPU each), but for one case.
 START = (
-    "dist.init_process_group('gloo')\nrank = dist.get_rank()\n"
+    "rank = int(os.environ['RANK'])\n"
     "for i in range(5):\n    print(f'out {i} of {rank}')\n"
     "    print(f'err {i} of {rank}', file=sys.stderr)\n"
 )
+END = "print(f'done {rank}')"
+#: The one case in a real torch.distributed world: every rank meets the others at a barrier,
+#: so a rank that failed first leaves its peer an error of its own, which the summary passes by.
+WORLD_IMPORTS = ("import os\nimport sys\nimport torch.distributed as dist", ["imports"])
+WORLD_START = "dist.init_process_group('gloo')\n" + START
+WORLD_END = "dist.barrier()\n" + END
 #: A line of torchrun's own logging (with one process a node, it counts as that rank's).
 TORCHRUN_LOG = re.compile(r"[EWI]\d{4} ")
-#: Every rank meets the others here: a rank that failed before leaves its peer an error.
-END = "dist.barrier()\nprint(f'done {rank}')"
 
 
 @pytest.fixture
@@ -46,6 +51,7 @@ class Case:
     line: int | None = None
     last: str | None = None  # the failing rank's last line of its own
     options: dict | None = None
+    world: bool = False  # in a torch.distributed world (gloo), the others meeting at a barrier
 
 
 CASES = [
@@ -56,6 +62,7 @@ CASES = [
         3,
         3,
         "KeyError: 'label'",
+        world=True,
     ),
     Case(
         "an exception in a functions cell's helper",
@@ -112,7 +119,9 @@ def test_a_failure_names_where_and_why(backend, tmp_path, case):
     project.mkdir()
     (project / "shapes.py").write_text("def check(x):\n    raise ValueError(f'bad shape {x}')\n")
     path = project / "train.ipynb"
-    path.write_text(json.dumps(notebook(IMPORTS, HELPER, START, case.cell, END)))
+    cells = (WORLD_IMPORTS, HELPER, WORLD_START, case.cell, WORLD_END) if case.world else (
+        IMPORTS, HELPER, START, case.cell, END)  # fmt: skip
+    path.write_text(json.dumps(notebook(*cells)))
     name = submit(backend, path, {"nodes": 2, **(case.options or {})}).name
     info = backend.wait(name, timeout=120, interval=0.1)
 
