@@ -1,4 +1,4 @@
-"""`kale-ext` (a real subprocess) against the emulated cluster: run, follow, jobs, status, logs
+"""`kale-ext` (kale_ext.cli.main, tests/cli) against the emulated cluster: run, follow, jobs, status, logs
 of every node, events and delete on the Kubernetes backend, a notebook with workspace files and
 a Secret, and every injected fault shown in plain words."""
 
@@ -8,21 +8,16 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("kmock", reason="the emulated cluster is built on kmock (Python ≥ 3.11)")
 
+from tests.cli import cli  # noqa: E402
 from tests.conftest import EXAMPLES, notebook  # noqa: E402
 from tests.harness.emulated import TRAINJOBS, finished, node_state  # noqa: E402
 
 K8S = ("--backend", "kubernetes")
-
-
-def cli(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kale_ext.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=600)  # fmt: skip
 
 
 def submitted(out: subprocess.CompletedProcess) -> str:
