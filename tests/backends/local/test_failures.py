@@ -14,7 +14,7 @@ from kale_ext.backends.base import Status
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.submit import submit
 from tests.backends.local.waiting import until
-from tests.conftest import notebook
+from tests.conftest import notebook, own_jupyter_settings
 
 pytest.importorskip("torch", reason="these runs use torchrun and torch.distributed")
 
@@ -113,16 +113,35 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_a_failure_names_where_and_why(backend, tmp_path, case):
-    project = tmp_path / "project"  # the workspace: shapes.py travels with the notebook
+@pytest.fixture(scope="module")
+def started(tmp_path_factory):
+    """Every case's job, submitted at once, by case name, and their backend. Side by side they
+    take the time of one: in all but the torch world's case, the node that did not fail waits
+    at torchrun's exit for the other until the job stops it (FAILURE_GRACE, idle)."""
+    root = tmp_path_factory.mktemp("failures")
+    project = root / "project"  # the workspace: shapes.py travels with the notebooks
     project.mkdir()
     (project / "shapes.py").write_text("def check(x):\n    raise ValueError(f'bad shape {x}')\n")
-    path = project / "train.ipynb"
-    cells = (WORLD_IMPORTS, HELPER, WORLD_START, case.cell, WORLD_END) if case.world else (
-        IMPORTS, HELPER, START, case.cell, END)  # fmt: skip
-    path.write_text(json.dumps(notebook(*cells)))
-    name = submit(backend, path, {"nodes": 2, **(case.options or {})}).name
+    with pytest.MonkeyPatch.context() as env:
+        own_jupyter_settings(env, root / "settings")
+        backend = LocalBackend(root / "jobs", capacity=2 * 2 * len(CASES))  # all at once
+        names = {}
+        for index, case in enumerate(CASES):
+            cells = (WORLD_IMPORTS, HELPER, WORLD_START, case.cell, WORLD_END) if case.world else (
+                IMPORTS, HELPER, START, case.cell, END)  # fmt: skip
+            path = project / f"train{index}.ipynb"
+            path.write_text(json.dumps(notebook(*cells)))
+            options = {"nodes": 2, **(case.options or {})}
+            names[case.name] = submit(backend, path, options).name
+        yield backend, names
+        for name in names.values():
+            backend.delete(name)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_failure_names_where_and_why(started, case):
+    backend, names = started
+    name = names[case.name]
     info = backend.wait(name, timeout=120, interval=0.1)
 
     assert info.status is Status.FAILED
