@@ -21,7 +21,11 @@ install:
 	$(PIP) "torch==2.13.0"
 	@# a link left by another checkout's `develop` would make pip reach into that checkout
 	if [ -L "$(LABEXT_LINK)" ]; then rm "$(LABEXT_LINK)"; fi
-	$(PIP) -e ".[dev,test,examples]"
+	@# the npm packages once, from the lockfile (lint, types, Jest and the build read them);
+	@# hatch-jupyter-builder's hook would run `jlpm install` again: the build runs when stale
+	jlpm install --immutable
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(PIP) -e ".[dev,test,examples]"
+	bash scripts/build_frontend.sh
 	jupyter-builder develop . --overwrite
 
 # the command line and the example's packages, in one resolve: SKIP_JUPYTER_BUILDER skips
@@ -46,7 +50,6 @@ typecheck:
 	jlpm tsc --noEmit -p tsconfig.test.json
 
 test: install
-	jlpm install --immutable
 	$(TIMED) lint $(MAKE) lint
 	$(TIMED) typecheck $(MAKE) typecheck
 	@# the slowest by the wall clock and by CPU time (on a loaded machine, the measure that holds)

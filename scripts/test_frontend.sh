@@ -2,9 +2,9 @@
 # Build and test the JupyterLab extension: Jest unit tests, then the Galata
 # (Playwright) browser tests on the system Chromium.
 #
-# Assumes `make install` has run (the Python package and the labextension link). Installs
-# everything else it needs: Debian's chromium, the npm packages (from the
-# committed lockfiles). No browser is downloaded.
+# Assumes `make install` has run (the Python package, the root's npm packages and the
+# labextension link). Installs everything else it needs: Debian's chromium, ui-tests' npm
+# packages (from its committed lockfile). No browser is downloaded.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,16 +18,9 @@ if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
 fi
 export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
-echo "--- jlpm install"
-jlpm install --immutable
-
-# Rebuild when the bundle is missing or older than any frontend source.
-stamp=kale_ext/labextension/package.json
-if [ ! -f kale_ext/labextension/static/style.js ] || [ ! -f lib/index.js ] ||
-  [ -n "$(find labextension package.json tsconfig.json -newer "$stamp" -print -quit)" ]; then
-  echo "--- jlpm build"
-  jlpm build
-fi
+# The root's npm packages are `make install`'s (once, from the lockfile); rebuild when the
+# bundle is older than a source edited since.
+bash scripts/build_frontend.sh
 
 # JupyterLab must load this checkout's build (`make install` links it).
 if ! jupyter labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -Eq 'kale-ext v[^ ]+ enabled +OK'; then

@@ -60,16 +60,22 @@ def write_nb(tmp_path):
     return write
 
 
-@pytest.fixture(autouse=True)
-def _own_jupyter_settings(tmp_path_factory, monkeypatch):
-    """Defaults (kale_ext.defaults) come from this test's own, empty Jupyter config and
-    JupyterLab settings, never from the machine's; a job's default jobs folder (in the Jupyter
-    data folder) is the test's own too, so tests running side by side (pytest -n) never meet."""
-    base = tmp_path_factory.mktemp("jupyter-settings")
+def own_jupyter_settings(monkeypatch: pytest.MonkeyPatch, base: Path) -> None:
+    """Jupyter's config, data and JupyterLab settings folders and the packing cache, all
+    under ``base`` and empty: nothing from the machine's."""
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("JUPYTERLAB_SETTINGS_DIR", str(base / "lab"))
     monkeypatch.setenv("KALE_EXT_CACHE_DIR", str(base / "cache"))  # packed workspaces
+
+
+@pytest.fixture(autouse=True)
+def _own_jupyter_settings(tmp_path_factory, monkeypatch):
+    """Defaults (kale_ext.defaults) come from this test's own, empty Jupyter config and
+    JupyterLab settings, never from the machine's; a job's default jobs folder (in the Jupyter
+    data folder) is the test's own too, so tests running side by side (pytest -n) never meet.
+    A module's fixture that submits jobs before it calls own_jupyter_settings itself."""
+    own_jupyter_settings(monkeypatch, tmp_path_factory.mktemp("jupyter-settings"))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -49,7 +49,7 @@ SLOW_PLACES = (
 SLOW_TESTS = frozenset(
     {
         "ipython/test_magics.py::test_trainjob_runs_a_local_job_and_the_job_magics_see_it",
-        "ipython/test_magics.py::test_trainjob_two_nodes_gloo_in_the_widget",
+        "ipython/test_magics.py::test_trainjob_two_nodes_in_the_widget",
         "ipython/test_magics.py::test_cancel_stops_a_running_job",
         "ipython/test_magics.py::test_kale_submit_finds_the_notebook_through_the_session",
         "ipython/test_magics.py::test_a_failed_job_says_where_and_why_in_the_monitor_and_kale_status",

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 from kale_ext.backends.submit import submit
 from kale_ext.job.shipping import PARTS_ENV, WORKDIR_ENV
+from tests.cli import cli
 from tests.conftest import notebook
 from tests.harness.crd import validate_trainjob
 from tests.job.test_shipping import mounted, run_command
@@ -48,11 +47,6 @@ def project(root: Path) -> Path:
     path = root / "train.ipynb"
     path.write_text(json.dumps(NOTEBOOK))
     return path
-
-
-def cli(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kale_ext.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=300)  # fmt: skip
 
 
 def test_a_notebook_with_its_files_runs_on_two_local_nodes_and_its_output_lasts(

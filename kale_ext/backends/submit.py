@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..compile import CompiledJob, compile_notebook
 from ..errors import ConfigError, NotFound
@@ -15,6 +16,9 @@ from ..job.workspace import Place, Workspace, choose, modules_beside
 from .base import Backend
 from .snapshots import save, snapshot_of
 from .tracking import start_run
+
+if TYPE_CHECKING:
+    from ..job.defaults import Defaults
 
 AUTO = "auto"  # the workspace: chosen from the options and where the notebook lives
 
@@ -139,13 +143,17 @@ def _prepared(notebook, options, place, workspace) -> tuple[CompiledJob, Workspa
     return compile_notebook(nb, local_modules=local, train_call=which), workspace
 
 
-def _path(notebook, notebook_path: str | None) -> str | None:
-    if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
-        return str(notebook)
-    return notebook_path
+@dataclass
+class Resolved:
+    """A job as submitting would create it: compiled, resolved; nothing submitted yet."""
+
+    compiled: CompiledJob
+    spec: JobSpec
+    notebook_path: str | None  # the notebook's path (a path given as ``notebook`` by default)
+    defaults: Defaults | None = None  # as given (None: the built-in ones)
 
 
-def preview(
+def resolve(
     backend: Backend,
     notebook,
     options=None,
@@ -153,47 +161,53 @@ def preview(
     notebook_path: str | None = None,
     place: Place | None = None,
     workspace: Workspace | None | str = AUTO,
-) -> Preview:
-    """What submitting would create, with the runtime looked up; submits nothing."""
+) -> Resolved:
+    """Compile (unless given a CompiledJob) and resolve against the backend's runtime: what
+    preview shows and submit runs. ``notebook``: a path, a Notebook, nbformat JSON or a
+    CompiledJob. ``place``: where the notebook lives (default: a path's folder);
+    ``workspace``: the files it ships (default: chosen by the options and the place; see
+    prepare)."""
     place = place or place_of(notebook)
     job, workspace = _prepared(notebook, options, place, workspace)
     spec = resolve_spec(backend, job, options, defaults, workspace, place)
-    return render(spec, notebook_path)
+    if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
+        notebook_path = str(notebook)
+    return Resolved(job, spec, notebook_path, defaults)
+
+
+def preview(backend: Backend, notebook, *args, **kwargs) -> Preview:
+    """What submitting would create, with the runtime looked up; submits nothing. The
+    arguments are resolve's."""
+    resolved = resolve(backend, notebook, *args, **kwargs)
+    return render(resolved.spec, resolved.notebook_path)
 
 
 def submit(
     backend: Backend,
     notebook,
-    options=None,
-    defaults=None,
-    notebook_path: str | None = None,
-    place: Place | None = None,
-    workspace: Workspace | None | str = AUTO,
+    *args,
     parent_run: str | None = None,
     snapshot: bytes | None = None,
+    **kwargs,
 ) -> Submission:
-    """Compile (unless given a CompiledJob), resolve, submit. ``notebook``: a path, a Notebook,
-    nbformat JSON or a CompiledJob. ``place``: where the notebook lives (default: a path's
-    folder); ``workspace``: the files it ships (default: chosen by the options and the place;
-    see prepare). With tracking on, the job is an MLflow run (a child of ``parent_run``).
-    The notebook as submitted (``snapshot``, else ``notebook`` unless compiled already) and
-    the options are kept for a rerun (snapshots.py)."""
-    place = place or place_of(notebook)
-    job, workspace = _prepared(notebook, options, place, workspace)
-    spec = resolve_spec(backend, job, options, defaults, workspace, place)
-    path = _path(notebook, notebook_path)
-    tracked = start_run(spec, backend.name, path, defaults, parent_run)
+    """Compile, resolve (the arguments are resolve's), submit. With tracking on, the job is an
+    MLflow run (a child of ``parent_run``). The notebook as submitted (``snapshot``, else
+    ``notebook`` unless compiled already) and the options are kept for a rerun
+    (snapshots.py)."""
+    job = resolve(backend, notebook, *args, **kwargs)
+    spec, path = job.spec, job.notebook_path
+    tracked = start_run(spec, backend.name, path, job.defaults, parent_run)
     try:
         submitted = backend.submit(spec, path)
     except BaseException:
         tracked.abandon()
         raise
-    warnings = [str(w) for w in job.warnings] + spec.warnings + list(submitted.warnings)
+    warnings = [str(w) for w in job.compiled.warnings] + spec.warnings + list(submitted.warnings)
     warnings += tracked.warnings
     kept = snapshot if snapshot is not None else snapshot_of(notebook)
     if kept is not None:
         try:
-            save(backend, submitted.name, kept, spec, path, defaults)
+            save(backend, submitted.name, kept, spec, path, job.defaults)
         except OSError as e:
             warnings.append(f"it cannot be rerun: its notebook could not be kept ({e})")
     return Submission(submitted.name, backend.name, spec, warnings)

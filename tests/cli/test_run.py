@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from tests.cli import cli, project
+from tests.cli import cli, cli_process, project
 from tests.conftest import EXAMPLES, notebook
 
 
@@ -53,8 +53,10 @@ def test_unreadable_notebook(write_nb, content):
 
 
 def test_missing_notebook(tmp_path):
-    out = cli("compile", tmp_path / "nope.ipynb")
+    """Through the entry point, a process of its own (the other tests call main in-process)."""
+    out = cli_process("compile", tmp_path / "nope.ipynb")
     assert out.returncode == 1 and "notebook not found" in out.stderr
+    assert out.stdout == "" and "Traceback" not in out.stderr
 
 
 def test_cli_does_not_import_jupyter_server_or_kubeflow(write_nb, tmp_path):

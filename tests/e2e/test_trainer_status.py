@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("kmock", reason="the emulated cluster is built on kmock (Python ≥ 3.11)")
 
+from tests.cli import cli  # noqa: E402
 from tests.conftest import notebook  # noqa: E402
 from tests.harness.emulated import (  # noqa: E402
     node_state,
@@ -35,11 +34,6 @@ TRAINING = notebook(
     "    report(step=step, total=8, loss=1 / step)\n"
     "print('trained')",
 )
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kale_ext.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from kale_ext.job import defaults
 from kale_ext.job.runtimes import Runtime
 from kale_ext.job.spec import build_job_spec
 from kale_ext.server.app import KaleExtApp
+from tests.cli import cli
 from tests.conftest import ROOT, notebook
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
@@ -227,12 +228,6 @@ def test_the_backend_explicit_then_the_environment_then_the_defaults(monkeypatch
 
 
 # -- the CLI --
-
-
-def cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "kale_ext.cli", *map(str, args)], capture_output=True, text=True
-    )
 
 
 def test_cli_shows_the_defaults_and_where_each_comes_from():

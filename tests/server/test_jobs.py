@@ -124,10 +124,10 @@ async def test_a_failed_jobs_object_says_where_and_why(api):
     from kale_ext.server.schema import validator
     from tests.conftest import notebook
 
-    nb = notebook(
-        ("import torch.distributed as dist", ["imports"]),
-        "dist.init_process_group('gloo')\nrank = dist.get_rank()\nprint(f'up {rank}')",
-        "if rank == 1:\n    row = {}\n    print(row['label'])\ndist.barrier()",
+    nb = notebook(  # the rank is torchrun's: no torch imported (test_failures has its world)
+        ("import os", ["imports"]),
+        "rank = int(os.environ['RANK'])\nprint(f'up {rank}')",
+        "if rank == 1:\n    row = {}\n    print(row['label'])",
     )
     name = await api.submit({"nodes": 2}, notebook=nb)
     events = await api.follow(name)
@@ -165,23 +165,6 @@ async def test_a_stream_that_started_early_misses_nothing(api, jp_fetch):
     events = parse_sse(b"".join(chunks).decode())
     assert events[-1].event == "end" and events[-1].data["status"] == "Complete"
     assert sorted(t for n, t in lines(events) if t == PLAIN_LAST) == [PLAIN_LAST] * 2
-
-
-async def test_digits_ddp_on_two_nodes(api):
-    """The torch example: 2 nodes × 1 process, DDP over gloo (about 8 s)."""
-    name = await api.submit({"nodes": 2, "parameters": {"epochs": 2}}, path="digits_ddp.ipynb")
-    events = await api.follow(name)
-    assert events[-1].data["status"] == "Complete", (
-        "\n".join(
-            f"[{n}] {t}"
-            for n, t in lines(events)[-60:]  # both nodes' last lines, to say why
-        )
-        + f"\n{events[-1].data}"
-    )
-    accuracy = [e.data for e in events if "test accuracy" in e.data.get("text", "")]
-    assert {d["rank"] for d in accuracy} == {0, 1}
-    job = (await api.get(f"jobs/{name}")).json
-    assert job["num_nodes"] == 2 and [n["state"] for n in job["nodes"]] == ["Succeeded"] * 2
 
 
 @pytest.mark.parametrize(

@@ -9,13 +9,27 @@ import pytest
 
 from tests.conftest import notebook
 
+pytest.register_assert_rewrite("tests.harness.server")
+from tests.harness.server import lines  # noqa: E402
+
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
 
 
-async def test_the_example_saves_its_model_where_it_lasts(api, root, jobs_dir):
-    name = await api.submit({"parameters": {"epochs": 1}}, path="digits_ddp.ipynb")
+async def test_the_example_trains_on_two_nodes_and_saves_its_model_where_it_lasts(
+    api, root, jobs_dir
+):
+    """The torch example through the REST API (2 nodes × 1 process, DDP over gloo): the one
+    real run of it here."""
+    name = await api.submit({"nodes": 2, "parameters": {"epochs": 1}}, path="digits_ddp.ipynb")
     events = await api.follow(name)
-    assert events[-1].data["status"] == "Complete", events[-1].data
+    assert events[-1].data["status"] == "Complete", (
+        "\n".join(f"[{n}] {t}" for n, t in lines(events)[-60:])  # both nodes' last lines: why
+        + f"\n{events[-1].data}"
+    )
+    accuracy = [e.data for e in events if "test accuracy" in e.data.get("text", "")]
+    assert {d["rank"] for d in accuracy} == {0, 1}
+    job = (await api.get(f"jobs/{name}")).json
+    assert job["num_nodes"] == 2 and [n["state"] for n in job["nodes"]] == ["Succeeded"] * 2
     found = (await api.get(f"jobs/{name}/outputs")).json
     final = root / "outputs" / name
     assert found["location"] == str(final) and found["listed"] and found["note"] is None

@@ -1,5 +1,5 @@
-"""A failure kept after its pods are gone, on the emulated cluster through `kale-ext` (a real
-subprocess): `status` while the failed pod exists keeps the failure and each node's last lines
+"""A failure kept after its pods are gone, on the emulated cluster through `kale-ext`
+(tests/cli): `status` while the failed pod exists keeps the failure and each node's last lines
 in a ConfigMap owned by the TrainJob; once the pods are deleted `status`, `jobs` and `logs`
 still say node, cell and line (and `logs` that its lines were kept); pods deleted before
 kale_ext looked are said plainly, and `logs` fails saying so. The sizes are bounded."""
@@ -7,14 +7,13 @@ kale_ext looked are said plainly, and `logs` fails saying so. The sizes are boun
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from kale_ext.backends.base import Failure
 from kale_ext.backends.kubernetes import kept
 from tests.backends.kubernetes.test_reasons import load
+from tests.cli import cli
 from tests.conftest import notebook
 
 pytest.register_assert_rewrite("tests.harness.server")
@@ -29,11 +28,6 @@ FAILS = notebook(
 K8S = ("--backend", "kubernetes")
 PODS = "v1/pods"
 CONFIGMAPS = "v1/configmaps"
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kale_ext.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
 
 
 @pytest.fixture

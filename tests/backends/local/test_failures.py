@@ -14,22 +14,27 @@ from kale_ext.backends.base import Status
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.submit import submit
 from tests.backends.local.waiting import until
-from tests.conftest import notebook
+from tests.conftest import notebook, own_jupyter_settings
 
 pytest.importorskip("torch", reason="these runs use torchrun and torch.distributed")
 
-IMPORTS = ("import os\nimport signal\nimport sys\nimport torch.distributed as dist", ["imports"])
+IMPORTS = ("import os\nimport signal\nimport sys", ["imports"])
 HELPER = ("def label_of(row):\n    return row['label']\n", ["functions"])
-#: Each rank writes to stdout and stderr in turn: the log must keep that order.
+#: Each rank writes to stdout and stderr in turn: the log must keep that order. The rank is
+#: torchrun's RANK: these workers import no torch (2-3 s of CPU each), but for one case.
 START = (
-    "dist.init_process_group('gloo')\nrank = dist.get_rank()\n"
+    "rank = int(os.environ['RANK'])\n"
     "for i in range(5):\n    print(f'out {i} of {rank}')\n"
     "    print(f'err {i} of {rank}', file=sys.stderr)\n"
 )
+END = "print(f'done {rank}')"
+#: The one case in a real torch.distributed world: every rank meets the others at a barrier,
+#: so a rank that failed first leaves its peer an error of its own, which the summary passes by.
+WORLD_IMPORTS = ("import os\nimport sys\nimport torch.distributed as dist", ["imports"])
+WORLD_START = "dist.init_process_group('gloo')\n" + START
+WORLD_END = "dist.barrier()\n" + END
 #: A line of torchrun's own logging (with one process a node, it counts as that rank's).
 TORCHRUN_LOG = re.compile(r"[EWI]\d{4} ")
-#: Every rank meets the others here: a rank that failed before leaves its peer an error.
-END = "dist.barrier()\nprint(f'done {rank}')"
 
 
 @pytest.fixture
@@ -46,6 +51,7 @@ class Case:
     line: int | None = None
     last: str | None = None  # the failing rank's last line of its own
     options: dict | None = None
+    world: bool = False  # in a torch.distributed world (gloo), the others meeting at a barrier
 
 
 CASES = [
@@ -56,6 +62,7 @@ CASES = [
         3,
         3,
         "KeyError: 'label'",
+        world=True,
     ),
     Case(
         "an exception in a functions cell's helper",
@@ -106,14 +113,35 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_a_failure_names_where_and_why(backend, tmp_path, case):
-    project = tmp_path / "project"  # the workspace: shapes.py travels with the notebook
+@pytest.fixture(scope="module")
+def started(tmp_path_factory):
+    """Every case's job, submitted at once, by case name, and their backend. Side by side they
+    take the time of one: in all but the torch world's case, the node that did not fail waits
+    at torchrun's exit for the other until the job stops it (FAILURE_GRACE, idle)."""
+    root = tmp_path_factory.mktemp("failures")
+    project = root / "project"  # the workspace: shapes.py travels with the notebooks
     project.mkdir()
     (project / "shapes.py").write_text("def check(x):\n    raise ValueError(f'bad shape {x}')\n")
-    path = project / "train.ipynb"
-    path.write_text(json.dumps(notebook(IMPORTS, HELPER, START, case.cell, END)))
-    name = submit(backend, path, {"nodes": 2, **(case.options or {})}).name
+    with pytest.MonkeyPatch.context() as env:
+        own_jupyter_settings(env, root / "settings")
+        backend = LocalBackend(root / "jobs", capacity=2 * 2 * len(CASES))  # all at once
+        names = {}
+        for index, case in enumerate(CASES):
+            cells = (WORLD_IMPORTS, HELPER, WORLD_START, case.cell, WORLD_END) if case.world else (
+                IMPORTS, HELPER, START, case.cell, END)  # fmt: skip
+            path = project / f"train{index}.ipynb"
+            path.write_text(json.dumps(notebook(*cells)))
+            options = {"nodes": 2, **(case.options or {})}
+            names[case.name] = submit(backend, path, options).name
+        yield backend, names
+        for name in names.values():
+            backend.delete(name)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_failure_names_where_and_why(started, case):
+    backend, names = started
+    name = names[case.name]
     info = backend.wait(name, timeout=120, interval=0.1)
 
     assert info.status is Status.FAILED
