@@ -57,6 +57,9 @@ CLOSED_PIPE = 128 + 13
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .common import defaults
+
+    defaults.cache_clear()  # read once a command: a second main() in one process reads them anew
     parser, commands = build_parser()
     args = parser.parse_args(argv)
     try:

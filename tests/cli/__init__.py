@@ -15,9 +15,6 @@ from tests.conftest import notebook
 def cli(*args, cwd=None) -> subprocess.CompletedProcess:
     """`kale-ext ARGS` in this process, in ``cwd``: its exit code and what it printed."""
     from kale_ext.cli import main
-    from kale_ext.cli.common import defaults
-
-    defaults.cache_clear()  # read once a command, as a new process reads them
 
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
