@@ -42,6 +42,7 @@ SLOW_PLACES = (
     "ipython/test_sweep.py",
     "cli/test_sweep.py",
     "test_cputime.py",  # pytest itself in processes, with workers
+    "server/test_compile_pool.py",  # the server's compile processes
 )
 
 #: Single tests that start a job or a process among a module's unit tests (measured: the

@@ -8,7 +8,6 @@ Every surface (CLI, REST API, panel, magics) calls :func:`compile_notebook`.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import gc
 import hashlib
@@ -20,21 +19,27 @@ from pathlib import Path
 from .. import __version__
 from ..errors import CompileError, Diagnostic
 from ..files import write_atomic
-from . import kept
-from .analysis import BodyCell, cell_names, check_self_contained, rewrite_for_function
+from .analysis import check_self_contained, rewrite_for_function
+from .cells import (
+    analyse,
+    cell_lines,
+    imports_in,
+    left_out_of_entrypoint,
+    merge_settings,
+    note_left_out,
+)
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
-    drives_trainer_client,
     drop_unread_parameters,
     named_entrypoint,
     split_entrypoint,
     untagged_trainer_client,
 )
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
-from .packages import Import, imports_of, resolve
+from .packages import Import, resolve
 from .parameters import Parameter, parse_parameters
 from .sdkcall import job_settings, notebook_train_call
-from .transform import CellCode, syntax_error, transform_cell
+from .transform import CellCode, transform_cell
 
 _BODY_ORDER = {Role.IMPORTS: 0, Role.FUNCTIONS: 1, Role.TRAINING: 2, Role.ENTRYPOINT: 2}
 
@@ -177,16 +182,16 @@ def _compile(
         if plan.diagnostics:
             diags += plan.diagnostics
         if plan.settings:
-            _merge_settings(settings, plan.settings, cell, diags)
+            merge_settings(settings, plan.settings, cell, diags)
         if plan.role is None:
             continue
         if entry_cells and plan.role is Role.TRAINING:
-            _left_out_of_entrypoint(cell, entry_cells[0], left_out, diags)
+            left_out_of_entrypoint(cell, entry_cells[0], left_out, diags)
             continue
         if plan.role in (Role.SKIP, Role.DISTRIBUTED):
             if plan.role is Role.DISTRIBUTED:
                 distributed.append(cell)
-            _note_left_out(cell, plan.role, left_out)
+            note_left_out(cell, plan.role, left_out)
             continue
         code = transform_cell(cell, diags)
         if code is None:
@@ -259,7 +264,7 @@ def _compile(
         diags += untagged_trainer_client(body)
     config_code = transform_cell(distributed[0], diags) if len(distributed) == 1 else None
     body.sort(key=lambda item: _BODY_ORDER[item[0]])  # stable: notebook order within a role
-    analysed = _analyse(body, diags)
+    analysed = analyse(body, diags)
     if not any(role in (Role.TRAINING, Role.ENTRYPOINT) for role, _, _ in body) and not _has_errors(
         diags
     ):
@@ -280,7 +285,7 @@ def _compile(
     imports = [
         Import(module, bc.cell, bc.cell_line(line))
         for bc in analysed
-        for module, line in _imports(bc.tree_source)
+        for module, line in imports_in(bc.tree_source)
     ]
     pinned = resolve(imports, requested + [(p, None) for p in packages or []], diags, local)
     name = function_name or entry_name or function_name_for(nb.stem)
@@ -306,7 +311,7 @@ def _compile(
             role.value,
             rewrite_for_function(bc.tree_source, wrapper_names, top_globals, star_names),
             bc.cell.id,
-            _cell_lines(code),
+            cell_lines(code),
         )
         for (role, _, code), bc in zip(body, analysed, strict=True)
     ]
@@ -352,108 +357,3 @@ def load_notebook(notebook) -> Notebook:
 
 def _has_errors(diags: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diags)
-
-
-def _left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, diags) -> None:
-    """An untagged cell of an entrypoint notebook: not part of the job."""
-    code = transform_cell(cell, [])
-    if code is None:
-        return
-    why = f"not part of the job (the job is the entrypoint function in cell {entry.index + 1})"
-    _note_left_out(cell, Role.SKIP, left_out, why)
-    if drives_trainer_client(code.source):
-        diags.append(
-            Diagnostic(
-                "warning",
-                "this cell drives TrainerClient: it is left out of the job (kale_ext submits it)",
-                cell.index,
-                cell.id,
-                None,
-                "trainer-client-cell",
-            )
-        )
-
-
-def _analyse(body, diags: list[Diagnostic]) -> list[BodyCell]:
-    analysed = []
-    future_annotations = any(
-        "__future__" in code.source and "annotations" in code.source for _, _, code in body
-    )
-    for role, cell, code in body:
-        try:
-            names = cell_names(code.source, future_annotations)
-        except SyntaxError as e:
-            diags.append(syntax_error(cell, e, code))
-            continue
-        for line, what in names.invalid:
-            if role is Role.ENTRYPOINT and what.startswith("`return`"):
-                continue  # the entrypoint's own body: `return` ends the function, as it did
-            diags.append(
-                Diagnostic(
-                    "error", what, cell.index, cell.id, code.cell_line(line), "not-in-function"
-                )
-            )
-        analysed.append(BodyCell(cell, names, code.source, code.cell_line))
-    if len(analysed) != len(body):  # keep body and analysis aligned for the caller
-        keep = {bc.cell.index for bc in analysed}
-        body[:] = [item for item in body if item[1].index in keep]
-    return analysed
-
-
-def _cell_lines(code: CellCode) -> tuple[int, ...] | None:
-    """The cell's line of each line of the cell's code, None when they are the same."""
-    if code.origin is None:
-        return None
-    count = code.source.count("\n") + 1
-    lines = tuple(code.cell_line(n) or n for n in range(1, count + 1))
-    return None if lines == tuple(range(1, count + 1)) else lines
-
-
-def _imports(source: str) -> tuple[tuple[str, int], ...]:
-    return _imports_kept(source) if "import" in source else ()
-
-
-@kept.by_source
-def _imports_kept(source: str) -> tuple[tuple[str, int], ...]:
-    return tuple(imports_of(ast.parse(source)))
-
-
-def _note_left_out(cell: Cell, role: Role, left_out: dict, why: str | None = None) -> None:
-    """Remember what a left-out cell defines, to explain errors about those names."""
-    code = transform_cell(cell, [])
-    if code is None:
-        return
-    try:
-        names = cell_names(code.source)
-    except SyntaxError:
-        return
-    if why is None:
-        why = (
-            "tagged skip"
-            if role is Role.SKIP
-            else f"tagged {role.value} (not part of the function)"
-        )
-    for n in names.binds:
-        left_out.setdefault(n, (cell, why))
-
-
-def _merge_settings(settings: dict, new: dict, cell: Cell, diags: list[Diagnostic]) -> None:
-    for key, value in new.items():
-        if isinstance(value, dict):
-            target = settings.setdefault(key, {})
-            for k, v in value.items():
-                if k in target and target[k] != v:
-                    diags.append(
-                        Diagnostic(
-                            "warning",
-                            f"`{key}` `{k}` is set to {target[k]!r} by an earlier cell and to "
-                            f"{v!r} here; the job uses {v!r}",
-                            cell.index,
-                            cell.id,
-                            None,
-                            "setting-conflict",
-                        )
-                    )
-                target[k] = v
-        else:
-            settings[key] = value

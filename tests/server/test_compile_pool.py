@@ -16,8 +16,6 @@ from kale_ext.errors import ConfigError
 from kale_ext.server.compile_pool import CompilePool, PoolError
 from tests.backends.local.waiting import exited
 
-pytestmark = pytest.mark.slow  # real processes
-
 
 def warmed() -> None:
     """The warm-up of these tests: nothing to load."""
