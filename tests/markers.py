@@ -73,6 +73,7 @@ SLOW_TESTS = frozenset(
         "compile/test_sdkcall.py::test_the_example_sdk_notebook_trains_on_two_local_nodes_as_it_is",
         "job/test_command.py::test_command_runs_the_function_byte_exact",  # torchrun, one node
         "test_readme.py::test_the_nbconvert_command_writes_the_module_and_the_trainjob",
+        "server/test_compile_worker.py::test_the_process_answers_in_order_keeps_prints_out_and_ends_with_its_stdin",
     }
 )
 

@@ -41,8 +41,8 @@ def test_every_slow_place_and_test_exists():
 
 
 def test_this_session_marks_what_it_collected(request):
-    for item in request.session.items:
-        assert ("slow" in item.keywords) is is_slow(item), item.nodeid
+    wrong = [i.nodeid for i in request.session.items if ("slow" in i.keywords) is not is_slow(i)]
+    assert wrong == [], "marked slow by hand, not by tests/markers.py (or the reverse)"
 
 
 class Options(SimpleNamespace):

@@ -55,7 +55,6 @@ def test_an_answer_is_a_frame_of_its_pickle(call, expected):
             assert "Unpicklable: kept here" in str(value)
 
 
-@pytest.mark.slow
 def test_the_process_answers_in_order_keeps_prints_out_and_ends_with_its_stdin(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "kale_ext.server.compile_worker"],
