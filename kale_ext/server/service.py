@@ -101,16 +101,22 @@ def preview_json(
     values, what the preview read from disk (the workspace's files with their sizes and
     modification stamps, the modules beside the notebook, read again each time) and the
     installed packages; the same request again costs a look-up (the panel previews the same
-    notebook each time it opens or an option changes back)."""
+    notebook each time it opens or an option changes back). Only a request that names its job
+    is kept: an unnamed one is answered with a new made-up name each time."""
     import hashlib
     import pickle
 
     read = disk_inputs(data, options, root, path)
     inputs = (data, name, path, options, runtime, defaults, installed, root, read[1:])
-    try:
-        blob = pickle.dumps((inputs, _environment_stamp()), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # a value that does not pickle (a thread's caller): not kept
-        blob = None
+    blob = None
+    # a request that names no job gets a name made up for it, a new one each time (the same
+    # name again would be refused at submit: a job has it): only named requests are kept (the
+    # panel names its later previews with the name the first one made up)
+    if isinstance(options, dict) and options.get("name"):
+        try:
+            blob = pickle.dumps((inputs, _environment_stamp()), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a value that does not pickle (a thread's caller): not kept
+            blob = None
     key = hashlib.sha256(blob).digest() if blob is not None else None
     with _COMPILED_LOCK:
         kept = _PREVIEWS.get(key) if key is not None else None

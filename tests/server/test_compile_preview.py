@@ -45,7 +45,7 @@ def root(tmp_path) -> Path:
 def ask(root: Path, data=None, path="work/nb.ipynb", options=None, runtime_name=None) -> dict:
     """POST compile's preview as the compile process makes it: the answer, decoded."""
     data = data if data is not None else (root / path).read_bytes()
-    options = options if options is not None else {"nodes": 2}
+    options = options if options is not None else {"nodes": 2, "name": "fit"}
     if runtime_name is not None:
         options = {**options, "runtime": runtime_name}
     runtime, installed = runtime_for(LocalBackend(root / "jobs"), data, options)
@@ -58,7 +58,7 @@ def test_the_same_request_is_a_look_up_with_the_same_answer(previews, root):
     first = ask(root)
     assert first["ok"] and len(previews) == 1
     again = ask(root)
-    assert again == first and len(previews) == 1  # the random job name too: the same answer
+    assert again == first and len(previews) == 1
     sent = ask(root, data=json.loads((root / "work/nb.ipynb").read_text()), path=None)
     assert sent["ok"] and len(previews) == 2  # the same notebook sent as JSON, without a path
     assert ask(root, data=json.loads(json.dumps(NB)), path=None) == sent and len(previews) == 2
@@ -98,7 +98,11 @@ def workspace(answer: dict):
 #: answer may read the same; it is built again all the same).
 CHANGES = {
     "the notebook": (lambda root, mp: _edit_notebook(root), {}, lambda a: a["parameters"]),
-    "an option": (lambda root, mp: None, {"options": {"nodes": 3}}, lambda a: a["nodes"]),
+    "an option": (
+        lambda root, mp: None,
+        {"options": {"nodes": 3, "name": "fit"}},
+        lambda a: a["nodes"],
+    ),
     "the runtime": (lambda root, mp: None, {"runtime_name": "nope"}, lambda a: a["errors"]),
     "a file added to the workspace": (lambda root, mp: _add_file(root), {}, workspace),
     "a workspace file that grew": (lambda root, mp: _grow_file(root), {}, workspace),
@@ -121,9 +125,17 @@ def test_a_change_to_what_shapes_the_answer_is_previewed_afresh(what, previews, 
 
 def test_answers_kept_are_bounded(previews, root):
     for nodes in range(1, service._PREVIEWS_SIZE + 6):
-        ask(root, options={"nodes": nodes})
+        ask(root, options={"nodes": nodes, "name": "fit"})
     assert len(service._PREVIEWS) == service._PREVIEWS_SIZE
-    ask(root, options={"nodes": service._PREVIEWS_SIZE + 5})  # the newest is kept
+    ask(root, options={"nodes": service._PREVIEWS_SIZE + 5, "name": "fit"})  # the newest is kept
     assert len(previews) == service._PREVIEWS_SIZE + 5
-    ask(root, options={"nodes": 1})  # the oldest went
+    ask(root, options={"nodes": 1, "name": "fit"})  # the oldest went
     assert len(previews) == service._PREVIEWS_SIZE + 6
+
+
+def test_a_request_that_names_no_job_gets_a_new_name_each_time(previews, root):
+    """The same notebook previewed twice without a name: two names, so the job submitted after
+    the first preview does not make the second one's name taken (a submit would be a 409)."""
+    names = {ask(root, options={"nodes": 2})["job_name"] for _ in range(3)}
+    assert len(names) == 3 and all(n.startswith("nb-") for n in names)
+    assert len(previews) == 3 and not service._PREVIEWS
