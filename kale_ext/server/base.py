@@ -5,6 +5,7 @@ in the extension's threads."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 
@@ -249,7 +250,6 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         """Heavy blocking work (a submit, a sweep, a probe) in the heavy threads: at most
         ``client_share`` per client address at once (429), within ``work_deadline`` (504),
         dropped while it waits when the client leaves."""
-        from ..errors import KaleExtError
 
         app = self.app
         user = self.request.remote_ip or ""  # a client (a token's users can be anonymous)
@@ -261,16 +261,12 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         future = app.start_work(fn, *args)
         self._work = future
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), app.work_deadline)
+            with self._answering():
+                return await asyncio.wait_for(asyncio.wrap_future(future), app.work_deadline)
         except asyncio.TimeoutError:
             raise ApiError(504, f"the request did not finish in {app.work_deadline:g} s "
                            "(KaleExtApp.work_deadline)", "DeadlinePassed") from None  # fmt: skip
-        except KaleExtError as e:
-            raise to_api_error(e) from None
-        except asyncio.CancelledError:  # its client left before it started: nobody to answer
-            raise ApiError(503, "the client left before its work started", "ClientGone") from None
         finally:
-            self._work = None
             left = app.heavy_by_client.get(user, 1) - 1
             if left > 0:
                 app.heavy_by_client[user] = left
@@ -280,21 +276,30 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
     async def compute(self, fn, *args):
         """CPU-bound work (a compile) in the compile processes (app.compute): dropped while it
         waits when the client leaves; a process that died or hung is a 503 or 504 saying so."""
-        from ..errors import KaleExtError
         from .compile_pool import GAVE_UP, PoolError
 
         client = self.request.remote_ip or ""
         self._work = self.app.compute(fn, *args, client=client)
-        try:
+        with self._answering():
             try:
                 return await self._work
             except PoolError as e:
                 if e.reason != GAVE_UP:
-                    raise
-                self._work = self.app.compute(fn, *args, client=client)  # now in a thread
+                    raise ApiError(e.status, str(e), e.reason) from None
+            self._work = self.app.compute(fn, *args, client=client)  # now in a thread
+            try:
                 return await self._work
-        except PoolError as e:
-            raise ApiError(e.status, str(e), e.reason) from None
+            except PoolError as e:
+                raise ApiError(e.status, str(e), e.reason) from None
+
+    @contextlib.contextmanager
+    def _answering(self):
+        """Around awaiting ``self._work``: kale_ext's errors as their API errors, a client that
+        left before its work started as 503 ClientGone; no work held afterwards."""
+        from ..errors import KaleExtError
+
+        try:
+            yield
         except KaleExtError as e:
             raise to_api_error(e) from None
         except asyncio.CancelledError:  # its client left before it started: nobody to answer
