@@ -62,6 +62,31 @@ def test_event_id_round_trips():
     assert parse_event_id("1:4096") == (1, 4096)
 
 
+LINE_TEXTS = [
+    "",
+    "plain",
+    'quote " and \\ backslash',
+    "tab\tand\x00nul\x1f",
+    "é ü 日本 🚀",
+    "\u2028\u2029",
+    "\ud800 lone",
+    "x" * 5000,
+]
+
+
+@pytest.mark.parametrize("text", LINE_TEXTS, ids=range(len(LINE_TEXTS)))
+@pytest.mark.parametrize("rank", [None, 0, 7])
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_line_event_is_the_event_of_its_fields(text, rank, partial):
+    """line_event writes the event directly: the same text `event` gives for its fields."""
+    line = LogLine(node=2, text=text, rank=rank, offset=123456789, partial=partial)
+    data = {"node": 2, "rank": rank, "text": text, "offset": 123456789}
+    if partial:
+        data["partial"] = True
+    assert line_event(line) == event(data, id="2:123456789")
+    assert json.loads(line_event(line).split("data: ", 1)[1]) == data
+
+
 def test_an_event_stays_one_data_line_whatever_the_text():
     text = event({"text": "a\nb\r\nc\u2028d"}, "end")
     assert text.count("\n") == 3 and text.startswith("event: end\ndata: ")
