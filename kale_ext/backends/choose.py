@@ -59,8 +59,9 @@ def choose_backend(name: str | None = None, defaults=None, **settings) -> tuple[
     backend = cls(**settings_for(cls, settings))
     if defaults is not None:
         backend.stall_seconds = defaults.stall_seconds
-        if hasattr(backend, "capacity"):  # the local queue's
+        if hasattr(backend, "capacity"):  # the local queue's, and its priority
             backend.capacity = defaults.local_capacity
+            backend.nice = defaults.local_nice
     return backend, why
 
 

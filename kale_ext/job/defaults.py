@@ -42,6 +42,9 @@ STALL_SECONDS = 600
 MAX_STALL_SECONDS = 7 * 24 * 3600
 #: The most processes the local backend may be told to run at once.
 MAX_LOCAL_CAPACITY = 4096
+#: How much lower than the server local jobs run (the nice value of their processes): 0 to 19.
+LOCAL_NICE = 10
+MAX_LOCAL_NICE = 19
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,10 @@ class Defaults:
     # Local backend: processes running at once (nodes × processes per node, over all jobs);
     # jobs beyond it wait in line. None: this machine's CPU count.
     local_capacity: int | None = None
+    # Local backend: the CPU priority of local jobs' processes, as a nice value (0: the
+    # server's own; 19: the lowest). Below the server's, so that the server, the panel and the
+    # kernels stay responsive while jobs take every core; on an idle machine they get it all.
+    local_nice: int = LOCAL_NICE
     sources: dict = field(default_factory=dict, compare=False)  # field -> the layer that set it
 
     def to_dict(self) -> dict:
@@ -134,7 +141,7 @@ def check(name: str, value: Any, where: str) -> Any:
     if name not in FIELDS:
         raise bad(f"unknown setting (known: {', '.join(FIELDS)})")
     if value is None:
-        if name in ("backend", "runtime"):
+        if name in ("backend", "runtime", "local_nice"):
             raise bad("must be set, not null")
         return None
     if name == "backend":
@@ -150,6 +157,13 @@ def check(name: str, value: Any, where: str) -> Any:
             raise bad(f"must be a whole number of seconds, not {value!r}")
         if not 1 <= value <= MAX_STALL_SECONDS:
             raise bad(f"must be between 1 and {MAX_STALL_SECONDS} seconds, got {value}")
+    elif name == "local_nice":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad(f"must be a whole number (a nice value), not {value!r}")
+        if not 0 <= value <= MAX_LOCAL_NICE:
+            raise bad(
+                f"must be between 0 (the server's priority) and {MAX_LOCAL_NICE}, got {value}"
+            )
     elif name == "local_capacity":
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad(f"must be a whole number of processes, not {value!r}")

@@ -100,6 +100,12 @@ class KaleExtApp(ExtensionApp):
         help="Local backend: processes that run at once over all jobs (nodes × processes per "
         "node); a job beyond it waits in line as Queued. None: this machine's CPU count.",
     ).tag(config=True)
+    local_nice = Int(
+        10,
+        help="Local backend: the nice value local jobs' processes run at, 0 (the server's own "
+        "priority) to 19 (the lowest). Below the server's, so that the server, the panel and the "
+        "kernels stay responsive while jobs take every core; an idle machine gives jobs all of it.",
+    ).tag(config=True)
 
     option_limits = Dict(
         value_trait=Int(),
@@ -375,8 +381,9 @@ class KaleExtApp(ExtensionApp):
         key = None if defaults is None else (defaults.backend, defaults.namespace)
         if defaults is not None and self._backend is not None:  # a watch setting: no new backend
             self._backend.stall_seconds = defaults.stall_seconds
-            if hasattr(self._backend, "capacity"):  # the local queue's
+            if hasattr(self._backend, "capacity"):  # the local queue's, and its priority
                 self._backend.capacity = defaults.local_capacity
+                self._backend.nice = defaults.local_nice
         with self._backend_lock:
             if self._backend is None or key != self._backend_key:
                 self._backend, self._backend_reason = self._make_backend(defaults)

@@ -83,10 +83,11 @@ def test_every_schema_value_the_schema_allows_is_accepted_and_every_default_docu
         "stall_seconds": 120,
         "mlflow_tracking_uri": "http://mlflow.example:5000",
         "local_capacity": 8,
+        "local_nice": 0,
     }
     jsonschema.validate(sample, SCHEMA)
     assert defaults.resolve(("test", sample)).to_dict()["defaults"] == sample
-    assert set(defaults.UNSET) | {"backend", "runtime"} == set(defaults.FIELDS)
+    assert set(defaults.UNSET) | {"backend", "runtime", "local_nice"} == set(defaults.FIELDS)
 
 
 # -- layers --
@@ -144,6 +145,10 @@ def test_a_changed_settings_file_is_read_again():
         ('{"pip_index_urls": ["ftp://x"]}', "'ftp://x' is not an http(s) URL"),
         ('{"gpu": "lots"}', "must be a GPU count or a MIG profile"),
         ('{"runtime": null}', "defaults.runtime: must be set"),
+        ('{"local_nice": 20}', "defaults.local_nice: must be between 0 (the server's priority) and 19"),
+        ('{"local_nice": -5}', "defaults.local_nice: must be between 0"),
+        ('{"local_nice": "low"}', "defaults.local_nice: must be a whole number (a nice value)"),
+        ('{"local_nice": null}', "defaults.local_nice: must be set"),
         ('{"cpu": ', "cannot read the JupyterLab settings file plugin.jupyterlab-settings"),
         ("[1]", "must hold an object"),
     ],

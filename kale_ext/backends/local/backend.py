@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
+from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
 from ...job.runtimes import Runtime
@@ -70,10 +71,12 @@ class LocalBackend(Backend):
         jobs_dir: str | os.PathLike | None = None,
         allow_cpu_for_gpu: bool = False,
         capacity: int | None = None,
+        nice: int = LOCAL_NICE,
     ):
         self.jobs_dir = Path(jobs_dir) if jobs_dir else default_jobs_dir()
         self.allow_cpu_for_gpu = allow_cpu_for_gpu
         self.capacity = capacity  # processes at once (the queue); None: the CPU count
+        self.nice = nice  # how far below the server's CPU priority jobs run (resources.py)
 
     # -- runtimes --
 
@@ -214,6 +217,7 @@ class LocalBackend(Backend):
             "outputs": str(outputs),
             "mounts": mounts,
             "resources": resources,
+            "nice": self.nice,
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
             "queue": {"need": [need.procs, need.gpus], "capacity": [machine.procs, machine.gpus]},

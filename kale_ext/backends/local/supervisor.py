@@ -33,6 +33,7 @@ from .installs import InstallError, prepare
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
 from .ports import claim_port
+from .priority import Groups, lower_priority
 from .processes import descendants, kill, kill_group, start_time
 from .progressfile import ProgressFollower
 from .queue import Need, leave, wait_turn
@@ -90,7 +91,9 @@ def start_nodes(
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,  # each node is its own process group
-                    preexec_fn=chain(dies_with_parent(signal.SIGTERM), pin),
+                    preexec_fn=chain(
+                        dies_with_parent(signal.SIGTERM), pin, lower_priority(record.get("nice", 0))
+                    ),
                 )
             )
     return procs
@@ -203,6 +206,7 @@ def run(job_dir: Path) -> int:
         last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
         memory = MemoryWatch(record)
         progress = ProgressFollower(job_dir, record["procs_per_node"])  # rank 0's, as it logs
+        groups = Groups(record.get("nice", 0))  # the job's sessions, below the server
         while not stopping:
             progress.poll()
             if failed_at is None:
@@ -213,7 +217,10 @@ def run(job_dir: Path) -> int:
                 family.update(descendants(running(procs)))
                 if len(family) > known:  # for whoever finds this supervisor gone
                     remember(job_dir, {**nodes, **family})
+                    groups.pending = True
                 last_scan = time.monotonic()
+            if groups.pending:  # torchrun's workers lead sessions of their own
+                groups.lower([*running(procs), *family])
             ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
             if failed_at is None and any(ended.values()):
                 failed_at = time.monotonic()  # the others may still report what they saw

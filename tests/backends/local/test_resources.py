@@ -16,6 +16,19 @@ SEES = (
     "print(f'cores {sorted(os.sched_getaffinity(0))} omp {omp} mkl {mkl}', flush=True)",  # one write
 )
 
+PRIORITY = (
+    ("want = 0", ["parameters"]),
+    ("import os\nimport time", ["imports"]),
+    # a worker torchrun starts leads a session (a group) of its own, lowered by the supervisor
+    # within a second of its start: wait for it (at most 60 s), then say what this process got
+    "where = '/proc/self/autogroup'\n"
+    "group = lambda: int(open(where).read().split()[-1]) if os.path.exists(where) else None\n"
+    "until = time.monotonic() + 60\n"
+    "while want and group() not in (None, want) and time.monotonic() < until:\n"
+    "    time.sleep(0.05)\n"
+    "print(f'priority nice {os.nice(0)} group {group()}', flush=True)",
+)
+
 GROWS = (
     "import time\nblocks = []\nfor i in range(200):\n"
     "    blocks.append(bytearray(16 * 2**20))\n    blocks[-1][::4096] = b'x' * len(blocks[-1][::4096])\n"
@@ -30,6 +43,27 @@ def backend(tmp_path):
 
 def seen(backend, name) -> dict[int, str]:
     return {line.node: line.text for line in backend.logs(name) if line.text.startswith("cores")}
+
+
+@pytest.mark.parametrize("nice", [7, 0])
+def test_nodes_and_their_workers_run_below_the_servers_priority_as_set(tmp_path, nice):
+    """The defaults' local_nice (10 unless set): every process of the job runs that far below
+    the server and, with Linux's autogroups, so does every session it leads (each node's, and
+    each of torchrun's workers'); 0 leaves them as they are."""
+    backend = LocalBackend(tmp_path / "jobs", nice=nice)
+    job = submit(backend, notebook(*PRIORITY), {"nodes": 2, "parameters": {"want": nice}})
+    assert backend.wait(job.name, timeout=120, interval=0.1).status is Status.COMPLETE
+    lines = [line.text for line in backend.logs(job.name) if line.text.startswith("priority")]
+    groups = os.path.exists("/proc/self/autogroup")
+    assert len(lines) == 2
+    for line in lines:
+        _, _, seen_nice, _, seen_group = line.split()
+        assert int(seen_nice) == min(19, os.nice(0) + nice), line
+        assert seen_group == (str(nice) if groups else "None"), line  # a new group starts at 0
+
+
+def test_a_local_backend_runs_jobs_ten_below_the_server_unless_set(tmp_path):
+    assert LocalBackend(tmp_path).nice == 10
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores for disjoint sets")
