@@ -208,16 +208,15 @@ class LogsHandler(KaleExtHandler):
                     self.write(": keep-alive\n\n")
                     await self.flush()
                 continue
-            done = False
-            for kind, payload in items:
-                if kind == "line":
-                    self.write(payload)  # the event, encoded by the reader thread
-                elif kind == "end":
-                    self.write(sse_event(payload, "end"))
-                    done = True
-                else:
-                    self.write(sse_event(stream_error_data(payload), "error"))
-                    done = True
+            # the lines' events, encoded by the reader thread, in one write; an end or an error
+            # is the last item
+            kind, payload = items[-1]
+            done = kind != "line"
+            self.write(b"".join(data for _, data in (items[:-1] if done else items)))
+            if kind == "end":
+                self.write(sse_event(payload, "end"))
+            elif done:
+                self.write(sse_event(stream_error_data(payload), "error"))
             del items, payload  # written: only their bytes stay while the client reads them
             await self.flush()  # every event that arrived goes out now
             if done:

@@ -29,7 +29,7 @@ from json.encoder import encode_basestring as _json_text  # a str as JSON, in C
 log = logging.getLogger(__name__)
 
 #: What one buffered event costs beyond its text: the `(kind, text)` tuple and its queue slot.
-_ITEM_COST = sys.getsizeof(("line", "")) + 8
+_ITEM_COST = sys.getsizeof(("line", b"")) + 8
 
 #: `<node>:<offset>`, each at most 18 digits (a file offset fits in 63 bits).
 _OFFSET = re.compile(r"^\s*(\d{1,18})\s*:\s*(\d{1,18})\s*$", re.ASCII)
@@ -95,7 +95,7 @@ def error_data(e: BaseException) -> dict:
 class LogStream:
     """Reads `backend.logs(...)` in its own thread into a bounded buffer the event loop drains.
 
-    Items are `("line", the line's event text)`, then one `("end", {"status", "reason"})` when
+    Items are `("line", the line's event as UTF-8)`, then one `("end", {"status", "reason"})` when
     the lines run out (for `follow`, when the job has ended), or `("error", exception)`.
     """
 
@@ -169,9 +169,8 @@ class LogStream:
         try:
             lines = self._backend.logs(self._name, **self._args)
             for line in lines:
-                text = line_event(line)
-                # in the buffer: the str; in flight: its UTF-8 bytes (at most the str's size)
-                if not self._push(("line", text), sys.getsizeof(text) + _ITEM_COST):
+                data = line_event(line).encode("utf-8", "replace")  # here, not on the loop
+                if not self._push(("line", data), sys.getsizeof(data) + _ITEM_COST):
                     return
             if self.stopped:
                 return

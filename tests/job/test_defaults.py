@@ -145,7 +145,10 @@ def test_a_changed_settings_file_is_read_again():
         ('{"pip_index_urls": ["ftp://x"]}', "'ftp://x' is not an http(s) URL"),
         ('{"gpu": "lots"}', "must be a GPU count or a MIG profile"),
         ('{"runtime": null}', "defaults.runtime: must be set"),
-        ('{"local_nice": 20}', "defaults.local_nice: must be between 0 (the server's priority) and 19"),
+        (
+            '{"local_nice": 20}',
+            "defaults.local_nice: must be between 0 (the server's priority) and 19",
+        ),
         ('{"local_nice": -5}', "defaults.local_nice: must be between 0"),
         ('{"local_nice": "low"}', "defaults.local_nice: must be a whole number (a nice value)"),
         ('{"local_nice": null}', "defaults.local_nice: must be set"),

@@ -163,7 +163,7 @@ def text_of(item) -> str:
     """The line a ("line", event) item carries."""
     kind, event = item
     assert kind == "line"
-    return json.loads(event.split("data: ", 1)[1])["text"]
+    return json.loads(event.decode().split("data: ", 1)[1])["text"]
 
 
 async def test_every_line_then_end():
