@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kale_ext.errors import ConfigError
+from kale_ext.job import limits_held
 from kale_ext.job.defaults import lab_settings_file
 from kale_ext.server import compile_inputs
 from kale_ext.server.app import KaleExtApp
@@ -22,7 +23,8 @@ def app(tmp_path, monkeypatch):
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     made = KaleExtApp(jobs_dir=str(tmp_path / "jobs"))
     made.initialize_settings()  # what the server does when it loads the extension
-    return made
+    yield made
+    limits_held.release()  # the limits it held for this process
 
 
 def _lab_settings(text: str) -> None:

@@ -92,7 +92,7 @@ def test_valid_options_are_checked_once_per_limits_in_force(monkeypatch):
     assert len(judged) == 1
     assert schema.check_body({"notebook": [], "options": {"nodes": 5}})[0] is not None
     try:
-        limits.configure({"nodes": 4})  # the site's limit: the same body is now refused
+        limits.configure({"nodes": 4}, by_server=True)  # the site's: the same body is refused
         _, options_error = schema.check_body(body)
         assert options_error is not None and options_error.field == "nodes"
     finally:
