@@ -49,8 +49,10 @@ PIPELINE = 2
 #: The reason of a call's PoolError when the pool gave up (``failed``): nothing ran it.
 GAVE_UP = "NoCompileProcess"
 #: What each pipe to and from a process holds (Linux's default, 64 KiB, is less than the answer
-#: of a 105-cell notebook's preview: 66 KB, written and read in two parts).
-PIPE_BYTES = 1 << 20
+#: of a 105-cell notebook's preview: 66 KB, written and read in two parts). Not more: the pages
+#: a user's pipes may hold are limited (/proc/sys/fs/pipe-user-pages-soft), past it new pipes
+#: get one page.
+PIPE_BYTES = 256 * 1024
 
 
 class PoolError(Exception):
@@ -404,5 +406,5 @@ def _widen(fd: int) -> None:
 
     try:
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-    except (AttributeError, OSError):  # not Linux; above /proc/sys/fs/pipe-max-size; no quota
+    except (AttributeError, OSError):  # not Linux; past the user's pipe pages
         pass
