@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ..errors import Diagnostic
 from . import kept
 from .notebook import Cell
+from .toplevel import may_be_top_level
 
 BUILTINS = frozenset(dir(builtins)) | {
     "__name__", "__file__", "__doc__", "__builtins__", "__spec__", "__loader__", "__package__",
@@ -109,7 +110,7 @@ def _cell_names(source: str, future_annotations: bool) -> CellNames:
     binds = {n for n, flags in symbols.items() if flags & _BINDS}
     reads_now = {n for n, flags in symbols.items() if flags & _USE}
     children = top.children
-    needs_ast = _needs_ast(source)
+    needs_ast = _needs_ast(source, top, 1 if future_annotations else 0)
     if not children and not needs_ast:  # many cells: no nested scope, nothing more to find
         return CellNames(frozenset(binds), frozenset(reads_now), *_NOTHING_MORE)
     reads_later: set[str] = set()
@@ -150,11 +151,11 @@ def _frozen(n: CellNames) -> CellNames:
     )
 
 
-def _needs_ast(source: str) -> bool:
+def _needs_ast(source: str, top, line_offset: int) -> bool:
     """Whether the cell's text could hold what symtable does not tell (most cells hold none of
     it): `global`, `del`, a kale_ext or star import, `__future__`, or a statement that is an
-    error outside a function (compiling, 4x cheaper than an AST, tells whether one is at the
-    cell's top level)."""
+    error outside a function (where the text cannot rule one out (toplevel.py), compiling, 4x
+    cheaper than an AST, tells whether one is at the cell's top level)."""
     if (
         "__future__" in source
         or _GLOBAL.search(source)
@@ -163,7 +164,7 @@ def _needs_ast(source: str) -> bool:
         or _STAR_IMPORT.search(source)
     ):
         return True
-    if "return" in source or "yield" in source or "await" in source:
+    if may_be_top_level(source, top, line_offset):
         try:
             compile(source, "<cell>", "exec", dont_inherit=True)
         except SyntaxError:  # e.g. "'return' outside function": the AST says where

@@ -196,18 +196,17 @@ def _cells_v4(nb: dict, name: str) -> list[Cell]:
         raise NotebookError(f"{name}: the notebook has no `cells` list")
     out = []
     for i, raw in enumerate(cells):
-        where = f"{name}, cell {i + 1}"
         if not isinstance(raw, dict):
-            raise NotebookError(f"{where}: a cell must be a JSON object")
+            raise NotebookError(f"{name}, cell {i + 1}: a cell must be a JSON object")
         cell_type = raw.get("cell_type")
         if cell_type not in ("code", "markdown", "raw"):
-            raise NotebookError(f"{where}: unknown cell_type {cell_type!r}")
-        meta = raw.get("metadata", {})
+            raise NotebookError(f"{name}, cell {i + 1}: unknown cell_type {cell_type!r}")
+        meta = raw.get("metadata", _NO_METADATA)
         if not isinstance(meta, dict):
-            raise NotebookError(f"{where}: `metadata` must be an object")
-        tags = meta.get("tags", [])
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            raise NotebookError(f"{where}: `metadata.tags` must be a list of strings")
+            raise NotebookError(f"{name}, cell {i + 1}: `metadata` must be an object")
+        tags = meta.get("tags", _NO_TAGS)
+        if not isinstance(tags, list) or tags and not all(isinstance(t, str) for t in tags):
+            raise NotebookError(f"{name}, cell {i + 1}: `metadata.tags` must be a list of strings")
         tags = tuple(t.strip() for t in tags if t.strip()) if tags else ()
         source = raw.get("source", "")
         cell_id = raw.get("id")
@@ -215,12 +214,16 @@ def _cells_v4(nb: dict, name: str) -> list[Cell]:
             Cell(
                 i,
                 cell_type,
-                source if type(source) is str else _text(source, where),
+                source if type(source) is str else _text(source, f"{name}, cell {i + 1}"),
                 tags,
                 cell_id if isinstance(cell_id, str) else None,
             )
         )
     return out
+
+
+_NO_METADATA: dict = {}  # defaults, read only
+_NO_TAGS: list = []
 
 
 #: A JSON escape of a UTF-16 surrogate (a lone one is not text; a pair is one character).
@@ -247,7 +250,7 @@ def parse_notebook(data: bytes | str | dict, name: str = "notebook.ipynb") -> No
     """Parse notebook content (bytes, text or an already-decoded JSON object)."""
     if isinstance(data, dict):
         try:
-            raw = json.dumps(data, sort_keys=True).encode()
+            raw = json.dumps(data, sort_keys=True, check_circular=False).encode()
         except RecursionError:
             raise NotebookError(
                 f"{name} is not a notebook: its JSON is nested too deeply"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import Diagnostic
@@ -71,8 +72,8 @@ class CellCode:
 
     source: str
     origin: list[int] | None = None  # origin[i] = 1-based cell line of source line i+1
-    packages: list[str] = field(default_factory=list)
-    index_urls: list[str] = field(default_factory=list)
+    packages: Sequence[str] = field(default_factory=list)
+    index_urls: Sequence[str] = field(default_factory=list)
 
     def cell_line(self, line: int | None) -> int | None:
         if line is None or self.origin is None:
@@ -138,8 +139,8 @@ def syntax_error_message(e: SyntaxError) -> str:
 
 def _transform(source: str, offset: int) -> CellCode:
     """Transform ``source`` whose first line is cell line ``offset + 1``."""
-    if not needs_ipython(source):
-        return CellCode(source, _identity(source, offset) if offset else None)
+    if not needs_ipython(source):  # no install line: no packages (one empty tuple for all)
+        return CellCode(source, _identity(source, offset) if offset else None, (), ())
     transformed = _ipython_transform(source)
     try:
         tree = ast.parse(transformed)
@@ -149,7 +150,7 @@ def _transform(source: str, offset: int) -> CellCode:
     shift = _continuations(source)
     origin = [offset + shift(i) for i in range(1, transformed.count("\n") + 2)]
     lines = transformed.splitlines(keepends=True)
-    result = CellCode("", None)
+    result = CellCode("", None, [], [])  # filled below
     edits: list[tuple[int, int, list[str], list[int]]] = []
     for node in ast.walk(tree):
         call = _ipython_call(node)

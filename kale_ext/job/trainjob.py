@@ -340,6 +340,15 @@ def trainjob_dict(spec: JobSpec, notebook_path: str | None = None, env_from_keys
 def to_yaml(obj: dict) -> str:
     import yaml
 
+    return yaml.dump(obj, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
+
+
+@functools.cache
+def _dumper() -> type:
+    """The YAML dumper, made once (a class made per call cost each preview its making, and the
+    cyclic collector its freeing)."""
+    import yaml
+
     class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # the C one is 17× faster
         pass
 
@@ -348,4 +357,4 @@ def to_yaml(obj: dict) -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
     _Dumper.add_representer(str, _str)
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return _Dumper

@@ -372,12 +372,16 @@ class KaleExtApp(ExtensionApp):
             return getattr(app, "user_settings_dir", None)
         return None
 
-    def get_backend(self):
+    def get_backend(self, defaults=None):
         """The backend and why it was chosen (blocking: call in a thread). Made on first use, and
-        again when the defaults' backend or namespace change (the user's JupyterLab settings)."""
+        again when the defaults' backend or namespace change (the user's JupyterLab settings).
+        ``defaults``: the valid defaults (`defaults()`) when the caller has them already."""
         # an invalid default elsewhere (say cpu) must not stop the panel from finding its jobs:
-        # compiles and GET defaults report it
-        defaults = self.defaults(strict=False) if self.backend_class is None else None
+        # compiles and GET defaults report it (valid defaults are the lenient ones too)
+        if self.backend_class is not None:
+            defaults = None
+        elif defaults is None:
+            defaults = self.defaults(strict=False)
         key = None if defaults is None else (defaults.backend, defaults.namespace)
         if defaults is not None and self._backend is not None:  # a watch setting: no new backend
             self._backend.stall_seconds = defaults.stall_seconds

@@ -19,8 +19,12 @@ def preview_inputs(app, data: bytes | dict, options, options_error=None) -> tupl
     """POST compile's reads, in one thread (each hop to a thread and back costs the event loop):
     the runtime (or the ConfigError that says why there is none: ``options_error`` when the
     options are invalid) and its known packages from the backend, and the defaults."""
-    backend, _ = app.get_backend()
-    defaults = app.defaults()
+    try:
+        defaults = app.defaults()  # read once: the backend's choice reads them too
+    except ConfigError:
+        app.get_backend()  # made (or its error said) as without the defaults' error
+        raise
+    backend, _ = app.get_backend(defaults)
     if options_error is not None:  # the preview reports it where it reports a missing runtime
         return options_error, None, defaults
     return (*runtime_for(backend, data, options, defaults), defaults)

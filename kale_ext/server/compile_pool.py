@@ -48,6 +48,11 @@ MAX_EARLY_DEATHS = 3
 PIPELINE = 2
 #: The reason of a call's PoolError when the pool gave up (``failed``): nothing ran it.
 GAVE_UP = "NoCompileProcess"
+#: What each pipe to and from a process holds (Linux's default, 64 KiB, is less than the answer
+#: of a 105-cell notebook's preview: 66 KB, written and read in two parts). Not more: the pages
+#: a user's pipes may hold are limited (/proc/sys/fs/pipe-user-pages-soft), past it new pipes
+#: get one page.
+PIPE_BYTES = 256 * 1024
 
 
 class PoolError(Exception):
@@ -382,10 +387,24 @@ def _popen() -> subprocess.Popen:
     server's, the notebooks' root, could hold a `json.py` that would be imported instead)."""
     import kale_ext
 
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "kale_ext.server.compile_worker"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         close_fds=True,
         cwd=Path(kale_ext.__file__).resolve().parent.parent,
     )
+    for pipe in (proc.stdin, proc.stdout):
+        _widen(pipe.fileno())
+    return proc
+
+
+def _widen(fd: int) -> None:
+    """Make a pipe hold PIPE_BYTES (Linux; elsewhere, or when the system refuses, it keeps its
+    size): a frame larger than the pipe is written in parts, each part a wake-up of both ends."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (AttributeError, OSError):  # not Linux; past the user's pipe pages
+        pass

@@ -109,8 +109,8 @@ def test_transform(case: Case):
         return
     assert diags == []
     assert code.source == case.expected
-    assert code.packages == case.packages
-    assert code.index_urls == case.index_urls
+    assert list(code.packages) == case.packages
+    assert list(code.index_urls) == case.index_urls
 
 
 def test_line_map_follows_removed_and_joined_lines():

@@ -6,14 +6,16 @@ and no process outlives the pool. A stopped process (SIGSTOP) is a process that 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
+import stat
 import time
 
 import pytest
 
 from kale_ext.errors import ConfigError
-from kale_ext.server.compile_pool import CompilePool, PoolError
+from kale_ext.server.compile_pool import PIPE_BYTES, CompilePool, PoolError
 from tests.backends.local.waiting import exited
 
 
@@ -27,6 +29,18 @@ def fails(field: str) -> None:
 
 def unpicklable():
     return lambda: None
+
+
+def pipe_sizes() -> set[int]:
+    """What each pipe open in this process holds."""
+    sizes = set()
+    for fd in range(256):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                sizes.add(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+        except OSError:
+            continue
+    return sizes
 
 
 @pytest.fixture
@@ -142,6 +156,16 @@ async def test_clients_take_turns_and_a_cancelled_call_never_runs(pool, tmp_path
 def append(path, word: str) -> None:
     with open(path, "a") as f:
         f.write(word + "\n")
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="pipe sizes are Linux's")
+async def test_a_preview_sized_answer_fits_the_pipe_at_once(pool):
+    """A 105-cell notebook's preview (66 KB) is larger than a pipe's default 64 KiB: the pipes
+    hold PIPE_BYTES, so an answer is written at once (not in parts, each a wake-up of both)."""
+    p = pool()
+    assert await p.submit(pipe_sizes) == {PIPE_BYTES}  # the calls' pipe and the answers'
+    answer = await p.submit(os.urandom, 3 * PIPE_BYTES)  # larger still: written in parts
+    assert len(answer) == 3 * PIPE_BYTES
 
 
 async def test_the_processes_warm_up_first_and_end_with_the_pool(pool):

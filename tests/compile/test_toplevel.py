@@ -1,0 +1,159 @@
+"""toplevel.may_be_top_level: ruling out a top-level `return`/`yield`/`await` from a cell's text
+and symbol table, checked on tricky cells against what compile() and the AST say, and the cell's
+names against the analysis that compiles every cell holding the words (the way before)."""
+
+import _symtable
+import ast
+from dataclasses import dataclass
+
+import pytest
+
+from kale_ext.compile import analysis
+from kale_ext.compile.toplevel import may_be_top_level
+
+
+@dataclass
+class Case:
+    name: str
+    source: str
+    maybe: bool  # what may_be_top_level answers
+    compile_error: str | None  # compile()'s message, None when it compiles
+    #: the analysis reports a return/yield/await outside every def, class and lambda (it does
+    #: not look into a def's defaults: compile() finds a `yield` there, the AST walk does not)
+    top_level: bool = False
+
+
+CASES = [
+    Case("no such word", "x = 1\nprint(x)", False, None),
+    Case("return", "return 1", True, "'return' outside function", True),
+    Case("return under if", "if x:\n    return 1", True, "'return' outside function", True),
+    Case("yield in a loop", "for i in y:\n    yield i", True, "'yield' outside function", True),
+    Case("yield from", "yield from y", True, "'yield' outside function", True),
+    Case("await", "await x", True, "'await' outside function", True),
+    Case(
+        "await in a comprehension",
+        "[await x for x in y]",
+        True,
+        "asynchronous comprehension outside of an asynchronous function",
+        True,
+    ),
+    Case("def", "def f():\n    return 1", False, None),
+    Case("decorated def", "@dec\ndef f():\n    return 1", False, None),
+    Case("async def", "async def f():\n    await g()\n    return 1", False, None),
+    Case("method", "class A:\n    def m(self):\n        return 1", False, None),
+    Case("generator method", "class A(B):\n    def m(self):\n        yield 1", False, None),
+    Case("return annotation", "def f() -> dict[str, int]:\n    return {}", False, None),
+    Case("tab indent", "def f():\n\treturn 1", False, None),
+    Case("trailing blanks", "def f():   \n    return 1\n\n", False, None),
+    Case(
+        "blank and column-0 comment lines in a body",
+        "def f():\n    x = 1\n\n# note\n    return x",
+        False,
+        None,
+    ),
+    Case("await in a plain def", "def f():\n    await x", False, "'await' outside async function"),
+    Case("return in a class body", "class A:\n    return 1", False, "'return' outside function"),
+    Case(
+        "after a body", "def f():\n    return 1\nreturn 2", True, "'return' outside function", True
+    ),
+    Case(
+        "yield in a default, header on two lines",
+        "def f(a,\n      b=(yield)):\n    return b",
+        True,
+        "'yield' outside function",
+    ),
+    Case(
+        "yield in a default, header on one line",
+        "def f(b=(yield)):\n    return b",
+        True,
+        "'yield' outside function",
+    ),
+    Case(
+        "a second header on two lines",
+        "def f():\n    return 1\ndef g(a,\n      b=(yield)):\n    pass",
+        True,
+        "'yield' outside function",
+    ),
+    Case(
+        "backslash in a header",
+        "def f(a=\\\n  (yield)):\n    return a",
+        True,
+        "'yield' outside function",
+    ),
+    Case("comment in a header", "def f():  # it returns\n    return 1", True, None),
+    Case("string in a header", "def f(a='x'):\n    return a", True, None),
+    Case(
+        "a string reaching column 0",
+        'def f():\n    x = """\nabc"""\n    return x',
+        True,
+        None,
+    ),
+    Case(
+        "a string reaching column 0, then a top-level return",
+        'def f():\n    x = """\nabc"""\nreturn x',
+        True,
+        "'return' outside function",
+        True,
+    ),
+    Case("def under if", "if x:\n    def f():\n        return 1", True, None),
+    Case("lambda", "g = lambda: (yield)", True, None),
+    Case("in a string", "s = 'return'", True, None),
+    Case("in a comment", "# return here\nx = 1", True, None),
+    Case("a longer word", "returned = yielded = 1", True, None),
+    Case("CRLF", "def f():\r\n    return 1", True, None),
+    Case(
+        "form feed at column 0",
+        "def f():\n    x = 1\n\x0creturn 2",
+        True,
+        "'return' outside function",
+        True,
+    ),
+]
+
+
+def _compile_error(source: str) -> str | None:
+    try:
+        compile(source, "<cell>", "exec", dont_inherit=True)
+    except SyntaxError as e:
+        return e.msg
+    return None
+
+
+def _top_level(source: str) -> bool:
+    names = analysis.CellNames()
+    analysis._top_level(ast.parse(source).body, names)
+    return bool(names.invalid)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_compared_with_compile(case):
+    assert _compile_error(case.source) == case.compile_error
+    assert _top_level(case.source) == case.top_level
+    top = _symtable.symtable(case.source, "<cell>", "exec")
+    maybe = may_be_top_level(case.source, top)
+    assert maybe == case.maybe
+    if case.top_level:  # never ruled out when there is one
+        assert maybe
+
+
+@pytest.mark.parametrize("future", [False, True])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_names_as_before(case, future, monkeypatch):
+    """The cell's names (its top-level errors with their lines included) are those of the
+    analysis that compiled every cell holding the words."""
+    now = analysis._cell_names(case.source, future)
+    monkeypatch.setattr(
+        analysis,
+        "may_be_top_level",
+        lambda source, *_: any(w in source for w in ("return", "yield", "await")),
+    )
+    assert now == analysis._cell_names(case.source, future)
+
+
+def test_lines_follow_a_future_import():
+    """With `from __future__ import annotations` put first, the table's lines are one past the
+    source's."""
+    source = "def f():\n    return 1"
+    top = _symtable.symtable("from __future__ import annotations\n" + source, "<cell>", "exec")
+    assert may_be_top_level(source, top, 1) is False
+    assert may_be_top_level(source, top, 0) is True  # the wrong line: not ruled out
