@@ -163,21 +163,11 @@ def check(data: Any, pointer: str = NOTEBOOK_BODY) -> ConfigError | None:
     return None if error is None else to_config_error(error, data)
 
 
-#: Bodies found valid, by what decides it (_valid_key): the panel previews a notebook with the
-#: same options again and again. Bounded in count and in each key's size; errors are not kept.
-_VALID: dict[tuple, bool] = {}
-_VALID_ENTRIES = 256
-_VALID_KEY_CHARS = 4096
-
-
 def check_body(body: Any) -> tuple[ConfigError | None, ConfigError | None]:
     """A POST compile or POST jobs body against its schema: the first error outside the values
     of `options`, and the first within them (each None when there is none)."""
     from jsonschema.exceptions import best_match
 
-    key = _valid_key(body)
-    if key is not None and key in _VALID:
-        return None, None
     errors = list(validator(NOTEBOOK_BODY).iter_errors(body))
     inside = [e for e in errors if list(e.absolute_path)[:1] == ["options"]]
     inside = [e for e in inside if len(e.absolute_path) > 1 or e.validator != "type"]
@@ -188,37 +178,7 @@ def check_body(body: Any) -> tuple[ConfigError | None, ConfigError | None]:
     )
     if body_error is None and options_error is None:
         options_error = redacted_value(body.get("options"))
-    if key is not None and options_error is None and body_error is None:
-        if len(_VALID) >= _VALID_ENTRIES:
-            _VALID.clear()
-        _VALID[key] = True
     return body_error, options_error
-
-
-def _valid_key(body: Any) -> tuple | None:
-    """What decides whether ``body`` is valid, when its notebook's schema asks only for a JSON
-    type (the notebook is most of a body; the rest, small, is taken whole): the limits in
-    force, the rest as canonical JSON, the notebook's type. None: not to be kept."""
-    from ..job.limits_held import current, package_urls_allowed
-
-    if not isinstance(body, dict) or not _notebook_by_type():
-        return None
-    rest = {k: v for k, v in body.items() if k != "notebook"}
-    try:
-        text = json.dumps(rest, sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        return None
-    if len(text) > _VALID_KEY_CHARS:
-        return None
-    kind = json_type(body["notebook"]) if "notebook" in body else None
-    return tuple(sorted(current().items())), package_urls_allowed(), text, kind
-
-
-@functools.cache
-def _notebook_by_type() -> bool:
-    """Whether the body's schema asks of `notebook` only its JSON type."""
-    notebook = validator(NOTEBOOK_BODY).schema.get("properties", {}).get("notebook", {})
-    return set(notebook) <= {"type", "description"}
 
 
 def redacted_value(options: Any) -> ConfigError | None:

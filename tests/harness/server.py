@@ -50,6 +50,13 @@ def kale_config(tmp_path) -> dict:
 
 
 @pytest.fixture
+def kale_app(jp_serverapp):
+    """The test server's running KaleExtApp."""
+    [app] = jp_serverapp.extension_manager.extension_apps["kale_ext"]
+    return app
+
+
+@pytest.fixture
 def jp_server_config(kale_config):
     return {
         "ServerApp": {"jpserver_extensions": {"kale_ext": True}},

@@ -36,17 +36,13 @@ BODY = {"path": "plain_python.ipynb"}
 
 class TestCompileProcesses:
     @pytest.fixture
-    def kale_config(self, tmp_path):
-        return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "warm_up": False,
-                "compile_processes": 1}  # fmt: skip
+    def kale_config(self, kale_config):
+        return {**kale_config, "compile_processes": 1}
 
-    async def test_1_unknown_runtime_is_a_result_and_the_compile_pool_survives(
-        self, api, jp_serverapp
-    ):
-        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
+    async def test_1_unknown_runtime_is_a_result_and_the_compile_pool_survives(self, api, kale_app):
         first = await api.post("compile", {"path": "plain_python.ipynb"}, request_timeout=120)
         assert first.status == 200 and first.json["ok"], first.text
-        pids = app._pool.pids
+        pids = kale_app._pool.pids
         assert all(pids)
         r = await api.post(
             "compile", {"path": "plain_python.ipynb", "options": {"runtime": "nope"}}
@@ -54,9 +50,9 @@ class TestCompileProcesses:
         assert r.status == 200, r.text
         [error] = r.json["errors"]
         assert error["field"] == "runtime" and "'nope' not found" in error["message"]
-        assert app._pool.pids == pids  # the same processes: no restart, no wait for a new one
+        assert kale_app._pool.pids == pids  # the same processes: no restart, no wait for a new one
         again = await api.post("compile", {"path": "plain_python.ipynb"})
-        assert again.json["ok"] and app._pool.pids == pids
+        assert again.json["ok"] and kale_app._pool.pids == pids
 
 
 async def _busy(app, pid: int) -> None:
@@ -73,19 +69,15 @@ class TestCompileProcessFailures:
     hang), the process is replaced and the next compile is answered."""
 
     @pytest.fixture
-    def kale_config(self, tmp_path):
-        return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "warm_up": False,
-                "compile_processes": 1, "work_deadline": 20.0}  # fmt: skip
+    def kale_config(self, kale_config):
+        return {**kale_config, "compile_processes": 1, "work_deadline": 20.0}
 
-    async def test_a_compile_process_killed_mid_request_is_a_503_then_replaced(
-        self, api, jp_serverapp
-    ):
-        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
+    async def test_a_compile_process_killed_mid_request_is_a_503_then_replaced(self, api, kale_app):
         assert (await api.post("compile", BODY, request_timeout=120)).json["ok"]
-        [pid] = app._pool.pids
+        [pid] = kale_app._pool.pids
         os.kill(pid, signal.SIGSTOP)  # it takes the next request and holds it
         request = asyncio.ensure_future(api.post("compile", BODY, request_timeout=60))
-        await _busy(app, pid)
+        await _busy(kale_app, pid)
         os.kill(pid, signal.SIGKILL)
         r = await request
         assert r.status == 503, r.text
@@ -93,40 +85,37 @@ class TestCompileProcessFailures:
         assert "killed by signal 9 (SIGKILL)" in r.json["message"], r.json["message"]
         again = await api.post("compile", BODY, request_timeout=120)
         assert again.status == 200 and again.json["ok"]
-        assert app._pool.pids != [pid]
+        assert kale_app._pool.pids != [pid]
 
     async def test_a_compile_process_hung_past_the_deadline_is_a_504_then_replaced(
-        self, api, jp_serverapp
+        self, api, kale_app
     ):
-        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
         assert (await api.post("compile", BODY, request_timeout=120)).json["ok"]
-        [pid] = app._pool.pids
-        app.work_deadline = 1.0
+        [pid] = kale_app._pool.pids
+        kale_app.work_deadline = 1.0
         os.kill(pid, signal.SIGSTOP)  # hangs: it never answers
         r = await api.post("compile", BODY, request_timeout=60)
         assert r.status == 504, r.text
         assert r.json["reason"] == "DeadlinePassed"
         assert "KaleExtApp.work_deadline" in r.json["message"]
         assert exited(pid, timeout=30)  # killed, not left stopped
-        app.work_deadline = 20.0
+        kale_app.work_deadline = 20.0
         again = await api.post("compile", BODY, request_timeout=120)
         assert again.status == 200 and again.json["ok"]
 
 
 class TestNoCompileProcess:
     @pytest.fixture
-    def kale_config(self, tmp_path):
-        return {"backend": "local", "jobs_dir": str(tmp_path / "jobs"), "warm_up": False,
-                "compile_processes": 2}  # fmt: skip
+    def kale_config(self, kale_config):
+        return {**kale_config, "compile_processes": 2}
 
     async def test_when_no_compile_process_can_start_the_server_compiles_in_its_threads(
-        self, api, jp_serverapp, monkeypatch, tmp_path
+        self, api, kale_app, monkeypatch, tmp_path
     ):
-        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
         monkeypatch.setattr("sys.executable", str(tmp_path / "no-such-python"))
         r = await api.post("compile", BODY, request_timeout=120)
         assert r.status == 200 and r.json["ok"], r.text  # answered, in a thread
-        assert "a compile process did not start" in app._pool.failed
-        assert "no-such-python" in app._pool.failed
+        assert "a compile process did not start" in kale_app._pool.failed
+        assert "no-such-python" in kale_app._pool.failed
         again = await api.post("compile", BODY, request_timeout=120)
         assert again.status == 200 and again.json["ok"]

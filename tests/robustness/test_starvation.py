@@ -99,9 +99,9 @@ class TestShare:
         return config(tmp_path, worker_threads=1, client_share=2)
 
     async def test_2_one_user_holds_at_most_its_share_and_a_gone_client_drops_its_work(
-        self, api, gate, jp_fetch, jp_serverapp
+        self, api, gate, jp_fetch, kale_app
     ):
-        [app] = jp_serverapp.extension_manager.extension_apps["kale_ext"]
+        app = kale_app
 
         async def heavy(count: int) -> None:
             while sum(app.heavy_by_client.values()) != count:

@@ -336,20 +336,14 @@ class TestCompileProcesses:
     """c.KaleExtApp.compile_processes: POST compile in worker processes gives the same result."""
 
     @pytest.fixture
-    def kale_config(self, tmp_path):
-        return {
-            "backend": "local",
-            "jobs_dir": str(tmp_path / "jobs"),
-            "warm_up": False,
-            "compile_processes": 1,
-        }
+    def kale_config(self, kale_config):
+        return {**kale_config, "compile_processes": 1}
 
-    async def test_same_results_as_in_a_thread(self, api, jp_serverapp):
+    async def test_same_results_as_in_a_thread(self, api, kale_app, jp_serverapp):
         r = await api.post("compile", {**PLAIN, "options": {"name": "fixed"}}, request_timeout=120)
         data = r.json
         assert r.status == 200 and data["ok"] and data["function_name"] == "plain_python"
-        app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
-        assert app._pool is not None and all(app._pool.pids)  # it did run in the pool
+        assert kale_app._pool is not None and all(kale_app._pool.pids)  # it did run in the pool
         from kale_ext.backends.local.backend import LocalBackend
         from kale_ext.server import service
 

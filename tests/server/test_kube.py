@@ -134,9 +134,9 @@ async def test_follow_streams_lines_as_they_come(api, kube, jp_fetch):
     assert sum(e.data.get("text") == "node 1 line 3" for e in events) == 1
 
 
-async def test_a_client_that_goes_away_stops_its_stream(api, kube, jp_fetch, jp_serverapp):
+async def test_a_client_that_goes_away_stops_its_stream(api, kube, jp_fetch, kale_app):
     pods = running_job(kube)
-    app = next(iter(jp_serverapp.extension_manager.extension_apps["kale_ext"]))
+    app = kale_app
     got_one = asyncio.Event()
 
     def hang_up(chunk: bytes) -> None:

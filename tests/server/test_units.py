@@ -261,6 +261,10 @@ def test_the_backend_follows_the_users_jupyterlab_settings(tmp_path, monkeypatch
     settings.write_text('{"backend": "local"}')
     backend, reason = app.get_backend()
     assert backend is not first and reason == "set in the JupyterLab settings"
+    assert backend.nice == 10  # local jobs below the server, unless set
+    settings.write_text('{"backend": "local", "local_nice": 3}')
+    os.utime(settings, ns=(1, 10**18))  # a different mtime even on a coarse clock
+    assert app.get_backend()[0] is backend and backend.nice == 3  # the next job's priority
 
 
 def test_backend_errors_keep_their_status():
