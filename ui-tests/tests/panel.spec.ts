@@ -287,37 +287,41 @@ test('every control of the panel is labelled and reachable by keyboard', async (
   const unnamed = await unnamedControls(panel);
   expect(unnamed).toEqual([]);
 
-  // Tab visits every enabled control, in order.
-  const expected = await panel.evaluate(root => {
-    // (what a folded section holds is out of reach until it is opened)
-    const folded = (el: HTMLElement) => {
-      const section = el.closest('details:not([open])');
-      return section !== null && el.parentElement !== section;
-    };
-    const all = [
-      ...root.querySelectorAll<HTMLElement>(
-        'input, select, textarea, button:not([disabled]), summary, [tabindex="0"]'
-      )
-    ].filter(el => !folded(el));
-    all.forEach((el, i) => (el.dataset.kaleExtFocusId = String(i)));
-    return all.length;
-  });
-  await panel.locator('summary').first().focus();
-  const visited = new Set<string>();
-  for (let i = 0; i < expected + 5; i++) {
-    const id = await page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
-      return el?.closest('#kale-ext-panel')
-        ? (el.dataset.kaleExtFocusId ?? '?')
-        : null;
+  // Tab visits every enabled control, in order. (Once the panel has settled:
+  // the form's last changes recompile, and the preview they re-render holds
+  // new elements, counted afresh on the next pass.)
+  await expect(async () => {
+    const expected = await panel.evaluate(root => {
+      // (what a folded section holds is out of reach until it is opened)
+      const folded = (el: HTMLElement) => {
+        const section = el.closest('details:not([open])');
+        return section !== null && el.parentElement !== section;
+      };
+      const all = [
+        ...root.querySelectorAll<HTMLElement>(
+          'input, select, textarea, button:not([disabled]), summary, [tabindex="0"]'
+        )
+      ].filter(el => !folded(el));
+      all.forEach((el, i) => (el.dataset.kaleExtFocusId = String(i)));
+      return all.length;
     });
-    if (id === null) {
-      break;
+    await panel.locator('summary').first().focus();
+    const visited = new Set<string>();
+    for (let i = 0; i < expected + 5; i++) {
+      const id = await page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        return el?.closest('#kale-ext-panel')
+          ? (el.dataset.kaleExtFocusId ?? '?')
+          : null;
+      });
+      if (id === null) {
+        break;
+      }
+      visited.add(id);
+      await page.keyboard.press('Tab');
     }
-    visited.add(id);
-    await page.keyboard.press('Tab');
-  }
-  expect(visited.size).toBe(expected);
+    expect(visited.size).toBe(expected);
+  }).toPass();
 
   // The keyboard drives the form: type into Nodes, toggle a tag with Space.
   const nodes = panel.getByLabel('Nodes', { exact: true });

@@ -63,6 +63,34 @@ describe('FinalMetricsCache', () => {
     cache.dispose();
   });
 
+  it('never reads a job deleted meanwhile, and stops its running read', async () => {
+    const signals: AbortSignal[] = [];
+    const streamLogs = jest.fn(
+      (name: string, options: IStreamLogsOptions) =>
+        new Promise<null>(resolve => {
+          signals.push(options.signal!);
+          options.signal!.addEventListener('abort', () => resolve(null));
+        })
+    );
+    const changed = jest.fn();
+    const cache = new FinalMetricsCache({
+      service: { streamLogs } as unknown as KaleService,
+      changed
+    });
+    cache.want([job('a', 'Complete'), job('b', 'Complete')]);
+    expect(streamLogs.mock.calls.map(c => c[0])).toEqual(['a']);
+    cache.forget('b'); // deleted while waiting in line
+    cache.forget('a'); // deleted while read
+    expect(signals[0].aborted).toBe(true);
+    await Promise.resolve();
+    // a list asked for before the deletes still holds them: not read
+    cache.want([job('a', 'Complete'), job('b', 'Complete')]);
+    await Promise.resolve();
+    expect(streamLogs.mock.calls.map(c => c[0])).toEqual(['a']);
+    expect(cache.get('a')).toBeUndefined();
+    cache.dispose();
+  });
+
   it('remembers a job whose log cannot be read as having no metrics', async () => {
     const streamLogs = jest.fn().mockRejectedValue(new Error('gone'));
     const changed = jest.fn();

@@ -29,6 +29,7 @@ export class EndedJobs<T> implements IDisposable {
   want(jobs: Kale.IJobInfo[]): void {
     for (const job of jobs) {
       const known =
+        this._gone.has(job.name) ||
         this._cache.has(job.name) ||
         this._queue.some(j => j.name === job.name) ||
         this._reading === job.name;
@@ -39,8 +40,25 @@ export class EndedJobs<T> implements IDisposable {
     void this._next();
   }
 
+  /**
+   * A job deleted here: not read (a list asked for before the delete may
+   * still hold it), and its read stopped if it runs.
+   */
+  forget(name: string): void {
+    this._gone.add(name);
+    if (this._gone.size > this._maxJobs) {
+      this._gone.delete(this._gone.values().next().value!);
+    }
+    this._queue = this._queue.filter(j => j.name !== name);
+    this._cache.delete(name);
+    if (this._reading === name) {
+      this._current?.abort();
+    }
+  }
+
   dispose(): void {
     this._abort.abort();
+    this._current?.abort();
     this._queue = [];
   }
 
@@ -53,12 +71,15 @@ export class EndedJobs<T> implements IDisposable {
       return;
     }
     this._reading = job.name;
-    const value = await this._read(job, this._abort.signal);
+    this._current = new AbortController();
+    const value = await this._read(job, this._current.signal);
     this._reading = null;
     if (this.isDisposed) {
       return;
     }
-    this._cache.set(job.name, value);
+    if (!this._gone.has(job.name)) {
+      this._cache.set(job.name, value);
+    }
     if (this._cache.size > this._maxJobs) {
       this._cache.delete(this._cache.keys().next().value!);
     }
@@ -75,6 +96,10 @@ export class EndedJobs<T> implements IDisposable {
   /** The job being read, or null. */
   private _reading: string | null = null;
   private _abort = new AbortController();
+  /** The running read's, stopped when its job is forgotten or on dispose. */
+  private _current: AbortController | null = null;
+  /** Jobs deleted here (at most maxJobs): never read. */
+  private _gone = new Set<string>();
 }
 
 export namespace EndedJobs {

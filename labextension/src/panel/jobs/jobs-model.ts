@@ -142,6 +142,8 @@ export class JobsModel implements IDisposable {
     this._changed.emit();
     try {
       await this._service.deleteJob(name);
+      this.metrics.forget(name); // a list asked for before the delete may hold it
+      this.results.forget(name);
       this.jobs = (this.jobs ?? []).filter(j => j.name !== name);
       this.selected = this.selected.filter(n => n !== name);
     } finally {
