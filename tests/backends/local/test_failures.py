@@ -18,21 +18,39 @@ from tests.conftest import notebook, own_jupyter_settings
 
 pytest.importorskip("torch", reason="these runs use torchrun and torch.distributed")
 
-IMPORTS = ("import os\nimport signal\nimport sys", ["imports"])
+IMPORTS = ("import os\nimport signal\nimport sys\nimport time", ["imports"])
 HELPER = ("def label_of(row):\n    return row['label']\n", ["functions"])
 #: Each rank writes to stdout and stderr in turn: the log must keep that order. The rank is
-#: torchrun's RANK: these workers import no torch (2-3 s of CPU each), but for one case.
+#: torchrun's RANK: these workers import no torch (2-3 s of CPU each), but for one case. Then
+#: the ranks meet at a barrier of files in READY (a folder of the test's), so that no rank
+#: fails before every other has written its lines: a failed rank's torchrun stops the other
+#: rank of its node at once, and on a busy machine that one may not have started yet.
 START = (
     "rank = int(os.environ['RANK'])\n"
     "for i in range(5):\n    print(f'out {i} of {rank}')\n"
     "    print(f'err {i} of {rank}', file=sys.stderr)\n"
+    "open(os.path.join(READY, str(rank)), 'w').close()\n"
+    "for _ in range(12000):  # two minutes at most\n"
+    "    if len(os.listdir(READY)) >= int(os.environ['WORLD_SIZE']):\n        break\n"
+    "    time.sleep(0.01)\n"
 )
 END = "print(f'done {rank}')"
 #: The one case in a real torch.distributed world: every rank meets the others at a barrier,
 #: so a rank that failed first leaves its peer an error of its own, which the summary passes by.
-WORLD_IMPORTS = ("import os\nimport sys\nimport torch.distributed as dist", ["imports"])
+WORLD_IMPORTS = (
+    "import os\nimport sys\nimport time\nimport torch.distributed as dist",
+    ["imports"],
+)
 WORLD_START = "dist.init_process_group('gloo')\n" + START
 WORLD_END = "dist.barrier()\n" + END
+
+
+def meeting_in(folder, start: str = START) -> str:
+    """START (or WORLD_START) with its barrier in `folder`, one of the job's own."""
+    folder.mkdir()
+    return start.replace("READY", repr(str(folder)))
+
+
 #: A line of torchrun's own logging (with one process a node, it counts as that rank's).
 TORCHRUN_LOG = re.compile(r"[EWI]\d{4} ")
 
@@ -127,8 +145,12 @@ def started(tmp_path_factory):
         backend = LocalBackend(root / "jobs", capacity=2 * 2 * len(CASES))  # all at once
         names = {}
         for index, case in enumerate(CASES):
-            cells = (WORLD_IMPORTS, HELPER, WORLD_START, case.cell, WORLD_END) if case.world else (
-                IMPORTS, HELPER, START, case.cell, END)  # fmt: skip
+            ready = root / f"ready{index}"
+            cells = (
+                (WORLD_IMPORTS, HELPER, meeting_in(ready, WORLD_START), case.cell, WORLD_END)
+                if case.world
+                else (IMPORTS, HELPER, meeting_in(ready), case.cell, END)
+            )
             path = project / f"train{index}.ipynb"
             path.write_text(json.dumps(notebook(*cells)))
             options = {"nodes": 2, **(case.options or {})}
@@ -176,11 +198,13 @@ def test_a_failure_names_where_and_why(started, case):
         assert any(f"cell {case.cell_index + 1}" in t and "Traceback" not in t for t in folded)
 
 
-def test_a_quiet_running_job_shows_as_stalled_and_keeps_running(backend):
+def test_a_quiet_running_job_shows_as_stalled_and_keeps_running(backend, tmp_path):
     backend.stall_seconds = 1
     hang = "if rank == 1:\n    print('waiting forever', flush=True)\n    import time\n"
     hang += "    time.sleep(3600)"
-    name = submit(backend, notebook(IMPORTS, HELPER, START, hang, END), {"nodes": 2}).name
+    name = submit(
+        backend, notebook(IMPORTS, HELPER, meeting_in(tmp_path / "ready"), hang, END), {"nodes": 2}
+    ).name
     until(
         lambda: any(line.text == "waiting forever" for line in backend.logs(name)),
         "rank 1 to start waiting",
