@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..errors import Diagnostic
 from . import kept
 from .notebook import Cell
-from .toplevel import may_be_top_level
+from .toplevel import may_not_compile
 
 BUILTINS = frozenset(dir(builtins)) | {
     "__name__", "__file__", "__doc__", "__builtins__", "__spec__", "__loader__", "__package__",
@@ -110,7 +110,7 @@ def _cell_names(source: str, future_annotations: bool) -> CellNames:
     binds = {n for n, flags in symbols.items() if flags & _BINDS}
     reads_now = {n for n, flags in symbols.items() if flags & _USE}
     children = top.children
-    needs_ast = _needs_ast(source, top, 1 if future_annotations else 0)
+    needs_ast, refused = _needs_ast(source, top, 1 if future_annotations else 0)
     if not children and not needs_ast:  # many cells: no nested scope, nothing more to find
         return CellNames(frozenset(binds), frozenset(reads_now), *_NOTHING_MORE)
     reads_later: set[str] = set()
@@ -129,6 +129,8 @@ def _cell_names(source: str, future_annotations: bool) -> CellNames:
         )
     names = CellNames(binds, reads_now, reads_later, global_binds)
     _refine(ast.parse(source), names)
+    if refused is not None and all(line != refused.lineno for line, _ in names.invalid):
+        names.invalid.append((refused.lineno or 1, refused.msg))  # in Python's own words
     return _frozen(names)
 
 
@@ -151,25 +153,26 @@ def _frozen(n: CellNames) -> CellNames:
     )
 
 
-def _needs_ast(source: str, top, line_offset: int) -> bool:
+def _needs_ast(source: str, top, line_offset: int) -> tuple[bool, SyntaxError | None]:
     """Whether the cell's text could hold what symtable does not tell (most cells hold none of
-    it): `global`, `del`, a kale_ext or star import, `__future__`, or a statement that is an
-    error outside a function (where the text cannot rule one out (toplevel.py), compiling, 4x
-    cheaper than an AST, tells whether one is at the cell's top level)."""
-    if (
+    it), and the compiler's refusal of the cell, if it refuses it: `global`, `del`, a kale_ext
+    or star import, `__future__`, or a statement the compiler refuses where it stands (a
+    `return` outside a function, a `break` outside a loop: where the text cannot rule one out
+    (toplevel.py), compiling, 4x cheaper than an AST, tells; the AST then says where a
+    top-level one is, and the compiler's message is kept for any other)."""
+    needs = bool(
         "__future__" in source
         or _GLOBAL.search(source)
         or _DEL.search(source)
         or _KALE_EXT.search(source)
         or _STAR_IMPORT.search(source)
-    ):
-        return True
-    if may_be_top_level(source, top, line_offset):
+    )
+    if may_not_compile(source, top, line_offset):
         try:
             compile(source, "<cell>", "exec", dont_inherit=True)
-        except SyntaxError:  # e.g. "'return' outside function": the AST says where
-            return True
-    return False
+        except SyntaxError as e:  # e.g. "'return' outside function"
+            return True, e
+    return needs, None
 
 
 def _refine(tree: ast.Module, names: CellNames) -> None:

@@ -1,15 +1,18 @@
-"""Whether a cell's `return`, `yield` or `await` may stand at its top level, told from its text
-and its symbol table, without compiling it.
+"""Whether Python's compiler may refuse a cell that its parser and symbol table accepted, told
+from the cell's text and its symbol table, without compiling it.
 
-Such a statement outside every function is an error in the training function (analysis.py
-reports it, naming its line), but most cells that hold the words hold them in the body of a
-function or class. A body is known from indentation alone when its header starts at column 0
-and ends on its own line (no string, comment, backslash or open bracket in it, ending in `:`):
-each line after it that starts with a space or a tab, is blank, or starts with `#` belongs to
-that body, as Python reads indentation (only a line starting at column 0 with code ends it).
-Every occurrence of the words (in code, strings and comments alike) in such a body: no such
-statement can be at the top level. Any other occurrence, or a line end or form feed Python
-reads differently: "may be", and the caller compiles the cell to know.
+The compiler refuses a `return` or `yield` outside every function (a class body is not a
+function), an `await` outside an async function, a `break` or `continue` outside a loop, an
+async comprehension outside an async function. Every such cell is an error in the training
+function too (analysis.py reports it, naming its line), but most cells that hold the words hold
+them in the body of a function. A body is known from indentation alone when its header ends on
+its own line (no string, comment, backslash or open bracket in it, ending in `:`): each line
+after it that is blank, is a comment, or starts with the header's indentation and then a space
+or a tab belongs to that body, as Python reads indentation. A `return` or `yield` in such a body
+of a plain `def` is where it may be. Any other occurrence of the words (in code, strings and
+comments alike), any `await`, `async`, `break` or `continue`, a class inside a function, or a
+line end or form feed Python reads differently: "may be refused", and the caller compiles the
+cell to know.
 """
 
 from __future__ import annotations
@@ -17,34 +20,35 @@ from __future__ import annotations
 import _symtable
 import re
 
-WORDS = ("return", "yield", "await")
-_BLOCK = frozenset({_symtable.TYPE_FUNCTION, _symtable.TYPE_CLASS})
-#: A header on one line at column 0: no string, comment or backslash in it, ending in `:`.
-_HEADER = re.compile(r"(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)[^'\"#\\]*:[ \t]*")
+#: Allowed in the body of a plain `def`.
+WORDS = ("return", "yield")
+#: Whose place the text does not tell (a loop, an async def): the cell is compiled.
+COMPILED_WORDS = ("await", "async", "break", "continue")
+#: A header on one line: indentation, `def` or `class`, its name, no string, comment or
+#: backslash, ending in `:`.
+_HEADER = re.compile(r"([ \t]*)(def|class)[ \t]+(\w+)[^'\"#\\]*:[ \t]*")
 
 
-def may_be_top_level(source: str, top, line_offset: int = 0) -> bool:
-    """False when every occurrence of `return`, `yield` and `await` in ``source`` lies in the
-    body of a function or class whose header is alone on its line at column 0 (``top``: the
-    cell's `_symtable` table, its line numbers ``line_offset`` past the source's)."""
-    if "return" not in source and "yield" not in source and "await" not in source:
+def may_not_compile(source: str, top, line_offset: int = 0) -> bool:
+    """False when ``source`` holds no `await`, `async`, `break` or `continue`, and every
+    `return` and `yield` in it lies in the body of a `def` whose header is alone on its line
+    (``top``: the cell's `_symtable` table, its line numbers ``line_offset`` past the
+    source's)."""
+    if not any(word in source for word in WORDS + COMPILED_WORDS):
         return False
-    if "\r" in source or "\f" in source:
+    if any(word in source for word in COMPILED_WORDS) or "\r" in source or "\f" in source:
         return True
     lines = source.split("\n")
     inside = bytearray(len(lines) + 1)  # by line number (1-based): in such a body
-    for child in top.children:
-        if child.type not in _BLOCK:
-            continue
-        start = child.lineno - line_offset  # the `def`/`class` line
-        header = _HEADER.fullmatch(lines[start - 1]) if 0 < start <= len(lines) else None
-        if header is None or header[1] != child.name or not _balanced(header[0]):
-            continue
-        for number in range(start + 1, len(lines) + 1):
-            line = lines[number - 1]
-            if line and line[0] not in " \t#":  # code at column 0: the body has ended
-                break
-            inside[number] = 1
+    todo = [(child, False) for child in top.children]  # (table, inside a function)
+    while todo:
+        table, in_function = todo.pop()
+        if table.type == _symtable.TYPE_CLASS and in_function:
+            return True  # its body is no function's, though the function's indentation holds it
+        is_def = table.type == _symtable.TYPE_FUNCTION
+        todo += [(child, in_function or is_def) for child in table.children]
+        if is_def:
+            _mark_body(lines, table.lineno - line_offset, table.name, inside)
     for word in WORDS:
         at = source.find(word)
         while at != -1:
@@ -52,6 +56,22 @@ def may_be_top_level(source: str, top, line_offset: int = 0) -> bool:
                 return True
             at = source.find(word, at + len(word))
     return False
+
+
+def _mark_body(lines: list[str], start: int, name: str, inside: bytearray) -> None:
+    """Mark the body of the `def` at line ``start`` (1-based) in ``inside``, when its header is
+    alone on its line (lambdas and comprehensions have none: nothing is marked)."""
+    header = _HEADER.fullmatch(lines[start - 1]) if 0 < start <= len(lines) else None
+    if header is None or header[2] != "def" or header[3] != name or not _balanced(header[0]):
+        return
+    indent = header[1]
+    deeper = len(indent)
+    for number in range(start + 1, len(lines) + 1):
+        line = lines[number - 1]
+        code = line.lstrip(" \t")
+        if code and code[0] != "#" and not (line.startswith(indent) and line[deeper] in " \t"):
+            break  # code no deeper than the header: the body has ended
+        inside[number] = 1
 
 
 def _balanced(header: str) -> bool:

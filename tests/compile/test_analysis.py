@@ -83,6 +83,20 @@ CASES = [
     Case("top-level yield", ("yield 1",), "`yield` outside a function", 1, 1),
     Case("top-level await", ("import asyncio\nawait asyncio.sleep(0)",), "top-level `await`", 1, 2),
     Case("return inside def is fine", ("def f():\n    return 1\nprint(f())",)),
+    # what Python's compiler refuses where the AST walk finds no top-level statement: in its words
+    Case(
+        "return in a class body",
+        ("import math", "class A:\n    x = 1\n    return x"),
+        "'return' outside function",
+        2,
+        3,
+    ),
+    Case(
+        "await in a plain def", ("def f(x):\n    await x",), "'await' outside async function", 1, 2
+    ),
+    Case("break outside a loop", ("x = 1\nif x:\n    break",), "'break' outside loop", 1, 3),
+    Case("break in a loop is fine", ("for i in range(3):\n    if i:\n        break",)),
+    Case("async def is fine", ("async def f(x):\n    await x\n    return 1",)),
     Case("try/except name", ("try:\n    pass\nexcept Exception as e:\n    print(e)",)),
 ]
 

@@ -1,6 +1,8 @@
-"""toplevel.may_be_top_level: ruling out a top-level `return`/`yield`/`await` from a cell's text
-and symbol table, checked on tricky cells against what compile() and the AST say, and the cell's
-names against the analysis that compiles every cell holding the words (the way before)."""
+"""toplevel.may_not_compile: ruling out the compiler's refusal of a cell (a `return` outside a
+function, an `await` outside an async one, a `break` outside a loop) from the cell's text and
+symbol table, checked on tricky cells against what compile() and the AST say; the cell's names
+against the analysis that compiles every cell holding the words; and the refusals the AST walk
+does not find, reported in the compiler's words at their line."""
 
 import _symtable
 import ast
@@ -9,14 +11,14 @@ from dataclasses import dataclass
 import pytest
 
 from kale_ext.compile import analysis
-from kale_ext.compile.toplevel import may_be_top_level
+from kale_ext.compile.toplevel import COMPILED_WORDS, WORDS, may_not_compile
 
 
 @dataclass
 class Case:
     name: str
     source: str
-    maybe: bool  # what may_be_top_level answers
+    maybe: bool  # what may_not_compile answers
     compile_error: str | None  # compile()'s message, None when it compiles
     #: the analysis reports a return/yield/await outside every def, class and lambda (it does
     #: not look into a def's defaults: compile() finds a `yield` there, the AST walk does not)
@@ -39,7 +41,7 @@ CASES = [
     ),
     Case("def", "def f():\n    return 1", False, None),
     Case("decorated def", "@dec\ndef f():\n    return 1", False, None),
-    Case("async def", "async def f():\n    await g()\n    return 1", False, None),
+    Case("async def", "async def f():\n    await g()\n    return 1", True, None),
     Case("method", "class A:\n    def m(self):\n        return 1", False, None),
     Case("generator method", "class A(B):\n    def m(self):\n        yield 1", False, None),
     Case("return annotation", "def f() -> dict[str, int]:\n    return {}", False, None),
@@ -51,8 +53,36 @@ CASES = [
         False,
         None,
     ),
-    Case("await in a plain def", "def f():\n    await x", False, "'await' outside async function"),
-    Case("return in a class body", "class A:\n    return 1", False, "'return' outside function"),
+    Case("await in a plain def", "def f():\n    await x", True, "'await' outside async function"),
+    Case("return in a class body", "class A:\n    return 1", True, "'return' outside function"),
+    Case(
+        "return in a class body in a def",
+        "def f():\n    class A:\n        return 1",
+        True,
+        "'return' outside function",
+    ),
+    Case(
+        "a method of a class in a def",
+        "def f():\n    class A:\n        def m(self):\n            return 1",
+        True,
+        None,
+    ),
+    Case(
+        "a method after a column-0 string in a class",
+        'class A:\n    x = """\nabc"""\n    def m(self):\n        return 1',
+        False,
+        None,
+    ),
+    Case("nested def", "def f():\n    def g():\n        yield 1\n    return g", False, None),
+    Case("break outside a loop", "if x:\n    break", True, "'break' outside loop"),
+    Case("break in a def", "def f():\n    break", True, "'break' outside loop"),
+    Case("continue in a loop", "for i in y:\n    continue", True, None),
+    Case(
+        "async comprehension in a plain def",
+        "def f():\n    return [x async for x in y]",
+        True,
+        "asynchronous comprehension outside of an asynchronous function",
+    ),
     Case(
         "after a body", "def f():\n    return 1\nreturn 2", True, "'return' outside function", True
     ),
@@ -95,7 +125,7 @@ CASES = [
         "'return' outside function",
         True,
     ),
-    Case("def under if", "if x:\n    def f():\n        return 1", True, None),
+    Case("def under if", "if x:\n    def f():\n        return 1", False, None),
     Case("lambda", "g = lambda: (yield)", True, None),
     Case("in a string", "s = 'return'", True, None),
     Case("in a comment", "# return here\nx = 1", True, None),
@@ -130,9 +160,9 @@ def test_compared_with_compile(case):
     assert _compile_error(case.source) == case.compile_error
     assert _top_level(case.source) == case.top_level
     top = _symtable.symtable(case.source, "<cell>", "exec")
-    maybe = may_be_top_level(case.source, top)
+    maybe = may_not_compile(case.source, top)
     assert maybe == case.maybe
-    if case.top_level:  # never ruled out when there is one
+    if case.compile_error:  # never ruled out when there is one
         assert maybe
 
 
@@ -144,8 +174,8 @@ def test_names_as_before(case, future, monkeypatch):
     now = analysis._cell_names(case.source, future)
     monkeypatch.setattr(
         analysis,
-        "may_be_top_level",
-        lambda source, *_: any(w in source for w in ("return", "yield", "await")),
+        "may_not_compile",
+        lambda source, *_: any(w in source for w in WORDS + COMPILED_WORDS),
     )
     assert now == analysis._cell_names(case.source, future)
 
@@ -155,5 +185,5 @@ def test_lines_follow_a_future_import():
     source's."""
     source = "def f():\n    return 1"
     top = _symtable.symtable("from __future__ import annotations\n" + source, "<cell>", "exec")
-    assert may_be_top_level(source, top, 1) is False
-    assert may_be_top_level(source, top, 0) is True  # the wrong line: not ruled out
+    assert may_not_compile(source, top, 1) is False
+    assert may_not_compile(source, top, 0) is True  # the wrong line: not ruled out
