@@ -123,6 +123,7 @@ class JobInfo:
     failure: Failure | None = None  # a Failed job's summary
     last_output: str | None = None  # when a running job last wrote a log line or a metric
     stalled_after: float | None = None  # set while Running without output for this many s
+    failing: str | None = None  # set while Running after a node failed: `node 1 exited with 1`
     sweep: str | None = None  # the sweep it is a trial of (from its SWEEP_LABEL annotation)
     progress: Progress | None = None  # the last progress it reported (kept once it ended)
     trainer_metrics: dict[str, str] | None = None  # Kubeflow Trainer's status.trainerStatus
@@ -134,7 +135,10 @@ class JobInfo:
     @property
     def status_text(self) -> str:
         """The status as every view shows it: `Stalled (no output for 10 min)` for a running
-        job that has been quiet too long, a queued job with why it waits."""
+        job that has been quiet too long, one whose other nodes are being stopped after one
+        failed, a queued job with why it waits."""
+        if self.status is Status.RUNNING and self.failing:  # `Failing (node 1 exited with 1)`
+            return f"Failing ({self.failing})"
         if self.status is Status.RUNNING and self.stalled_after is not None:
             return stall_text(self.stalled_after)
         if self.status is Status.FAILED and (self.reason or "").startswith(STOPPED_EARLY):

@@ -251,6 +251,8 @@ export namespace Kale {
     failure?: IFailure | null;
     /** When a running job last wrote a log line or a metric. */
     last_output?: string | null;
+    /** While its other nodes are stopped after one failed: which, and how. */
+    failing?: string | null;
     /** The sweep it is a trial of, or null. */
     sweep?: string | null;
     /** How far it is, as last reported or inferred (null: never reported). */

@@ -52,7 +52,7 @@ from .progressfile import read_progress
 from .queue import capacity, check_fits, launch, leave, need_of
 from .records import Unreadable, read_checked, unreadable_info
 from .resources import resources_record
-from .supervisor import now, read_record, write_record
+from .supervisor import FAILING, now, read_record, write_record
 from .volumes import free_mounts, local_warnings, plan_mounts
 from .workspace import WORKSPACE_PARTS, write_parts
 
@@ -288,6 +288,15 @@ class LocalBackend(Backend):
             failure=Failure.from_dict(record.get("failure")),
         )
 
+    def _failing(self, name: str) -> str | None:
+        """Which node failed and how, while the job's other nodes are given FAILURE_GRACE to
+        end (the supervisor's FAILING file; None when there is none)."""
+        try:
+            with open(self.jobs_dir / name / FAILING, encoding="utf-8", errors="replace") as f:
+                return f.read(200).strip() or None
+        except OSError:
+            return None
+
     def _last_output(self, record: dict) -> datetime | None:
         """When a node last wrote to its log (or the job started, before any did)."""
         if not record.get("started"):
@@ -306,6 +315,8 @@ class LocalBackend(Backend):
             info = self._info(record)
             info.progress = read_progress(self.jobs_dir / name)
             self.note_output(info, self._last_output(record))
+            if info.status is Status.RUNNING:
+                info.failing = self._failing(name)
             expired = self._expired(record)
         except Unreadable as e:  # listed as such, with how to remove it
             return unreadable_info(e, self.name)

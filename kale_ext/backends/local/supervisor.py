@@ -27,6 +27,7 @@ from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
 from ..base import BackendError, Failure, Status
+from ..failure import exit_words
 from .failures import local_failure, node_env
 from .frameworks import framework_env
 from .installs import InstallError, prepare
@@ -43,6 +44,9 @@ from .volumes import free_mounts, make_mounts
 #: After a node fails, how long the others may take to end by themselves (and report what
 #: their ranks saw) before they are stopped.
 FAILURE_GRACE = 5.0
+#: In the job's folder while the others are given that time: which node failed and how, in
+#: words (`node 1 exited with code 1`); every view shows the job as `Failing (...)` meanwhile.
+FAILING = "failing.txt"
 
 
 def now() -> str:
@@ -55,6 +59,14 @@ def read_record(job_dir: Path) -> dict:
 
 def write_record(job_dir: Path, record: dict) -> None:
     write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
+
+
+def failing_text(ended: dict[int, int]) -> str:
+    """The first node that ended with a failure, and how: `node 1 exited with code 1`, `node 0
+    was killed by signal 9 (SIGKILL)`."""
+    node, code = next((k, c) for k, c in ended.items() if c)
+    words = exit_words(code)
+    return f"node {node} was killed by {words}" if words else f"node {node} exited with code {code}"
 
 
 def start_nodes(
@@ -224,6 +236,8 @@ def run(job_dir: Path) -> int:
             ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
             if failed_at is None and any(ended.values()):
                 failed_at = time.monotonic()  # the others may still report what they saw
+                if len(ended) < len(procs):
+                    write_atomic(job_dir / FAILING, failing_text(ended))
             if len(ended) == len(procs):
                 break
             if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
@@ -233,6 +247,7 @@ def run(job_dir: Path) -> int:
                 break
             time.sleep(0.05)
         stop_nodes(procs, family)
+    (job_dir / FAILING).unlink(missing_ok=True)
     remove_scratch(job_dir)
     progress.poll(every=0)  # what rank 0 logged last
 

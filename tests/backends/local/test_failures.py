@@ -221,3 +221,24 @@ def test_a_quiet_running_job_shows_as_stalled_and_keeps_running(backend, tmp_pat
     backend.stall_seconds = 3600
     assert backend.get_job(name).status_text == "Running"  # not killed: only shown
     backend.delete(name)
+
+
+def test_a_job_whose_other_node_is_being_stopped_shows_as_failing(backend):
+    """Node 1 fails while node 0 works on: until node 0 is stopped (FAILURE_GRACE), the job
+    stays Running and every view reads which node failed and how; then it is Failed."""
+    work = "rank = int(os.environ['RANK'])\nif rank == 1:\n    raise ValueError('boom')\n"
+    work += "time.sleep(120)"
+    name = submit(backend, notebook(IMPORTS, work), {"nodes": 2}).name
+    info = until(
+        lambda: ((i := backend.get_job(name)).failing or i.status.finished) and i,
+        "the job to show as failing",
+        timeout=120,
+    )
+    assert info.status is Status.RUNNING and info.failing == "node 1 exited with code 1"
+    assert info.to_dict()["status_text"] == "Failing (node 1 exited with code 1)"
+    assert [j.status_text for j in backend.list_jobs()] == ["Failing (node 1 exited with code 1)"]
+    info = backend.wait(name, timeout=120, interval=0.1)
+    assert info.status is Status.FAILED and info.failing is None
+    assert info.reason == """node 1, rank 1: cell 2 ("training"), line 3: ValueError: boom"""
+    assert info.status_text == "Failed"
+    assert not (backend.jobs_dir / name / "failing.txt").exists()
