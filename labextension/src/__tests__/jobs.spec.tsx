@@ -35,6 +35,26 @@ describe('JobsList', () => {
   let widget: Widget | undefined;
   afterEach(() => widget?.dispose());
 
+  it('shows a job whose other nodes are being stopped as failing, in red', async () => {
+    const failing = 'node 1 exited with code 1';
+    widget = await list({
+      jobs: [
+        job('nb-failing', {
+          status: 'Running',
+          finished: null,
+          failing,
+          status_text: `Failing (${failing})`
+        }),
+        job('nb-running', { status: 'Running', finished: null })
+      ]
+    });
+    const badge = (name: string) =>
+      widget!.node.querySelector(`[data-job="${name}"] .kale-ext-Status`)!;
+    expect(badge('nb-failing').textContent).toBe(`Failing (${failing})`);
+    expect(badge('nb-failing').classList).toContain('kale-ext-Status-failed');
+    expect(badge('nb-running').classList).toContain('kale-ext-Status-running');
+  });
+
   it('shows each job’s state, parameters, duration and final metric', async () => {
     widget = await list({
       jobs: [job('nb-six')],

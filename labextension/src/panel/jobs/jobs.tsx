@@ -263,7 +263,12 @@ function JobRow(
     : undefined;
   const status = deleting ? 'Deleting' : (job.status_text ?? job.status);
   const stopped = job.status_text === 'Stopped'; // by someone, and kept
-  const look = stopped ? 'stopped' : job.status.toLowerCase();
+  // a job whose other nodes are being stopped after one failed looks failed already
+  const look = stopped
+    ? 'stopped'
+    : job.failing
+      ? 'failed'
+      : job.status.toLowerCase();
   return (
     <div
       ref={ref}
