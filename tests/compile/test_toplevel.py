@@ -6,9 +6,12 @@ does not find, reported in the compiler's words at their line."""
 
 import _symtable
 import ast
+import os
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kale_ext.compile import analysis
 from kale_ext.compile.toplevel import COMPILED_WORDS, WORDS, may_not_compile
@@ -187,3 +190,46 @@ def test_lines_follow_a_future_import():
     top = _symtable.symtable("from __future__ import annotations\n" + source, "<cell>", "exec")
     assert may_not_compile(source, top, 1) is False
     assert may_not_compile(source, top, 0) is True  # the wrong line: not ruled out
+
+
+#: Statements a generated cell is made of: simple ones, with the words in code, strings and
+#: comments, and compound ones whose bodies are generated in turn.
+SIMPLE = ["x = 1", "return x", "return", "yield x", "yield from y", "await g()", "break",
+          "continue", "pass", "s = 'return yield'", "# return here", "f = lambda: (yield)",
+          "z = [i async for i in y]", "returned = 1"]  # fmt: skip
+HEADERS = ["def f():", "def f(a, b=(yield)):", "async def g():", "class A:", "class B(A):",
+           "for i in y:", "while x:", "if x:", "with m:", "try:", "@dec\ndef h():",
+           "def f():  # note"]  # fmt: skip
+
+
+def _statements(depth: int):
+    simple = st.sampled_from(SIMPLE).map(lambda s: [s])
+    if depth == 0:
+        return simple
+    compound = st.tuples(st.sampled_from(HEADERS), _statements(depth - 1)).map(
+        lambda hb: (
+            [*hb[0].split("\n"), *("    " + line for line in hb[1])]
+            + (["except E:", "    pass"] if hb[0] == "try:" else [])
+        )
+    )
+    return st.lists(st.one_of(simple, compound), min_size=1, max_size=3).map(
+        lambda parts: [line for part in parts for line in part]
+    )
+
+
+CELLS = _statements(3).map("\n".join)
+
+
+@settings(max_examples=int(os.environ.get("KALE_EXT_PROPERTY_EXAMPLES", "400")), deadline=None)
+@given(CELLS)
+def test_no_refusal_of_the_compiler_is_ruled_out_or_left_unreported(source):
+    """Whatever the nesting of defs, classes, loops and async defs: a cell compile() refuses is
+    never ruled out, and its names carry an error exactly when compile() refuses it."""
+    try:
+        top = _symtable.symtable(source, "<cell>", "exec")
+    except SyntaxError:
+        return  # refused before the compiler (the analysis reports that error itself)
+    error = _compile_error(source)
+    if error is not None:
+        assert may_not_compile(source, top)
+    assert bool(analysis._cell_names(source, False).invalid) == (error is not None), error
