@@ -10,7 +10,12 @@ import {
   IJupyterLabPageFixture,
   test as base
 } from '@jupyterlab/galata';
-import type { Locator, Response, TestInfo } from '@playwright/test';
+import type {
+  ConsoleMessage,
+  Locator,
+  Response,
+  TestInfo
+} from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -51,7 +56,7 @@ export const test = base.extend<{ consoleErrors: string[]; kale: KaleUI }>({
     async ({ page }, use) => {
       const errors: string[] = [];
       page.on('console', message => {
-        if (message.type() === 'error') {
+        if (message.type() === 'error' && !kernelListRace(message)) {
           errors.push(message.text());
         }
       });
@@ -63,6 +68,23 @@ export const test = base.extend<{ consoleErrors: string[]; kale: KaleUI }>({
     { auto: true }
   ]
 });
+
+/**
+ * JupyterLab's own poll of the kernel list (`GET /api/kernels`) meeting a
+ * kernel another test is starting: jupyter_server 2.21 lists a kernel before
+ * it sets its `last_activity`, and the TraitError that raises escapes
+ * `MappingKernelManager.list_kernels` as a 500 (seen once in CI while the
+ * other browser worker opened a notebook). Jupyter's race, not kale_ext's:
+ * this one response is not counted; every other error is.
+ */
+function kernelListRace(message: ConsoleMessage): boolean {
+  const { url } = message.location();
+  return (
+    message.text().includes('status of 500') &&
+    !!url &&
+    new URL(url).pathname.endsWith('/api/kernels')
+  );
+}
 
 export { expect, galata };
 export type { IJupyterLabPageFixture };
