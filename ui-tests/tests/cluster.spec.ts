@@ -36,6 +36,30 @@ test.describe.configure({ mode: 'serial' });
 let folder = '';
 const started: ChildProcess[] = [];
 
+/**
+ * What the cluster holds, printed when a test fails (CI keeps only the
+ * output): each TrainJob's status, each pod's phase and container state, and
+ * the last lines of its log.
+ */
+const DESCRIBE = `
+import json
+from kubernetes import client, config
+config.load_kube_config()
+ns = config.list_kube_config_contexts()[1]["context"].get("namespace") or "default"
+custom, core = client.CustomObjectsApi(), client.CoreV1Api()
+for tj in custom.list_namespaced_custom_object(
+        "trainer.kubeflow.org", "v1alpha1", ns, "trainjobs")["items"]:
+    print("TrainJob", tj["metadata"]["name"], json.dumps(tj.get("status") or {})[:3000])
+for pod in core.list_namespaced_pod(ns).items:
+    states = [(c.name, {k: v for k, v in c.state.to_dict().items() if v})
+              for c in pod.status.container_statuses or []]
+    print("pod", pod.metadata.name, pod.status.phase, json.dumps(states, default=str)[:1000])
+    try:
+        print(core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=30))
+    except Exception as e:
+        print("  its log:", e)
+`;
+
 /** Start `command` in a process group of its own (stopped as a whole). */
 function start(command: string, args: string[], cwd: string, env = {}) {
   const child = spawn(command, args, {
@@ -102,6 +126,28 @@ test.beforeAll(async () => {
     }
   );
   await printed(server, /is running at:/, 'the Jupyter server');
+});
+
+test.afterEach(async ({}, testInfo) => {
+  if (testInfo.status === testInfo.expectedStatus || !folder) {
+    return;
+  }
+  let state: string;
+  try {
+    state = execFileSync('python', ['-c', DESCRIBE], {
+      cwd: REPOSITORY,
+      env: { ...process.env, KUBECONFIG: path.join(folder, 'kubeconfig') },
+      encoding: 'utf-8',
+      timeout: 60_000
+    });
+  } catch (e) {
+    state = `the cluster could not be described: ${e}`;
+  }
+  console.log(`--- the emulated cluster after the failure:\n${state}`);
+  await testInfo.attach('emulated cluster', {
+    body: state,
+    contentType: 'text/plain'
+  });
 });
 
 test.afterAll(async () => {
