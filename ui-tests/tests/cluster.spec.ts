@@ -38,8 +38,9 @@ const started: ChildProcess[] = [];
 
 /**
  * What the cluster holds, printed when a test fails (CI keeps only the
- * output): each TrainJob's status, each pod's phase and container state, and
- * the last lines of its log.
+ * output): each TrainJob's status, each pod's phase and container state, the
+ * last lines of its log, and the namespace's last events (the emulated
+ * Trainer's errors among them).
  */
 const DESCRIBE = `
 import json
@@ -58,6 +59,9 @@ for pod in core.list_namespaced_pod(ns).items:
         print(core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=30))
     except Exception as e:
         print("  its log:", e)
+for event in core.list_namespaced_event(ns).items[-30:]:
+    print("event", event.involved_object.kind, event.involved_object.name, event.type,
+          event.reason, (event.message or "")[:300])
 `;
 
 /** Start `command` in a process group of its own (stopped as a whole). */
