@@ -152,7 +152,11 @@ export class JobTimeline {
       }
       final = final && FINAL.has(phase);
     }
-    this._final = final;
+    // the job's own end too: on a cluster, its pods can have succeeded in a
+    // poll that still finds the TrainJob running (read a moment earlier), and
+    // a timeline final then would keep that answer, Running, for good
+    this._final =
+      final && (job.status === 'Complete' || job.status === 'Failed');
     return true;
   }
 

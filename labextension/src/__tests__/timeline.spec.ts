@@ -55,6 +55,20 @@ describe('phaseOf', () => {
 });
 
 describe('JobTimeline', () => {
+  it('ends with the job, not with its nodes: a poll that finds the pods done but the job still running is not its last', () => {
+    const t = new JobTimeline('job');
+    t.observe(job('Running', [['Running'], ['Running']]), 1000);
+    t.observe(job('Running', [['Succeeded'], ['Succeeded']]), 2000);
+    expect(t.final).toBe(false);
+    t.observe(job('Complete', [['Succeeded'], ['Succeeded']]), 3000);
+    expect(t.final).toBe(true);
+    expect(t.job?.status).toBe('Complete');
+    expect(t.segments(1)).toEqual([
+      { phase: 'running', start: 1000, end: 2000 },
+      { phase: 'done', start: 2000, end: 3000 }
+    ]);
+  });
+
   it('records the phases each node was seen in, poll by poll', () => {
     const t = new JobTimeline('job');
     expect(t.start).toBeNull();
