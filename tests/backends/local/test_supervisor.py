@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kale_ext.backends.local.supervisor import read_record, write_record
+from kale_ext.backends.local.supervisor import failing_text, read_record, write_record
 from tests.backends.local.waiting import exited, until
 
 PRINT_ENV = (
@@ -165,3 +165,15 @@ def test_a_node_that_ended_stops_nobody_whose_pid_it_had():
             os.kill(pid, signal.SIGKILL)
         other.kill()
         other.wait()
+
+
+@pytest.mark.parametrize(
+    ("ended", "text"),
+    [
+        ({1: 1}, "node 1 exited with code 1"),
+        ({0: 0, 1: 3}, "node 1 exited with code 3"),  # the first that failed, not the first
+        ({2: -signal.SIGKILL, 0: 1}, "node 2 was killed by signal 9 (SIGKILL)"),
+    ],
+)
+def test_a_failing_job_names_the_first_node_that_failed_and_how(ended, text):
+    assert failing_text(ended) == text
