@@ -13,6 +13,7 @@ import ast
 import builtins
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import Diagnostic
@@ -254,7 +255,7 @@ class BodyCell:
 def check_self_contained(
     body: list[BodyCell],
     parameters: set[str],
-    left_out: dict[str, tuple[Cell, str]],
+    left_out: Mapping[str, tuple[Cell, str]],
 ) -> tuple[list[Diagnostic], set[str], set[str]]:
     """Check every name the body reads.
 

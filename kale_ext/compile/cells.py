@@ -5,6 +5,7 @@ those names) and the settings a cell sets (merged, a conflict warned about)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 from ..errors import Diagnostic
 from . import kept
@@ -15,7 +16,7 @@ from .packages import imports_of
 from .transform import CellCode, syntax_error, transform_cell
 
 
-def left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: dict, diags) -> None:
+def left_out_of_entrypoint(cell: Cell, entry: Cell, left_out: LeftOut, diags) -> None:
     """An untagged cell of an entrypoint notebook: not part of the job."""
     code = transform_cell(cell, [])
     if code is None:
@@ -79,23 +80,49 @@ def imports_kept(source: str) -> tuple[tuple[str, int], ...]:
     return tuple(imports_of(ast.parse(source)))
 
 
-def note_left_out(cell: Cell, role: Role, left_out: dict, why: str | None = None) -> None:
-    """Remember what a left-out cell defines, to explain errors about those names."""
-    code = transform_cell(cell, [])
-    if code is None:
-        return
-    try:
-        names = cell_names(code.source)
-    except SyntaxError:
-        return
+def note_left_out(cell: Cell, role: Role, left_out: LeftOut, why: str | None = None) -> None:
+    """Remember a left-out cell, to explain errors about the names it defines."""
     if why is None:
         why = (
             "tagged skip"
             if role is Role.SKIP
             else f"tagged {role.value} (not part of the function)"
         )
-    for n in names.binds:
-        left_out.setdefault(n, (cell, why))
+    left_out.cells.append((cell, why))
+
+
+class LeftOut(Mapping):
+    """What the cells left out of the body define: a name -> (the first such cell, why it is
+    left out). Its cells are read only when asked (an undefined name to explain): most
+    compiles never ask, and each read is a transform and a symbol table."""
+
+    def __init__(self) -> None:
+        self.cells: list[tuple[Cell, str]] = []
+        self._names: dict[str, tuple[Cell, str]] | None = None
+
+    def _by_name(self) -> dict[str, tuple[Cell, str]]:
+        if self._names is None:
+            self._names = {}
+            for cell, why in self.cells:
+                code = transform_cell(cell, [])
+                if code is None:
+                    continue
+                try:
+                    names = cell_names(code.source)
+                except SyntaxError:
+                    continue
+                for n in names.binds:
+                    self._names.setdefault(n, (cell, why))
+        return self._names
+
+    def __getitem__(self, name: str) -> tuple[Cell, str]:
+        return self._by_name()[name]
+
+    def __iter__(self):
+        return iter(self._by_name())
+
+    def __len__(self) -> int:
+        return len(self._by_name())
 
 
 def merge_settings(settings: dict, new: dict, cell: Cell, diags: list[Diagnostic]) -> None:

@@ -21,6 +21,7 @@ from ..errors import CompileError, Diagnostic
 from ..files import write_atomic
 from .analysis import check_self_contained, rewrite_for_function
 from .cells import (
+    LeftOut,
     analyse,
     cell_lines,
     imports_in,
@@ -157,7 +158,7 @@ def _compile(
     body: list[tuple[Role, Cell, CellCode]] = []
     params: dict[str, object] = {}
     param_cells: dict[str, tuple[Cell, int]] = {}
-    left_out: dict[str, tuple[Cell, str]] = {}
+    left_out = LeftOut()
     distributed: list[Cell] = []
     requested: list[tuple[str, Cell | None]] = []
     index_urls: list[str] = []

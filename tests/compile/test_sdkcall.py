@@ -214,8 +214,10 @@ def test_the_example_sdk_notebook_trains_on_two_local_nodes_as_it_is(tmp_path):
     done = submit(backend, example, {"parameters": {"epochs": 1}})
     assert done.spec.nodes == 2 and done.spec.func_args == {"epochs": 1}
     info = backend.wait(done.name, timeout=300, interval=0.1)
-    assert info.status is Status.COMPLETE, info.reason
-    said = {(line.rank, line.text) for line in backend.logs(done.name)}
+    logs = list(backend.logs(done.name))
+    tail = "\n".join(f"[node {x.node} rank {x.rank}] {x.text}" for x in logs[-60:])
+    assert info.status is Status.COMPLETE, f"{info.reason}\n{tail}"
+    said = {(line.rank, line.text) for line in logs}
     for rank in (0, 1):
         assert any(r == rank and f"rank {rank} of 2: test accuracy" in t for r, t in said), said
 
