@@ -28,6 +28,20 @@ CASES = [
         2,
         3,
     ),
+    Case(  # a left-out cell that does not parse is passed over, not reported
+        "defined only in a skip cell after a broken one",
+        (("df = (", ["skip"]), ("df = 1", ["skip"]), "y = df"),
+        "`df` used in cell 3, line 1 is defined only in cell 2, which is tagged skip",
+        3,
+        1,
+    ),
+    Case(
+        "defined in two skip cells: the first is named",
+        (("df = 1", ["skip"]), ("df = 2", ["skip"]), "y = df"),
+        "is defined only in cell 1, which is tagged skip",
+        3,
+        1,
+    ),
     Case(
         "never defined",
         ("x = 1\nprint(y)",),

@@ -233,3 +233,11 @@ def test_no_refusal_of_the_compiler_is_ruled_out_or_left_unreported(source):
     if error is not None:
         assert may_not_compile(source, top)
     assert bool(analysis._cell_names(source, False).invalid) == (error is not None), error
+
+
+@pytest.mark.parametrize("word", COMPILED_WORDS + WORDS)
+def test_each_word_is_looked_for(word):
+    """may_not_compile spells its words out (it runs for every changed cell): each word of
+    COMPILED_WORDS and WORDS, even in a comment, still sends the cell to the compiler."""
+    source = f"x = 1  # {word}"
+    assert may_not_compile(source, _symtable.symtable(source, "<cell>", "exec"))
