@@ -33,4 +33,10 @@ bash scripts/timed.sh jest jlpm test --maxWorkers=100%  # a worker per core
 echo "--- playwright ($CHROMIUM_PATH)"
 cd ui-tests
 jlpm install --immutable
-bash ../scripts/timed.sh galata jlpm playwright test
+status=0
+bash ../scripts/timed.sh galata jlpm playwright test || status=$?
+if [ "$status" -ne 0 ]; then
+  # each failure's reason, last: CI keeps only the end of the output
+  python3 ../scripts/galata_failures.py test-results/report.json
+fi
+exit "$status"

@@ -16,7 +16,13 @@ module.exports = {
   workers: 2,
   // A plain summary in every environment (the base config uses the
   // 'github' reporter when CI is set).
-  reporter: [['list'], ['html', { open: 'never' }]],
+  // The JSON report is read by ../scripts/galata_failures.py, which prints
+  // each failure's reason last.
+  reporter: [
+    ['list'],
+    ['html', { open: 'never' }],
+    ['json', { outputFile: 'test-results/report.json' }]
+  ],
   // Tests, not files, are handed to the workers: a file of long tests
   // (panel.spec's six) no longer keeps one worker busy while the other
   // waits at the end.

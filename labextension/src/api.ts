@@ -152,8 +152,8 @@ export class KaleService {
     return (await this._get<{ jobs: Kale.IJobInfo[] }>('jobs')).jobs;
   }
 
-  getJob(name: string): Promise<Kale.IJobInfo> {
-    return this._get(Private.jobPath(name));
+  getJob(name: string, signal?: AbortSignal): Promise<Kale.IJobInfo> {
+    return this._get(Private.jobPath(name), signal);
   }
 
   async deleteJob(name: string): Promise<void> {
@@ -229,8 +229,8 @@ export class KaleService {
   }
 
   /** What a job wrote to `KALE_EXT_OUTPUT_DIR`, with sizes. */
-  jobOutputs(name: string): Promise<Kale.IJobOutputs> {
-    return this._get(`${Private.jobPath(name)}/outputs`);
+  jobOutputs(name: string, signal?: AbortSignal): Promise<Kale.IJobOutputs> {
+    return this._get(`${Private.jobPath(name)}/outputs`, signal);
   }
 
   async listEvents(name: string): Promise<Kale.IJobEvent[]> {
@@ -281,10 +281,10 @@ export class KaleService {
     });
   }
 
-  private _get<T>(endPoint: string): Promise<T> {
+  private _get<T>(endPoint: string, signal?: AbortSignal): Promise<T> {
     return requestAPI<T>(
       endPoint,
-      { cache: Private.CACHE },
+      { cache: Private.CACHE, signal },
       this.serverSettings
     );
   }

@@ -57,7 +57,9 @@ export const test = base.extend<{ consoleErrors: string[]; kale: KaleUI }>({
       const errors: string[] = [];
       page.on('console', message => {
         if (message.type() === 'error' && !kernelListRace(message)) {
-          errors.push(message.text());
+          // where from: "Failed to load resource" does not say which
+          const { url } = message.location();
+          errors.push(url ? `${message.text()} (${url})` : message.text());
         }
       });
       page.on('pageerror', error => errors.push(`uncaught: ${error.message}`));

@@ -79,10 +79,12 @@ describe('FinalMetricsCache', () => {
     });
     cache.want([job('a', 'Complete'), job('b', 'Complete')]);
     expect(streamLogs.mock.calls.map(c => c[0])).toEqual(['a']);
-    cache.forget('b'); // deleted while waiting in line
-    cache.forget('a'); // deleted while read
-    expect(signals[0].aborted).toBe(true);
-    await Promise.resolve();
+    await cache.forget('b'); // deleted while waiting in line
+    let forgotten = false;
+    const forgetting = cache.forget('a').then(() => (forgotten = true));
+    expect(signals[0].aborted).toBe(true); // deleted while read
+    await forgetting; // once its read has stopped: no request on its way
+    expect(forgotten).toBe(true);
     // a list asked for before the deletes still holds them: not read
     cache.want([job('a', 'Complete'), job('b', 'Complete')]);
     await Promise.resolve();

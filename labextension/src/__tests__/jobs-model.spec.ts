@@ -65,4 +65,51 @@ describe('JobsModel: one status for a job, wherever it was seen', () => {
     expect(jobs.lastSubmitted).toBe('nb-abcde');
     jobs.dispose();
   });
+
+  it('sends a delete only once no read of the job is on its way, and reads it again if the delete fails', async () => {
+    const service = fakeService();
+    const ended = job('Complete');
+    service.listJobs.mockResolvedValue([ended]);
+    const order: string[] = [];
+    // the final metrics' read of the ended job: answers when it is stopped
+    const streamLogs = jest.fn(
+      (name: string, options: { signal: AbortSignal }) =>
+        new Promise(resolve => {
+          order.push(`read ${name}`);
+          options.signal.addEventListener('abort', () => {
+            order.push(`read ${name} stopped`);
+            resolve(null);
+          });
+        })
+    );
+    const getJob = jest.fn(async () => ended);
+    const jobOutputs = jest.fn(async () => ({ listed: true, files: [] }));
+    service.deleteJob.mockImplementation(async (name: string) => {
+      order.push(`delete ${name}`);
+      throw new Error('the server is restarting');
+    });
+    const jobs = new JobsModel({
+      service: {
+        ...service,
+        streamLogs,
+        getJob,
+        jobOutputs
+      } as unknown as KaleService,
+      pollInterval: 1e6
+    });
+    jobs.setVisible(true);
+    await until(() => order.length === 1);
+    await expect(jobs.delete(ended.name)).rejects.toThrow('restarting');
+    // a read that met the delete would answer 404 (the browser's console)
+    expect(order).toEqual([
+      'read nb-abcde',
+      'read nb-abcde stopped',
+      'delete nb-abcde'
+    ]);
+    // still there: listed again, its metrics are read again
+    jobs.refresh();
+    await until(() => order.length === 4);
+    expect(order[3]).toBe('read nb-abcde');
+    jobs.dispose();
+  });
 });

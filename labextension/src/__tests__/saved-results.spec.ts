@@ -134,7 +134,9 @@ describe('The jobs list', () => {
       files: null
     });
     expect(jobs.results.get('nb-running')).toBeUndefined();
-    expect(service.getJob.mock.calls).toEqual([['nb-ended']]);
+    expect(service.getJob.mock.calls).toEqual([
+      ['nb-ended', expect.any(AbortSignal)] // stopped if the job is deleted
+    ]);
     expect(changed).toHaveBeenCalled();
     jobs.dispose();
   });

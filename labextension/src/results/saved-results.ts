@@ -14,7 +14,7 @@ export class SavedResults extends EndedJobs<ISaved> {
       changed: options.changed,
       maxJobs: options.maxJobs,
       ended: hasEnded,
-      read: job => Private.read(options.service, job)
+      read: (job, signal) => Private.read(options.service, job, signal)
     });
   }
 }
@@ -32,14 +32,15 @@ export namespace SavedResults {
 namespace Private {
   export async function read(
     service: Pick<KaleService, 'getJob' | 'jobOutputs'>,
-    job: Kale.IJobInfo
+    job: Kale.IJobInfo,
+    signal: AbortSignal
   ): Promise<ISaved> {
     let result: Kale.IJobResult | null = null;
     try {
       result =
         job.result !== undefined
           ? job.result
-          : ((await service.getJob(job.name)).result ?? null);
+          : ((await service.getJob(job.name, signal)).result ?? null);
     } catch {
       // unreadable (deleted meanwhile): nothing to load, not asked again
       return { result: null, files: 0 };
@@ -48,7 +49,7 @@ namespace Private {
       return { result, files: null };
     }
     try {
-      const outputs = await service.jobOutputs(job.name);
+      const outputs = await service.jobOutputs(job.name, signal);
       return { result, files: outputs.listed ? outputs.files.length : null };
     } catch {
       return { result, files: 0 };

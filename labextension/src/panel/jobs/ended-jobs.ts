@@ -41,10 +41,12 @@ export class EndedJobs<T> implements IDisposable {
   }
 
   /**
-   * A job deleted here: not read (a list asked for before the delete may
-   * still hold it), and its read stopped if it runs.
+   * A job about to be deleted here: not read from now on (a list asked for
+   * before the delete may still hold it), and its read stopped if it runs.
+   * Resolves once no request about it is on its way: a read that met the
+   * delete would answer 404, an error in the browser's console.
    */
-  forget(name: string): void {
+  async forget(name: string): Promise<void> {
     this._gone.add(name);
     if (this._gone.size > this._maxJobs) {
       this._gone.delete(this._gone.values().next().value!);
@@ -53,7 +55,15 @@ export class EndedJobs<T> implements IDisposable {
     this._cache.delete(name);
     if (this._reading === name) {
       this._current?.abort();
+      await this._running;
     }
+  }
+
+  /**
+   * The delete failed: the job is still there, and read again when listed.
+   */
+  unforget(name: string): void {
+    this._gone.delete(name);
   }
 
   dispose(): void {
@@ -72,7 +82,8 @@ export class EndedJobs<T> implements IDisposable {
     }
     this._reading = job.name;
     this._current = new AbortController();
-    const value = await this._read(job, this._current.signal);
+    this._running = this._read(job, this._current.signal);
+    const value = await this._running;
     this._reading = null;
     if (this.isDisposed) {
       return;
@@ -98,6 +109,8 @@ export class EndedJobs<T> implements IDisposable {
   private _abort = new AbortController();
   /** The running read's, stopped when its job is forgotten or on dispose. */
   private _current: AbortController | null = null;
+  /** The running read (never rejects). */
+  private _running: Promise<T> | null = null;
   /** Jobs deleted here (at most maxJobs): never read. */
   private _gone = new Set<string>();
 }

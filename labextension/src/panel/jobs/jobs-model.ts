@@ -141,9 +141,16 @@ export class JobsModel implements IDisposable {
     this.deleting.add(name);
     this._changed.emit();
     try {
-      await this._service.deleteJob(name);
-      this.metrics.forget(name); // a list asked for before the delete may hold it
-      this.results.forget(name);
+      // nothing of it is read from now on, and no read is on its way when
+      // the delete goes (it would answer 404, in the browser's console)
+      await Promise.all([this.metrics.forget(name), this.results.forget(name)]);
+      try {
+        await this._service.deleteJob(name);
+      } catch (reason) {
+        this.metrics.unforget(name);
+        this.results.unforget(name);
+        throw reason;
+      }
       this.jobs = (this.jobs ?? []).filter(j => j.name !== name);
       this.selected = this.selected.filter(n => n !== name);
     } finally {
