@@ -154,7 +154,8 @@ def _run(args) -> int:
 def _follow(backend, name: str) -> int:
     """Stream the logs with rank prefixes, report status changes and progress (a live spinner
     with the status, elapsed time and a progress bar on a terminal; a plain progress line at
-    each tenth when piped), and exit with the job's status."""
+    each tenth when piped, read from the lines as they are printed), and exit with the job's
+    status."""
     import threading
     import time
 
@@ -167,13 +168,20 @@ def _follow(backend, name: str) -> int:
     started = time.monotonic()
     spinner = console.status(f"{name}: submitted") if console.is_terminal else None
     done = threading.Event()
+    tenths, lock = ProgressTenths(), threading.Lock()
+    from_logs = LogProgress()
+
+    def say_progress(progress) -> None:
+        with lock:
+            if (shown := tenths.line(progress)) is not None:
+                console.print(f"[{name}] progress {shown}", markup=False)
 
     def report(info):
         reason = f": {info.reason}" if info.reason else ""
         console.print(f"[{name}] {info.status.value}{reason}", markup=False)
 
     def watch():
-        last, tenths = None, ProgressTenths()
+        last = None
         while not done.is_set():
             try:
                 info = backend.get_job(name)
@@ -184,8 +192,8 @@ def _follow(backend, name: str) -> int:
                 last = (info.status, info.reason)
             if spinner is not None:
                 spinner.update(live_text(name, info, time.monotonic() - started))
-            elif (shown := tenths.line(info.progress_shown)) is not None:
-                console.print(f"[{name}] progress {shown}", markup=False)
+            elif (progress := info.progress_shown) is not None and progress.source == "trainer":
+                say_progress(progress)  # the cluster's own: not in the logs
             if info.status.finished:
                 return
             done.wait(0.5)
@@ -200,6 +208,9 @@ def _follow(backend, name: str) -> int:
                 console.print(log_text(line), markup=False, highlight=False)
             else:
                 print(log_text(line), flush=True)
+                # right after the line that passed another tenth: a poll's answer could be
+                # older than the lines printed since
+                say_progress(from_logs.feed(line))
         watcher.join(timeout=5)
     finally:
         done.set()
@@ -221,6 +232,25 @@ def live_text(name: str, info, elapsed: float) -> str:
     text = f"{name}: {info.status.value}{reason} ({elapsed:.0f} s)"
     progress = info.progress_shown
     return text if progress is None else f"{text} {bar(progress.percent)} {summary(progress)}"
+
+
+class LogProgress:
+    """A job's progress read from its rank-0 log lines as they are streamed, the way its
+    backend reads it (kale_ext/progress.py)."""
+
+    def __init__(self) -> None:
+        from ..progress import ProgressTracker
+
+        self.tracker = ProgressTracker()
+        self.progress = None
+
+    def feed(self, line):
+        """The progress so far, after ``line`` (a LogLine)."""
+        import time
+
+        if line.rank == 0:
+            self.progress = self.tracker.feed([line.text], time.monotonic())
+        return self.progress
 
 
 class ProgressTenths:

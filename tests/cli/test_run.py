@@ -288,3 +288,28 @@ def test_piped_progress_is_a_line_a_tenth():
     assert [s and s.split(" (")[0] for s in seen] == [
         None, "0%", None, None, "10%", "55%", None, "100%",
     ]  # fmt: skip
+
+
+def test_piped_progress_comes_right_after_the_line_that_made_it(jobs_env, write_nb):
+    """Piped (`make demo` into a file, CI), a progress line follows the log line that passed
+    another tenth: never a poll's older answer printed after the lines that went past it."""
+    import contextlib
+    import io
+    import re
+
+    from kale_ext.cli import main
+
+    source = "import time\nfor e in range(1, 7):\n    print(f'Epoch {e}/6', flush=True)\n"
+    path = write_nb(notebook(source + "    time.sleep(0.3)"))
+    both = io.StringIO()  # stdout (the logs) and stderr (status, progress) as one pipe
+    with contextlib.redirect_stdout(both), contextlib.redirect_stderr(both):
+        code = main(["run", str(path), "--backend", "local", "--follow"])
+    lines = both.getvalue().splitlines()
+    assert code == 0, lines
+    progress = [(i, line) for i, line in enumerate(lines) if "] progress " in line]
+    assert [re.search(r"progress (\d+)%", line)[1] for _, line in progress] == [
+        "17", "33", "50", "67", "83", "100",
+    ]  # fmt: skip
+    for (i, line), epoch in zip(progress, range(1, 7), strict=True):
+        assert lines[i - 1] == f"[rank 0] Epoch {epoch}/6", lines
+        assert f"({epoch}/6 epochs)" in line
