@@ -38,6 +38,22 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+#: The file that marks a folder as the local backend's jobs folder: a workspace that holds it
+#: leaves it out (its records, logs and snapshots are no job's files).
+JOBS_MARK = ".kale_ext-jobs"
+
+
+def mark_jobs_dir(folder: Path) -> None:
+    """Mark ``folder`` (that exists) as a jobs folder, once; a folder that cannot be written is
+    left as it is."""
+    mark = folder / JOBS_MARK
+    if not mark.exists():
+        try:
+            mark.write_text("kale_ext's local jobs: never shipped in a workspace\n")
+        except OSError:
+            pass
+
+
 def jobs_dir() -> Path:
     """The local backend's jobs: KALE_EXT_JOBS_DIR, else <jupyter data dir>/kale_ext/jobs."""
     if os.environ.get("KALE_EXT_JOBS_DIR"):

@@ -3,7 +3,8 @@ default), filtered and capped.
 
 Left out: what `.gitignore` and `.kaleignore` files exclude (git's own matching rules, through
 ``pathspec``; an ignore file applies to its folder and below, a deeper one wins), hidden files
-and folders, virtualenvs, ``__pycache__``, and the notebook's ``outputs/`` folder. Symbolic
+and folders, virtualenvs, ``__pycache__``, the notebook's ``outputs/`` folder and the local
+backend's jobs folder (marked by ``files.JOBS_MARK``, wherever KALE_EXT_JOBS_DIR puts it). Symbolic
 links that lead out of the workspace, and files that cannot be read, are skipped and reported;
 links inside it travel as links. A workspace over the size cap is refused with its largest
 files named. Packing (deterministic tar.gz) is in ``packing.py``.
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..files import JOBS_MARK
 
 MAX_SIZE = 10 * 2**20  # bytes of files, before compression
 MAX_ENTRIES = 20_000  # files and folders looked at: a home directory is not a workspace
@@ -116,10 +118,11 @@ def size_text(n: float) -> str:
 # ----- the rules -------------------------------------------------------------------------------
 
 
-def _is_venv(entries: list[os.DirEntry]) -> bool:
-    """A folder with these entries is a virtualenv (pyvenv.cfg) or a conda environment."""
+def _left_out_whole(entries: list[os.DirEntry]) -> bool:
+    """A folder with these entries is a virtualenv (pyvenv.cfg), a conda environment or the
+    local backend's jobs folder."""
     for e in entries:
-        if e.name == "pyvenv.cfg" or (e.name == "conda-meta" and e.is_dir()):
+        if e.name in ("pyvenv.cfg", JOBS_MARK) or (e.name == "conda-meta" and e.is_dir()):
             return True
     return False
 
@@ -305,13 +308,13 @@ def collect(
 
 def _walk(folder: str, prefix: str, ws: Workspace, rules: _Rules, exclude: set, seen: list) -> bool:
     """Add the files of ``folder`` (relative ``prefix``); False when it is left out whole (a
-    virtualenv below the workspace's top)."""
+    virtualenv or the jobs folder, below the workspace's top)."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
         ws.skipped.append((prefix or ".", f"cannot be read ({e.strerror})"))
         return True
-    if prefix and _is_venv(entries):
+    if prefix and _left_out_whole(entries):
         return False
     added = rules.read(folder, prefix, {e.name for e in entries}, ws.skipped)
     for entry in entries:

@@ -50,6 +50,8 @@ CASES = [
          "nb.ipynb": "{}"}, ["nb.ipynb"], excluded=3),
     Case("virtualenvs and caches", {"venv/pyvenv.cfg": "", "venv/lib/x.py": "", "conda/conda-meta/h": "",
          "pkg/__pycache__/m.pyc": "", "pkg/__init__.py": ""}, ["pkg/__init__.py"], excluded=3),
+    Case("the local backend's jobs folder", {"jobs/.kale_ext-jobs": "", "jobs/nb-abcde/job.json": "{}",
+         "train.py": ""}, ["train.py"], excluded=1),
     Case("the outputs folder", {"outputs/job/model.pt": "w", "train.py": ""}, ["train.py"], excluded=1,
          exclude=("outputs",)),
 ]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
+from ...files import mark_jobs_dir
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
@@ -74,6 +75,8 @@ class LocalBackend(Backend):
         nice: int = LOCAL_NICE,
     ):
         self.jobs_dir = Path(jobs_dir) if jobs_dir else default_jobs_dir()
+        if self.jobs_dir.is_dir() and any(self.jobs_dir.iterdir()):  # made before the mark
+            mark_jobs_dir(self.jobs_dir)
         self.allow_cpu_for_gpu = allow_cpu_for_gpu
         self.capacity = capacity  # processes at once (the queue); None: the CPU count
         self.nice = nice  # how far below the server's CPU priority jobs run (resources.py)
@@ -233,6 +236,7 @@ class LocalBackend(Backend):
             raise BackendError(f"cannot write the job's files in {job_dir}: {e.strerror}") from None
         warnings = (*local_warnings(spec), *resource_warnings)
         if policy and policy.suspend:
+            mark_jobs_dir(self.jobs_dir)  # a workspace around it leaves it out
             return Submitted(spec.name, warnings)
         try:  # its absolute mounts (shared with the jobs that mount the same folder there)
             claim(job_dir, mounts)
@@ -244,6 +248,7 @@ class LocalBackend(Backend):
         hand_over(self.jobs_dir, spec.name, pid, started)
         me = {"supervisor_pid": pid, "supervisor_started": started}
         write_record(job_dir, {**read_record(job_dir), **me})
+        mark_jobs_dir(self.jobs_dir)
         return Submitted(spec.name, warnings)
 
     # -- reading jobs --

@@ -10,6 +10,8 @@ import pytest
 from kale_ext.backends.base import Status
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.submit import submit
+from kale_ext.files import JOBS_MARK
+from kale_ext.job.workspace import collect
 from tests.conftest import notebook
 from tests.job.test_workspace import tree
 
@@ -64,3 +66,23 @@ def test_no_workspace_runs_in_an_empty_folder_and_says_the_local_module_is_missi
                for w in submitted.warnings)  # fmt: skip
     info = backend.wait(submitted.name, timeout=120, interval=0.1)
     assert info.status is Status.FAILED
+
+
+def test_a_jobs_folder_inside_the_workspace_is_not_shipped(tmp_path):
+    """KALE_EXT_JOBS_DIR in the notebook's folder: the second job did ship the first one's
+    record, logs and snapshot (and was refused by the size cap once they grew)."""
+    folder = tree(tmp_path / "project", FILES)
+    path = folder / "train.ipynb"
+    path.write_text(json.dumps(notebook("print(open('data.csv').read().split())")))
+    backend = LocalBackend(folder / "jobs")
+    first = submit(backend, path, {})
+    assert backend.wait(first.name, timeout=120, interval=0.1).status is Status.COMPLETE
+    second = submit(backend, path, {})
+    assert backend.wait(second.name, timeout=120, interval=0.1).status is Status.COMPLETE
+    node = backend.jobs_dir / second.name / "node-0"
+    assert (node / "helpers.py").is_file() and not (node / "jobs").exists()
+
+    # a jobs folder made before it was marked: marked when a backend opens it
+    (folder / "jobs" / JOBS_MARK).unlink()
+    LocalBackend(folder / "jobs")
+    assert "jobs/" not in {f.path for f in collect(folder).files}
