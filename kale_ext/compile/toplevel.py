@@ -13,6 +13,12 @@ of a plain `def` is where it may be. Any other occurrence of the words (in code,
 comments alike), any `await`, `async`, `break` or `continue`, a class inside a function, or a
 line end or form feed Python reads differently: "may be refused", and the caller compiles the
 cell to know.
+
+The compiler also refuses, wherever they stand: a starred target or value it cannot take (`a,
+*b, *c = x`, `*a = x`, `x = *a`, `for *a in x`), a bare `except:` before another, and an
+assignment to `__debug__`. A cell with a `*` that is not a binary operator, a bare `except:` or
+the name `__debug__` is compiled too. (Twenty blocks nested in one another, the compiler's last
+refusal, are not looked for.)
 """
 
 from __future__ import annotations
@@ -24,18 +30,35 @@ import re
 WORDS = ("return", "yield")
 #: Whose place the text does not tell (a loop, an async def): the cell is compiled.
 COMPILED_WORDS = ("await", "async", "break", "continue")
+#: A `*` that starts an operand (a starred target or value, `*args`), not one between two:
+#: after a line's start, an opening bracket, `=`, `,`, `:`, `;` or a keyword.
+_STARRED = re.compile(
+    r"(?:^|[^\w)\]}'\"*\s]|\b(?:for|in|return|yield|else|if|del|await))[ \t]*\*[ \t]*[\w(\[{]",
+    re.M,
+)
+_BARE_EXCEPT = re.compile(r"\bexcept[ \t]*:")
+
 #: A header on one line: indentation, `def` or `class`, its name, no string, comment or
 #: backslash, ending in `:`.
 _HEADER = re.compile(r"([ \t]*)(def|class)[ \t]+(\w+)[^'\"#\\]*:[ \t]*")
 
 
 def may_not_compile(source: str, top, line_offset: int = 0) -> bool:
-    """False when ``source`` holds no `await`, `async`, `break` or `continue`, and every
-    `return` and `yield` in it lies in the body of a `def` whose header is alone on its line
+    """False when ``source`` holds no `await`, `async`, `break`, `continue`, starred operand,
+    bare `except:` or `__debug__`, and every `return` and `yield` in it lies in the body of a
+    `def` whose header is alone on its line
     (``top``: the cell's `_symtable` table, its line numbers ``line_offset`` past the
     source's)."""
     # spelled out, not any() over WORDS + COMPILED_WORDS: this runs for every changed cell
-    compiled = "await" in source or "async" in source or "break" in source or "continue" in source
+    compiled = (
+        "await" in source
+        or "async" in source
+        or "break" in source
+        or "continue" in source
+        or ("*" in source and _STARRED.search(source) is not None)
+        or ("except" in source and _BARE_EXCEPT.search(source) is not None)
+        or "__debug__" in source
+    )
     if compiled or "\r" in source or "\f" in source:
         return compiled or "return" in source or "yield" in source
     if "return" not in source and "yield" not in source:

@@ -110,6 +110,22 @@ CASES = [
     ),
     Case("break outside a loop", ("x = 1\nif x:\n    break",), "'break' outside loop", 1, 3),
     Case("break in a loop is fine", ("for i in range(3):\n    if i:\n        break",)),
+    Case(
+        "two starred targets",
+        ("xs = [1, 2, 3]", "first = 0\na, *b, *c = xs"),
+        "multiple starred expressions in assignment",
+        2,
+        2,
+    ),
+    Case("a starred value", ("xs = [1]\ny = *xs",), "can't use starred expression here", 1, 2),
+    Case(
+        "a bare except before another",
+        ("try:\n    pass\nexcept:\n    pass\nexcept ValueError:\n    pass",),
+        "default 'except:' must be last",
+        1,
+        3,
+    ),
+    Case("starred arguments are fine", ("xs = [1, 2]\nprint(*xs, sep='')\na, *b = xs",)),
     Case("async def is fine", ("async def f(x):\n    await x\n    return 1",)),
     Case("try/except name", ("try:\n    pass\nexcept Exception as e:\n    print(e)",)),
 ]

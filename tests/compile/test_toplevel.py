@@ -135,6 +135,37 @@ CASES = [
     Case("a longer word", "returned = yielded = 1", True, None),
     Case("CRLF", "def f():\r\n    return 1", True, None),
     Case(
+        "two starred targets", "a, *b, *c = x", True, "multiple starred expressions in assignment"
+    ),
+    Case(
+        "a lone starred target",
+        "*a = x",
+        True,
+        "starred assignment target must be in a list or tuple",
+    ),
+    Case(
+        "a starred loop target",
+        "for *a in x:\n    pass",
+        True,
+        "starred assignment target must be in a list or tuple",
+    ),
+    Case("a starred value", "y = *x", True, "can't use starred expression here"),
+    Case("a starred return", "def f():\n    return *x", True, "can't use starred expression here"),
+    Case(
+        "a bare except before another",
+        "try:\n    pass\nexcept:\n    pass\nexcept E:\n    pass",
+        True,
+        "default 'except:' must be last",
+    ),
+    Case("__debug__ assigned", "__debug__ = 1", True, "cannot assign to __debug__"),
+    Case("starred arguments and a starred target", "f(*a, **k)\na, *b = x", True, None),
+    Case(
+        "multiplication and powers",
+        "y = [w * 0.5 for w in r]\nz = (a +\n     b) * c ** 2\ns = 'x' * 3",
+        False,
+        None,
+    ),
+    Case(
         "form feed at column 0",
         "def f():\n    x = 1\n\x0creturn 2",
         True,
@@ -178,7 +209,9 @@ def test_names_as_before(case, future, monkeypatch):
     monkeypatch.setattr(
         analysis,
         "may_not_compile",
-        lambda source, *_: any(w in source for w in WORDS + COMPILED_WORDS),
+        lambda source, *_: any(
+            w in source for w in (*WORDS, *COMPILED_WORDS, "*", "except", "__debug__")
+        ),
     )
     assert now == analysis._cell_names(case.source, future)
 
@@ -196,10 +229,11 @@ def test_lines_follow_a_future_import():
 #: comments, and compound ones whose bodies are generated in turn.
 SIMPLE = ["x = 1", "return x", "return", "yield x", "yield from y", "await g()", "break",
           "continue", "pass", "s = 'return yield'", "# return here", "f = lambda: (yield)",
-          "z = [i async for i in y]", "returned = 1"]  # fmt: skip
+          "z = [i async for i in y]", "returned = 1", "a, *b = y", "a, *b, *c = y", "*a = y",
+          "v = *y", "f(*y, **k)", "w = y * 2", "__debug__ = 1"]  # fmt: skip
 HEADERS = ["def f():", "def f(a, b=(yield)):", "async def g():", "class A:", "class B(A):",
            "for i in y:", "while x:", "if x:", "with m:", "try:", "@dec\ndef h():",
-           "def f():  # note"]  # fmt: skip
+           "def f():  # note", "try:  # bare"]  # fmt: skip
 
 
 def _statements(depth: int):
@@ -210,6 +244,7 @@ def _statements(depth: int):
         lambda hb: (
             [*hb[0].split("\n"), *("    " + line for line in hb[1])]
             + (["except E:", "    pass"] if hb[0] == "try:" else [])
+            + (["except:", "    pass", "except E:", "    pass"] if hb[0] == "try:  # bare" else [])
         )
     )
     return st.lists(st.one_of(simple, compound), min_size=1, max_size=3).map(

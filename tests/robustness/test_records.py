@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from kale_ext.files import JOBS_MARK
+
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
 
 #: Broken records, each as a job's job.json would be found.
@@ -82,7 +84,8 @@ async def test_4_an_unreadable_record_is_deleted_and_its_name_freed(api, jobs_di
         deleted = await api.delete(f"jobs/{name}")
         assert deleted.status == 200, deleted.text
         assert (await api.get(f"jobs/{name}")).status == 404
-    assert not any(jobs_dir.iterdir()) and (await api.get("jobs")).json["jobs"] == []
+    assert [p.name for p in jobs_dir.iterdir()] == [JOBS_MARK]  # the folder's mark only
+    assert (await api.get("jobs")).json["jobs"] == []
 
 
 def cli(*args, env):

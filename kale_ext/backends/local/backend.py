@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import signal
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -44,11 +43,11 @@ from ..base import (
 from ..snapshots import forget
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
-from .lifetime import remembered, stop_leftovers, supervisor_gone
+from .lifetime import supervisor_gone
 from .links import claim, hand_over
 from .logfiles import node_logs
-from .outputs import final_folder, gather, keep_note, kept, listing
-from .processes import alive, kill_group, runs, terminate
+from .outputs import final_folder, keep_note, kept, listing
+from .processes import runs
 from .progressfile import read_progress
 from .queue import capacity, check_fits, launch, leave, need_of
 from .records import Unreadable, read_checked, unreadable_info
@@ -388,29 +387,10 @@ class LocalBackend(Backend):
     # -- delete --
 
     def delete(self, name: str, outputs: bool = False) -> str | None:
+        from .stop import remove_job
+
         job_dir = self._dir(name)
-        try:
-            record = read_checked(job_dir, name)
-        except Unreadable:  # its processes are still known (stop_leftovers): remove the rest
-            record = {}
-        supervisor = record.get("supervisor_pid"), record.get("supervisor_started")
-        if runs(*supervisor):  # it stops every node, then exits
-            terminate(record["supervisor_pid"], grace=15)
-        known = remembered(job_dir)  # pid -> start time: a pid reused since is another's
-        stop_leftovers(job_dir)
-        try:
-            nodes = read_checked(job_dir, name)["nodes"]
-        except Unreadable:
-            nodes = []
-        for n in nodes:
-            pid = n.get("pid")
-            if alive(pid) and (pid not in known or runs(pid, known[pid])):
-                kill_group(pid, signal.SIGKILL)
-        final = Path(record["outputs"]) if record.get("outputs") else None
-        if final is not None:
-            gather(job_dir, final)  # what a supervisor that stopped early left behind
-        free_mounts(job_dir)
-        shutil.rmtree(job_dir, ignore_errors=True)
+        final = remove_job(job_dir, name)
         forget(self, name)  # its notebook snapshot, kept for a rerun
         leave(self.jobs_dir, name)
         if final is None or not final.is_dir():

@@ -1,14 +1,49 @@
 """Stop a local job and keep it, saying why (someone stopped it, a sweep stopped a trial early
 or was cancelled): its supervisor stops the nodes and records the end as for a cancel; the reason
-then says what happened, and the nodes it stopped read Stopped."""
+then says what happened, and the nodes it stopped read Stopped. Or stop it and remove its folder
+(a delete)."""
 
 from __future__ import annotations
 
+import shutil
+import signal
 from pathlib import Path
 
 from ..base import Status
-from .processes import runs, terminate
+from .lifetime import remembered, stop_leftovers
+from .outputs import gather
+from .processes import alive, kill_group, runs, terminate
+from .records import Unreadable, read_checked
 from .supervisor import STOP_REASON, now, read_record, write_record
+from .volumes import free_mounts
+
+
+def remove_job(job_dir: Path, name: str) -> Path | None:
+    """Stop job ``name`` (its supervisor, then any node left) and remove ``job_dir``, even when
+    its record cannot be read; its outputs folder (gathered first), or None."""
+    try:
+        record = read_checked(job_dir, name)
+    except Unreadable:  # its processes are still known (stop_leftovers): remove the rest
+        record = {}
+    supervisor = record.get("supervisor_pid"), record.get("supervisor_started")
+    if runs(*supervisor):  # it stops every node, then exits
+        terminate(record["supervisor_pid"], grace=15)
+    known = remembered(job_dir)  # pid -> start time: a pid reused since is another's
+    stop_leftovers(job_dir)
+    try:
+        nodes = read_checked(job_dir, name)["nodes"]
+    except Unreadable:
+        nodes = []
+    for n in nodes:
+        pid = n.get("pid")
+        if alive(pid) and (pid not in known or runs(pid, known[pid])):
+            kill_group(pid, signal.SIGKILL)
+    final = Path(record["outputs"]) if record.get("outputs") else None
+    if final is not None:
+        gather(job_dir, final)  # what a supervisor that stopped early left behind
+    free_mounts(job_dir)
+    shutil.rmtree(job_dir, ignore_errors=True)
+    return final
 
 
 def stop_job(job_dir: Path, reason: str) -> None:
