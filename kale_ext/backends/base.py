@@ -94,6 +94,9 @@ CANCELLED_WITH_SWEEP = "cancelled with its sweep"
 #: A job someone stopped (kale-ext stop, the panel's Stop): kept, its reason `stopped by WHO at
 #: WHEN`, reading STOPPED_TEXT in every view.
 STOPPED_BY, STOPPED_TEXT = "stopped by", "Stopped"
+#: How a job's reason starts when the process submitting it stopped before the job started
+#: (killed midway): nothing of it runs, and it may be submitted again.
+SUBMIT_INTERRUPTED = "its submit was interrupted"
 
 
 def stopped_reason(who: str, when: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..backends.base import (
     CANCELLED_WITH_SWEEP,
     STOPPED_TEXT,
+    SUBMIT_INTERRUPTED,
     Backend,
     NotFound,
     Status,
@@ -31,6 +32,12 @@ from .space import Dimension, Space
 
 #: Seconds between two looks at the running trials.
 POLL = 0.2
+
+
+def _half_made(info) -> bool:
+    """A job its submit did not finish: no record to read, or never started."""
+    reason = info.reason or ""
+    return info.status is Status.UNREADABLE or reason.startswith(SUBMIT_INTERRUPTED)
 
 
 def _now() -> str:
@@ -124,14 +131,24 @@ class Driver:
         self.save()
 
     def _pending(self, entry: dict) -> None:
-        """A trial recorded by a driver stopped before it could record the submit: its job
-        runs if the submit went through, else it is submitted now."""
+        """A trial recorded by a driver stopped before it could record the submit: its job is
+        watched if the submit went through; else what the submit made of it (nothing, a folder
+        without a record, a job that never started) is deleted, and the trial submitted now."""
         try:
-            self.backend.get_job(entry["job"])
+            info = self.backend.get_job(entry["job"])
         except NotFound:
-            self._submit(entry)
-        else:
+            info = None
+        if info is not None and not _half_made(info):
             entry["status"] = rec.RUNNING
+            return
+        try:
+            self.backend.delete(entry["job"], outputs=True)
+        except NotFound:
+            pass
+        except KaleExtError as e:
+            self._finish(entry, rec.FAILED, f"not submitted: what its submit made stays: {e}")
+            return
+        self._submit(entry)
 
     def _place(self):
         from ..job.workspace import Place

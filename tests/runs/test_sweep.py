@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import optuna
 import pytest
 
@@ -79,7 +81,8 @@ def test_a_killed_driver_resumes_with_the_same_study(sweep_nb, backend):
     assert jobs == [f"{name}-{k}" for k in range(3)]
     storage = f"sqlite:///{rec.sweep_dir(name) / rec.STUDY}"
     study = optuna.load_study(study_name=name, storage=storage)
-    assert [t.state.name for t in study.trials].count("COMPLETE") == 3
+    states = [t.state.name for t in study.trials]
+    assert states.count("COMPLETE") == 3, (states, record["trials"])
     assert len(study.trials) in (3, 4)  # a trial asked just before the kill, never submitted
 
 
@@ -114,10 +117,16 @@ def test_random_without_optuna_says_how_to_install_it(sweep_nb, backend, monkeyp
                     metric="accuracy")  # fmt: skip
 
 
-@pytest.mark.parametrize("submitted", [True, False], ids=["submitted", "not-submitted"])
+@pytest.mark.parametrize(
+    "submitted", [True, False, "half-made", "never-started"],
+    ids=["submitted", "not-submitted", "half-made", "never-started"],
+)  # fmt: skip
 def test_a_trial_recorded_but_not_marked_submitted_is_not_lost(sweep_nb, backend, submitted):
     """A driver killed between recording a trial and recording its submit: resumed, the trial's
-    job is watched if it was submitted, else submitted now; either way the trial completes."""
+    job is watched if it was submitted, else submitted now; either way the trial completes.
+    Killed inside the submit, it left a folder without a record (the trial failed: "exists
+    already") or a record whose supervisor never started (the sweep waited forever): what
+    the submit made is deleted and the trial submitted again."""
     name = sweep.start(backend, sweep_nb, {"quality": "0.9,0.6"}, metric="accuracy")["name"]
     assert finished(name)["status"] == "Complete"
     job = f"{name}-1"
@@ -126,8 +135,20 @@ def test_a_trial_recorded_but_not_marked_submitted_is_not_lost(sweep_nb, backend
     record["trials"][1].update(status=rec.PENDING, metric=None, step=None)
     record.update(status="Interrupted")
     rec.write(record)
-    if not submitted:
-        backend.delete(job)
+    if submitted is not True:
+        backend.delete(job, outputs=True)
+    if submitted == "half-made":
+        (backend.jobs_dir / job).mkdir()
+        (backend.jobs_dir / job / "node-0.log").touch()
+    elif submitted == "never-started":
+        made = json.loads((backend.jobs_dir / f"{name}-0" / "job.json").read_text())
+        made.update(
+            name=job, status="Created", reason=None, finished=None, submitter=[2**22 + 7, "gone"]
+        )
+        for key in ("supervisor_pid", "supervisor_started", "started"):
+            made.pop(key, None)
+        (backend.jobs_dir / job).mkdir()
+        (backend.jobs_dir / job / "job.json").write_text(json.dumps(made))
     wait_for(lambda: not sweep.driver_running(name))  # the first driver has gone
     sweep.resume(name)
     record = finished(name)
@@ -135,4 +156,4 @@ def test_a_trial_recorded_but_not_marked_submitted_is_not_lost(sweep_nb, backend
     assert [(t["status"], t["metric"]) for t in record["trials"]] == [
         ("Complete", 0.9), ("Complete", 0.6)
     ]  # fmt: skip
-    assert (backend.get_job(job).created == created) is submitted  # run again only if needed
+    assert (backend.get_job(job).created == created) is (submitted is True)  # again if needed

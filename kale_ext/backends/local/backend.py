@@ -47,10 +47,10 @@ from .lifetime import supervisor_gone
 from .links import claim, hand_over
 from .logfiles import node_logs
 from .outputs import final_folder, keep_note, kept, listing
-from .processes import runs
+from .processes import runs, start_time
 from .progressfile import read_progress
 from .queue import capacity, check_fits, launch, leave, need_of
-from .records import Unreadable, read_checked, unreadable_info
+from .records import Unreadable, half_made, interrupted, read_checked, unreadable_info
 from .resources import resources_record
 from .supervisor import FAILING, now, read_record, write_record
 from .volumes import free_mounts, local_warnings, plan_mounts
@@ -185,8 +185,12 @@ class LocalBackend(Backend):
             self.jobs_dir.mkdir(parents=True, exist_ok=True)
             job_dir.mkdir()
         except FileExistsError:
+            half = " (its submit did not finish: delete it to free the name)"
             raise BackendError(
-                f"a job named {spec.name} exists already", 409, "AlreadyExists"
+                f"a job named {spec.name} exists already"
+                + (half if half_made(self.jobs_dir, spec.name) else ""),
+                409,
+                "AlreadyExists",
             ) from None
         except OSError as e:
             raise BackendError(f"cannot create the job directory {job_dir}: {e.strerror}") from None
@@ -223,6 +227,7 @@ class LocalBackend(Backend):
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
             "queue": {"need": [need.procs, need.gpus], "capacity": [machine.procs, machine.gpus]},
+            "submitter": [os.getpid(), start_time(os.getpid())],  # until its supervisor starts
         }
         try:
             for k in range(spec.nodes):
@@ -266,6 +271,9 @@ class LocalBackend(Backend):
         record = read_checked(job_dir, name)
         status = Status(record["status"])
         pid = record.get("supervisor_pid")
+        if not status.finished and not pid and (failed := interrupted(record)):
+            record = failed
+            write_record(job_dir, record)
         if not status.finished and pid and not runs(pid, record.get("supervisor_started")):
             record = read_checked(job_dir, name)  # it may have recorded its end, then exited
             if not Status(record["status"]).finished:
@@ -389,7 +397,13 @@ class LocalBackend(Backend):
     def delete(self, name: str, outputs: bool = False) -> str | None:
         from .stop import remove_job
 
-        job_dir = self._dir(name)
+        try:
+            job_dir = self._dir(name)
+        except NotFound:
+            if not half_made(self.jobs_dir, name):
+                raise
+            shutil.rmtree(self.jobs_dir / name, ignore_errors=True)  # an interrupted submit's
+            return None
         final = remove_job(job_dir, name)
         forget(self, name)  # its notebook snapshot, kept for a rerun
         leave(self.jobs_dir, name)

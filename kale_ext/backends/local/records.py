@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 from ...errors import BackendError
-from ..base import JobInfo, Status
-from .supervisor import read_record
+from ..base import SUBMIT_INTERRUPTED, JobInfo, Status
+from .processes import runs
+from .supervisor import now, read_record
 
 #: The fields every view reads, and their types.
 FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -75,3 +76,23 @@ def read_checked(job_dir: Path, name: str) -> dict:
 def unreadable_info(e: Unreadable, backend: str) -> JobInfo:
     """How every view lists it: status Unreadable, the reason and how to remove it."""
     return JobInfo(name=e.name, status=Status.UNREADABLE, backend=backend, reason=str(e))
+
+
+def half_made(jobs_dir: Path, name: str) -> bool:
+    """A job's folder without its record: what a submit stopped midway (killed) leaves."""
+    folder = jobs_dir / name
+    ok = bool(name) and "/" not in name and not name.startswith(".")
+    return ok and folder.is_dir() and not (folder / "job.json").exists()
+
+
+def interrupted(record: dict) -> dict | None:
+    """The record of a job recorded but never started, Failed and saying why: the process
+    submitting it (the server, the command line, a sweep's driver) stopped before it started
+    the job's supervisor. None for any other job."""
+    submitter = record.get("submitter")
+    if record["status"] != Status.CREATED.value or not isinstance(submitter, list):
+        return None
+    if len(submitter) != 2 or runs(*submitter):
+        return None
+    why = f"{SUBMIT_INTERRUPTED}: the process submitting it stopped before it started"
+    return {**record, "status": "Failed", "finished": now(), "reason": f"{why}; submit it again"}

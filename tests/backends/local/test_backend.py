@@ -256,6 +256,39 @@ def test_delete_stops_a_running_job(backend):
         assert exited(node["pid"]), f"node {node['index']} still runs after delete"
 
 
+def test_a_submit_killed_midway_leaves_nothing_that_waits_or_blocks(backend):
+    """What a submit stopped midway (a killed server, command line or sweep driver) leaves:
+    a folder without its record blocks its name, saying so, until deleted; a record whose
+    supervisor never started reads Failed, saying why, instead of Created forever."""
+    import json
+
+    (backend.jobs_dir / "cut").mkdir(parents=True)
+    (backend.jobs_dir / "cut" / "node-0.log").touch()
+    with pytest.raises(BackendError, match="its submit did not finish: delete it"):
+        submit(backend, notebook(*STEPS), {"name": "cut"})
+    assert "cut" not in [j.name for j in backend.list_jobs()]
+    assert backend.delete("cut") is None
+    with pytest.raises(NotFound):
+        backend.delete("cut")
+    _, done = run(backend, notebook(*STEPS), {"name": "cut"})
+    assert done.status is Status.COMPLETE
+
+    record = json.loads((backend.jobs_dir / "cut" / "job.json").read_text())
+    assert record["submitter"][0] == os.getpid()  # recorded until its supervisor starts
+    for key in ("supervisor_pid", "supervisor_started", "started", "finished"):
+        record.pop(key, None)
+    (backend.jobs_dir / "never").mkdir()
+    never = {**record, "name": "never", "status": "Created", "reason": None}
+    (backend.jobs_dir / "never" / "job.json").write_text(json.dumps(never))
+    assert backend.get_job("never").status is Status.CREATED  # its submitter (this one) runs
+    never["submitter"] = [2**22 + 7, "gone"]
+    (backend.jobs_dir / "never" / "job.json").write_text(json.dumps(never))
+    info = backend.get_job("never")
+    assert info.status is Status.FAILED
+    assert info.reason.startswith("its submit was interrupted: the process submitting it stopped")
+    backend.delete("never")
+
+
 def test_runtime_packages_are_this_environment(backend):
     import importlib.metadata
 
