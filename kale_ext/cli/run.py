@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from ..errors import CompileError, KaleExtError
@@ -157,7 +158,6 @@ def _follow(backend, name: str) -> int:
     each tenth when piped, read from the lines as they are printed), and exit with the job's
     status."""
     import threading
-    import time
 
     from rich.console import Console
 
@@ -246,8 +246,6 @@ class LogProgress:
 
     def feed(self, line):
         """The progress so far, after ``line`` (a LogLine)."""
-        import time
-
         if line.rank == 0:
             self.progress = self.tracker.feed([line.text], time.monotonic())
         return self.progress

@@ -34,7 +34,7 @@ from .space import Dimension, Space
 POLL = 0.2
 
 
-def _half_made(info) -> bool:
+def _submit_unfinished(info) -> bool:
     """A job its submit did not finish: no record to read, or never started."""
     reason = info.reason or ""
     return info.status is Status.UNREADABLE or reason.startswith(SUBMIT_INTERRUPTED)
@@ -138,7 +138,7 @@ class Driver:
             info = self.backend.get_job(entry["job"])
         except NotFound:
             info = None
-        if info is not None and not _half_made(info):
+        if info is not None and not _submit_unfinished(info):
             entry["status"] = rec.RUNNING
             return
         try:

@@ -187,8 +187,7 @@ class LocalBackend(Backend):
         except FileExistsError:
             half = " (its submit did not finish: delete it to free the name)"
             raise BackendError(
-                f"a job named {spec.name} exists already"
-                + (half if half_made(self.jobs_dir, spec.name) else ""),
+                f"a job named {spec.name} exists already" + (half if half_made(job_dir) else ""),
                 409,
                 "AlreadyExists",
             ) from None
@@ -257,10 +256,14 @@ class LocalBackend(Backend):
 
     # -- reading jobs --
 
-    def _dir(self, name: str) -> Path:
+    def _folder(self, name: str) -> Path:
+        """Where job ``name`` lives, whether it is there or not (NotFound for no job's name)."""
         if not name or "/" in name or name.startswith("."):
             raise NotFound(f"no local job named {name!r}")
-        job_dir = self.jobs_dir / name
+        return self.jobs_dir / name
+
+    def _dir(self, name: str) -> Path:
+        job_dir = self._folder(name)
         if not (job_dir / "job.json").is_file():
             raise NotFound(f"no local job named {name!r}")
         return job_dir
@@ -397,14 +400,10 @@ class LocalBackend(Backend):
     def delete(self, name: str, outputs: bool = False) -> str | None:
         from .stop import remove_job
 
-        try:
-            job_dir = self._dir(name)
-        except NotFound:
-            if not half_made(self.jobs_dir, name):
-                raise
-            shutil.rmtree(self.jobs_dir / name, ignore_errors=True)  # an interrupted submit's
+        if half_made(folder := self._folder(name)):  # an interrupted submit's
+            shutil.rmtree(folder, ignore_errors=True)
             return None
-        final = remove_job(job_dir, name)
+        final = remove_job(self._dir(name), name)
         forget(self, name)  # its notebook snapshot, kept for a rerun
         leave(self.jobs_dir, name)
         if final is None or not final.is_dir():

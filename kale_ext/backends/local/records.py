@@ -78,11 +78,9 @@ def unreadable_info(e: Unreadable, backend: str) -> JobInfo:
     return JobInfo(name=e.name, status=Status.UNREADABLE, backend=backend, reason=str(e))
 
 
-def half_made(jobs_dir: Path, name: str) -> bool:
+def half_made(job_dir: Path) -> bool:
     """A job's folder without its record: what a submit stopped midway (killed) leaves."""
-    folder = jobs_dir / name
-    ok = bool(name) and "/" not in name and not name.startswith(".")
-    return ok and folder.is_dir() and not (folder / "job.json").exists()
+    return job_dir.is_dir() and not (job_dir / "job.json").exists()
 
 
 def interrupted(record: dict) -> dict | None:

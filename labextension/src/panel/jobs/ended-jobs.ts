@@ -32,7 +32,7 @@ export class EndedJobs<T> implements IDisposable {
         this._gone.has(job.name) ||
         this._cache.has(job.name) ||
         this._queue.some(j => j.name === job.name) ||
-        this._reading === job.name;
+        this._reading?.name === job.name;
       if (this._ended(job) && !known) {
         this._queue.push(job);
       }
@@ -53,9 +53,9 @@ export class EndedJobs<T> implements IDisposable {
     }
     this._queue = this._queue.filter(j => j.name !== name);
     this._cache.delete(name);
-    if (this._reading === name) {
-      this._current?.abort();
-      await this._running;
+    if (this._reading?.name === name) {
+      this._reading.abort.abort();
+      await this._reading.done;
     }
   }
 
@@ -68,7 +68,7 @@ export class EndedJobs<T> implements IDisposable {
 
   dispose(): void {
     this._abort.abort();
-    this._current?.abort();
+    this._reading?.abort.abort();
     this._queue = [];
   }
 
@@ -80,10 +80,10 @@ export class EndedJobs<T> implements IDisposable {
     if (job === undefined) {
       return;
     }
-    this._reading = job.name;
-    this._current = new AbortController();
-    this._running = this._read(job, this._current.signal);
-    const value = await this._running;
+    const abort = new AbortController();
+    const done = this._read(job, abort.signal);
+    this._reading = { name: job.name, abort, done };
+    const value = await done;
     this._reading = null;
     if (this.isDisposed) {
       return;
@@ -104,13 +104,16 @@ export class EndedJobs<T> implements IDisposable {
   private _maxJobs: number;
   private _cache = new Map<string, T>();
   private _queue: Kale.IJobInfo[] = [];
-  /** The job being read, or null. */
-  private _reading: string | null = null;
+  /**
+   * The read running (one at a time), or null: its job, what stops it (its
+   * job forgotten, or on dispose) and its end (never rejects).
+   */
+  private _reading: {
+    name: string;
+    abort: AbortController;
+    done: Promise<T>;
+  } | null = null;
   private _abort = new AbortController();
-  /** The running read's, stopped when its job is forgotten or on dispose. */
-  private _current: AbortController | null = null;
-  /** The running read (never rejects). */
-  private _running: Promise<T> | null = null;
   /** Jobs deleted here (at most maxJobs): never read. */
   private _gone = new Set<string>();
 }
