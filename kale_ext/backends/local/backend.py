@@ -274,7 +274,7 @@ class LocalBackend(Backend):
         record = read_checked(job_dir, name)
         status = Status(record["status"])
         pid = record.get("supervisor_pid")
-        if not status.finished and not pid and (failed := interrupted(record)):
+        if not status.finished and not pid and (failed := interrupted(job_dir, record)):
             record = failed
             write_record(job_dir, record)
         if not status.finished and pid and not runs(pid, record.get("supervisor_started")):

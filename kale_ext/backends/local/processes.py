@@ -45,6 +45,24 @@ def runs(pid: int | None, started: str | None) -> bool:
     return alive(pid) and (started is None or start_time(pid) == started)
 
 
+def running_command(tail: list[str]) -> bool:
+    """Whether a process runs whose command line ends with ``tail`` (False where there is no
+    /proc). Reads every process's command line: for the rare question no pid answers."""
+    want = "\0".join(tail).encode() + b"\0"
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return False
+    for entry in entries:
+        try:
+            line = Path("/proc", entry, "cmdline").read_bytes()
+        except OSError:
+            continue
+        if (line == want or line.endswith(b"\0" + want)) and alive(int(entry)):
+            return True
+    return False
+
+
 def descendants(roots: set[int]) -> dict[int, str]:
     """Live descendants of ``roots`` with their start times (empty where there is no /proc)."""
     children: dict[int, list[tuple[int, str]]] = {}

@@ -153,13 +153,19 @@ def hand_over(jobs_dir: Path, name: str, pid: int, started: str | None) -> None:
             data["jobs"][name]["owner"] = [pid, started]
 
 
+def supervisor_args(job_dir: Path) -> list[str]:
+    """The supervisor's command line after the Python executable (processes.running_command
+    finds a supervisor by it)."""
+    return ["-m", "kale_ext.backends.local.supervisor", os.path.abspath(job_dir)]
+
+
 def launch(job_dir: Path, need: Need, machine: Need) -> tuple[int, str | None]:
     """Put the job at the end of the line and start its supervisor (detached: it outlives the
     Jupyter server), which waits for the job's turn; its pid and start time."""
     enter(job_dir.parent, job_dir.name, need, machine)
     try:
         supervisor = subprocess.Popen(
-            [sys.executable, "-m", "kale_ext.backends.local.supervisor", str(job_dir)],
+            [sys.executable, *supervisor_args(job_dir)],
             stdin=subprocess.DEVNULL,
             stdout=open(job_dir / "supervisor.log", "ab"),  # noqa: SIM115 (the child owns it)
             stderr=subprocess.STDOUT,

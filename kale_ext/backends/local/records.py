@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ...errors import BackendError
 from ..base import SUBMIT_INTERRUPTED, JobInfo, Status
-from .processes import runs
+from .processes import running_command, runs
+from .queue import supervisor_args
 from .supervisor import now, read_record
 
 #: The fields every view reads, and their types.
@@ -83,14 +84,16 @@ def half_made(job_dir: Path) -> bool:
     return job_dir.is_dir() and not (job_dir / "job.json").exists()
 
 
-def interrupted(record: dict) -> dict | None:
+def interrupted(job_dir: Path, record: dict) -> dict | None:
     """The record of a job recorded but never started, Failed and saying why: the process
     submitting it (the server, the command line, a sweep's driver) stopped before it started
-    the job's supervisor. None for any other job."""
+    the job's supervisor. None for any other job, and for one whose supervisor runs but is not
+    recorded yet (its submitter stopped between starting it and recording it: the supervisor
+    records itself)."""
     submitter = record.get("submitter")
     if record["status"] != Status.CREATED.value or not isinstance(submitter, list):
         return None
-    if len(submitter) != 2 or runs(*submitter):
+    if len(submitter) != 2 or runs(*submitter) or running_command(supervisor_args(job_dir)):
         return None
     why = f"{SUBMIT_INTERRUPTED}: the process submitting it stopped before it started"
     return {**record, "status": "Failed", "finished": now(), "reason": f"{why}; submit it again"}

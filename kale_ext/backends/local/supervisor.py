@@ -300,8 +300,18 @@ def _waiting(job_dir: Path, reason: str | None) -> None:
 
 
 def main(job_dir: Path) -> int:
-    """Wait for the job's turn in the local queue (queue.py), run it, then free its place."""
-    queue = read_record(job_dir).get("queue")
+    """Wait for the job's turn in the local queue (queue.py), run it, then free its place.
+    First, record this process (its submitter records it too, unless it stopped first); a job
+    that reads finished already was found interrupted before this process ran: nothing runs."""
+    record = read_record(job_dir)
+    if Status(record["status"]).finished:
+        free_mounts(job_dir)
+        leave(job_dir.parent, job_dir.name)
+        return 0
+    if not record.get("supervisor_pid"):
+        me = {"supervisor_pid": os.getpid(), "supervisor_started": start_time(os.getpid())}
+        write_record(job_dir, {**record, **me})
+    queue = record.get("queue")
     if not queue:
         return run(job_dir)
     signal.signal(signal.SIGTERM, _cancel)

@@ -3,11 +3,14 @@
 import os
 import shutil
 import signal
+import subprocess
+import sys
 
 import pytest
 
 from kale_ext.backends.base import NotFound, Status
 from kale_ext.backends.local.backend import LocalBackend
+from kale_ext.backends.local.queue import supervisor_args
 from kale_ext.backends.submit import submit
 from kale_ext.errors import BackendError, ConfigError
 from tests.backends.local.waiting import exited, until
@@ -286,7 +289,38 @@ def test_a_submit_killed_midway_leaves_nothing_that_waits_or_blocks(backend):
     info = backend.get_job("never")
     assert info.status is Status.FAILED
     assert info.reason.startswith("its submit was interrupted: the process submitting it stopped")
+    # a supervisor that starts after that (its submitter stopped right after starting it) runs
+    # nothing: the job stays as every view has shown it
+    started = subprocess.run([sys.executable, *supervisor_args(backend.jobs_dir / "never")],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    assert backend.get_job("never").reason == info.reason
+    assert not (backend.jobs_dir / "never" / "node-0").exists()
     backend.delete("never")
+
+
+def test_a_submitter_killed_after_starting_the_supervisor_leaves_a_job_that_runs(backend):
+    """Killed between starting the job's supervisor and recording it, the submitter leaves a
+    job whose supervisor runs: no view calls it interrupted, and it runs to its end."""
+    import json
+
+    script = (
+        "import json, os, sys\n"
+        "from kale_ext.backends.local import backend as local\n"
+        "from kale_ext.backends.submit import submit\n"
+        "local.hand_over = lambda *args: os._exit(9)  # right after the supervisor started\n"
+        "backend = local.LocalBackend(sys.argv[1], capacity=4)\n"
+        "submit(backend, json.loads(sys.argv[2]), json.loads(sys.argv[3]))\n"
+    )
+    options = {"name": "orphan", "parameters": {"steps": 20, "pause": 0.05}}
+    args = [str(backend.jobs_dir), json.dumps(notebook(*STEPS)), json.dumps(options)]
+    killed = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                            text=True, timeout=120)  # fmt: skip
+    assert killed.returncode == 9, killed.stderr
+    first = backend.get_job("orphan")  # at once: its supervisor may still be starting
+    assert first.status is not Status.FAILED, first.reason
+    done = backend.wait("orphan", timeout=120, interval=0.1)
+    assert done.status is Status.COMPLETE, done.reason
 
 
 def test_runtime_packages_are_this_environment(backend):

@@ -14,10 +14,11 @@ from kale_ext.backends.local.processes import (
     descendants,
     kill,
     kill_group,
+    running_command,
     start_time,
     terminate,
 )
-from tests.backends.local.waiting import exited
+from tests.backends.local.waiting import exited, until
 
 #: Starts a process in a session of its own (as torchrun's workers are), prints its pid, waits.
 SPAWNS = (
@@ -74,3 +75,19 @@ def test_terminate_asks_then_kills(handler, ends_by):
         assert process.stdout.readline() == "ready\n"
         terminate(process.pid, grace=0.5)
         assert process.wait(30) == ends_by
+
+
+def test_running_command_finds_a_process_by_the_end_of_its_command_line(tmp_path):
+    marker = str(tmp_path / "a folder with spaces")
+    tail = ["-c", "import time; time.sleep(60)", marker]
+    assert not running_command(tail)
+    proc = subprocess.Popen([sys.executable, *tail])
+    try:
+        # Popen returns as the exec starts: its command line is set a moment later
+        until(lambda: running_command(tail), "the process's command line to be read")
+        assert not running_command(tail[1:] + ["more"])  # the end, whole arguments only
+        assert not running_command([marker[:-1]])
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not running_command(tail)
