@@ -249,8 +249,9 @@ class LocalBackend(Backend):
             shutil.rmtree(job_dir, ignore_errors=True)
             raise
         hand_over(self.jobs_dir, spec.name, pid, started)
-        me = {"supervisor_pid": pid, "supervisor_started": started}
-        write_record(job_dir, {**read_record(job_dir), **me})
+        record = read_record(job_dir)
+        if not record.get("supervisor_pid"):  # unless it recorded itself (and maybe more) first
+            write_record(job_dir, {**record, "supervisor_pid": pid, "supervisor_started": started})
         mark_jobs_dir(self.jobs_dir)
         return Submitted(spec.name, warnings)
 
