@@ -8,7 +8,7 @@ import optuna
 import pytest
 
 from kale_ext.display import jobs_table
-from kale_ext.errors import ConfigError
+from kale_ext.errors import BackendError, ConfigError
 from kale_ext.runs import record as rec
 from kale_ext.runs import sweep
 
@@ -157,3 +157,41 @@ def test_a_trial_recorded_but_not_marked_submitted_is_not_lost(sweep_nb, backend
         ("Complete", 0.9), ("Complete", 0.6)
     ]  # fmt: skip
     assert (backend.get_job(job).created == created) is (submitted is True)  # again if needed
+
+
+class _DeleteRefused:
+    """The backend, except that it cannot delete (a filesystem refusing, a cluster's RBAC)."""
+
+    def __init__(self, backend):
+        self._backend = backend
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+    def delete(self, name, outputs=False):
+        raise BackendError(f"cannot remove the job {name}: Permission denied")
+
+
+def test_a_half_made_trial_that_cannot_be_deleted_fails_saying_what_stays(sweep_nb, backend):
+    """Resumed, a driver whose delete of what a cut submit made is refused submits nothing over
+    it: the trial fails saying what stays and why, the other trials stand."""
+    from kale_ext.runs.driver import Driver
+
+    name = sweep.start(backend, sweep_nb, {"quality": "0.9,0.6"}, metric="accuracy")["name"]
+    assert finished(name)["status"] == "Complete"
+    job = f"{name}-1"
+    record = rec.read(name)
+    record["trials"][1].update(status=rec.PENDING, metric=None, step=None)
+    record.update(status="Interrupted")
+    rec.write(record)
+    backend.delete(job, outputs=True)
+    (backend.jobs_dir / job).mkdir()  # a folder without its record: the submit was cut
+    wait_for(lambda: not sweep.driver_running(name))
+    assert Driver(name, backend=_DeleteRefused(backend)).run() == 0
+    record = rec.read(name)
+    trial = record["trials"][1]
+    assert trial["status"] == rec.FAILED
+    assert trial["reason"] == (f"not submitted: what its submit made stays: cannot remove the "
+                               f"job {job}: Permission denied")  # fmt: skip
+    assert record["trials"][0]["status"] == "Complete"
+    assert (backend.jobs_dir / job).is_dir()  # left for the user to see and remove
