@@ -31,6 +31,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -77,7 +78,7 @@ def plain_cells(count: int) -> list[list[str]]:
     return out
 
 
-def child(mode: str, requests: int, most: int) -> None:
+def child(mode: str, requests: int, most: int) -> NoReturn:
     """Prepare ``most`` + WARM requests' work, do WARM of them, then ``requests`` more."""
     import gc
 

@@ -61,6 +61,12 @@ def write_record(job_dir: Path, record: dict) -> None:
     write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
 
 
+def _this_process() -> dict:
+    """This supervisor, as its job's record names it."""
+    me = os.getpid()
+    return {"supervisor_pid": me, "supervisor_started": start_time(me)}
+
+
 def failing_text(ended: dict[int, int]) -> str:
     """The first node that ended with a failure, and how: `node 1 exited with code 1`, `node 0
     was killed by signal 9 (SIGKILL)`."""
@@ -170,9 +176,7 @@ def not_started(job_dir: Path, reason: str) -> int:
     record = read_record(job_dir)
     for node in record.get("nodes", []):
         node.update(state="Failed", reason="not started")
-    me = os.getpid()
-    record.update(status="Failed", reason=reason, finished=now())
-    record.update(supervisor_pid=me, supervisor_started=start_time(me))
+    record.update(status="Failed", reason=reason, finished=now(), **_this_process())
     write_record(job_dir, record)
     end_tracked_run(job_dir, record, cancelled=reason.startswith("cancelled"))
     return 0
@@ -201,9 +205,7 @@ def run(job_dir: Path) -> int:
         procs = start_nodes(job_dir, record, port, packages)
         nodes = {p.pid: start_time(p.pid) for p in procs}
         remember(job_dir, nodes)
-        me = os.getpid()
-        record.update(status="Running", started=now(), master_port=port)
-        record.update(supervisor_pid=me, supervisor_started=start_time(me))
+        record.update(status="Running", started=now(), master_port=port, **_this_process())
         record["nodes"] = [
             {"index": k, "state": "Running", "pid": p.pid} for k, p in enumerate(procs)
         ]
@@ -292,10 +294,7 @@ def _waiting(job_dir: Path, reason: str | None) -> None:
     record = read_record(job_dir)
     status = Status.QUEUED.value if reason else Status.CREATED.value
     if (record["status"], record.get("reason")) != (status, reason):
-        me = os.getpid()
-        record.update(
-            status=status, reason=reason, supervisor_pid=me, supervisor_started=start_time(me)
-        )
+        record.update(status=status, reason=reason, **_this_process())
         write_record(job_dir, record)
 
 
@@ -309,8 +308,7 @@ def main(job_dir: Path) -> int:
         leave(job_dir.parent, job_dir.name)
         return 0
     if not record.get("supervisor_pid"):
-        me = {"supervisor_pid": os.getpid(), "supervisor_started": start_time(os.getpid())}
-        write_record(job_dir, {**record, **me})
+        write_record(job_dir, {**record, **_this_process()})
     queue = record.get("queue")
     if not queue:
         return run(job_dir)
