@@ -123,6 +123,23 @@ def test_compile_trainjob_bad_settings(tmp_path, flags, code, message):
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["run", "nb.ipynb", "--memory", "lots"], "kale-ext run: error: argument --memory: "
+         "'lots' is not a Kubernetes quantity such as '500m' or '16Gi'"),
+        (["run", "nb.ipynb", "--nodes", "0"],
+         "kale-ext run: error: argument --nodes: must be at least 1, got 0"),
+        ([], "kale-ext: error: the following arguments are required: COMMAND"),
+    ],
+)  # fmt: skip
+def test_a_usage_error_is_its_one_line_and_where_the_help_is(args, said):
+    out = cli(*args)
+    prog = said.split(": error")[0]
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [said, f"see `{prog} --help`"]
+
+
 def test_run_follow_streams_ranks_and_exits_with_the_status(jobs_env):
     out = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--nodes", "2",
               "--param", "steps=100", "--follow")  # fmt: skip
