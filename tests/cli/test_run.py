@@ -107,6 +107,7 @@ def test_compile_trainjob_applies_submit_settings(tmp_path):
     [  # a flag's own value is refused as the command line is read (a usage error: 2)
         (["--cpu", "1 0"], 2, "argument --cpu: '1 0' is not a Kubernetes quantity"),
         (["--nodes", "0"], 2, "argument --nodes: must be at least 1"),
+        (["--cpu", "0"], 2, "argument --cpu: must be more than 0, got 0"),
         (["--nodes", "5000"], 2, "argument --nodes: must be at most 1000, got 5000"),
         (["--name", "Bad_Name"], 1, "name: 'Bad_Name' is not a valid job name"),
         (["--param", "nope=1"], 1, "parameters.nope: the notebook has no such parameter"),
