@@ -273,41 +273,6 @@ def test_a_run_that_wrote_nothing_names_no_outputs(jobs_env, write_nb):
     assert "] Complete" in out.stderr and "outputs" not in out.stderr
 
 
-def _running(percent: float | None, status=None):
-    from kale_ext.backends.base import JobInfo, Status
-    from kale_ext.progress import Progress
-
-    info = JobInfo("job", status or Status.RUNNING, "local")
-    if percent is not None:
-        info.progress = Progress.of(percent, 100, "step", "report", eta_seconds=30)
-    return info
-
-
-@pytest.mark.parametrize(
-    "percent, status, text",
-    [
-        (45, None, "job: Running (12 s) [#########-----------] 45% (45/100 steps), ETA 30s"),
-        (None, None, "job: Running (12 s)"),
-        (45, "Complete", "job: Complete (12 s)"),  # ended: its state, not a stale bar
-    ],
-)
-def test_the_live_line_on_a_terminal(percent, status, text):
-    from kale_ext.backends.base import Status
-    from kale_ext.cli.run import live_text
-
-    assert live_text("job", _running(percent, status and Status(status)), 12.4) == text
-
-
-def test_piped_progress_is_a_line_a_tenth():
-    from kale_ext.cli.run import ProgressTenths
-
-    tenths = ProgressTenths()
-    seen = [tenths.line(_running(p).progress_shown) for p in (None, 0, 3, 9.9, 10, 55, 56, 100)]
-    assert [s and s.split(" (")[0] for s in seen] == [
-        None, "0%", None, None, "10%", "55%", None, "100%",
-    ]  # fmt: skip
-
-
 def test_piped_progress_comes_right_after_the_line_that_made_it(jobs_env, write_nb):
     """Piped (`make demo` into a file, CI), a progress line follows the log line that passed
     another tenth: never a poll's older answer printed after the lines that went past it."""
