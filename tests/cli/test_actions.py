@@ -88,11 +88,11 @@ def test_a_job_named_in_the_panel_reruns_under_a_new_name(jobs_env):
     path.write_text(json.dumps(nb))
     first = cli("run", path, "--backend", "local")
     assert (first.returncode, first.stdout) == (0, "long-run\n"), first.stderr
-    again = cli("rerun", "long-run", "--backend", "local")
+    again = cli("rerun", "long-run", "--backend", "local", "--follow")  # as `run` follows
     assert again.returncode == 0, again.stderr
-    name = again.stdout.strip()
-    assert name != "long-run" and name.startswith("nb-")
-    wait_for(lambda: "[rank 0] epochs 4 lr 0.1" in _logs(name), 120, "its line")
+    assert again.stdout == "[rank 0] epochs 4 lr 0.1\n"  # its settings, its logs
+    [name] = [line.split()[1] for line in again.stderr.splitlines() if line.startswith("sub")]
+    assert name != "long-run" and name.startswith("nb-") and f"[{name}] Complete" in again.stderr
 
 
 def test_a_bad_rerun_says_what_is_wrong(jobs_env):
