@@ -123,7 +123,8 @@ def status_line(info) -> str:
     """The status as every view shows it, with its reason: `Stopped: stopped by alice at ...`,
     `Failed: node 0, rank 0: cell 2 ...`, `Queued (waiting for 2 CPUs ...)`."""
     text = info.status_text
-    return f"{text}: {info.reason}" if info.reason and info.reason not in text else text
+    said = not info.reason or text.endswith(f"({info.reason})")  # `Queued (why)` says it
+    return text if said else f"{text}: {info.reason}"
 
 
 def live_text(name: str, info, elapsed: float) -> str:
