@@ -68,6 +68,7 @@ def follow(backend, name: str) -> int:
     def watch():
         said = None
         while True:
+            wake.clear()  # before asking: a wake while it asks ends the wait below
             try:
                 info = last[0] = backend.get_job(name)
             except KaleExtError:
@@ -82,7 +83,6 @@ def follow(backend, name: str) -> int:
             if info.status.finished:
                 return
             wake.wait(POLL)
-            wake.clear()
 
     watcher = threading.Thread(target=watch, daemon=True)
     if spinner is not None:
