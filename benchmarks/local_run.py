@@ -32,7 +32,7 @@ from timing import best  # noqa: E402
 from workspace import make_workspace  # noqa: E402
 
 from kale_ext.backends.local.backend import LocalBackend  # noqa: E402
-from kale_ext.backends.local.processes import reserve_port  # noqa: E402
+from kale_ext.backends.local.ports import claim_port  # noqa: E402
 from kale_ext.backends.submit import submit  # noqa: E402
 from kale_ext.compile.compiler import compile_notebook, write_module  # noqa: E402
 
@@ -54,10 +54,10 @@ LATENCY_NB = {
 
 
 def bare_torchrun(module: Path) -> None:
-    with reserve_port() as port:  # held until torchrun ends, as the local backend does
+    with claim_port() as claim:  # held until torchrun ends, as the local backend's supervisor does
         out = subprocess.run(
             [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-             f"--master_port={port.getsockname()[1]}", str(module)],
+             f"--master_port={claim.port}", str(module)],
             capture_output=True, text=True, cwd=module.parent,
         )  # fmt: skip
     if out.returncode:
