@@ -1,7 +1,7 @@
 """The server extension under load, against a real Jupyter server (not a test).
 
     python benchmarks/server.py [--clients 20] [--rounds 5] [--sequential 200] [--jobs 4]
-                                [--lines 20000] [--starts 5]
+                                [--lines 20000] [--starts 5] [--smoke]
 
 Starts `jupyter server` in a subprocess on a free loopback port (token auth, only kale_ext
 loaded, jobs and root in a temporary directory) and measures:
@@ -30,6 +30,9 @@ loaded, jobs and root in a temporary directory) and measures:
     importing and loading the extension. Target ≤ 0.3 s.
 
 Only loopback traffic; every loop is bounded. Prints the numbers and their ratio to the target.
+
+``--smoke`` (benchmarks/smoke.py): (a) with 2 compile processes, 2 clients, 2 requests a mode
+and 2 sequential; (b) with 1 job of 100 lines (no paced run); (c) with 1 start each way.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import make_notebook  # noqa: E402  (benchmarks/compile.py)
+from timing import SMOKE, ThreadErrors  # noqa: E402
 
 from kale_ext.server.app import KaleExtApp  # noqa: E402
 from kale_ext.server.warmup import usable_cpus  # noqa: E402
@@ -504,6 +508,8 @@ def report_logs(workdir: Path, args) -> None:
             f"full collection {warm['gc_max_ms'][2]} ms"
         )
         for lines, rate in ((args.lines, 0), (args.paced_lines, args.rate)):
+            if not lines:
+                continue
             b = bench_logs(server, args.jobs, lines, rate)
             lag = b["lag"]
             how = f"{rate} lines/s each" if rate else "as fast as they can print"
@@ -537,7 +543,9 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--lines", type=int, default=20000, help="lines per job, unpaced")
     p.add_argument("--rate", type=int, default=500, help="lines a second per job, paced run")
-    p.add_argument("--paced-lines", type=int, default=3000, help="lines per job, paced run")
+    p.add_argument(
+        "--paced-lines", type=int, default=3000, help="lines per job, paced run (0: none)"
+    )
     p.add_argument("--starts", type=int, default=5)
     p.add_argument(
         "--sequential",
@@ -555,7 +563,12 @@ def main(argv=None) -> int:
         default=[0, 2],
         help="KaleExtApp.compile_processes values to measure (a) with (0: threads)",
     )
+    p.add_argument("--smoke", action="store_true", help=SMOKE)
     args = p.parse_args(argv)
+    if args.smoke:
+        args.clients, args.rounds, args.sequential, args.compile_processes = 2, 1, 2, [2]
+        args.jobs, args.lines, args.paced_lines, args.starts = 1, 100, 0, 1
+    errors = ThreadErrors()
     print(f"machine: {os.cpu_count()} CPUs, load average {load_average():.2f} at start")
     with tempfile.TemporaryDirectory(prefix="kale-ext-bench-") as tmp:
         workdir = Path(tmp)
@@ -620,6 +633,7 @@ def main(argv=None) -> int:
             )
             print(f"    runs with: {[round(x, 2) for x in s['with_all']]}")
             print(f"    runs without: {[round(x, 2) for x in s['without_all']]}")
+    errors.check()
     return 0
 
 
