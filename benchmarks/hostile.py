@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server import Server, pct  # noqa: E402  (benchmarks/server.py)
-from timing import SMOKE, ThreadErrors  # noqa: E402
+from timing import SMOKE, SMOKE_NICE, ThreadErrors  # noqa: E402
 
 MIB = 1024 * 1024
 BODY_LIMIT = 8 * MIB  #: KaleExtApp.max_body_bytes, the default
@@ -288,6 +288,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.smoke:
         args.requests, args.seconds, args.workers, args.jobs = len(hostile()), 60, 2, 1
+        Server.settings = {"local_nice": SMOKE_NICE}
     errors = ThreadErrors()
     with tempfile.TemporaryDirectory(prefix="kale-hostile-") as tmp:
         r = run(args, Path(tmp))

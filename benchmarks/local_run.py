@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from timing import SMOKE, best  # noqa: E402
+from timing import SMOKE, SMOKE_NICE, best  # noqa: E402
 from workspace import make_workspace  # noqa: E402
 
 from kale_ext.backends.local.backend import LocalBackend  # noqa: E402
@@ -129,7 +129,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         compiled = compile_notebook(example)
         module = write_module(compiled, tmp)
-        backend = LocalBackend(Path(tmp) / "jobs")
+        jobs = Path(tmp) / "jobs"
+        backend = LocalBackend(jobs, nice=SMOKE_NICE) if args.smoke else LocalBackend(jobs)
         alone, with_files = Path(tmp) / "alone", Path(tmp) / "with-files"
         for folder in (alone, with_files):
             folder.mkdir()

@@ -54,7 +54,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import make_notebook  # noqa: E402  (benchmarks/compile.py)
-from timing import SMOKE, ThreadErrors  # noqa: E402
+from timing import SMOKE, SMOKE_NICE, ThreadErrors  # noqa: E402
 
 from kale_ext.server.app import KaleExtApp  # noqa: E402
 from kale_ext.server.warmup import usable_cpus  # noqa: E402
@@ -71,6 +71,8 @@ def free_port() -> int:
 class Server:
     """`jupyter server` in a subprocess, on 127.0.0.1, token auth; kale_ext on or off."""
 
+    #: KaleExtApp settings of every server started (--smoke: SMOKE_NICE).
+    settings: dict = {}
     #: Send back the login cookie the server sets, as a browser does (without it, Jupyter makes
     #: a new anonymous user and signs a new cookie on every token-authenticated request).
     keep_cookie = True
@@ -93,7 +95,12 @@ class Server:
                 "allow_root": True,
             },
             "IdentityProvider": {"token": self.token},
-            "KaleExtApp": {"backend": "local", "jobs_dir": str(workdir / "jobs"), **kale_config},
+            "KaleExtApp": {
+                "backend": "local",
+                "jobs_dir": str(workdir / "jobs"),
+                **self.settings,
+                **kale_config,
+            },
         }
         (home / "jupyter_server_config.json").write_text(json.dumps(config))
         env = {
@@ -568,6 +575,7 @@ def main(argv=None) -> int:
     if args.smoke:
         args.clients, args.rounds, args.sequential, args.compile_processes = 2, 1, 2, [2]
         args.jobs, args.lines, args.paced_lines, args.starts = 1, 100, 0, 1
+        Server.settings = {"local_nice": SMOKE_NICE}
     errors = ThreadErrors()
     print(f"machine: {os.cpu_count()} CPUs, load average {load_average():.2f} at start")
     with tempfile.TemporaryDirectory(prefix="kale-ext-bench-") as tmp:

@@ -16,11 +16,13 @@ a browser: benchmarks/panel/README.md).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -54,7 +56,13 @@ class Result:
     name: str
     ok: bool
     seconds: float
+    cpu: float  # seconds of CPU: the script's and those of the processes it waited for
     why: str = ""  # when not ok: what went wrong, then the tail of the output
+
+
+def _read(pipe, chunks: list[bytes]) -> None:
+    while chunk := os.read(pipe.fileno(), 65536):
+        chunks.append(chunk)
 
 
 def run(script: Path, timeout: float) -> Result:
@@ -71,18 +79,33 @@ def run(script: Path, timeout: float) -> Result:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        why = f"exit status {proc.returncode}" if proc.returncode else ""
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        why = f"no end after {timeout:g} s"
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=_read, args=(proc.stdout, chunks), daemon=True)
+    reader.start()
+    why = ""
+    while True:  # wait4: the script's own CPU time and its children's
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - started > timeout:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            why = f"no end after {timeout:g} s"
+            break
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
+    with contextlib.suppress(ProcessLookupError):  # what it left in its session
+        os.killpg(proc.pid, signal.SIGKILL)
+    reader.join(5)  # a process in a session of its own may still hold the pipe
+    if not reader.is_alive():
+        proc.stdout.close()
+    if not why and proc.returncode:
+        why = f"exit status {proc.returncode}"
     if why:
-        tail = out.decode(errors="replace").rstrip().splitlines()[-TAIL:]
+        tail = b"".join(chunks).decode(errors="replace").rstrip().splitlines()[-TAIL:]
         why = "\n".join([why, *("    " + line for line in tail)])
-    return Result(script.name, not why, seconds, why)
+    return Result(script.name, not why, seconds, usage.ru_utime + usage.ru_stime, why)
 
 
 # -- the panel's Playwright benchmark, without a browser --
@@ -168,15 +191,18 @@ def main(argv: list[str] | None = None, folder: Path = HERE) -> int:
                   f"one: benchmarks/README.md; or name it in smoke.py's HELPERS)")  # fmt: skip
             failed.append(script.name)
     todo = [s for s in scripts if s.name not in failed]
+    cpu = 0.0
     todo.sort(key=lambda s: LONGEST.index(s.name) if s.name in LONGEST else len(LONGEST))
     with ThreadPoolExecutor(max(1, args.parallel)) as pool:
         for future in as_completed([pool.submit(run, s, args.timeout) for s in todo]):
             r = future.result()
+            took = f"{r.seconds:.1f} s ({r.cpu:.1f} s CPU)"
             if r.ok:
-                print(f"smoke {r.name}: ok in {r.seconds:.1f} s", flush=True)
+                print(f"smoke {r.name}: ok in {took}", flush=True)
             else:
-                print(f"smoke {r.name}: FAILED in {r.seconds:.1f} s: {r.why}", flush=True)
+                print(f"smoke {r.name}: FAILED in {took}: {r.why}", flush=True)
                 failed.append(r.name)
+            cpu += r.cpu
     if not args.names and (folder / "panel").is_dir():
         count, missing = panel_imports(folder / "panel")
         if missing:
@@ -186,11 +212,11 @@ def main(argv: list[str] | None = None, folder: Path = HERE) -> int:
             print(f"smoke panel/: ok, the {count} names it imports are exported (its browser "
                   "run: benchmarks/panel/README.md)")  # fmt: skip
     total = time.monotonic() - started
-    load = f"load average {os.getloadavg()[0]:.1f}"
+    took = f"{total:.0f} s, {cpu:.0f} s CPU, load average {os.getloadavg()[0]:.1f}"
     if failed:
-        print(f"smoke: {len(failed)} FAILED ({', '.join(failed)}) in {total:.0f} s ({load})")
+        print(f"smoke: {len(failed)} FAILED ({', '.join(failed)}) in {took}")
         return 1
-    print(f"smoke: {len(scripts)} benchmarks ok in {total:.0f} s ({load})")
+    print(f"smoke: {len(scripts)} benchmarks ok in {took}")
     return 0
 
 
