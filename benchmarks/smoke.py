@@ -83,20 +83,17 @@ def run(script: Path, timeout: float) -> Result:
     reader = threading.Thread(target=_read, args=(proc.stdout, chunks), daemon=True)
     reader.start()
     why = ""
-    while True:  # wait4: the script's own CPU time and its children's
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
+    # ended, but not reaped yet: until it is, its pid (its session's and group's) stays its own
+    while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
         if time.monotonic() - started > timeout:
-            os.killpg(proc.pid, signal.SIGKILL)
-            _, status, usage = os.wait4(proc.pid, 0)
             why = f"no end after {timeout:g} s"
             break
         time.sleep(0.05)
-    proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
-    with contextlib.suppress(ProcessLookupError):  # what it left in its session
+    with contextlib.suppress(ProcessLookupError):  # it, on a timeout; what it left in its group
         os.killpg(proc.pid, signal.SIGKILL)
+    _, status, usage = os.wait4(proc.pid, 0)  # the script's own CPU time and its children's
+    proc.returncode = os.waitstatus_to_exitcode(status)
     reader.join(5)  # a process in a session of its own may still hold the pipe
     if not reader.is_alive():
         proc.stdout.close()
