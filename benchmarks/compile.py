@@ -2,6 +2,7 @@
 
     python benchmarks/compile.py [--sizes 10 100 1000 10000] [--repeat 3]
     python benchmarks/compile.py --profile [--rounds 200] [--top 20]
+    python benchmarks/compile.py --smoke
 
 Prints, for each notebook size, the best-of-N times and their ratio. Targets: ≤ 3× the floor
 at 1,000 cells (aim 2×), and linear growth (10,000 cells ≤ 12× the 1,000-cell time). Then
@@ -13,6 +14,9 @@ process: server.py's 105-cell notebook sent as JSON, read and compiled (parse_no
 compile_notebook) with one cell changed or every cell changed each time, as server.py's
 clients send it. Prints the CPU ms per compile (targets: 3 / 6 ms, issue 28) and the functions
 cProfile finds most time in (their own time), for each mode.
+
+``--smoke``: both, tiny (10- and 50-cell notebooks once, the two CLI compiles once, 3
+compiles a mode profiled): benchmarks/smoke.py.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-from timing import best
+from timing import SMOKE, best
 
 from kale_ext.compile.compiler import compile_notebook
 from kale_ext.compile.kept import forget_cells
@@ -181,8 +185,12 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="CPU ms of a server's compile")
     parser.add_argument("--rounds", type=int, default=200, help="compiles a mode (--profile)")
     parser.add_argument("--top", type=int, default=20, help="functions listed (--profile)")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE + "; both runs")
     args = parser.parse_args()
-    if args.profile:
+    if args.smoke:
+        args.sizes, args.repeat, args.rounds, args.top = [10, 50], 1, 3, 3
+        profile(args.rounds, args.top)
+    elif args.profile:
         profile(args.rounds, args.top)
         return
     compile_notebook(make_notebook(10))  # warm caches (package metadata, IPython import)

@@ -1,6 +1,7 @@
 """Hostile requests against a real server, in one bounded run (a load test, not a timed test).
 
     python benchmarks/hostile.py [--requests 4000] [--seconds 90] [--workers 4] [--jobs 4]
+                                 [--smoke]
 
 Starts `jupyter server` on a free loopback port (token auth, only kale_ext loaded, the local
 backend, root and jobs in a temporary directory, the same harness as benchmarks/server.py). Then,
@@ -18,6 +19,9 @@ Reports: requests tried, 2xx/4xx/5xx and failed connections, whether the server 
 records lost (jobs answered 201 but not listed by GET jobs), the server's peak memory growth,
 and p50/p95/max of GET runtimes while the hostile requests ran. Loopback only; every loop is
 bounded; the jobs are deleted at the end.
+
+``--smoke`` (benchmarks/smoke.py): each hostile request once, by 2 clients, 1 job submitted
+meanwhile. A crash, a lost record or a 5xx fails it as it fails the full run.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server import Server, pct  # noqa: E402  (benchmarks/server.py)
+from timing import SMOKE, SMOKE_NICE, ThreadErrors  # noqa: E402
 
 MIB = 1024 * 1024
 BODY_LIMIT = 8 * MIB  #: KaleExtApp.max_body_bytes, the default
@@ -279,10 +284,16 @@ def main(argv=None) -> int:
     p.add_argument("--seconds", type=float, default=90, help="time for them at most")
     p.add_argument("--workers", type=int, default=4, help="concurrent hostile clients")
     p.add_argument("--jobs", type=int, default=4, help="jobs submitted meanwhile")
+    p.add_argument("--smoke", action="store_true", help=SMOKE)
     args = p.parse_args(argv)
+    if args.smoke:
+        args.requests, args.seconds, args.workers, args.jobs = len(hostile()), 60, 2, 1
+        Server.settings = {"local_nice": SMOKE_NICE}
+    errors = ThreadErrors()
     with tempfile.TemporaryDirectory(prefix="kale-hostile-") as tmp:
         r = run(args, Path(tmp))
     report(r, args)
+    errors.check()
     bad = r["crashed"] or r["lost"] or r["statuses"].get("5xx")
     return 1 if bad else 0
 

@@ -1,6 +1,6 @@
 """What one POST compile costs a compile process, in instructions (callgrind), not seconds.
 
-    python benchmarks/instructions.py [--requests 20] [--modes same one-cell all-cells]
+    python benchmarks/instructions.py [--requests 20] [--modes same one-cell all-cells] [--smoke]
 
 The wall clock on a shared 2-core VM drifts by 15-30% from one hour to the next (benchmarks/
 README.md, sixth and seventh rounds), more than most changes move it; the instructions a request
@@ -16,6 +16,10 @@ every changed cell's plain Python, which no compile of those cells can do withou
 mode's millions of instructions a request and, for every cell changed, its ratio to that floor.
 Needs valgrind (Debian: `apt install valgrind`). Each child runs about 90-150 s under callgrind;
 two run at once.
+
+``--smoke`` (benchmarks/smoke.py): every cell changed and the floor, 1 request, the children run
+without callgrind (under it, Python's imports alone take minutes): each child's CPU time in ns
+stands for its instruction count, so the figures mean nothing, but every step runs.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import SMOKE  # noqa: E402
 
 #: server.py's modes, as it names them, and how this prints them.
 MODES = {"same": "all the same", "one-cell": "one cell changed", "all-cells": "every cell changed"}
@@ -101,27 +108,32 @@ def child(mode: str, requests: int, most: int) -> NoReturn:
         gc.freeze()
         for do in work[WARM : WARM + requests]:
             do()
+        print(f"CPU ns: {time.process_time_ns()}")  # what --smoke counts
         sys.stdout.flush()
         os._exit(0)  # no interpreter tear-down in the count
 
 
-def collected(mode: str, requests: int, most: int) -> int:
-    """The instructions a child executes, as callgrind counts them."""
+def collected(mode: str, requests: int, most: int, smoke: bool = False) -> int:
+    """The instructions a child executes, as callgrind counts them (``smoke``: the child run
+    without callgrind, the CPU nanoseconds it reports instead)."""
+    command = [sys.executable, __file__, "--child", mode, str(requests), str(most)]
+    if not smoke:
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command]
     run = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         __file__, "--child", mode, str(requests), str(most)],
-        env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True,
-    )  # fmt: skip
-    found = re.search(r"Collected : (\d+)", run.stderr)
+        command, env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True
+    )
+    found = re.search(r"CPU ns: (\d+)", run.stdout) if smoke else None
+    found = found or re.search(r"Collected : (\d+)", run.stderr)
     if run.returncode != 0 or found is None:
-        sys.exit(f"callgrind of {mode} failed ({run.returncode}):\n{run.stderr[-2000:]}")
+        how = "the child" if smoke else "callgrind"
+        sys.exit(f"{how} of {mode} failed ({run.returncode}):\n{run.stderr[-2000:]}")
     return int(found[1])
 
 
-def per_request(mode: str, requests: int) -> float:
+def per_request(mode: str, requests: int, smoke: bool = False) -> float:
     """Millions of instructions one request of ``mode`` costs (two children, side by side)."""
     with ThreadPoolExecutor(2) as pool:
-        more, less = pool.map(lambda n: collected(mode, n, requests), (requests, 0))
+        more, less = pool.map(lambda n: collected(mode, n, requests, smoke), (requests, 0))
     return (more - less) / requests / 1e6
 
 
@@ -130,16 +142,20 @@ def main(argv=None) -> int:
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE + "; no callgrind")
     args = parser.parse_args(argv)
     if args.child:
         mode, requests, most = args.child
         child(mode, int(requests), int(most))
-    if shutil.which("valgrind") is None:
+    if args.smoke:
+        args.requests, args.modes = 1, ["all-cells"]
+        print("--smoke: CPU ns, not instructions, stand for the counts below")
+    elif shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (Debian: apt install valgrind)")
     print(f"instructions a request in a compile process, {args.requests} requests a mode, "
           "PYTHONHASHSEED=0 (callgrind: the same code counts within about 2%)")  # fmt: skip
-    results = {mode: per_request(mode, args.requests) for mode in args.modes}
-    floor = per_request(FLOOR, args.requests) if "all-cells" in results else None
+    results = {mode: per_request(mode, args.requests, args.smoke) for mode in args.modes}
+    floor = per_request(FLOOR, args.requests, args.smoke) if "all-cells" in results else None
     for mode, millions in results.items():
         line = f"  notebooks {MODES[mode]}: {millions:.1f} M"
         if mode == "all-cells" and floor:

@@ -1,7 +1,7 @@
 """The server extension under load, against a real Jupyter server (not a test).
 
     python benchmarks/server.py [--clients 20] [--rounds 5] [--sequential 200] [--jobs 4]
-                                [--lines 20000] [--starts 5]
+                                [--lines 20000] [--starts 5] [--smoke]
 
 Starts `jupyter server` in a subprocess on a free loopback port (token auth, only kale_ext
 loaded, jobs and root in a temporary directory) and measures:
@@ -30,6 +30,9 @@ loaded, jobs and root in a temporary directory) and measures:
     importing and loading the extension. Target ≤ 0.3 s.
 
 Only loopback traffic; every loop is bounded. Prints the numbers and their ratio to the target.
+
+``--smoke`` (benchmarks/smoke.py): (a) with 2 compile processes, 2 clients, 2 requests a mode
+and 2 sequential; (b) with 1 job of 100 lines (no paced run); (c) with 1 start each way.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import make_notebook  # noqa: E402  (benchmarks/compile.py)
+from timing import SMOKE, SMOKE_NICE, ThreadErrors  # noqa: E402
 
 from kale_ext.server.app import KaleExtApp  # noqa: E402
 from kale_ext.server.warmup import usable_cpus  # noqa: E402
@@ -67,6 +71,8 @@ def free_port() -> int:
 class Server:
     """`jupyter server` in a subprocess, on 127.0.0.1, token auth; kale_ext on or off."""
 
+    #: KaleExtApp settings of every server started (--smoke: SMOKE_NICE).
+    settings: dict = {}
     #: Send back the login cookie the server sets, as a browser does (without it, Jupyter makes
     #: a new anonymous user and signs a new cookie on every token-authenticated request).
     keep_cookie = True
@@ -89,7 +95,12 @@ class Server:
                 "allow_root": True,
             },
             "IdentityProvider": {"token": self.token},
-            "KaleExtApp": {"backend": "local", "jobs_dir": str(workdir / "jobs"), **kale_config},
+            "KaleExtApp": {
+                "backend": "local",
+                "jobs_dir": str(workdir / "jobs"),
+                **self.settings,
+                **kale_config,
+            },
         }
         (home / "jupyter_server_config.json").write_text(json.dumps(config))
         env = {
@@ -504,6 +515,8 @@ def report_logs(workdir: Path, args) -> None:
             f"full collection {warm['gc_max_ms'][2]} ms"
         )
         for lines, rate in ((args.lines, 0), (args.paced_lines, args.rate)):
+            if not lines:
+                continue
             b = bench_logs(server, args.jobs, lines, rate)
             lag = b["lag"]
             how = f"{rate} lines/s each" if rate else "as fast as they can print"
@@ -537,7 +550,9 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--lines", type=int, default=20000, help="lines per job, unpaced")
     p.add_argument("--rate", type=int, default=500, help="lines a second per job, paced run")
-    p.add_argument("--paced-lines", type=int, default=3000, help="lines per job, paced run")
+    p.add_argument(
+        "--paced-lines", type=int, default=3000, help="lines per job, paced run (0: none)"
+    )
     p.add_argument("--starts", type=int, default=5)
     p.add_argument(
         "--sequential",
@@ -555,7 +570,13 @@ def main(argv=None) -> int:
         default=[0, 2],
         help="KaleExtApp.compile_processes values to measure (a) with (0: threads)",
     )
+    p.add_argument("--smoke", action="store_true", help=SMOKE)
     args = p.parse_args(argv)
+    if args.smoke:
+        args.clients, args.rounds, args.sequential, args.compile_processes = 2, 1, 2, [2]
+        args.jobs, args.lines, args.paced_lines, args.starts = 1, 100, 0, 1
+        Server.settings = {"local_nice": SMOKE_NICE}
+    errors = ThreadErrors()
     print(f"machine: {os.cpu_count()} CPUs, load average {load_average():.2f} at start")
     with tempfile.TemporaryDirectory(prefix="kale-ext-bench-") as tmp:
         workdir = Path(tmp)
@@ -620,6 +641,7 @@ def main(argv=None) -> int:
             )
             print(f"    runs with: {[round(x, 2) for x in s['with_all']]}")
             print(f"    runs without: {[round(x, 2) for x in s['without_all']]}")
+    errors.check()
     return 0
 
 

@@ -3,6 +3,7 @@
 
     python benchmarks/tracking.py [--steps 20000] [--work 0 2000] [--repeat 3]
     python benchmarks/tracking.py --progress [--steps 5000] [--repeat 5] [--jobs 100]
+    python benchmarks/tracking.py --smoke
 
 With ``--progress`` (see :func:`progress_main`): the cost of ``report(step=s, total=n, ...)``
 on a step of 200 µs of CPU against the same report without progress (target ≤ 1.02), and
@@ -16,6 +17,8 @@ so time the sender thread takes shows) and one
 to a log file), untracked and tracked (a real ``mlflow server`` on a loopback port, SQLite
 store). Prints the loop's best-of-N time each way and their ratio (target ≤ 1.05), and how many
 metric points reached the server (all of them: batched, never one request per report).
+
+``--smoke``: both, tiny (100 steps, once; 2 running jobs): benchmarks/smoke.py.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.harness, from a checkout
+
+from timing import SMOKE  # noqa: E402
 
 from kale_ext.compile.compiler import compile_notebook, write_module  # noqa: E402
 from kale_ext.mlflow_api import RUN_ID_ENV, URI_ENV, Tracking  # noqa: E402
@@ -72,8 +77,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--progress", action="store_true", help="measure progress instead")
     parser.add_argument("--jobs", type=int, default=100, help="running jobs (--progress)")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE + "; both runs")
     args = parser.parse_args()
-    if args.progress:
+    if args.smoke:
+        args.steps, args.work, args.repeat, args.jobs = 100, [0], 1, 2
+        progress_main(args.steps, args.repeat, args.jobs)
+    elif args.progress:
         progress_main(args.steps or 5000, args.repeat, args.jobs)
         return
     args.steps = args.steps or 20_000

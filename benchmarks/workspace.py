@@ -1,12 +1,14 @@
 """Shipping a workspace, in one run, as ratios against a baseline measured beside it.
 
-    python benchmarks/workspace.py [--repeat 5] [--files 2000] [--mib 5]
+    python benchmarks/workspace.py [--repeat 5] [--files 2000] [--mib 5] [--smoke]
 
 1. Packing a 5 MiB, 2,000-file workspace (collecting it with its ignore rules, then the
    deterministic tar.gz) against `tar czf` of the same files. Target ≤ 1.5×.
 2. An unchanged workspace: collecting it again and finding its archive in the hash cache.
    Target ≤ 50 ms.
 3. The same workspace changed by one file: packed again (what a real edit costs).
+
+``--smoke``: 40 files, 0.25 MiB, once (benchmarks/smoke.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from timing import best  # noqa: E402
+from timing import SMOKE, best  # noqa: E402
 
 from kale_ext.job.packing import archive_bytes, pack  # noqa: E402
 from kale_ext.job.workspace import collect  # noqa: E402
@@ -58,7 +60,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--mib", type=float, default=5)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE)
     args = parser.parse_args()
+    if args.smoke:
+        args.repeat, args.files, args.mib = 1, 40, 0.25
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["KALE_EXT_CACHE_DIR"] = str(Path(tmp) / "cache")
         root = Path(tmp) / "ws"
