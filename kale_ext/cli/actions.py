@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..runs.rerun_flags import add_rerun_arguments
-from .common import add_backend, add_output, backend_of, defaults, emit
+from .common import add_backend, add_output, backend_of, defaults, emit, print_warnings
 
 
 def register(sub) -> dict:
@@ -36,9 +36,10 @@ def _rerun(args) -> int:
 
     backend = backend_of(args)
     job = rerun(backend, args.name, args.new_name, overrides(args.param), defaults())
-    print(f"submitted {job.name} to the {backend.name} backend, as {args.name} ran",
+    from ..terminal import printable
+
+    print(printable(f"submitted {job.name} to the {backend.name} backend, as {args.name} ran"),
           file=sys.stderr)  # fmt: skip
-    for warning in job.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(job.name)
+    print_warnings(job.warnings, sys.stderr)
+    print(printable(job.name))
     return 0

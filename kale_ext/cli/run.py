@@ -17,6 +17,7 @@ from .common import (
     defaults,
     job_options,
     print_diagnostics,
+    print_warnings,
 )
 
 
@@ -101,22 +102,24 @@ def _compile(args) -> int:
             result["creates"] = preview.creates()
         print(json.dumps(result, indent=2, default=repr))
         return 0
+    from ..terminal import printable
+
     params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
-    print(f"compiled {notebook} → {path}")
-    print(f"  function   {job.function_name}({params})")
+    print(printable(f"compiled {notebook} → {path}"))
+    print(printable(f"  function   {job.function_name}({params})"))
     if preview is None:  # else the preview's summary says it (with the submit's packages)
-        print(f"  packages   {', '.join(job.packages) or '(none)'}")
+        print(printable(f"  packages   {', '.join(job.packages) or '(none)'}"))
     if job.pip_index_urls:
-        print(f"  indexes    {', '.join(job.pip_index_urls)}")
+        print(printable(f"  indexes    {', '.join(job.pip_index_urls)}"))
     if preview is None:  # with one, its summary shows them with what the options override
         from ..job.preview import provenance, provenance_lines
 
         for line in provenance_lines(provenance(job)):
-            print(f"  {line}")
+            print(printable(f"  {line}"))
     if job.settings:
-        print(f"  settings   {json.dumps(job.settings, sort_keys=True, default=str)}")
+        print(printable(f"  settings   {json.dumps(job.settings, sort_keys=True, default=str)}"))
     if preview is not None:
-        print(f"  trainjob   {out_dir / 'trainjob.yaml'} ({preview.spec.name})")
+        print(printable(f"  trainjob   {out_dir / 'trainjob.yaml'} ({preview.spec.name})"))
         _print_preview(preview)
     print_diagnostics(job.warnings, sys.stdout)
     return 0
@@ -124,10 +127,11 @@ def _compile(args) -> int:
 
 def _print_preview(preview, stream=None) -> None:
     """The effective settings: what the job will get, after every layer of precedence."""
+    from ..terminal import printable
+
     for line in preview.summary():
-        print(f"  {line}", file=stream)
-    for warning in preview.spec.warnings:
-        print(f"warning: {warning}", file=stream)
+        print(printable(f"  {line}"), file=stream)
+    print_warnings(preview.spec.warnings, stream)
 
 
 def _run(args) -> int:
@@ -144,8 +148,7 @@ def _run(args) -> int:
     job = submit(backend, Path(args.notebook), options, defaults(), **where)
     print(f"submitted {job.name} to the {backend.name} backend ({job.spec.nodes} node(s) × "
           f"{job.spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
-    for warning in job.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    print_warnings(job.warnings, sys.stderr)
     if not args.follow:
         print(job.name)
         return 0
@@ -162,6 +165,7 @@ def _follow(backend, name: str) -> int:
     from rich.console import Console
 
     from ..display import log_text
+    from ..terminal import printable
 
     # soft_wrap: a line is never cut at 80 columns (a redirected log keeps whole lines)
     console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -174,11 +178,11 @@ def _follow(backend, name: str) -> int:
     def say_progress(progress) -> None:
         with lock:
             if (shown := tenths.line(progress)) is not None:
-                console.print(f"[{name}] progress {shown}", markup=False)
+                console.print(printable(f"[{name}] progress {shown}"), markup=False)
 
     def report(info):
         reason = f": {info.reason}" if info.reason else ""
-        console.print(f"[{name}] {info.status.value}{reason}", markup=False)
+        console.print(printable(f"[{name}] {info.status.value}{reason}"), markup=False)
 
     def watch():
         last = None
@@ -219,7 +223,7 @@ def _follow(backend, name: str) -> int:
     info = backend.get_job(name)
     where = outputs_line(backend, name)
     if where:
-        console.print(where, markup=False)
+        console.print(printable(where), markup=False)
     return 0 if info.status.value == "Complete" else 1
 
 
@@ -227,11 +231,13 @@ def live_text(name: str, info, elapsed: float) -> str:
     """The spinner's text on a terminal: `job: Running (41 s) [####----] 45% (45/100 steps),
     ETA 1m 05s` (the bar only while it runs and reports progress)."""
     from ..progress import bar, summary
+    from ..terminal import printable
 
     reason = f": {info.reason}" if info.reason else ""
     text = f"{name}: {info.status.value}{reason} ({elapsed:.0f} s)"
     progress = info.progress_shown
-    return text if progress is None else f"{text} {bar(progress.percent)} {summary(progress)}"
+    text = text if progress is None else f"{text} {bar(progress.percent)} {summary(progress)}"
+    return printable(text)
 
 
 class LogProgress:
