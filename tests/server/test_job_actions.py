@@ -92,3 +92,44 @@ async def test_stop_ends_the_job_and_keeps_it_reading_stopped(api, jobs_dir):
     assert "step 3" in [t for _, t in lines(await api.logs("slow"))]
     again = await api.post("jobs/slow/stop")
     assert again.status == 409 and "has ended already (Stopped)" in again.json["message"]
+
+
+#: Actions on one running job sent at the same time; each pair runs on a job of its own.
+RACES = [("stop", "delete"), ("delete", "stop"), ("stop", "stop"), ("delete", "delete"),
+         ("stop", "rerun"), ("delete", "rerun"), ("rerun", "delete")]  # fmt: skip
+
+
+async def test_actions_on_one_job_at_the_same_time_answer_2xx_404_or_409(api, jobs_dir):
+    """Stop, delete and rerun of one running job, sent together (the server runs each on a
+    thread of its own): each is done whole or refused, never a 500; within a bounded time."""
+
+    async def act(action: str, name: str):
+        if action == "delete":
+            return await api.delete(f"jobs/{name}")
+        return await api.post(f"jobs/{name}/{action}")
+
+    started = time.monotonic()
+    names = [f"race-{i}" for i in range(len(RACES))]
+    for name in names:
+        assert (await api.post("jobs", {"notebook": SLOW, "options": {"name": name}})).status == 201
+    for name in names:
+        while not (await api.logs(name)):  # running, with its first line
+            assert time.monotonic() - started < 120
+            await asyncio.sleep(0.2)
+    replies = await asyncio.gather(
+        *(act(action, name) for name, pair in zip(names, RACES, strict=True) for action in pair)
+    )
+    sent = [(pair, action) for pair in RACES for action in pair]
+    assert all(r.status in (200, 201, 204, 404, 409) for r in replies), [
+        (what, r.status, r.text) for what, r in zip(sent, replies, strict=True)
+    ]
+    assert time.monotonic() - started < 150
+    for name, pair in zip(names, RACES, strict=True):
+        job = await api.get(f"jobs/{name}")
+        if "delete" in pair:  # one delete deleted it, whatever came first
+            assert job.status == 404, (pair, job.text)
+        else:
+            assert (job.status, job.json["status_text"]) == (200, "Stopped"), (pair, job.text)
+    for reply in replies:  # a rerun's new job: stop it
+        if reply.status == 201:
+            await api.delete(f"jobs/{reply.json['name']}")
