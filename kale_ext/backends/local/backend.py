@@ -44,14 +44,13 @@ from ..snapshots import forget
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
-from .lifetime import supervisor_gone
 from .links import claim, hand_over
 from .logfiles import node_logs
 from .outputs import final_folder, keep_note, kept, listing
-from .processes import runs, start_time
+from .processes import start_time
 from .progressfile import read_progress
 from .queue import capacity, check_fits, launch, leave, need_of
-from .records import Unreadable, half_made, interrupted, read_checked, unreadable_info
+from .records import Unreadable, half_made, settled, unreadable_info
 from .resources import resources_record
 from .supervisor import FAILING, now, update_record, write_record
 from .volumes import free_mounts, local_warnings, plan_mounts
@@ -273,26 +272,7 @@ class LocalBackend(Backend):
 
     def _record(self, name: str) -> dict:
         """The job's record (Unreadable, a 409 saying how to remove it, when it is not one)."""
-        job_dir = self._dir(name)
-        record = read_checked(job_dir, name)
-        status = Status(record["status"])
-        pid = record.get("supervisor_pid")
-
-        def settle(record: dict) -> None:  # as it reads now, under the record's lock
-            if Status(record["status"]).finished:  # the supervisor recorded its end meanwhile
-                return
-            if not record.get("supervisor_pid") and (failed := interrupted(job_dir, record)):
-                record.update(failed)
-            elif (pid := record.get("supervisor_pid")) and not runs(
-                pid, record.get("supervisor_started")
-            ):
-                record.update(supervisor_gone(job_dir, dict(record), now()))
-
-        started = pid and runs(pid, record.get("supervisor_started"))
-        if not status.finished and not started and (pid or interrupted(job_dir, record)):
-            update_record(job_dir, settle)
-            record = read_checked(job_dir, name)
-        return record
+        return settled(self._dir(name), name)
 
     def _info(self, record: dict) -> JobInfo:
         return JobInfo(
