@@ -70,6 +70,35 @@ async def test_a_bad_rerun_is_refused_naming_why(api, jobs_dir, body, status, fi
     assert [j["name"] for j in (await api.get("jobs")).json["jobs"]] == ["first"]
 
 
+@pytest.mark.parametrize(
+    ("tamper", "says"),
+    [
+        ("notebook", "its kept notebook ("),
+        ({"options": [1]}, "its kept options is not a dict"),  # was a 500
+        ({"options": {"speed": 1}}, "its kept options do not match the schema"),
+        ({"folder": "/etc"}, "its recorded folder /etc is outside the server's root"),
+    ],
+)  # fmt: skip
+async def test_a_rerun_verifies_what_was_kept_before_it_trusts_it(api, jobs_dir, tamper, says):
+    """An edited snapshot notebook ran, a recorded folder outside the server root was used, and
+    options that were no object answered 500: each is a 409 naming what does not match, and
+    no job is submitted."""
+    assert (
+        await api.post("jobs", {"notebook": PRINTS, "options": {"name": "first"}})
+    ).status == 201
+    kept = jobs_dir / ".submitted" / "first"
+    if tamper == "notebook":
+        nb = kept / "notebook.ipynb"
+        nb.write_text(nb.read_text().replace("print(", "__import__('os').system('id'); print("))
+    else:
+        record = json.loads((kept / "submit.json").read_text())
+        (kept / "submit.json").write_text(json.dumps({**record, **tamper}))
+    reply = await api.post("jobs/first/rerun", {"name": "again"})
+    assert reply.status == 409, reply.text
+    assert says in reply.json["message"] and "job first is not rerun" in reply.json["message"]
+    assert [j["name"] for j in (await api.get("jobs")).json["jobs"]] == ["first"]
+
+
 async def test_rerun_and_stop_of_an_unknown_job_are_404s(api):
     for action in ("rerun", "stop"):
         reply = await api.post(f"jobs/nope/{action}")
