@@ -6,6 +6,7 @@ export default tseslint.config(
   {
     ignores: [
       'node_modules',
+      '.venv',
       'lib',
       'coverage',
       'kale_ext/labextension',

@@ -56,6 +56,7 @@ SLOW_TESTS = frozenset(
         "ipython/test_magics.py::test_a_failed_job_says_where_and_why_in_the_monitor_and_kale_status",
         "ipython/test_magics.py::test_a_failed_trainjob_names_the_line_of_its_own_cell",
         "server/test_jobs.py::test_a_restarted_server_still_has_the_job",
+        "compile/test_ipython_range.py::test_the_oldest_allowed_ipython_reads_cells_as_kale_ext_does",
         "job/test_defaults.py::test_cli_jobs_start_from_the_same_defaults",
         "job/test_defaults.py::test_the_nbconvert_exporter_starts_from_the_same_defaults",
         "job/test_shipping.py::test_the_container_command_unpacks_the_configmaps_into_the_users_files",

@@ -7,9 +7,13 @@ import os
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..job.defaults import BACKENDS as CHOICES
 from .base import Backend
 
-BACKENDS = ("local", "kubernetes")
+#: What a command, a magic, KALE_EXT_BACKEND or the defaults may name: a backend, or AUTO
+#: (a configured cluster, else this machine).
+AUTO = "auto"
+BACKENDS = tuple(b for b in CHOICES if b != AUTO)
 
 
 def kubernetes_configured() -> tuple[bool, str]:
@@ -40,19 +44,20 @@ def backend_class(name: str) -> type[Backend]:
 
 def choose_backend(name: str | None = None, defaults=None, **settings) -> tuple[Backend, str]:
     """The backend to use and the reason: explicit name > KALE_EXT_BACKEND > the ``defaults``'
-    backend (a kale_ext.job.defaults.Defaults, unless `auto`) > a configured cluster > the
-    embedded local backend. The backend gets those of ``settings`` (not None) it takes; the
-    defaults' namespace applies unless ``settings`` name one."""
+    backend (a kale_ext.job.defaults.Defaults) > a configured cluster > the embedded local
+    backend; `auto` at any of the first three goes straight to the last two. The backend gets
+    those of ``settings`` (not None) it takes; the defaults' namespace applies unless
+    ``settings`` name one."""
     why = "asked for explicitly"
     if name is None and os.environ.get("KALE_EXT_BACKEND"):
         name, why = os.environ["KALE_EXT_BACKEND"], "KALE_EXT_BACKEND is set"
-    if name is None and defaults is not None and defaults.backend != "auto":
+    if name is None and defaults is not None and defaults.backend != AUTO:
         name, why = defaults.backend, f"set in the {defaults.sources.get('backend', 'defaults')}"
-    if name is None:
+    if name in (None, AUTO):
         configured, reason = kubernetes_configured()
         name, why = ("kubernetes", reason) if configured else ("local", f"{reason}: runs here")
     if name not in BACKENDS:
-        raise ConfigError("backend", f"must be one of {', '.join(BACKENDS)}, not {name!r}")
+        raise ConfigError("backend", f"must be one of {', '.join(CHOICES)}, not {name!r}")
     if defaults is not None and defaults.namespace and not settings.get("namespace"):
         settings["namespace"] = defaults.namespace
     cls = backend_class(name)

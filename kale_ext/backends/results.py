@@ -150,15 +150,28 @@ def saved_value(backend: Backend, name: str):
     folder = outputs_folder(backend, name)
     found = read_info(folder)
     if found is None:
-        raise NoResult(f"job {name}: {NOTHING} (none is in {folder})")
+        raise NoResult(f"job {name}: {NOTHING} (none is in {folder}){_saved_files(name, folder)}")
     if not found["saved"]:
-        raise NoResult(f"job {name}: {found['reason'] or 'its return value was not saved'}")
+        why = found["reason"] or "its return value was not saved"
+        raise NoResult(f"job {name}: {why}{_saved_files(name, folder)}")
     where = _result_dir(folder)
     path = where / (VALUE_JSON if found["format"] == "json" else VALUE_TORCH)
     try:
         return load_file(path)
     except OSError as e:
         raise NoResult(f"job {name}'s return value cannot be read from {path}: {e}") from None
+
+
+def _saved_files(name: str, folder: Path) -> str:
+    """What a job without a value saved instead, and how to load it: `; it saved
+    digits_model.pt: load it with get_job("NAME").outputs.load("digits_model.pt")`."""
+    files = [f.path for f in listed(folder)] if folder.is_dir() else []
+    if not files:
+        return ""
+    shown = ", ".join(files[:5]) + (f", ... ({len(files)} files)" if len(files) > 5 else "")
+    one = "it" if len(files) == 1 else "one"
+    return (f"; it saved {shown}: load {one} with "
+            f'get_job("{name}").outputs.load("{files[0]}")')  # fmt: skip
 
 
 # -- output files ------------------------------------------------------------------------------

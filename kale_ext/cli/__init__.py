@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import NoReturn
 
 from ..errors import KaleExtError
 
@@ -29,11 +30,19 @@ the same as the JupyterLab panel's: see `kale-ext defaults`.
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (its commands' too) whose usage error is the one line that matters
+    and where the help is, not the usage block above it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\nsee `{self.prog} --help`\n")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The parser of every command, and each command's handler by name."""
     from . import actions, diff, jobs, run, settings, sweep
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="kale-ext",
         description="Turn a tagged Jupyter notebook into a distributed training job.",
         epilog=EXAMPLES,

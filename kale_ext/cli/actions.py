@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 from ..runs.rerun_flags import add_rerun_arguments
-from .common import add_backend, add_output, backend_of, defaults, emit, print_warnings
+from .common import add_backend, add_output, backend_of, defaults, emit
+from .follow import add_follow, submitted
 
 
 def register(sub) -> dict:
@@ -19,6 +18,7 @@ def register(sub) -> dict:
                        "under a new name, with only the overrides given")  # fmt: skip
     add_rerun_arguments(r)
     add_backend(r)
+    add_follow(r)
     return {"stop": _stop, "rerun": _rerun}
 
 
@@ -36,10 +36,4 @@ def _rerun(args) -> int:
 
     backend = backend_of(args)
     job = rerun(backend, args.name, args.new_name, overrides(args.param), defaults())
-    from ..terminal import printable
-
-    print(printable(f"submitted {job.name} to the {backend.name} backend, as {args.name} ran"),
-          file=sys.stderr)  # fmt: skip
-    print_warnings(job.warnings, sys.stderr)
-    print(printable(job.name))
-    return 0
+    return submitted(args, backend, job, f", as {args.name} ran")

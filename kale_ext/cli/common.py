@@ -53,9 +53,11 @@ def document(output: str, data) -> str:
 
 
 def add_backend(p: argparse.ArgumentParser) -> None:
+    from ..job.defaults import BACKENDS
+
     p.add_argument(
         "--backend",
-        choices=("local", "kubernetes"),
+        choices=BACKENDS,
         help="where jobs run (default: KALE_EXT_BACKEND, else the defaults' backend; `auto`: "
         "kubernetes when a cluster is configured, else local)",
     )

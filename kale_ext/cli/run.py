@@ -1,15 +1,14 @@
-"""`compile` and `run`: a notebook into a module, a preview, or a job (whose logs `--follow`
-streams)."""
+"""`compile` and `run`: a notebook into a module, a preview, or a job (which `--follow` follows:
+follow.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
-from ..errors import CompileError, KaleExtError
+from ..errors import CompileError
 from .common import (
     add_backend,
     add_job_options,
@@ -19,6 +18,7 @@ from .common import (
     print_diagnostics,
     print_warnings,
 )
+from .follow import add_follow, submitted
 
 
 def register(sub, epilog: str) -> dict:
@@ -53,7 +53,7 @@ def register(sub, epilog: str) -> dict:
     r.add_argument("notebook", help="the .ipynb file")
     add_backend(r)
     add_job_options(r)
-    r.add_argument("-f", "--follow", action="store_true", help="stream logs until the job ends")
+    add_follow(r)
     r.add_argument(
         "--dry-run", action="store_true", help="show the effective settings and TrainJob only"
     )
@@ -146,152 +146,5 @@ def _run(args) -> int:
         print(shown.yaml)
         return 0
     job = submit(backend, Path(args.notebook), options, defaults(), **where)
-    print(f"submitted {job.name} to the {backend.name} backend ({job.spec.nodes} node(s) × "
-          f"{job.spec.procs_per_node} process(es))", file=sys.stderr)  # fmt: skip
-    print_warnings(job.warnings, sys.stderr)
-    if not args.follow:
-        print(job.name)
-        return 0
-    return _follow(backend, job.name)
-
-
-def _follow(backend, name: str) -> int:
-    """Stream the logs with rank prefixes, report status changes and progress (a live spinner
-    with the status, elapsed time and a progress bar on a terminal; a plain progress line at
-    each tenth when piped, read from the lines as they are printed), and exit with the job's
-    status."""
-    import threading
-
-    from rich.console import Console
-
-    from ..display import log_text
-    from ..terminal import printable
-
-    # soft_wrap: a line is never cut at 80 columns (a redirected log keeps whole lines)
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
-    started = time.monotonic()
-    spinner = console.status(f"{name}: submitted") if console.is_terminal else None
-    done = threading.Event()
-    tenths, lock = ProgressTenths(), threading.Lock()
-    from_logs = LogProgress()
-
-    def say_progress(progress) -> None:
-        with lock:
-            if (shown := tenths.line(progress)) is not None:
-                console.print(printable(f"[{name}] progress {shown}"), markup=False)
-
-    def report(info):
-        reason = f": {info.reason}" if info.reason else ""
-        console.print(printable(f"[{name}] {info.status.value}{reason}"), markup=False)
-
-    def watch():
-        last = None
-        while not done.is_set():
-            try:
-                info = backend.get_job(name)
-            except KaleExtError:
-                return
-            if (info.status, info.reason) != last:
-                report(info)
-                last = (info.status, info.reason)
-            if spinner is not None:
-                spinner.update(live_text(name, info, time.monotonic() - started))
-            elif (progress := info.progress_shown) is not None and progress.source == "trainer":
-                say_progress(progress)  # the cluster's own: not in the logs
-            if info.status.finished:
-                return
-            done.wait(0.5)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    if spinner is not None:
-        spinner.start()
-    try:
-        watcher.start()
-        for line in backend.logs(name, follow=True):
-            if spinner is not None:
-                console.print(log_text(line), markup=False, highlight=False)
-            else:
-                print(log_text(line), flush=True)
-                # right after the line that passed another tenth: a poll's answer could be
-                # older than the lines printed since
-                say_progress(from_logs.feed(line))
-        watcher.join(timeout=5)
-    finally:
-        done.set()
-        if spinner is not None:
-            spinner.stop()
-    info = backend.get_job(name)
-    where = outputs_line(backend, name)
-    if where:
-        console.print(printable(where), markup=False)
-    return 0 if info.status.value == "Complete" else 1
-
-
-def live_text(name: str, info, elapsed: float) -> str:
-    """The spinner's text on a terminal: `job: Running (41 s) [####----] 45% (45/100 steps),
-    ETA 1m 05s` (the bar only while it runs and reports progress)."""
-    from ..progress import bar, summary
-    from ..terminal import printable
-
-    reason = f": {info.reason}" if info.reason else ""
-    text = f"{name}: {info.status.value}{reason} ({elapsed:.0f} s)"
-    progress = info.progress_shown
-    text = text if progress is None else f"{text} {bar(progress.percent)} {summary(progress)}"
-    return printable(text)
-
-
-class LogProgress:
-    """A job's progress read from its rank-0 log lines as they are streamed, the way its
-    backend reads it (kale_ext/progress.py)."""
-
-    def __init__(self) -> None:
-        from ..progress import ProgressTracker
-
-        self.tracker = ProgressTracker()
-        self.progress = None
-
-    def feed(self, line):
-        """The progress so far, after ``line`` (a LogLine)."""
-        if line.rank == 0:
-            self.progress = self.tracker.feed([line.text], time.monotonic())
-        return self.progress
-
-
-class ProgressTenths:
-    """Plain progress lines for a log that is piped: one each time the job passes another
-    tenth of its work (and at its end), not one per step."""
-
-    def __init__(self) -> None:
-        self.tenth: int | None = None
-
-    def line(self, progress) -> str | None:
-        from ..progress import summary
-
-        if progress is None:
-            return None
-        tenth = int(progress.percent // 10)
-        if self.tenth is not None and tenth <= self.tenth:
-            return None
-        self.tenth = tenth
-        return summary(progress)
-
-
-def outputs_line(backend, name: str) -> str | None:
-    """Where an ended job's outputs are, to open: `outputs: examples/outputs/<job>/ (2 files:
-    a.pt, b.json)`; the path relative to here when it is below here. None when it wrote none."""
-    import os
-
-    try:
-        found = backend.outputs(name)
-    except KaleExtError:
-        return None
-    if not found.location or (found.listed and not found.files):
-        return None
-    where = found.location
-    if os.path.isabs(where) and not os.path.relpath(where).startswith(".."):
-        where = os.path.relpath(where)
-    if not found.listed:
-        return f"outputs: {where} ({found.note})" if found.note else f"outputs: {where}"
-    names = [f.path for f in found.files]
-    shown = ", ".join(names[:3]) + (f", ... ({len(names)} files)" if len(names) > 3 else "")
-    return f"outputs: {where}{os.sep}: {shown}"
+    shape = f" ({job.spec.nodes} node(s) × {job.spec.procs_per_node} process(es))"
+    return submitted(args, backend, job, shape)

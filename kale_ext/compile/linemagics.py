@@ -17,9 +17,11 @@ import re
 # Anything that makes a cell not one this module reads as IPython does: a quote, a backslash,
 # a `?` (help), whitespace other than a space or a newline (tabs, \r, form feeds, U+2028...),
 # a line that starts (after spaces) with another escape, a prompt or a cell magic, `%=` or
-# `!=` (operators, not escapes), or `=` then `%` or `!` (a magic's or a command's value).
+# `!=` (operators, not escapes), `=` then `%` or `!` (a magic's or a command's value), or a
+# line of spaces only (IPython 9.19 and later empty it, as textwrap.dedent does; earlier ones
+# keep it: IPython itself gives the answer of the version installed).
 _NOT_PLAIN = re.compile(
-    r"""['"\\?]|[^\S \n]|^ *(?:[/,;]|>>>|\.\.\.|In \[|\[nav\]|\[ins\]|%%|%=|!=)|= *[%!]""",
+    r"""['"\\?]|[^\S \n]|^ *(?:[/,;]|>>>|\.\.\.|In \[|\[nav\]|\[ins\]|%%|%=|!=)|= *[%!]|^ +$""",
     re.M,
 )
 _BRACKET = re.compile(r"[()\[\]{}]")

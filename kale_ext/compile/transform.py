@@ -37,6 +37,9 @@ _ESCAPE_AT_LINE_START = re.compile(  # searched in "\n" + the cell
 )
 _HELP_AT_LINE_END = re.compile(f"\\?(?:{_BLANK}|\\\\)*(?:[{_EOL}]|\\Z)")
 _MAGIC_VALUE = re.compile(f"={_BLANK}*[%!]")  # `=` then a continued line: a line start
+# A line of blanks only, which IPython 9.19 empties (its leading_indent is textwrap.dedent's):
+# that changes the program only inside a string or a continued line.
+_BLANKS_ONLY_LINE = re.compile(r"^[ \t]+$", re.M)
 
 
 def needs_ipython(source: str) -> bool:
@@ -48,6 +51,10 @@ def needs_ipython(source: str) -> bool:
         or _ESCAPE_AT_LINE_START.search("\n" + source)
         or ("?" in source and _HELP_AT_LINE_END.search(source))
         or _MAGIC_VALUE.search(source)
+        or (
+            ("\\" in source or "'''" in source or '"""' in source)
+            and _BLANKS_ONLY_LINE.search(source)
+        )
     )
 
 

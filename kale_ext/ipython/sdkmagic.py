@@ -1,8 +1,8 @@
 """`%kale_sdk` and ``use_kale_ext``: the notebook's own Kubeflow SDK calls through kale_ext, in
 this kernel.
 
-    %kale_sdk [--backend local|kubernetes] [--notebook PATH]   every TrainerClient: kale_ext's
-    %kale_sdk --off                                            the SDK's own again
+    %kale_sdk [--backend auto|local|kubernetes] [--notebook PATH]   every TrainerClient: kale_ext's
+    %kale_sdk --off                                                 the SDK's own again
 
 See sdkbackend.py for what the TrainerClient then does.
 """
@@ -14,6 +14,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..errors import KaleExtError
+from ..job.defaults import BACKENDS
 from .sdkbackend import KaleExtSdkBackend, KaleExtSdkError
 
 PARSER = MagicArgumentParser(
@@ -21,7 +22,7 @@ PARSER = MagicArgumentParser(
     description="Send this kernel's Kubeflow SDK TrainerClient calls (train, get_job_logs, "
     "wait_for_job_status, list_jobs, get_job, delete_job) through kale_ext.",
 )
-PARSER.add_argument("--backend", choices=("local", "kubernetes"),
+PARSER.add_argument("--backend", choices=BACKENDS,
                     help="where jobs run (default: as the magics choose)")  # fmt: skip
 PARSER.add_argument("--notebook", metavar="PATH",
                     help="the notebook file (default: the kernel's own)")  # fmt: skip

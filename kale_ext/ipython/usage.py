@@ -14,10 +14,13 @@ from ..errors import CompileError, KaleExtError
 
 
 def add_backend_flag(p: argparse.ArgumentParser) -> None:
+    from ..job.defaults import BACKENDS
+
     p.add_argument(
         "--backend",
-        choices=("local", "kubernetes"),
-        help="where jobs run (default: kubernetes when a cluster is configured, else local)",
+        choices=BACKENDS,
+        help="where jobs run (default: KALE_EXT_BACKEND, else the defaults' backend; `auto`: "
+        "kubernetes when a cluster is configured, else local)",
     )
 
 

@@ -45,6 +45,7 @@ class Option:
     metavar: str | None = None
     minimum: int | None = None
     maximum: int | None = None  # a count's or quantity's largest value, a text's or list's length
+    above: int | None = None  # a quantity's value must be more than this (no CPU is no job)
     pattern: str | None = None  # a text's regular expression (full match)
     example: str | None = None
 
@@ -70,9 +71,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("gpu", "gpu", "GPUs per node: a count, or a MIG profile such as mig-1g.5gb", "--gpu",
            minimum=0, maximum=MAX_GPUS),
     Option("cpu", "quantity", "CPU per node (requests and limits), e.g. 4 or 500m", "--cpu",
-           maximum=MAX_CPU, example="4"),
+           maximum=MAX_CPU, above=0, example="4"),
     Option("memory", "quantity", "memory per node (requests and limits), e.g. 16Gi", "--memory",
-           maximum=MAX_MEMORY, example="16Gi"),
+           maximum=MAX_MEMORY, above=0, example="16Gi"),
     Option("image", "text", "container image for the training nodes", "--image", maximum=512),
     Option("parameters", "params",
            "override a parameter, typed as in the parameters cell (repeatable)", "--param",
@@ -285,6 +286,8 @@ def _quantity(option: Option, value: Any, where: str) -> str:
     most, said = _most(option)
     if most is not None and quantity_value(text) > most:
         raise ConfigError(where, f"must be at most {amount(most)}{said}, got {text}")
+    if option.above is not None and quantity_value(text) <= option.above:
+        raise ConfigError(where, f"must be more than {amount(option.above)}, got {text}")
     return text
 
 
@@ -392,7 +395,9 @@ def _schema(option: Option) -> dict:
         s = {"type": "string", "minLength": 1}
         bounds = {"maxLength": most, "pattern": option.pattern}
     elif option.kind == "quantity":
-        number = {"type": "number", "minimum": 0, "maximum": most}
+        number: dict = {"type": "number", "minimum": option.above or 0, "maximum": most}
+        if option.above is not None:  # more than it: OpenAPI 3.0's and JSON Schema's words
+            number["not"] = {"enum": [option.above]}
         s = {"oneOf": [{"type": "string"}, {k: v for k, v in number.items() if v is not None}]}
     elif option.kind == "switch":
         s = {"type": "boolean"}

@@ -5,12 +5,13 @@ nodes, resources: the job's record keeps those it ran with)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..backends.base import SWEEP_LABEL, Backend
 from ..backends.snapshots import load
 from ..backends.submit import Submission, submit
-from ..compile.notebook import parse_notebook
+from ..compile.notebook import Notebook, parse_notebook
 from ..errors import ConfigError
 from ..job.trainjob import ANNOTATION
 from ..job.workspace import Place
@@ -40,6 +41,20 @@ def _options(recorded: dict, name: str | None, parameters: dict | None) -> dict:
     return options
 
 
+def _unnamed(notebook: Notebook) -> Notebook:
+    """``notebook`` without the job name its metadata keeps (``kale_ext.options.name``: the
+    panel's form, saved with the name of the job it submitted): a rerun takes only its own
+    name, else a new one, whichever front end submitted the job."""
+    meta = notebook.metadata.get("kale_ext")
+    stored = meta.get("options") if isinstance(meta, dict) else None
+    if not isinstance(stored, dict) or "name" not in stored:
+        return notebook
+    options = {k: v for k, v in stored.items() if k != "name"}
+    return replace(
+        notebook, metadata={**notebook.metadata, "kale_ext": {**meta, "options": options}}
+    )
+
+
 def rerun(backend: Backend, name: str, new_name: str | None = None,
           parameters: dict | None = None, defaults=None,
           root: str | None = None) -> Submission:  # fmt: skip
@@ -56,7 +71,7 @@ def rerun(backend: Backend, name: str, new_name: str | None = None,
     place = Place(Path(kept.folder), confine=confine) if kept.folder else Place(confine=confine)
     options = _options(kept.options, new_name, parameters)
     file_name = Path(kept.notebook_path).name if kept.notebook_path else "notebook.ipynb"
-    notebook = parse_notebook(kept.notebook, file_name)  # named as it was: so are new jobs
+    notebook = _unnamed(parse_notebook(kept.notebook, file_name))  # its file named as it was
     if kept.defaults is not None:  # the defaults it ran with, not today's
         from ..job.defaults import Defaults
 

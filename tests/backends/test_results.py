@@ -12,7 +12,7 @@ import pandas
 import pytest
 import torch
 
-from kale_ext.backends.base import Failure, JobInfo, Status
+from kale_ext.backends.base import Failure, JobInfo, JobOutputs, Status
 from kale_ext.backends.results import (
     CLAIMS_ENV,
     MAX_INFO,
@@ -174,6 +174,40 @@ def test_a_claim_mounted_here_is_read(backend, kube, monkeypatch, tmp_path):  # 
     )
     (tmp_path / "fit" / FOLDER / "value.json").write_text('{"a": 1}')
     assert saved_value(backend, "fit") == {"a": 1}
+
+
+class _Here:
+    """A backend whose jobs' outputs are in one folder on this machine."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def outputs_place(self, name: str) -> JobOutputs:
+        return JobOutputs(str(self.folder))
+
+
+def test_a_job_that_saved_files_but_no_value_names_them_and_how_to_load_one(tmp_path):
+    """The README's example saves digits_model.pt and returns nothing: `.result()` says where
+    to look instead."""
+    (tmp_path / "digits_model.pt").write_bytes(b"w")
+    with pytest.raises(NoResult) as e:
+        saved_value(_Here(tmp_path), "fit")
+    assert str(e.value) == (
+        f"job fit: the job's function returned nothing (None) (none is in {tmp_path}); it saved "
+        'digits_model.pt: load it with get_job("fit").outputs.load("digits_model.pt")'
+    )
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "scores.json").write_text("{}")
+    (tmp_path / FOLDER).mkdir()  # a value that could not be saved: its record says why
+    (tmp_path / FOLDER / "info.json").write_text(
+        json.dumps({"saved": False, "size": 0, "reason": "a Line is not JSON or torch data"})
+    )
+    with pytest.raises(NoResult) as e:
+        saved_value(_Here(tmp_path), "fit")
+    assert str(e.value) == (
+        "job fit: a Line is not JSON or torch data; it saved digits_model.pt, eval/scores.json: "
+        'load one with get_job("fit").outputs.load("digits_model.pt")'
+    )
 
 
 # -- a job that ended without a value -------------------------------------------------------------

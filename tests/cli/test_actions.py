@@ -79,6 +79,22 @@ def test_rerun_runs_the_recorded_notebook_and_options_with_only_the_overrides(jo
         assert recorded["parameters"]["epochs"] == "4"  # the first job's override stayed
 
 
+def test_a_job_named_in_the_panel_reruns_under_a_new_name(jobs_env):
+    """The panel keeps the job's name in the notebook's metadata with the rest of its form:
+    the job it names reruns under a new name all the same."""
+    nb = notebook(*PRINTS)
+    nb["metadata"]["kale_ext"] = {"options": {"name": "long-run", "parameters": {"epochs": "4"}}}
+    path = jobs_env / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    first = cli("run", path, "--backend", "local")
+    assert (first.returncode, first.stdout) == (0, "long-run\n"), first.stderr
+    again = cli("rerun", "long-run", "--backend", "local", "--follow")  # as `run` follows
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "[rank 0] epochs 4 lr 0.1\n"  # its settings, its logs
+    [name] = [line.split()[1] for line in again.stderr.splitlines() if line.startswith("sub")]
+    assert name != "long-run" and name.startswith("nb-") and f"[{name}] Complete" in again.stderr
+
+
 def test_a_bad_rerun_says_what_is_wrong(jobs_env):
     path = jobs_env / "nb.ipynb"
     path.write_text(json.dumps(notebook(*PRINTS)))

@@ -107,6 +107,7 @@ def test_compile_trainjob_applies_submit_settings(tmp_path):
     [  # a flag's own value is refused as the command line is read (a usage error: 2)
         (["--cpu", "1 0"], 2, "argument --cpu: '1 0' is not a Kubernetes quantity"),
         (["--nodes", "0"], 2, "argument --nodes: must be at least 1"),
+        (["--cpu", "0"], 2, "argument --cpu: must be more than 0, got 0"),
         (["--nodes", "5000"], 2, "argument --nodes: must be at most 1000, got 5000"),
         (["--name", "Bad_Name"], 1, "name: 'Bad_Name' is not a valid job name"),
         (["--param", "nope=1"], 1, "parameters.nope: the notebook has no such parameter"),
@@ -121,6 +122,23 @@ def test_compile_trainjob_bad_settings(tmp_path, flags, code, message):
     out = cli("compile", EXAMPLES / "digits_ddp.ipynb", "-o", tmp_path, "--trainjob", *flags)
     assert out.returncode == code and message in out.stderr and "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["run", "nb.ipynb", "--memory", "lots"], "kale-ext run: error: argument --memory: "
+         "'lots' is not a Kubernetes quantity such as '500m' or '16Gi'"),
+        (["run", "nb.ipynb", "--nodes", "0"],
+         "kale-ext run: error: argument --nodes: must be at least 1, got 0"),
+        ([], "kale-ext: error: the following arguments are required: COMMAND"),
+    ],
+)  # fmt: skip
+def test_a_usage_error_is_its_one_line_and_where_the_help_is(args, said):
+    out = cli(*args)
+    prog = said.split(": error")[0]
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.splitlines() == [said, f"see `{prog} --help`"]
 
 
 def test_run_follow_streams_ranks_and_exits_with_the_status(jobs_env):
@@ -253,41 +271,6 @@ def test_a_run_that_wrote_nothing_names_no_outputs(jobs_env, write_nb):
     out = cli("run", write_nb(notebook("print(1)")), "--backend", "local", "--follow")
     assert out.returncode == 0, out.stderr
     assert "] Complete" in out.stderr and "outputs" not in out.stderr
-
-
-def _running(percent: float | None, status=None):
-    from kale_ext.backends.base import JobInfo, Status
-    from kale_ext.progress import Progress
-
-    info = JobInfo("job", status or Status.RUNNING, "local")
-    if percent is not None:
-        info.progress = Progress.of(percent, 100, "step", "report", eta_seconds=30)
-    return info
-
-
-@pytest.mark.parametrize(
-    "percent, status, text",
-    [
-        (45, None, "job: Running (12 s) [#########-----------] 45% (45/100 steps), ETA 30s"),
-        (None, None, "job: Running (12 s)"),
-        (45, "Complete", "job: Complete (12 s)"),  # ended: its state, not a stale bar
-    ],
-)
-def test_the_live_line_on_a_terminal(percent, status, text):
-    from kale_ext.backends.base import Status
-    from kale_ext.cli.run import live_text
-
-    assert live_text("job", _running(percent, status and Status(status)), 12.4) == text
-
-
-def test_piped_progress_is_a_line_a_tenth():
-    from kale_ext.cli.run import ProgressTenths
-
-    tenths = ProgressTenths()
-    seen = [tenths.line(_running(p).progress_shown) for p in (None, 0, 3, 9.9, 10, 55, 56, 100)]
-    assert [s and s.split(" (")[0] for s in seen] == [
-        None, "0%", None, None, "10%", "55%", None, "100%",
-    ]  # fmt: skip
 
 
 def test_piped_progress_comes_right_after_the_line_that_made_it(jobs_env, write_nb):

@@ -44,6 +44,8 @@ LEFT_TO_IPYTHON = [
     "!= 2",
     ">>> %time x",
     "x = 1\n... \n%time y",
+    "x = 1\n   ",  # a line of spaces: IPython 9.19 empties it, 8.x keeps it
+    "%time x\n  \ny = 2",
 ]
 
 

@@ -187,6 +187,9 @@ SKIPPED = [  # (cell, whether IPython's transformer could change it)
     ("\\\r", True),  # a continued line ended by \r: IPython's added \n ends it (the property)
     ("y = x != 1\nz = x % 3 == 0", False),
     ("f'{x}%{y}'", False),
+    ("x = 1\n    \ny = 2", False),  # a line of blanks, emptied by IPython 9.19: the same program
+    ("s = '''a\n  \nb'''", True),  # but not inside a string
+    ("s = 'a\\\n \t\nb'", True),
 ]
 
 

@@ -54,6 +54,8 @@ def test_flags_give_the_rest_apis_json():
         (["--pip-index-url", "ftp://x"], "is not an http(s) URL"),
         (["--param", "lr"], "'lr': write NAME=VALUE"),
         (["--memory", "lots"], "is not a Kubernetes quantity"),
+        (["--cpu", "0"], "argument --cpu: must be more than 0, got 0"),
+        (["--memory", "0Gi"], "argument --memory: must be more than 0, got 0Gi"),
     ],
 )
 def test_a_bad_flag_says_why(argv, message):
@@ -74,6 +76,8 @@ def test_a_bad_flag_says_why(argv, message):
         ({"env": ["A"]}, "env", "object of NAME: value"),
         ({"gpu": 1e30}, "gpu", "GPU count"),
         ({"colour": 1}, "options.colour", "unknown option"),
+        ({"cpu": 0}, "cpu", "must be more than 0, got 0"),
+        ({"cpu": "0m"}, "cpu", "must be more than 0, got 0m"),
     ],
 )
 def test_rest_values_are_checked_by_the_same_table(data, field, message):
@@ -95,3 +99,7 @@ def test_bounds_are_data_beside_their_option():
     assert options.BY_NAME["nodes"].maximum == options.MAX_NODES == 1000
     assert options.BY_NAME["procs_per_node"].maximum == 256
     assert json_schema()["properties"]["nodes"]["maximum"] == 1000
+    assert options.BY_NAME["cpu"].above == options.BY_NAME["memory"].above == 0
+    for value, valid in ((0, False), (0.5, True), (4097, False)):
+        errors = list(jsonschema.Draft202012Validator(json_schema()).iter_errors({"cpu": value}))
+        assert (not errors) is valid, value

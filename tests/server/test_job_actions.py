@@ -49,6 +49,22 @@ async def test_rerun_runs_the_recorded_job_with_only_the_overrides(api, jobs_dir
     assert [t for _, t in lines(await api.follow(bare.json["name"]))] == ["epochs 4 lr 0.1"]
 
 
+async def test_a_job_named_in_the_panel_reruns_under_a_new_name(api, jobs_dir):
+    """The panel keeps its form, the job's name too, in the notebook's metadata, and submits
+    the notebook with it: a rerun of that job takes a new name all the same."""
+    named = {**PRINTS, "metadata": {**PRINTS["metadata"], "kale_ext": {"options": {
+        "name": "long-run", "parameters": {"epochs": "4"}}}}}  # fmt: skip
+    body = {"notebook": named, "path": "nb.ipynb", "options": {"name": "long-run"}}
+    assert (await api.post("jobs", body)).status == 201
+    reply = await api.post("jobs/long-run/rerun")
+    assert reply.status == 201, reply.text
+    name = reply.json["name"]
+    assert name != "long-run" and name.startswith("nb-")
+    assert [t for _, t in lines(await api.follow(name))] == ["epochs 4 lr 0.1"]  # its settings
+    again = await api.post("jobs/long-run/rerun", {"name": "long-run-2"})
+    assert again.status == 201 and again.json["name"] == "long-run-2"
+
+
 @pytest.mark.parametrize(
     ("body", "status", "field", "says"),
     [
