@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .backends.base import STOPPED_TEXT, Failure, JobInfo, JobOutputs, LogLine, Status
 from .progress import Progress, bar, eta_text, percent_text, summary
+from .terminal import printable
 
 JOB_COLUMNS = ("NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "REASON")
 #: The PROGRESS column's bar, in characters between its brackets.
@@ -14,10 +15,13 @@ STATUSES = (*(s.value.lower() for s in Status), "stalled", STOPPED_TEXT.lower())
 
 
 def job_rows(jobs: list[JobInfo]) -> list[tuple[str, ...]]:
-    """A row per job; PROGRESS and ETA read ``-`` unless it runs and has reported progress."""
+    """A row per job; PROGRESS and ETA read ``-`` unless it runs and has reported progress.
+    Every cell is printable (kale_ext/terminal.py): a name or reason from a record may hold
+    control characters."""
     return [
-        (j.name, j.status_text, str(j.num_nodes), *progress_cells(j.progress_shown),
-         j.created or "", j.reason or "")
+        tuple(printable(cell) for cell in (
+            j.name, j.status_text, str(j.num_nodes), *progress_cells(j.progress_shown),
+            j.created or "", j.reason or ""))
         for j in jobs
     ]  # fmt: skip
 
@@ -73,7 +77,7 @@ def failure_lines(failure: Failure, tail: bool = True) -> list[str]:
         whose = f"rank {failure.rank}" if failure.rank is not None else who
         lines.append(f"last {len(failure.log_tail)} line(s) of {whose}:")
         lines += [f"  {text}" for text in failure.log_tail]
-    return lines
+    return [printable(line) for line in lines]
 
 
 def _ending(failure: Failure) -> str | None:
@@ -109,7 +113,7 @@ def job_status(info: JobInfo) -> str:
     ]
     if nodes and info.failure is None:
         lines += nodes
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def jobs_table(jobs: list[JobInfo]) -> str:
@@ -128,18 +132,22 @@ def jobs_table(jobs: list[JobInfo]) -> str:
     return "\n".join(lines)
 
 
-def log_text(line: LogLine) -> str:
-    """A log line as shown: rank-prefixed; kale_ext.report lines as `step N: loss 0.31`."""
-    return line.shown
+def log_text(line: LogLine, raw: bool = False) -> str:
+    """A log line as shown: rank-prefixed; kale_ext.report lines as `step N: loss 0.31`; its
+    control characters escaped unless ``raw`` (what the job wrote, colours and all: where the
+    user asked for it, `kale-ext logs --raw`, or where no terminal reads it)."""
+    return line.shown if raw else printable(line.shown)
 
 
 def outputs_text(found: JobOutputs) -> str:
     """A job's outputs: where they are, each file with its size, and what to know."""
     from .job.workspace import size_text
 
-    lines = [found.location or "(no outputs location)"]
-    width = max((len(f.path) for f in found.files), default=0)
-    lines += [f"  {f.path.ljust(width)}  {size_text(f.size):>9}" for f in found.files]
+    lines = [printable(found.location or "(no outputs location)")]
+    paths = [printable(f.path) for f in found.files]
+    width = max(map(len, paths), default=0)
+    sizes = [size_text(f.size) for f in found.files]
+    lines += [f"  {p.ljust(width)}  {s:>9}" for p, s in zip(paths, sizes, strict=True)]
     if not found.files and found.location and found.listed:
         lines.append("  (no files)")
-    return "\n".join(lines + ([found.note] if found.note else []))
+    return "\n".join(lines + ([printable(found.note)] if found.note else []))

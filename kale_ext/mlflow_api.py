@@ -13,17 +13,23 @@ import base64
 import json
 import os
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
+
+from .peers import _kale_ext_request
 
 URI_ENV = "MLFLOW_TRACKING_URI"
 RUN_ID_ENV = "KALE_EXT_MLFLOW_RUN_ID"
 #: Set on jobs no supervisor watches (Kubernetes): rank 0 ends the run when it exits.
 END_ENV = "KALE_EXT_MLFLOW_END_AT_EXIT"
-#: How long one call may take: a server that is down must not hold up a submit or a job.
+#: How long one call may take in all (kale_ext/peers.py: not per read): a server that is down
+#: or trickles must not hold up a submit or a job. Redirects are not followed: the credentials
+#: (MLFLOW_TRACKING_TOKEN, ..._PASSWORD) go to the tracking URI's host only.
 TIMEOUT = 5.0
+#: The most of an answer read (a run's JSON is a few kB).
+MAX_ANSWER = 8 << 20
+#: An artifact's upload may take TIMEOUT more a second per this many bytes.
+UPLOAD_RATE = 1 << 20
 #: MLflow's limits: values per log-batch request, and characters of a param or tag value.
 MAX_BATCH = 1000
 MAX_PARAM = 6000
@@ -77,17 +83,30 @@ class Tracking:
             data = json.dumps(body, default=float).encode()
         return self._request(method, url, data)
 
-    def _request(self, method: str, url: str, data=None, headers: dict | None = None) -> dict:
+    def _request(
+        self, method: str, url: str, data=None, headers: dict | None = None, timeout=None
+    ) -> dict:
+        """One request within ``timeout`` s in all (default: the tracking's); its JSON."""
         headers = {**self._headers(), **(headers or {})}
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        timeout = self.timeout if timeout is None else timeout
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
-                return json.loads(answer.read() or b"{}")
-        except urllib.error.HTTPError as e:
-            raise TrackingError(f"{self.uri} answered {e.code}: {_message(e)}") from None
-        except (OSError, ValueError) as e:  # refused, unreachable, timed out, not JSON
+            code, answer, body = _kale_ext_request(method, url, data, headers, timeout,
+                                                   limit=MAX_ANSWER)  # fmt: skip
+        except OSError as e:  # refused, unreachable, timed out, too long
             reason = getattr(e, "reason", None) or e
             raise TrackingError(f"cannot reach the MLflow server at {self.uri}: {reason}") from None
+        if 300 <= code < 400:
+            raise TrackingError(
+                f"{self.uri} answered {code}, a redirect to {answer.get('location')!r}: not "
+                "followed (the credentials go to the tracking URI only); set "
+                "MLFLOW_TRACKING_URI to where it points"
+            )
+        if code >= 400:
+            raise TrackingError(f"{self.uri} answered {code}: {_message(body, code)}")
+        try:
+            return json.loads(body or b"{}")
+        except ValueError:
+            raise TrackingError(f"{self.uri} did not answer JSON to {method} {url}") from None
 
     def experiment_id(self, name: str) -> str:
         """The id of the experiment named ``name``, created when it does not exist."""
@@ -151,10 +170,11 @@ class Tracking:
         base = f"{self.uri}/api/2.0/mlflow-artifacts/artifacts/{parsed.path.strip('/')}"
         for path in files:
             target = urllib.parse.quote(path.relative_to(folder).as_posix())
-            size = str(path.stat().st_size)
+            size = path.stat().st_size
             with path.open("rb") as data:
-                headers = {"Content-Length": size, "Content-Type": "application/octet-stream"}
-                self._request("PUT", f"{base}/{target}", data, headers)
+                headers = {"Content-Length": str(size), "Content-Type": "application/octet-stream"}
+                took = self.timeout + size / UPLOAD_RATE  # bounded, and by its size
+                self._request("PUT", f"{base}/{target}", data, headers, timeout=took)
 
     def _log_with_client(self, run_id: str, folder: Path) -> None:
         try:
@@ -169,12 +189,14 @@ class Tracking:
             raise TrackingError(f"cannot upload the outputs to the run {run_id}: {e}") from None
 
 
-def _message(error: urllib.error.HTTPError) -> str:
+def _message(body: bytes, code: int) -> str:
+    from http.client import responses
+
     try:
-        body = json.loads(error.read() or b"{}")
-        return f"{body.get('error_code', '')}: {body.get('message', '')}".strip(": ")
-    except (OSError, ValueError):
-        return error.reason or ""
+        found = json.loads(body or b"{}")
+        return f"{found.get('error_code', '')}: {found.get('message', '')}".strip(": ")
+    except (ValueError, AttributeError):
+        return responses.get(code, "")
 
 
 #: A job's final status (job.json's) as an MLflow run status.

@@ -18,6 +18,10 @@ call). When the process ends, a post under way may finish and values not yet sen
 or empty) are left out, so the others still arrive (the SDK sends them and the whole post is
 refused, 422).
 
+Each post is one request of ``kale_ext/peers.py``: within ``timeout`` in all (a server that
+trickles its answer is cut there, not at each read), and a redirect is not followed, so the
+token goes to the status URL only.
+
 Nothing here can fail or slow a job: no URL (not on a cluster, or the gate is off), no token,
 a refusal, a timeout or a bad certificate each mean progress is not shown there; a job says so
 once on stderr. The poster is :func:`_kale_ext_trainer_status`, standard library only; compiled
@@ -44,19 +48,21 @@ SETTINGS = {
     "interval": 5.0,  # seconds between two posts (the SDK's _MIN_UPDATE_INTERVAL_SECONDS)
     "token_ttl": 300.0,  # seconds a token read is kept (_TOKEN_CACHE_TTL_SECONDS)
     "max_metrics": 256,  # (_MAX_METRICS_COUNT; the CRD's maxItems)
-    "timeout": 5.0,  # seconds a post may take (the SDK's timeout=5)
-    "exit_timeout": 1.0,  # seconds the last post may take when the process ends
+    "timeout": 5.0,  # seconds a post may take in all (the SDK's timeout=5 bounds each read)
+    "exit_timeout": 1.0,  # seconds the last post may take in all when the process ends
     "metric_text_max": 64,  # the CRD's maxLength of a metric's name and value
 }
 
 
-def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress to the Trainer
+def _kale_ext_trainer_status(environ, settings, progress, request):  # kale_ext: progress
     """``post(record)`` for rank 0 when the Trainer's status URL is set, else None: ``record``
     is report()'s; its progress (kale_ext/progress.py: ``progress`` is that module's namespace,
-    or its source) and its metrics go to the Trainer from a background thread. ``post.status
+    or its source) and its metrics go to the Trainer from a background thread, each post by
+    ``request`` (kale_ext/peers.py: bounded by total time, redirects not followed). ``post.status
     (percent, eta, metrics)`` posts given values, as the SDK's ``update_trainjob_status``."""
     import atexit
     import datetime
+    import http.client
     import json
     import math
     import os
@@ -65,8 +71,6 @@ def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress
     import threading
     import time
     import types
-    import urllib.error
-    import urllib.request
 
     url = environ.get(settings["url_env"])
     try:
@@ -162,22 +166,25 @@ def _kale_ext_trainer_status(environ, settings, progress):  # kale_ext: progress
                                      pairs[: settings["max_metrics"]]]  # fmt: skip
         return json.dumps({"trainerStatus": status}, allow_nan=False).encode("utf-8")
 
-    def send(data, timeout):
+    def send(data, timeout):  # within ``timeout`` in all; a redirect is not followed
         bearer = token()
         if not bearer:
             say(f"no token at {token_path!r}")
             return False
-        request = urllib.request.Request(url, data=data, method="POST", headers={
-            "Authorization": f"Bearer {bearer}", "Content-Type": "application/json"})  # fmt: skip
+        headers = {"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"}
         try:
-            with urllib.request.urlopen(request, timeout=timeout, context=context()) as answer:
-                if answer.status == 200:
-                    return True
-                say(f"HTTP {answer.status}")
-        except urllib.error.HTTPError as e:
-            say(f"HTTP {e.code} {e.reason}")
+            code, answer, _ = request("POST", url, data, headers, timeout, context(), 1 << 16)
+            if code == 200:
+                return True
+            moved = (
+                f" (a redirect to {answer['location']!r}: not followed, the token goes to "
+                "the status URL only)"
+                if 300 <= code < 400 and "location" in answer
+                else ""
+            )
+            say(f"HTTP {code} {http.client.responses.get(code, '')}".rstrip() + moved)
         except Exception as e:  # refused, timed out, TLS, anything: the job goes on
-            say(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
+            say(f"{type(e).__name__}: {getattr(e, 'reason', None) or e}")
         return False
 
     def work():  # the latest values, once 5 s have passed since the last post ended
@@ -242,14 +249,17 @@ def embedded(name: str = "_kale_ext_status") -> str:
     import inspect
     import zlib
 
-    from . import progress
+    from . import peers, progress
 
     packed = base64.b64encode(zlib.compress(inspect.getsource(progress).encode(), 9)).decode()
     return (
-        inspect.getsource(_kale_ext_trainer_status)
+        inspect.getsource(peers._kale_ext_request)
+        + "\n\n"
+        + inspect.getsource(_kale_ext_trainer_status)
         + "\n\n# kale_ext/progress.py (stdlib only), for the ETA posted to Kubeflow Trainer\n"
         + f"{name} = _kale_ext_trainer_status(__import__('os').environ, {SETTINGS!r}, "
-        + f"__import__('zlib').decompress(__import__('base64').b64decode({packed!r})).decode())\n"
+        + f"__import__('zlib').decompress(__import__('base64').b64decode({packed!r})).decode(), "
+        + "_kale_ext_request)\n"
     )
 
 
@@ -261,7 +271,9 @@ def post(record: Mapping[str, object]) -> None:
     nothing when there is none (not on a cluster, not rank 0)."""
     if not _poster:
         from . import progress
+        from .peers import _kale_ext_request
 
-        _poster.append(_kale_ext_trainer_status(os.environ, SETTINGS, vars(progress)))
+        poster = _kale_ext_trainer_status(os.environ, SETTINGS, vars(progress), _kale_ext_request)
+        _poster.append(poster)
     if _poster[0] is not None:
         _poster[0](record)

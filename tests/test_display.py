@@ -127,3 +127,26 @@ def test_a_running_jobs_status_lists_its_nodes():
     lines = job_status(info).splitlines()
     assert lines[1] == "created 2026-11-25T01:00:00Z, last output 2026-11-25T01:05:00Z"
     assert lines[-2:] == ["node 0 Running", "node 1 Pending: Unschedulable: 0/3 nodes"]
+
+
+#: A job's exception text that would retitle the window, clear the screen and overwrite the line.
+HOSTILE = "ValueError: \x1b]0;title\x07\x1b[2J\rgotcha"
+CONTROLS = ("\x1b", "\x07", "\r")
+
+
+def test_text_from_a_job_is_shown_with_its_control_characters_escaped():
+    failed = job("x\x1b[2Jname", Status.FAILED, reason=f"node 0 said {HOSTILE}")
+    failed.failure = Failure(
+        f"node 0, rank 0: {HOSTILE}", node=0, rank=0, exception=HOSTILE, exit_code=1,
+        log_tail=[f"Traceback: {HOSTILE}"],
+    )  # fmt: skip
+    running = job("ok", reason="quiet")
+    running.nodes = [NodeState(0, "Running", reason=f"pulled {HOSTILE}")]
+    views = [jobs_table([failed, running]), job_status(failed), job_status(running),
+             log_text(LogLine(0, HOSTILE, rank=0))]  # fmt: skip
+    for view in views:
+        assert not any(c in view for c in CONTROLS), view
+    assert "ValueError: \\x1b]0;title\\x07\\x1b[2J\\rgotcha" in job_status(failed)
+    assert "x\\x1b[2Jname" in jobs_table([failed]) and "\\x1b[2J" in job_status(running)
+    # the raw line, where asked for (`kale-ext logs --raw`)
+    assert log_text(LogLine(0, HOSTILE, rank=0), raw=True) == f"[rank 0] {HOSTILE}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from kale_ext import progress
+from kale_ext.peers import _kale_ext_request
 from kale_ext.trainer_status import (
     CA_CERT_ENV,
     SETTINGS,
@@ -29,6 +30,7 @@ from tests.harness.tls import make_certificates
 PATH = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/trainjobs/fit/status"
 FAST = {**SETTINGS, "interval": 0.2, "timeout": 0.5, "exit_timeout": 0.5}
 PROGRESS = vars(progress)
+REQUEST = _kale_ext_request
 
 
 @dataclass
@@ -112,10 +114,10 @@ def sent(seen: Seen) -> dict:
 
 
 def test_no_url_or_another_rank_means_no_poster(tmp_path, certs):
-    assert _kale_ext_trainer_status({}, SETTINGS, PROGRESS) is None
+    assert _kale_ext_trainer_status({}, SETTINGS, PROGRESS, REQUEST) is None
     env = environ(tmp_path, "https://127.0.0.1:1/x", certs)
-    assert _kale_ext_trainer_status({**env, "RANK": "1"}, SETTINGS, PROGRESS) is None
-    assert _kale_ext_trainer_status({**env, "RANK": "0"}, SETTINGS, PROGRESS) is not None
+    assert _kale_ext_trainer_status({**env, "RANK": "1"}, SETTINGS, PROGRESS, REQUEST) is None
+    assert _kale_ext_trainer_status({**env, "RANK": "0"}, SETTINGS, PROGRESS, REQUEST) is not None
 
 
 @dataclass
@@ -148,7 +150,7 @@ BODY_CASES = [
 @pytest.mark.parametrize("case", BODY_CASES, ids=lambda c: c.name)
 def test_what_is_sent(tmp_path, certs, recorder, case: BodyCase):
     record, url = recorder
-    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS)
+    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS, REQUEST)
     post.status(*case.args)
     [seen] = record.wait(1)
     status = sent(seen)
@@ -165,7 +167,7 @@ def test_posts_wait_their_turn_and_carry_the_latest_values_and_every_metric(
     tmp_path, certs, recorder
 ):
     record, url = recorder
-    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS)
+    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS, REQUEST)
     post({"step": 1, "rank": 0, "total": 10, "loss": 1.0})
     record.wait(1)
     post({"step": 2, "rank": 0, "accuracy": 0.5})  # while the 0.2 s since the first post run
@@ -186,7 +188,7 @@ def test_posts_wait_their_turn_and_carry_the_latest_values_and_every_metric(
 def test_an_eta_once_the_rate_is_known_from_progress_py(tmp_path, certs, recorder):
     """progress.py's estimator, fed one reading per post: no ETA until 3 advances over 2 s."""
     record, url = recorder
-    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS)
+    post = _kale_ext_trainer_status(environ(tmp_path, url, certs), FAST, PROGRESS, REQUEST)
     began = time.monotonic()
     for step in range(1, 1000):
         post({"step": step, "rank": 0, "total": 1000})
@@ -202,7 +204,8 @@ def test_an_eta_once_the_rate_is_known_from_progress_py(tmp_path, certs, recorde
 DRIVER = """
 import json, os, sys, time
 {source}
-post = _kale_ext_trainer_status(os.environ, json.loads(sys.argv[1]), {progress!r})
+post = _kale_ext_trainer_status(os.environ, json.loads(sys.argv[1]), {progress!r},
+                                _kale_ext_request)
 worst = 0.0
 for step in range(40):
     began = time.perf_counter()
@@ -252,7 +255,7 @@ def test_the_poster_never_fails_or_holds_the_job(tmp_path, certs, recorder, case
         env[CA_CERT_ENV] = str(make_certificates(tmp_path / "other", "other").ca)
     if case.server == "absent":
         env = {}
-    source = inspect.getsource(_kale_ext_trainer_status)
+    source = inspect.getsource(_kale_ext_request) + inspect.getsource(_kale_ext_trainer_status)
     driver = DRIVER.format(source=source, progress=inspect.getsource(progress))
     began = time.monotonic()
     done = subprocess.run(
@@ -284,13 +287,54 @@ def test_the_poster_never_fails_or_holds_the_job(tmp_path, certs, recorder, case
 
 
 def test_the_embedded_poster_needs_only_the_standard_library():
-    source = inspect.getsource(_kale_ext_trainer_status)
+    source = inspect.getsource(_kale_ext_request) + inspect.getsource(_kale_ext_trainer_status)
     imported = {line.split()[1].split(".")[0] for line in source.splitlines()
                 if line.strip().startswith("import ")}  # fmt: skip
     assert imported <= set(sys.stdlib_module_names), imported
     namespace: dict = {}
     exec(compile(source, "<compiled job>", "exec"), namespace)  # no module-level names needed
-    assert namespace["_kale_ext_trainer_status"]({}, SETTINGS, None) is None
+    assert namespace["_kale_ext_trainer_status"]({}, SETTINGS, None, None) is None
+
+
+def _job(tmp_path, certs, url: str, settings: dict) -> tuple[subprocess.CompletedProcess, float]:
+    """DRIVER's job posting to ``url``: how it ended, and how long it took (at most 60 s)."""
+    source = inspect.getsource(_kale_ext_request) + inspect.getsource(_kale_ext_trainer_status)
+    driver = DRIVER.format(source=source, progress=inspect.getsource(progress))
+    env = {"PATH": os.environ["PATH"], **environ(tmp_path, url, certs)}
+    began = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-c", driver, json.dumps(settings)], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("the job never ended: a post held it")
+    return done, time.monotonic() - began
+
+
+def test_a_status_server_that_trickles_holds_no_post_and_not_the_jobs_end(tmp_path, certs):
+    """One byte every 0.5 s kept a finished job Running for good: each read waited less than
+    the timeout, so the post at exit never ended. Now a post ends within its timeout in all."""
+    from tests.harness.peers import trickling
+
+    settings = {**FAST, "timeout": 1.0, "exit_timeout": 1.0}  # more than each byte's wait
+    with trickling(every=0.5) as url:
+        done, took = _job(tmp_path, certs, url, settings)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["worst"] < settings["timeout"]  # no step waited
+    assert took < 12, took  # its start, the steps (1 s), the last post (within 2 s)
+    said = [line for line in done.stderr.splitlines() if "progress not sent" in line]
+    assert len(said) == 1 and "timed out" in said[0], done.stderr
+
+
+def test_a_redirect_is_not_followed_and_the_token_goes_nowhere_else(tmp_path, certs):
+    """The poster sent its bearer token on to the host a 302 pointed at."""
+    from tests.harness.peers import redirecting
+
+    with redirecting() as (url, seen):
+        done, _ = _job(tmp_path, certs, url, FAST)
+    assert done.returncode == 0, done.stderr
+    assert seen == []  # nothing reached the other host: no token, no request at all
+    said = [line for line in done.stderr.splitlines() if "progress not sent" in line]
+    assert len(said) == 1 and "HTTP 302" in said[0] and "not followed" in said[0], done.stderr
 
 
 pytest_plugins = ["tests.harness.emulated"]  # the emulated_cluster fixture
@@ -332,7 +376,7 @@ def test_the_same_request_as_the_kubeflow_sdks_update_trainjob_status(
     assert utils.update_trainjob_status(45, 120, metrics) is True
     by_sdk = trainer_status(emulated_cluster, "fit")
     monkeypatch.setattr(datetime, "datetime", Frozen)
-    post = _kale_ext_trainer_status(dict(os.environ), SETTINGS, PROGRESS)
+    post = _kale_ext_trainer_status(dict(os.environ), SETTINGS, PROGRESS, REQUEST)
     post.status(45, 120, metrics)
     received = emulated_cluster.status_server.received
     emulated_cluster.wait_for(lambda: len(received) >= 2, 30, "our post")

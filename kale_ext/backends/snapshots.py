@@ -8,6 +8,7 @@ notebook's sha256, which the job records too."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -76,27 +77,79 @@ def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None,
     record = {"options": spec.options, "notebook_path": notebook_path,
               "folder": str(spec.folder) if spec.folder else None,
               "notebook_sha256": spec.job.notebook_sha256,
+              # the kept bytes' own (a notebook sent as JSON or from a kernel is hashed as
+              # the job's another way): what a rerun checks before it runs them
+              "snapshot_sha256": hashlib.sha256(notebook).hexdigest(),
               "defaults": (defaults or Defaults()).shaping()}  # fmt: skip
     write_atomic(folder / RECORD, json.dumps(record, indent=2))
 
 
-def load(backend, name: str, notebook_sha256: str | None) -> Snapshot:
-    """Job ``name``'s snapshot; a 409 naming why when there is none that matches the job."""
+#: What a kept submit record holds, and the types each may have (None: absent).
+FIELDS = {"options": (dict, type(None)), "notebook_path": (str, type(None)),
+          "folder": (str, type(None)), "notebook_sha256": (str,),
+          "snapshot_sha256": (str, type(None)), "defaults": (dict, type(None))}  # fmt: skip
+
+
+def load(backend, name: str, notebook_sha256: str | None, confine: Path | None = None) -> Snapshot:
+    """Job ``name``'s snapshot, verified before it is trusted: a 409 naming why when there is
+    none that matches the job, or when what is kept does not match what was recorded (a
+    notebook changed since, a field of the wrong type, options the schema refuses, a folder
+    outside ``confine``: the server's root)."""
     folder = root(backend) / name
     try:
         record = json.loads((folder / RECORD).read_text())
         notebook = (folder / NOTEBOOK).read_bytes()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         record = None
-    if record is None or record.get("notebook_sha256") != notebook_sha256:
+    if not isinstance(record, dict) or record.get("notebook_sha256") != notebook_sha256:
         raise BackendError(
             f"job {name} cannot be rerun from here: no snapshot of the notebook it ran was kept "
             "(it was submitted from another machine or client); submit its notebook again",
             409, "Conflict",
         )  # fmt: skip
+    for field, kinds in FIELDS.items():
+        if not isinstance(record.get(field), kinds):
+            kind = " or ".join(k.__name__ for k in kinds if k is not type(None))
+            _refuse(name, f"its kept {field} is not a {kind} ({folder / RECORD})")
+    digest = hashlib.sha256(notebook).hexdigest()
+    if not _unchanged(record, notebook, digest):
+        _refuse(name, f"its kept notebook ({folder / NOTEBOOK}) has changed since it was "
+                f"submitted: its sha256 is {digest}, {notebook_sha256} was recorded")  # fmt: skip
+    from ..errors import ConfigError
+    from ..job.options import JobOptions
+
+    try:
+        JobOptions.from_dict(record.get("options"), "options")
+    except ConfigError as e:
+        _refuse(name, f"its kept options do not match the schema: {e}")
+    kept_in = record.get("folder")
+    if confine is not None and kept_in is not None:
+        inside = Path(kept_in).resolve().is_relative_to(Path(confine).resolve())
+        if not inside:
+            _refuse(name, f"its recorded folder {kept_in} is outside the server's root")
     return Snapshot(notebook, record.get("options") or {}, record.get("notebook_path"),
                     record.get("folder"), record["notebook_sha256"],
                     record.get("defaults"))  # fmt: skip
+
+
+def _unchanged(record: dict, notebook: bytes, digest: str) -> bool:
+    """Whether the kept notebook is what was kept: its sha256 is its own, recorded at save;
+    else (a snapshot kept before that) the job's: of the bytes sent, or of a notebook sent as
+    JSON (hashed sorted, as compile/notebook.py does)."""
+    if record.get("snapshot_sha256"):
+        return digest == record["snapshot_sha256"]
+    if digest == record["notebook_sha256"]:
+        return True
+    try:
+        canonical = json.dumps(json.loads(notebook), sort_keys=True, check_circular=False)
+    except (ValueError, RecursionError):
+        return False
+    return hashlib.sha256(canonical.encode()).hexdigest() == record["notebook_sha256"]
+
+
+def _refuse(name: str, why: str):
+    raise BackendError(f"job {name} is not rerun: {why}; submit its notebook again",
+                       409, "SnapshotMismatch")  # fmt: skip
 
 
 def forget(backend, name: str) -> None:

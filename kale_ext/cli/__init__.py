@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     except KaleExtError as e:
-        print(f"error: {e}", file=sys.stderr)
+        from ..terminal import printable_lines
+
+        print(f"error: {printable_lines(e)}", file=sys.stderr)  # it may quote a job's text
         return 1
     except KeyboardInterrupt:
         return 130

@@ -85,5 +85,15 @@ def backend_of(args):
 
 
 def print_diagnostics(diags: list[Diagnostic], stream) -> None:
-    for d in diags:
-        print(f"{d.severity}: {d}", file=stream)
+    from ..terminal import printable_lines
+
+    for d in diags:  # a diagnostic may quote the notebook's source
+        print(printable_lines(f"{d.severity}: {d}"), file=stream)
+
+
+def print_warnings(warnings, stream) -> None:
+    """A submit's warnings (they may quote the notebook or a record), one a line."""
+    from ..terminal import printable_lines
+
+    for warning in warnings:
+        print(printable_lines(f"warning: {warning}"), file=stream)

@@ -9,6 +9,7 @@ import sys
 import time
 
 from ..errors import KaleExtError
+from ..terminal import printable
 
 #: How `--follow` exits: the job completed, failed, or someone stopped it (kept, not failed).
 COMPLETE, FAILED, STOPPED = 0, 1, 3
@@ -29,11 +30,12 @@ def add_follow(p: argparse.ArgumentParser) -> None:
 def submitted(args, backend, job, how: str = "") -> int:
     """Say that ``job`` (a Submission) was submitted, ``how``, and its warnings (on stderr); then
     print its name, or with ``args.follow`` follow it to its end."""
-    print(f"submitted {job.name} to the {backend.name} backend{how}", file=sys.stderr)
-    for warning in job.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    from .common import print_warnings
+
+    print(printable(f"submitted {job.name} to the {backend.name} backend{how}"), file=sys.stderr)
+    print_warnings(job.warnings, sys.stderr)
     if not args.follow:
-        print(job.name)
+        print(printable(job.name))
         return 0
     return follow(backend, job.name)
 
@@ -63,7 +65,7 @@ def follow(backend, name: str) -> int:
     def say_progress(progress) -> None:
         with lock:
             if (shown := tenths.line(progress)) is not None:
-                console.print(f"[{name}] progress {shown}", markup=False)
+                console.print(printable(f"[{name}] progress {shown}"), markup=False)
 
     def watch():
         said = None
@@ -74,7 +76,7 @@ def follow(backend, name: str) -> int:
             except KaleExtError:
                 return
             if (line := status_line(info)) != said:
-                console.print(f"[{name}] {line}", markup=False)
+                console.print(printable(f"[{name}] {line}"), markup=False)
                 said = line
             if spinner is not None:
                 spinner.update(Text(live_text(name, info, time.monotonic() - started)))
@@ -105,7 +107,7 @@ def follow(backend, name: str) -> int:
     info = last[0] if last[0] is not None and last[0].status.finished else backend.get_job(name)
     where = outputs_line(backend, name)
     if where:
-        console.print(where, markup=False)
+        console.print(printable(where), markup=False)
     return exit_code(info)
 
 
@@ -136,10 +138,10 @@ def live_text(name: str, info, elapsed: float) -> str:
     text = f"{name}: {status_line(info)} ({elapsed:.0f} s)"
     progress = info.progress_shown
     if progress is None:
-        return text
+        return printable(text)
     done = progress.percent >= 100
     shown = f"{summary(progress, eta=False)}, finishing" if done else summary(progress)
-    return f"{text} {bar(progress.percent)} {shown}"
+    return printable(f"{text} {bar(progress.percent)} {shown}")
 
 
 class LogProgress:

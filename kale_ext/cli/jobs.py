@@ -36,6 +36,12 @@ def register(sub) -> dict:
     lg.add_argument("-f", "--follow", action="store_true", help="wait for new lines")
     lg.add_argument("--node", type=int, help="only this node")
     lg.add_argument("--tail", type=int, help="only the last N lines of each node")
+    lg.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the lines as the job wrote them, terminal control sequences (colours, "
+        "carriage returns, ...) included; without it they are shown escaped (\\x1b[31m)",
+    )
 
     d = sub.add_parser("delete", help="stop and delete a job (its outputs stay)")
     d.add_argument("name")
@@ -78,9 +84,14 @@ def _status(args) -> int:
 
 
 def _events(args) -> int:
+    from ..terminal import printable
+
     def table(rows):
         for e in rows:
-            print(f"{e['time'] or '':<20}  {e['type']:<7}  {e['reason']:<24}  {e['message']}")
+            time, kind, reason, message = (
+                printable(e[k] or "") for k in ("time", "type", "reason", "message")
+            )
+            print(f"{time:<20}  {kind:<7}  {reason:<24}  {message}")
 
     from dataclasses import asdict
 
@@ -93,13 +104,15 @@ def _logs(args) -> int:
 
     lines = backend_of(args).logs(args.name, node=args.node, follow=args.follow, tail=args.tail)
     for line in lines:
-        print(log_text(line), flush=True)
+        print(log_text(line, raw=args.raw), flush=True)
     return 0
 
 
 def _delete(args) -> int:
+    from ..terminal import printable
+
     note = backend_of(args).delete(args.name, outputs=args.outputs)
-    print(f"deleted {args.name}" + (f"; {note}" if note else ""))
+    print(printable(f"deleted {args.name}" + (f"; {note}" if note else "")))
     return 0
 
 

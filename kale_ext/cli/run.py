@@ -16,6 +16,7 @@ from .common import (
     defaults,
     job_options,
     print_diagnostics,
+    print_warnings,
 )
 from .follow import add_follow, submitted
 
@@ -101,22 +102,24 @@ def _compile(args) -> int:
             result["creates"] = preview.creates()
         print(json.dumps(result, indent=2, default=repr))
         return 0
+    from ..terminal import printable
+
     params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
-    print(f"compiled {notebook} → {path}")
-    print(f"  function   {job.function_name}({params})")
+    print(printable(f"compiled {notebook} → {path}"))
+    print(printable(f"  function   {job.function_name}({params})"))
     if preview is None:  # else the preview's summary says it (with the submit's packages)
-        print(f"  packages   {', '.join(job.packages) or '(none)'}")
+        print(printable(f"  packages   {', '.join(job.packages) or '(none)'}"))
     if job.pip_index_urls:
-        print(f"  indexes    {', '.join(job.pip_index_urls)}")
+        print(printable(f"  indexes    {', '.join(job.pip_index_urls)}"))
     if preview is None:  # with one, its summary shows them with what the options override
         from ..job.preview import provenance, provenance_lines
 
         for line in provenance_lines(provenance(job)):
-            print(f"  {line}")
+            print(printable(f"  {line}"))
     if job.settings:
-        print(f"  settings   {json.dumps(job.settings, sort_keys=True, default=str)}")
+        print(printable(f"  settings   {json.dumps(job.settings, sort_keys=True, default=str)}"))
     if preview is not None:
-        print(f"  trainjob   {out_dir / 'trainjob.yaml'} ({preview.spec.name})")
+        print(printable(f"  trainjob   {out_dir / 'trainjob.yaml'} ({preview.spec.name})"))
         _print_preview(preview)
     print_diagnostics(job.warnings, sys.stdout)
     return 0
@@ -124,10 +127,11 @@ def _compile(args) -> int:
 
 def _print_preview(preview, stream=None) -> None:
     """The effective settings: what the job will get, after every layer of precedence."""
+    from ..terminal import printable
+
     for line in preview.summary():
-        print(f"  {line}", file=stream)
-    for warning in preview.spec.warnings:
-        print(f"warning: {warning}", file=stream)
+        print(printable(f"  {line}"), file=stream)
+    print_warnings(preview.spec.warnings, stream)
 
 
 def _run(args) -> int:

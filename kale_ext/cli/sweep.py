@@ -16,6 +16,7 @@ from .common import (
     defaults,
     document,
     emit,
+    print_warnings,
 )
 
 EPILOG = """examples:
@@ -87,11 +88,13 @@ def _sweep(args) -> int:
             notebook_path=args.notebook, place=place_of(args.notebook), defaults=defaults(),
             **chosen(args),
         )  # fmt: skip
-    print(f"sweep {record['name']} started ({_shape(record)})", file=sys.stderr)
-    for warning in (record.get("tracking") or {}).get("warnings", []):  # e.g. MLflow is down
-        print(f"warning: {warning}", file=sys.stderr)
+    from ..terminal import printable
+
+    print(printable(f"sweep {record['name']} started ({_shape(record)})"), file=sys.stderr)
+    # e.g. MLflow is down
+    print_warnings((record.get("tracking") or {}).get("warnings", []), sys.stderr)
     if not args.follow:
-        print(record["name"])
+        print(printable(record["name"]))
         return 0
     return _follow(record["name"])
 
@@ -147,13 +150,16 @@ def _cancel(args) -> int:
 
 def _sweeps(args) -> int:
     from ..runs import sweep
+    from ..terminal import printable
 
     rows = sweep.listing()
 
     def table(rows):
         for r in rows:
-            best = f"best {r['best']}" if r["best"] else ""
-            print(f"{r['name']:<38}  {r['status']:<11}  {r['tally']}  {best}".rstrip())
+            name, status, tally, best = (printable(r[k] or "") for k in
+                                         ("name", "status", "tally", "best"))  # fmt: skip
+            best = f"best {best}" if best else ""
+            print(f"{name:<38}  {status:<11}  {tally}  {best}".rstrip())
 
     emit(args, rows, table)
     return 0

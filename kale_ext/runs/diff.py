@@ -18,6 +18,7 @@ from ..backends.base import Backend, Status, lines_left
 from ..errors import ConfigError
 from ..job.trainjob import ANNOTATION, DEFINITION
 from ..metrics import metric_values, parse_metric
+from ..terminal import printable, printable_lines
 
 #: Provenance compared as it is (the notebook, its hashes, the kale_ext that compiled it).
 PROVENANCE = ("notebook", "notebook-sha256", "source-sha256", "function", "version")
@@ -197,6 +198,7 @@ def comparison_text(c: Comparison) -> str:
             [f"  {m['metric']}", *("-" if v is None else format_value(v) for v in m["values"])]
             for m in c.metrics
         ]
+    rows = [[printable(cell) for cell in row] for row in rows]  # names, values from records
     widths = [min(48, max(len(r[i]) for r in rows)) for i in range(len(header))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
@@ -204,5 +206,5 @@ def comparison_text(c: Comparison) -> str:
     if not c.differences:
         lines.append("(the same definition, notebook and source)")
     for d in c.source_diffs:
-        lines += ["", d["diff"].rstrip("\n")]
+        lines += ["", printable_lines(d["diff"].rstrip("\n"))]
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..errors import BackendError, NotFound
 from ..files import jobs_dir, write_atomic
 from ..metrics import format_value
+from ..terminal import printable
 
 RECORD = "sweep.json"
 NOTEBOOK = "notebook.ipynb"
@@ -163,14 +164,16 @@ def table(record: dict) -> str:
     data = summary(record)
     metric = record.get("metric")
     params = [d["name"] for d in record.get("space", [])]
-    head = ["", "TRIAL", "JOB", "STATUS", *params, (metric or "METRIC").upper(), "REASON"]
+    head = ["", "TRIAL", "JOB", "STATUS", *map(printable, params),
+            printable((metric or "METRIC").upper()), "REASON"]  # fmt: skip
     rows = [head]
     for t in data["trials"]:
         value = t.get("metric")
         shown = format_value(value) if isinstance(value, (int, float)) else ""
         values = [_param_text(t["parameters"].get(p)) for p in params]
-        rows.append(["*" if t["best"] else "", str(t["number"]), t.get("job") or "",
-                     t["status"], *values, shown, t.get("reason") or ""])  # fmt: skip
+        rows.append([printable(c) for c in (
+            "*" if t["best"] else "", str(t["number"]), t.get("job") or "", t["status"],
+            *values, shown, t.get("reason") or "")])  # fmt: skip
     widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1]
              for r in rows]  # fmt: skip
@@ -178,7 +181,7 @@ def table(record: dict) -> str:
     reason = data["tally"] if record.get("status") in ("Starting", "Running") else None
     if record.get("reason") or reason:
         title += f" ({record.get('reason') or reason})"
-    return "\n".join([title, *(line.rstrip() for line in lines)])
+    return "\n".join([printable(title), *(line.rstrip() for line in lines)])
 
 
 def _param_text(value) -> str:

@@ -56,15 +56,19 @@ def _unnamed(notebook: Notebook) -> Notebook:
 
 
 def rerun(backend: Backend, name: str, new_name: str | None = None,
-          parameters: dict | None = None, defaults=None) -> Submission:  # fmt: skip
+          parameters: dict | None = None, defaults=None,
+          root: str | None = None) -> Submission:  # fmt: skip
     """Submit job ``name`` again as recorded, named ``new_name`` (else a new name), with
     ``parameters`` over its own. NotFound for an unknown job; a 409 when no snapshot of it was
-    kept here; a ConfigError naming the field for an override the notebook refuses."""
+    kept here, or when what was kept does not match what was recorded (snapshots.load; the
+    folders it reads must lie under ``root``, the server's, when given); a ConfigError naming
+    the field for an override the notebook refuses."""
     if parameters is not None and not isinstance(parameters, dict):
         raise ConfigError("parameters", f"must be an object of name: value, not {parameters!r}")
     info = backend.get_job(name)
-    kept = load(backend, name, info.provenance.get(ANNOTATION + "notebook-sha256"))
-    place = Place(Path(kept.folder)) if kept.folder else Place()
+    confine = Path(root) if root is not None else None
+    kept = load(backend, name, info.provenance.get(ANNOTATION + "notebook-sha256"), confine)
+    place = Place(Path(kept.folder), confine=confine) if kept.folder else Place(confine=confine)
     options = _options(kept.options, new_name, parameters)
     file_name = Path(kept.notebook_path).name if kept.notebook_path else "notebook.ipynb"
     notebook = _unnamed(parse_notebook(kept.notebook, file_name))  # its file named as it was

@@ -9,15 +9,16 @@ import tornado.web
 from jupyter_server.utils import url_path_join
 
 from .base import ApiError, KaleExtHandler, check_job_name
+from .notebooks import NotebookHandler
 
 NAMESPACE = "kale-ext"
 BODY = "#/components/schemas/RerunBody"
 
 
-def rerun(backend, name: str, body: dict, defaults) -> dict:
+def rerun(backend, name: str, body: dict, defaults, root: str | None = None) -> dict:
     from ..runs.rerun import rerun as rerun_job
 
-    job = rerun_job(backend, name, body.get("name"), body.get("parameters"), defaults)
+    job = rerun_job(backend, name, body.get("name"), body.get("parameters"), defaults, root)
     return {"name": job.name, "backend": job.backend, "warnings": job.warnings}
 
 
@@ -29,7 +30,7 @@ def stop(backend, name: str) -> dict:
     return stop_job(backend, name, os.environ.get("JUPYTERHUB_USER") or who_am_i()).to_dict()
 
 
-class RerunHandler(KaleExtHandler):
+class RerunHandler(NotebookHandler):  # its root_dir: the folders a rerun reads lie under it
     fields = ("name", "parameters")
 
     @tornado.web.authenticated
@@ -43,7 +44,7 @@ class RerunHandler(KaleExtHandler):
             raise ApiError(400, str(error), "InvalidBody", field=error.field)
         backend = await self.backend()
         defaults = await self.call(self.app.defaults)
-        result = await self.work(rerun, backend, name, body, defaults)
+        result = await self.work(rerun, backend, name, body, defaults, self.root_dir())
         base = self.settings.get("base_url", "/")
         self.set_header("Location", url_path_join(base, NAMESPACE, "jobs", result["name"]))
         self.reply(result, 201)

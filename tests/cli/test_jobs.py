@@ -96,3 +96,30 @@ def test_a_closed_pipe_ends_quietly(jobs_env, write_nb):
         proc.stdout.close()  # `| head` that has read what it wanted
         err = proc.stderr.read().decode()
         assert (proc.wait(), err) == (141, ""), command
+
+
+def test_a_jobs_control_sequences_are_shown_escaped_in_every_view(jobs_env, write_nb):
+    """A job whose exception text would retitle the window, clear the screen and overwrite
+    the line: every view shows it escaped; `logs --raw` prints the lines as written."""
+    hostile = "\\x1b]0;title\\x07\\x1b[2J\\rgotcha"  # as the notebook's source writes it
+    path = write_nb(notebook(f"print('{hostile}')\nraise ValueError('{hostile}')"))
+    run = cli("run", path, "--backend", "local", "--follow")
+    name = run.stderr.split()[1]
+    escaped = "\\x1b]0;title\\x07\\x1b[2J"  # what a view shows (a CR ends a line, as recorded)
+    views = {
+        "run --follow": run,
+        "jobs": cli("jobs", "--backend", "local"),
+        "status": cli("status", name, "--backend", "local"),
+        "stop": cli("stop", name, "--backend", "local"),
+        "events": cli("events", name, "--backend", "local"),
+        "logs": cli("logs", name, "--backend", "local"),
+    }
+    assert run.returncode == 1
+    for view, out in views.items():
+        printed = out.stdout + out.stderr
+        assert not any(c in printed for c in "\x1b\x07\r"), (view, printed)
+    assert f"ValueError: {escaped}" in views["status"].stdout
+    assert f"ValueError: {escaped}" in views["jobs"].stdout
+    assert f"[rank 0] {escaped}" in views["logs"].stdout.splitlines()
+    raw = cli("logs", name, "--backend", "local", "--raw").stdout
+    assert "[rank 0] \x1b]0;title\x07\x1b[2J" in raw.split("\n")

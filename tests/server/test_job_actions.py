@@ -86,6 +86,35 @@ async def test_a_bad_rerun_is_refused_naming_why(api, jobs_dir, body, status, fi
     assert [j["name"] for j in (await api.get("jobs")).json["jobs"]] == ["first"]
 
 
+@pytest.mark.parametrize(
+    ("tamper", "says"),
+    [
+        ("notebook", "its kept notebook ("),
+        ({"options": [1]}, "its kept options is not a dict"),  # was a 500
+        ({"options": {"speed": 1}}, "its kept options do not match the schema"),
+        ({"folder": "/etc"}, "its recorded folder /etc is outside the server's root"),
+    ],
+)  # fmt: skip
+async def test_a_rerun_verifies_what_was_kept_before_it_trusts_it(api, jobs_dir, tamper, says):
+    """An edited snapshot notebook ran, a recorded folder outside the server root was used, and
+    options that were no object answered 500: each is a 409 naming what does not match, and
+    no job is submitted."""
+    assert (
+        await api.post("jobs", {"notebook": PRINTS, "options": {"name": "first"}})
+    ).status == 201
+    kept = jobs_dir / ".submitted" / "first"
+    if tamper == "notebook":
+        nb = kept / "notebook.ipynb"
+        nb.write_text(nb.read_text().replace("print(", "__import__('os').system('id'); print("))
+    else:
+        record = json.loads((kept / "submit.json").read_text())
+        (kept / "submit.json").write_text(json.dumps({**record, **tamper}))
+    reply = await api.post("jobs/first/rerun", {"name": "again"})
+    assert reply.status == 409, reply.text
+    assert says in reply.json["message"] and "job first is not rerun" in reply.json["message"]
+    assert [j["name"] for j in (await api.get("jobs")).json["jobs"]] == ["first"]
+
+
 async def test_rerun_and_stop_of_an_unknown_job_are_404s(api):
     for action in ("rerun", "stop"):
         reply = await api.post(f"jobs/nope/{action}")
@@ -108,3 +137,44 @@ async def test_stop_ends_the_job_and_keeps_it_reading_stopped(api, jobs_dir):
     assert "step 3" in [t for _, t in lines(await api.logs("slow"))]
     again = await api.post("jobs/slow/stop")
     assert again.status == 409 and "has ended already (Stopped)" in again.json["message"]
+
+
+#: Actions on one running job sent at the same time; each pair runs on a job of its own.
+RACES = [("stop", "delete"), ("delete", "stop"), ("stop", "stop"), ("delete", "delete"),
+         ("stop", "rerun"), ("delete", "rerun"), ("rerun", "delete")]  # fmt: skip
+
+
+async def test_actions_on_one_job_at_the_same_time_answer_2xx_404_or_409(api, jobs_dir):
+    """Stop, delete and rerun of one running job, sent together (the server runs each on a
+    thread of its own): each is done whole or refused, never a 500; within a bounded time."""
+
+    async def act(action: str, name: str):
+        if action == "delete":
+            return await api.delete(f"jobs/{name}")
+        return await api.post(f"jobs/{name}/{action}")
+
+    started = time.monotonic()
+    names = [f"race-{i}" for i in range(len(RACES))]
+    for name in names:
+        assert (await api.post("jobs", {"notebook": SLOW, "options": {"name": name}})).status == 201
+    for name in names:
+        while not (await api.logs(name)):  # running, with its first line
+            assert time.monotonic() - started < 120
+            await asyncio.sleep(0.2)
+    replies = await asyncio.gather(
+        *(act(action, name) for name, pair in zip(names, RACES, strict=True) for action in pair)
+    )
+    sent = [(pair, action) for pair in RACES for action in pair]
+    assert all(r.status in (200, 201, 204, 404, 409) for r in replies), [
+        (what, r.status, r.text) for what, r in zip(sent, replies, strict=True)
+    ]
+    assert time.monotonic() - started < 150
+    for name, pair in zip(names, RACES, strict=True):
+        job = await api.get(f"jobs/{name}")
+        if "delete" in pair:  # one delete deleted it, whatever came first
+            assert job.status == 404, (pair, job.text)
+        else:
+            assert (job.status, job.json["status_text"]) == (200, "Stopped"), (pair, job.text)
+    for reply in replies:  # a rerun's new job: stop it
+        if reply.status == 201:
+            await api.delete(f"jobs/{reply.json['name']}")

@@ -43,16 +43,16 @@ from ..base import (
 from ..snapshots import forget
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
-from .lifetime import supervisor_gone
+from .joblock import RECORD_LOCK, acting_on
 from .links import claim, hand_over
 from .logfiles import node_logs
 from .outputs import final_folder, keep_note, kept, listing
-from .processes import runs, start_time
+from .processes import start_time
 from .progressfile import read_progress
 from .queue import capacity, check_fits, launch, leave, need_of
-from .records import Unreadable, half_made, interrupted, read_checked, unreadable_info
+from .records import Unreadable, half_made, settled, unreadable_info
 from .resources import resources_record
-from .supervisor import FAILING, now, read_record, write_record
+from .supervisor import FAILING, now, update_record, write_record
 from .volumes import free_mounts, local_warnings, plan_mounts
 from .workspace import WORKSPACE_PARTS, write_parts
 
@@ -231,6 +231,7 @@ class LocalBackend(Backend):
         try:
             for k in range(spec.nodes):
                 (job_dir / f"node-{k}.log").touch()
+            (job_dir / RECORD_LOCK).touch(mode=0o600)
             if spec.workspace is not None:  # the parts the cluster would mount, for the bootstrap
                 env[WORKSPACE_PARTS] = str(write_parts(spec.workspace, job_dir / "workspace"))
             write_record(job_dir, record)
@@ -249,9 +250,9 @@ class LocalBackend(Backend):
             shutil.rmtree(job_dir, ignore_errors=True)
             raise
         hand_over(self.jobs_dir, spec.name, pid, started)
-        record = read_record(job_dir)
-        if not record.get("supervisor_pid"):  # unless it recorded itself (and maybe more) first
-            write_record(job_dir, {**record, "supervisor_pid": pid, "supervisor_started": started})
+        ours = {"supervisor_pid": pid, "supervisor_started": started}
+        # unless it recorded itself (and maybe more) first
+        update_record(job_dir, lambda r: r.get("supervisor_pid") or r.update(ours))
         mark_jobs_dir(self.jobs_dir)
         return Submitted(spec.name, warnings)
 
@@ -271,19 +272,7 @@ class LocalBackend(Backend):
 
     def _record(self, name: str) -> dict:
         """The job's record (Unreadable, a 409 saying how to remove it, when it is not one)."""
-        job_dir = self._dir(name)
-        record = read_checked(job_dir, name)
-        status = Status(record["status"])
-        pid = record.get("supervisor_pid")
-        if not status.finished and not pid and (failed := interrupted(job_dir, record)):
-            record = failed
-            write_record(job_dir, record)
-        if not status.finished and pid and not runs(pid, record.get("supervisor_started")):
-            record = read_checked(job_dir, name)  # it may have recorded its end, then exited
-            if not Status(record["status"]).finished:
-                record = supervisor_gone(job_dir, record, now())
-                write_record(job_dir, record)
-        return record
+        return settled(self._dir(name), name)
 
     def _info(self, record: dict) -> JobInfo:
         return JobInfo(
@@ -404,21 +393,23 @@ class LocalBackend(Backend):
         if half_made(folder := self._folder(name)):  # an interrupted submit's
             shutil.rmtree(folder, ignore_errors=True)
             return None
-        final = remove_job(self._dir(name), name)
-        forget(self, name)  # its notebook snapshot, kept for a rerun
-        leave(self.jobs_dir, name)
-        if final is None or not final.is_dir():
-            return None
-        keep_note(self.jobs_dir, name, None if outputs else final)
-        if outputs:
-            shutil.rmtree(final, ignore_errors=True)
-            return f"deleted its outputs in {final}"
+        with acting_on(self._dir(name), name):  # a stop or delete under way ends first
+            final = remove_job(self._dir(name), name)
+            forget(self, name)  # its notebook snapshot, kept for a rerun
+            leave(self.jobs_dir, name)
+            if final is None or not final.is_dir():
+                return None
+            keep_note(self.jobs_dir, name, None if outputs else final)
+            if outputs:
+                shutil.rmtree(final, ignore_errors=True)
+                return f"deleted its outputs in {final}"
         return f"kept its outputs in {final} (delete them too with --outputs)"
 
     def stop(self, name: str, reason: str) -> None:
         from .stop import stop_job
 
-        stop_job(self._dir(name), reason)
+        with acting_on(self._dir(name), name):  # a delete under way: NotFound once it is done
+            stop_job(self._dir(name), reason)
 
     def job_source(self, name: str) -> str | None:
         return source_of(self._record(name).get("command", []))

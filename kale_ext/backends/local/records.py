@@ -9,9 +9,10 @@ from pathlib import Path
 
 from ...errors import BackendError
 from ..base import SUBMIT_INTERRUPTED, JobInfo, Status
+from .lifetime import supervisor_gone
 from .processes import running_command, runs
 from .queue import supervisor_args
-from .supervisor import now, read_record
+from .supervisor import now, read_record, update_record
 
 #: The fields every view reads, and their types.
 FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -97,3 +98,29 @@ def interrupted(job_dir: Path, record: dict) -> dict | None:
         return None
     why = f"{SUBMIT_INTERRUPTED}: the process submitting it stopped before it started"
     return {**record, "status": "Failed", "finished": now(), "reason": f"{why}; submit it again"}
+
+
+def settled(job_dir: Path, name: str) -> dict:
+    """The record of job ``name`` (Unreadable, a 409 saying how to remove it, when it is not
+    one), settled: a job whose submit was interrupted, or whose supervisor ended without
+    recording its end, is recorded Failed saying why, under the record's lock (what the
+    supervisor recorded meanwhile stays)."""
+    record = read_checked(job_dir, name)
+    pid = record.get("supervisor_pid")
+
+    def settle(record: dict) -> None:  # as it reads now
+        if Status(record["status"]).finished:  # the supervisor recorded its end meanwhile
+            return
+        if not record.get("supervisor_pid") and (failed := interrupted(job_dir, record)):
+            record.update(failed)
+        elif (pid := record.get("supervisor_pid")) and not runs(
+            pid, record.get("supervisor_started")
+        ):
+            record.update(supervisor_gone(job_dir, dict(record), now()))
+
+    started = pid and runs(pid, record.get("supervisor_started"))
+    finished = Status(record["status"]).finished
+    if not finished and not started and (pid or interrupted(job_dir, record)):
+        update_record(job_dir, settle)
+        record = read_checked(job_dir, name)
+    return record

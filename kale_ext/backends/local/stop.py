@@ -14,7 +14,7 @@ from .lifetime import remembered, stop_leftovers
 from .outputs import gather
 from .processes import alive, kill_group, runs, terminate
 from .records import Unreadable, read_checked
-from .supervisor import STOP_REASON, now, read_record, write_record
+from .supervisor import STOP_REASON, now, read_record, update_record
 from .volumes import free_mounts
 
 
@@ -47,20 +47,33 @@ def remove_job(job_dir: Path, name: str) -> Path | None:
 
 
 def stop_job(job_dir: Path, reason: str) -> None:
-    """Stop the job in ``job_dir`` (its supervisor, then its nodes) and record ``reason``."""
+    """Stop the job in ``job_dir`` (its supervisor, then its nodes) and record ``reason``. A
+    job that ends by itself meanwhile keeps its end: the supervisor records either its own end
+    or the stop, never half of each (both change the record under its lock)."""
     record = read_record(job_dir)
     if Status(record["status"]).finished:
         return
     pid, started = record.get("supervisor_pid"), record.get("supervisor_started")
     if runs(pid, started):
-        write_record(job_dir, {**record, STOP_REASON: reason})  # it records the end with it
+
+        def asked(record: dict) -> None:
+            if not Status(record["status"]).finished:  # else it ended as this stop began
+                record[STOP_REASON] = reason  # it records the end with it
+
+        if STOP_REASON not in update_record(job_dir, asked):
+            return
         terminate(pid, grace=15)  # it stops every node and records the end, then exits
-    record = read_record(job_dir)
-    if not Status(record["status"]).finished:  # it was gone, or ended before recording
-        record.update(status=Status.FAILED.value, finished=now())
-    for node in record.get("nodes", []):
-        if node.get("state") != "Succeeded":
-            node.update(state="Stopped", reason=None)
-    record.pop(STOP_REASON, None)
-    record.update(reason=reason, failure=None)
-    write_record(job_dir, record)
+
+    def stopped(record: dict) -> None:
+        if Status(record["status"]) is Status.COMPLETE:  # it ended by itself before the signal
+            record.pop(STOP_REASON, None)
+            return
+        if not Status(record["status"]).finished:  # it was gone, or ended before recording
+            record.update(status=Status.FAILED.value, finished=now())
+        for node in record.get("nodes", []):
+            if node.get("state") != "Succeeded":
+                node.update(state="Stopped", reason=None)
+        record.pop(STOP_REASON, None)
+        record.update(reason=reason, failure=None)
+
+    update_record(job_dir, stopped)

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,11 +27,12 @@ from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
-from ..base import BackendError, Failure, Status
+from ..base import BackendError, Failure, NotFound, Status
 from ..failure import exit_words
 from .failures import local_failure, node_env
 from .frameworks import framework_env
 from .installs import InstallError, prepare
+from .joblock import record_lock
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
 from .outputs import gather, staging
 from .ports import claim_port
@@ -59,6 +61,22 @@ def read_record(job_dir: Path) -> dict:
 
 def write_record(job_dir: Path, record: dict) -> None:
     write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
+
+
+def update_record(job_dir: Path, change: Callable[[dict], None]) -> dict:
+    """Change the job's record in place with ``change``, under the record's lock (joblock.py):
+    read, changed, written back only when it changed, so what another process recorded
+    meanwhile is kept. The record as it is now. NotFound when the job is gone."""
+    with record_lock(job_dir):
+        try:
+            record = read_record(job_dir)
+            before = json.dumps(record, sort_keys=True)
+            change(record)
+            if json.dumps(record, sort_keys=True) != before:
+                write_record(job_dir, record)
+        except FileNotFoundError:  # its folder went while the lock was taken: a delete
+            raise NotFound(f"no local job named {job_dir.name!r} (it was deleted)") from None
+    return record
 
 
 def _this_process() -> dict:
@@ -173,11 +191,13 @@ def not_started(job_dir: Path, reason: str) -> int:
     """Record a job that ended before its nodes started."""
     remove_scratch(job_dir)
     free_mounts(job_dir)
-    record = read_record(job_dir)
-    for node in record.get("nodes", []):
-        node.update(state="Failed", reason="not started")
-    record.update(status="Failed", reason=reason, finished=now(), **_this_process())
-    write_record(job_dir, record)
+
+    def ended(record: dict) -> None:
+        for node in record.get("nodes", []):
+            node.update(state="Failed", reason="not started")
+        record.update(status="Failed", reason=reason, finished=now(), **_this_process())
+
+    record = update_record(job_dir, ended)
     end_tracked_run(job_dir, record, cancelled=reason.startswith("cancelled"))
     return 0
 
@@ -205,11 +225,11 @@ def run(job_dir: Path) -> int:
         procs = start_nodes(job_dir, record, port, packages)
         nodes = {p.pid: start_time(p.pid) for p in procs}
         remember(job_dir, nodes)
-        record.update(status="Running", started=now(), master_port=port, **_this_process())
-        record["nodes"] = [
-            {"index": k, "state": "Running", "pid": p.pid} for k, p in enumerate(procs)
-        ]
-        write_record(job_dir, record)
+        started = {"status": "Running", "started": now(), "master_port": port,
+                   **_this_process(),
+                   "nodes": [{"index": k, "state": "Running", "pid": p.pid}
+                             for k, p in enumerate(procs)]}  # fmt: skip
+        record = update_record(job_dir, lambda r: r.update(started))
 
         ended: dict[int, int] = {}  # node -> exit code, in the order the nodes ended
         failed_at: float | None = None
@@ -253,34 +273,38 @@ def run(job_dir: Path) -> int:
     remove_scratch(job_dir)
     progress.poll(every=0)  # what rank 0 logged last
 
-    record = read_record(job_dir)  # keep what others recorded meanwhile
-    for k, p in enumerate(procs):
-        state = "Succeeded" if p.returncode == 0 else "Failed"
-        record["nodes"][k].update(state=state, exit_code=p.returncode)
-    if stopping:  # a stop says why it stopped the job (stop.py), a delete does not
-        reason = record.pop(STOP_REASON, None)
-        record.update(status="Failed", reason=reason or "cancelled")
-        for k, p in enumerate(procs):
-            if reason and p.returncode != 0:
-                record["nodes"][k]["state"] = "Stopped"
-    elif expired:
-        record.update(status="Failed", reason=f"DeadlineExceeded: ran longer than {deadline_s} s")
-    elif failed_at is not None:
+    failure = None
+    if not stopping and not expired and failed_at is not None:
         stopped = [(k, p.returncode) for k, p in enumerate(procs) if k not in ended]
-        exits = [*ended.items(), *stopped]
-        failure = local_failure(job_dir, record, exits)
+        failure = local_failure(job_dir, record, [*ended.items(), *stopped])
         if memory.killed is not None:
             failure = over_memory(failure, memory)
-        if failure.node is not None:
-            record["nodes"][failure.node]["reason"] = failure.summary
-        record.update(status="Failed", reason=failure.summary, failure=asdict(failure))
-    else:
-        record.update(status="Complete", reason=None)
     if record.get("outputs"):
         gather(job_dir, Path(record["outputs"]))
     free_mounts(job_dir)
-    record["finished"] = now()
-    write_record(job_dir, record)
+
+    def end(record: dict) -> None:  # on the record as it is now: what others recorded stays
+        for k, p in enumerate(procs):
+            state = "Succeeded" if p.returncode == 0 else "Failed"
+            record["nodes"][k].update(state=state, exit_code=p.returncode)
+        if stopping:  # a stop says why it stopped the job (stop.py), a delete does not
+            reason = record.pop(STOP_REASON, None)
+            record.update(status="Failed", reason=reason or "cancelled")
+            for k, p in enumerate(procs):
+                if reason and p.returncode != 0:
+                    record["nodes"][k]["state"] = "Stopped"
+        elif expired:
+            record.update(status="Failed",
+                          reason=f"DeadlineExceeded: ran longer than {deadline_s} s")  # fmt: skip
+        elif failure is not None:
+            if failure.node is not None:
+                record["nodes"][failure.node]["reason"] = failure.summary
+            record.update(status="Failed", reason=failure.summary, failure=asdict(failure))
+        else:
+            record.update(status="Complete", reason=None)
+        record["finished"] = now()
+
+    record = update_record(job_dir, end)
     end_tracked_run(job_dir, record, cancelled=stopping)
     return 0
 
@@ -291,11 +315,13 @@ STOP_REASON = "stop_reason"
 
 def _waiting(job_dir: Path, reason: str | None) -> None:
     """Record that the job waits in the local queue, and why (None: its turn came)."""
-    record = read_record(job_dir)
     status = Status.QUEUED.value if reason else Status.CREATED.value
-    if (record["status"], record.get("reason")) != (status, reason):
-        record.update(status=status, reason=reason, **_this_process())
-        write_record(job_dir, record)
+
+    def waiting(record: dict) -> None:
+        if (record["status"], record.get("reason")) != (status, reason):
+            record.update(status=status, reason=reason, **_this_process())
+
+    update_record(job_dir, waiting)
 
 
 def main(job_dir: Path) -> int:
@@ -308,7 +334,7 @@ def main(job_dir: Path) -> int:
         leave(job_dir.parent, job_dir.name)
         return 0
     if not record.get("supervisor_pid"):
-        write_record(job_dir, {**record, **_this_process()})
+        update_record(job_dir, lambda r: r.get("supervisor_pid") or r.update(_this_process()))
     queue = record.get("queue")
     if not queue:
         return run(job_dir)
