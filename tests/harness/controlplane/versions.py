@@ -6,8 +6,10 @@
   apimachinery), so the API server, controller manager and scheduler are the matching 1.36 patch.
   ``k8s.io/kubernetes`` has ``replace`` lines for its staging repos: each becomes its published
   ``v0.36.2`` in a go.mod of our own (``STAGING``).
-- etcd v3.6.8: the version ``k8s.io/kubernetes v1.36.2``'s go.mod requires of the etcd client
-  (Debian's etcd-server 3.4 is older than what Kubernetes 1.36 supports: 3.5+); built from
+- etcd v3.6.8: the version Kubernetes 1.36 ships and supports (kubeadm's
+  ``SupportedEtcdVersion`` for 1.34-1.36 in ``cmd/kubeadm/app/constants``; its go.mod's etcd
+  client is 3.6.8 too). Debian's etcd-server 3.4.23 is below kubeadm's minimum for an
+  external etcd (``MinExternalEtcdVersion``, 3.5.24), so it is not used. Built from
   ``go.etcd.io/etcd/server/v3``'s ``etcdmain`` in a go.mod of our own, as that module has
   ``replace`` lines too.
 
