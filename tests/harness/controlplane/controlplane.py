@@ -122,6 +122,7 @@ class ControlPlane:
         self.timings["build"] = time.monotonic() - started
         warm = time.monotonic()
         self.folder.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.folder / "etcd", ignore_errors=True)  # a fresh cluster each start
         self.pki = make_pki(self.folder / "pki", (
             f"{TRAINER_SERVICE}.{TRAINER_NS}.svc", f"{TRAINER_SERVICE}.{TRAINER_NS}.svc.cluster.local",
             "jobset-webhook-service.jobset-system.svc"))  # fmt: skip

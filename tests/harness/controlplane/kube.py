@@ -79,7 +79,9 @@ class Kube:
             text = await response.text()
             if response.status >= 400:
                 raise ApiError(response.status, text)
-            return json.loads(text) if text else None
+            if not text:
+                return None
+            return json.loads(text) if text[:1] in "{[" else text
 
     async def get(self, path: str, params=None):
         return await self.request("GET", path, params=params)

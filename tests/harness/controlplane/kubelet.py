@@ -213,6 +213,11 @@ class ProcessKubelet:
             if e.status != 409:
                 raise
         await self.kube.patch_status(f"/api/v1/nodes/{self.node}", node["status"])
+        # The API server taints a new node not-ready (TaintNodesByCondition); the node lifecycle
+        # controller lifts it once the node reports Ready. That controller also evicts pods of
+        # nodes whose heartbeats stop, which this harness has no use for: the kubelet lifts it.
+        await self.kube.request("PATCH", f"/api/v1/nodes/{self.node}", {"spec": {"taints": None}},
+                                content_type="application/merge-patch+json")  # fmt: skip
 
     async def start(self) -> None:
         await self.register()
