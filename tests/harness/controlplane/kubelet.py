@@ -173,6 +173,11 @@ class ProcessKubelet:
     def __init__(self, kube: Kube, root: Path, node: str, port: int, cpu: str = "32",
                  memory: str = "128Gi", pods: str = "110", version: str = ""):  # fmt: skip
         self.kube, self.root, self.node, self.port = kube, root, node, port
+        api = kube.server.rsplit(":", 1)[1]
+        #: what a kubelet gives every container of the `kubernetes` Service (here: this machine)
+        self.service_env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": api,
+                            "KUBERNETES_SERVICE_PORT_HTTPS": api,
+                            "KUBERNETES_PORT": f"tcp://127.0.0.1:{api}"}  # fmt: skip
         self.cpu, self.memory, self.max_pods, self.version = cpu, memory, pods, version
         self.runs: dict[tuple[str, str], PodRun] = {}
         self.ports: dict[tuple[str, str], dict[int, object]] = {}  # for Kubelet._network
@@ -448,7 +453,8 @@ class ProcessKubelet:
         log = Log(run.folder / "logs" / f"{spec['name']}-{len(c.logs)}.log")
         c.logs.append(log)
         try:
-            env = self._network(run.pod, environment(run.objects, run.pod, spec))
+            env = self._network(run.pod, {**self.service_env,
+                                          **environment(run.objects, run.pod, spec)})  # fmt: skip
         except Waiting as e:
             await log.write(f"{e.message}\n".encode())
             await log.end()

@@ -80,7 +80,10 @@ COMPONENTS = (
         how="gomod", replace={f"k8s.io/{r}": STAGING for r in STAGING_REPOS},
         ldflags=_version_ldflags(KUBERNETES),
     ),
-    Component("jobset", "sigs.k8s.io/jobset", JOBSET, {"jobset": "sigs.k8s.io/jobset"}),
+    # `go install sigs.k8s.io/jobset@v0.12.0` asks the proxy for the module's version list (to
+    # warn of a deprecation), which the proxy may refuse (403): built from a go.mod instead.
+    Component("jobset", "sigs.k8s.io/jobset", JOBSET, {"jobset": "sigs.k8s.io/jobset"},
+              how="gomod"),
     Component(
         "trainer", "github.com/kubeflow/trainer/v2", TRAINER,
         {"trainer-controller-manager": "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"},
