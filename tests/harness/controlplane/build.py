@@ -99,12 +99,14 @@ def _run(argv: list[str], cwd: Path, env: dict, label: str, log: Path) -> None:
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
         try:
-            while process.poll() is None:
-                reader.join(PROGRESS)
-                if process.poll() is None:
+            while True:
+                try:
+                    process.wait(PROGRESS)
+                    break
+                except subprocess.TimeoutExpired:
                     elapsed = time.monotonic() - started
-                    print(f"building {label}: {elapsed:.0f} s, {counts['lines']} packages/downloads"
-                          f" so far (last: {counts['last'][:80]})", flush=True)  # fmt: skip
+                    print(f"building {label}: {elapsed:.0f} s, {counts['lines']} packages or "
+                          f"downloads so far (last: {counts['last'][:80]})", flush=True)  # fmt: skip
         except BaseException:
             process.kill()
             process.wait()
@@ -135,8 +137,8 @@ def build(component: Component) -> Path:
     with _locked(cache_root() / f"{component.key}.lock"):
         if is_built(component):  # another session built it while we waited
             return root / "bin"
-        print(f"building {component.name} {component.version} (cold: this takes minutes)",
-              flush=True)  # fmt: skip
+        print(f"building {component.name} {component.version} into {root} (from nothing: "
+              "minutes)", flush=True)  # fmt: skip
         started = time.monotonic()
         src, out = root / "src", root / "bin.partial"
         shutil.rmtree(out, ignore_errors=True)
@@ -160,8 +162,7 @@ def build(component: Component) -> Path:
         out.rename(root / "bin")
         took = time.monotonic() - started
         (root / "built").write_text(f"{took:.0f} s\n")
-        print(f"built {component.name} {component.version} in {took:.0f} s (cold build)",
-              flush=True)  # fmt: skip
+        print(f"built {component.name} {component.version} in {took:.0f} s", flush=True)
     return root / "bin"
 
 

@@ -11,8 +11,6 @@ import asyncio
 import base64
 import os
 import shutil
-import socket
-import sys
 import time
 from pathlib import Path
 
@@ -21,7 +19,7 @@ import yaml
 from kale_ext.backends.local.ports import claim_port
 from tests.harness.controlplane import manifests
 from tests.harness.controlplane.build import build_all
-from tests.harness.controlplane.kube import ApiError, Kube
+from tests.harness.controlplane.kube import Kube
 from tests.harness.controlplane.kubelet import ProcessKubelet
 from tests.harness.controlplane.logserver import LogServer
 from tests.harness.controlplane.pki import PKI, make_pki

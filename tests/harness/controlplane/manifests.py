@@ -14,7 +14,7 @@ import base64
 import copy
 import json
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -25,7 +25,7 @@ from tests.harness.controlplane.versions import BY_NAME
 TRAINER_IMAGES = "ghcr.io/kubeflow/trainer/"
 
 
-@lru_cache(maxsize=None)
+@cache
 def module_dir(name: str) -> Path:
     """The module's source folder in Go's module cache (downloaded through the proxy if not)."""
     component = BY_NAME[name]
