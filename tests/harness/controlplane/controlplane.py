@@ -302,13 +302,17 @@ class ControlPlane:
         for src, dst in ((self.pki.serving.cert, "tls.crt"), (self.pki.serving.key, "tls.key"),
                          (self.pki.ca.cert, "ca.crt")):  # fmt: skip
             (certs / dst).write_bytes(src.read_bytes())
-        script = ('mount --bind "$1" /run && mount --bind "$2" /tmp && shift 2 && exec "$@"')
+        # Paths under /tmp are gone once /tmp is mounted over: the config and kubeconfig are
+        # read relative to the folder it changed into first, the binary from a descriptor.
+        script = ('cd "$3" && exec 3<"$4" && mount --bind "$1" /run && mount --bind "$2" /tmp '
+                  '&& shift 4 && exec /proc/self/fd/3 "$@"')
         unshare = ["unshare", "--mount", "--propagation", "private"]
         if os.geteuid() != 0:
             unshare.insert(1, "--map-root-user")
-        argv = [*unshare, "sh", "-c", script, "trainer", str(run), str(tmp), str(binary),
-                f"--config={path}", f"--kubeconfig={admin}"]  # fmt: skip
-        env = {**os.environ, "KUBECONFIG": str(admin), "TMPDIR": "/tmp"}
+        argv = [*unshare, "sh", "-c", script, "trainer", str(run), str(tmp), str(self.folder),
+                str(binary), f"--config={path.relative_to(self.folder)}",
+                f"--kubeconfig={admin.relative_to(self.folder)}"]  # fmt: skip
+        env = {**os.environ, "KUBECONFIG": str(admin.relative_to(self.folder)), "TMPDIR": "/tmp"}
         return await self._start("trainer", argv, logs, env)
 
     async def _dry_run(self) -> bool:
