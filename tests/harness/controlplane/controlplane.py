@@ -242,7 +242,9 @@ class ControlPlane:
         for crd in crds:
             await self.kube.apply(crd)
         for crd in crds:
-            path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+            path = (
+                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+            )
 
             async def established(path=path):
                 got = await self.kube.get(path)
@@ -304,8 +306,10 @@ class ControlPlane:
             (certs / dst).write_bytes(src.read_bytes())
         # Paths under /tmp are gone once /tmp is mounted over: the config and kubeconfig are
         # read relative to the folder it changed into first, the binary from a descriptor.
-        script = ('cd "$3" && exec 3<"$4" && mount --bind "$1" /run && mount --bind "$2" /tmp '
-                  '&& shift 4 && exec /proc/self/fd/3 "$@"')
+        script = (
+            'cd "$3" && exec 3<"$4" && mount --bind "$1" /run && mount --bind "$2" /tmp '
+            '&& shift 4 && exec /proc/self/fd/3 "$@"'
+        )
         unshare = ["unshare", "--mount", "--propagation", "private"]
         if os.geteuid() != 0:
             unshare.insert(1, "--map-root-user")
@@ -334,7 +338,9 @@ class ControlPlane:
             await self.logserver.close()
         if self.kube is not None:
             await self.kube.close()
-        for process in reversed(self.processes):
+        order = ["trainer", "jobset", "kube-scheduler", "kube-controller-manager"]
+        await asyncio.gather(*(p.stop() for p in self.processes if p.name in order))
+        for process in reversed(self.processes):  # then the API server, then etcd
             await process.stop()
         for claim in self.claims.values():
             claim.close()

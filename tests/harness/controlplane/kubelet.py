@@ -397,7 +397,8 @@ class ProcessKubelet:
                     said = (e.reason, e.message)
                     for spec in _all_containers(run.pod):
                         self._run_of(run, spec).state = {
-                            "waiting": {"reason": e.reason, "message": e.message}}
+                            "waiting": {"reason": e.reason, "message": e.message}
+                        }
                     await self._report(run)
                     await self._event(run, "Warning", e.event or "Failed", e.message)
                 await asyncio.sleep(RETRY)

@@ -51,8 +51,9 @@ class LogServer:
             if not logs:
                 run = self.kubelet.runs.get((ns, pod))
                 c = run.containers.get(container) if run is not None else None
-                why = ((c.state if c else {}).get("waiting") or {}).get("reason",
-                                                                        "ContainerCreating")
+                why = ((c.state if c else {}).get("waiting") or {}).get(
+                    "reason", "ContainerCreating"
+                )
                 raise web.HTTPBadRequest(text=f'container "{container}" in pod "{pod}" is waiting '
                                          f"to start: {why}")  # fmt: skip
             log, follow = logs[-1], _true(query.get("follow"))

@@ -50,9 +50,11 @@ def _listening(pids: set[int]) -> set[int]:
 
 
 def _bound(port: int) -> bool:
+    """Whether something listens on the port (connections lingering in TIME_WAIT aside)."""
     import socket
 
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
@@ -80,8 +82,13 @@ def test_the_control_plane_starts_and_says_ready(control_plane):
                                                      "clustertrainingruntimes")["items"]  # fmt: skip
         names = {r["metadata"]["name"] for r in runtimes}
         assert {"torch-distributed", "xgboost-distributed", "jax-distributed"} <= names
-        version = api.call_api("/version", "GET", response_type="object",
-                               auth_settings=["BearerToken"], _return_http_data_only=True)
+        version = api.call_api(
+            "/version",
+            "GET",
+            response_type="object",
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+        )
         assert version["gitVersion"] == "v1.36.2"
     finally:
         api.close()
