@@ -6,12 +6,15 @@ to the Trainer's real status server, and the Kubeflow SDK's ``TrainerClient`` re
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
 
+import pytest
+
 from tests.cli import cli
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, notebook
 
 K8S = ("--backend", "kubernetes")
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
@@ -98,3 +101,56 @@ def test_digits_on_two_nodes_from_run_to_delete(control_plane_env, tmp_path):
         assert gone.returncode == 1 and f'"{name}" not found (HTTP 404 NotFound)' in gone.stderr
     finally:
         api.close()
+
+
+FAILS_ON_NODE_1 = notebook(
+    ("import os", ["imports"]),
+    "rank = int(os.environ.get('RANK', 0))\nprint('before', rank, flush=True)\n"
+    "if rank == 1:\n    {}['missing']\nprint('done', rank)",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def failed_on_node_1(control_plane, tmp_path_factory):
+    """A 2-node job whose node 1 fails (KeyError), run with --follow to its end on the real
+    runtime: its container restarts (OnFailure) until the Job's backoff limit, then the Job
+    controller deletes the pods and the JobSet fails. Its name, once the pods are gone."""
+    folder = tmp_path_factory.mktemp("fails")
+    (folder / "fails.ipynb").write_text(json.dumps(FAILS_ON_NODE_1))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KUBECONFIG", str(control_plane.kubeconfig))
+        patch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        out = cli("run", folder / "fails.ipynb", *K8S, "--nodes", "2", "--follow")
+        assert out.returncode != 0
+        [name] = [x.split()[1] for x in out.stderr.splitlines() if x.startswith("submitted")]
+        assert (
+            f"[{name}] Failed: node 1, rank 1: cell 2 (\"training\"), line 4: KeyError: 'missing'"
+            in (out.stderr)
+        ), out.stderr
+        api, core, _, _ = _api(control_plane.kubeconfig)
+        selector = f"jobset.sigs.k8s.io/jobset-name={name}"
+        try:
+            _wait("the Job controller deletes the failed job's pods",
+                  lambda: not core.list_namespaced_pod("default", label_selector=selector).items)  # fmt: skip
+        finally:
+            api.close()
+        yield name
+
+
+def test_after_the_pods_are_gone_status_names_the_failed_node_cell_and_line(
+    control_plane_env, failed_on_node_1
+):
+    out = cli("status", failed_on_node_1, *K8S)
+    assert out.returncode == 0, out.stderr
+    assert "node 1, rank 1: cell 2 (\"training\"), line 4: KeyError: 'missing'" in out.stdout, (
+        out.stdout
+    )
+    assert "error         KeyError: 'missing'" in out.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="issue 39, deliverable 4: kale_ext keeps node 1's last "
+                   "lines from before its traceback (`its last 0 lines`), as the issue says")  # fmt: skip
+def test_after_the_pods_are_gone_logs_keep_node_1s_traceback(control_plane_env, failed_on_node_1):
+    out = cli("logs", failed_on_node_1, *K8S)
+    assert out.returncode == 0, out.stderr
+    assert "[rank 1] KeyError: 'missing'" in out.stdout, out.stdout
