@@ -238,6 +238,8 @@ class ControlPlane:
             "metadata": {"name": TRAINER_SECRET, "namespace": TRAINER_NS},
             "data": {"ca.crt": b64(self.pki.ca.cert), "tls.crt": b64(self.pki.serving.cert),
                      "tls.key": b64(self.pki.serving.key)}})  # fmt: skip
+        for obj in manifests.trainer_public(TRAINER_NS):
+            await self.kube.apply(obj)
         crds = manifests.crds()
         for crd in crds:
             await self.kube.apply(crd)

@@ -28,6 +28,9 @@ KINDS = {
     "v1/Secret": ("/api/v1", "secrets", True),
     "v1/ConfigMap": ("/api/v1", "configmaps", True),
     "v1/ServiceAccount": ("/api/v1", "serviceaccounts", True),
+    "rbac.authorization.k8s.io/v1/Role": ("/apis/rbac.authorization.k8s.io/v1", "roles", True),
+    "rbac.authorization.k8s.io/v1/RoleBinding":
+        ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
     "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
         ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
 }  # fmt: skip

@@ -145,3 +145,22 @@ def _retag(node, tags: dict[str, str]) -> None:
     elif isinstance(node, list):
         for value in node:
             _retag(value, tags)
+
+
+def trainer_public(namespace: str) -> list[dict]:
+    """What the Trainer's manager overlay installs for its SDK beside the controller: the
+    ``configMapGenerator`` ConfigMaps (``kubeflow-trainer-public``: the Trainer's version, read
+    by the Kubeflow SDK) and the Role and RoleBinding that let every user read them."""
+    root = module_dir("trainer") / "manifests"
+    overlay = yaml.safe_load((root / "overlays/manager/kustomization.yaml").read_text())
+    out = []
+    for generated in overlay.get("configMapGenerator") or []:
+        data = dict(item.split("=", 1) for item in generated.get("literals") or [])
+        out.append({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": generated["name"], "namespace": namespace},
+                    "data": data})  # fmt: skip
+    for path in sorted((root / "base/rbac").glob("public_configmap_*.yaml")):
+        for doc in _docs(path):
+            doc["metadata"]["namespace"] = namespace
+            out.append(doc)
+    return out

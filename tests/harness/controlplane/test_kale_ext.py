@@ -2,7 +2,8 @@
 kube-scheduler, JobSet v0.12.0 and Kubeflow Trainer v2.3.0; pods run by the process kubelet):
 the digits example on 2 nodes from ``run --follow`` to ``delete``, with the objects each real
 controller makes, the logs of both ranks through ``pods/log``, the progress the compiled job posts
-to the Trainer's real status server, and the Kubeflow SDK's ``TrainerClient`` reading the job."""
+to the Trainer's real status server, and the Kubeflow SDK's ``TrainerClient`` reading the job;
+a failure on node 1 after the controllers deleted its pods."""
 
 from __future__ import annotations
 
@@ -85,6 +86,16 @@ def test_digits_on_two_nodes_from_run_to_delete(control_plane_env, tmp_path):
         events = cli("events", name, *K8S).stdout
         assert events.count("Started container node") == 2
         assert "jobset completed successfully" in events
+
+        # the Kubeflow SDK lists and reads kale_ext's job as one of its own
+        from kubeflow.trainer import TrainerClient
+
+        sdk = TrainerClient()
+        assert name in [j.name for j in sdk.list_jobs()]
+        job = sdk.get_job(name)
+        assert (job.status, job.num_nodes, job.runtime.name) == ("Complete", 2, "torch-distributed")
+        assert sorted(s.name for s in job.steps) == ["node-0", "node-1"]
+        assert any("test accuracy" in line for line in sdk.get_job_logs(name, step="node-1"))
 
         assert cli("delete", name, *K8S).stdout == f"deleted {name}\n"
         selector = f"jobset.sigs.k8s.io/jobset-name={name}"
