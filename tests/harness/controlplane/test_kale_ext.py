@@ -165,3 +165,53 @@ def test_after_the_pods_are_gone_logs_keep_node_1s_traceback(control_plane_env, 
     out = cli("logs", failed_on_node_1, *K8S)
     assert out.returncode == 0, out.stderr
     assert "[rank 1] KeyError: 'missing'" in out.stdout, out.stdout
+
+
+SLOW = notebook(
+    ("steps = 2000\n", ["parameters"]),
+    "import time\nfor step in range(steps):\n    print(f'step {step}', flush=True)\n"
+    "    time.sleep(0.05)",
+)  # fmt: skip
+
+
+def test_stop_suspends_the_trainjob_the_pods_go_and_a_rerun_is_a_new_job(
+    control_plane_env, tmp_path
+):
+    """Stop suspends the TrainJob: the Trainer suspends its JobSet, JobSet its Jobs, and the Job
+    controller deletes their pods (the process kubelet stops their processes); the TrainJob
+    stays, Stopped. A rerun with fewer steps is a new job that runs to Complete."""
+    path = tmp_path / "slow.ipynb"
+    path.write_text(json.dumps(SLOW))
+    out = cli("run", path, *K8S, "--name", "slow-real", "--nodes", "2")
+    assert out.returncode == 0, out.stderr
+    _wait("step 3 in node 1's log", lambda: "step 3" in cli("logs", "slow-real", *K8S,
+                                                            "--node", 1).stdout, 120)  # fmt: skip
+    stopped = cli("stop", "slow-real", *K8S)
+    assert stopped.returncode == 0, stopped.stderr
+    assert stopped.stdout.startswith("slow-real: Stopped (kubernetes"), stopped.stdout
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    try:
+        tj = custom.get_namespaced_custom_object(
+            GROUP, VERSION, "default", "trainjobs", "slow-real"
+        )
+        assert tj["spec"]["suspend"] is True
+        selector = "jobset.sigs.k8s.io/jobset-name=slow-real"
+        _wait("the suspended job's pods go",
+              lambda: not core.list_namespaced_pod("default", label_selector=selector).items)  # fmt: skip
+        _wait("the TrainJob reads Suspended", lambda: any(
+            c["type"] == "Suspended" and c["status"] == "True"
+            for c in (custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs",
+                      "slow-real").get("status") or {}).get("conditions") or []))  # fmt: skip
+        info = json.loads(cli("status", "slow-real", *K8S, "-o", "json").stdout)
+        assert (info["status_text"], info["failure"]) == ("Stopped", None), info
+        again = cli("rerun", "slow-real", *K8S, "--name", "slow-again", "--param", "steps=5")
+        assert again.returncode == 0, again.stderr
+        assert again.stdout == "slow-again\n" and "as slow-real ran" in again.stderr
+        _wait("the rerun completes", lambda: json.loads(cli("status", "slow-again", *K8S, "-o",
+              "json").stdout)["status"] == "Complete", 120)  # fmt: skip
+        assert "step 4" in cli("logs", "slow-again", *K8S, "--node", 1).stdout
+        still = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs",
+                                                    "slow-real")  # fmt: skip
+        assert still["spec"]["suspend"] is True  # the stopped job stays stopped
+    finally:
+        api.close()
