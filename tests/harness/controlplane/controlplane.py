@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from kale_ext.backends.local.ports import claim_port
-from tests.harness.controlplane import manifests
+from tests.harness.controlplane import manifests, provisioner
 from tests.harness.controlplane.build import build_all
 from tests.harness.controlplane.kube import Kube
 from tests.harness.controlplane.kubelet import ProcessKubelet
@@ -33,11 +33,13 @@ TRAINER_ACCOUNT = "kubeflow-trainer-controller-manager"
 NODE = "process-node-0"
 SERVICE_RANGE = "10.96.0.0/16"
 #: The kube-controller-manager controllers: Jobs, owners' garbage, namespaces, the service
-#: accounts pods run as and the CA bundle they see, finished pods' cleanup.
+#: accounts pods run as and the CA bundle they see, finished pods' cleanup, volume claims bound.
 CONTROLLERS = ("job-controller", "garbage-collector-controller", "namespace-controller",
                "serviceaccount-controller", "root-ca-certificate-publisher-controller",
                "pod-garbage-collector-controller", "ttl-after-finished-controller",
-               "endpointslice-controller")  # fmt: skip
+               "endpointslice-controller", "persistentvolume-binder-controller",
+               "persistentvolumeclaim-protection-controller",
+               "persistentvolume-protection-controller")  # fmt: skip
 STARTUP = 120.0  # seconds a component may take to answer before the start fails
 
 
@@ -159,6 +161,8 @@ class ControlPlane:
                                    self.pki.serving.key, self.pki.ca.cert)  # fmt: skip
         await self.logserver.start()
         await self.kubelet.start()
+        await self.kube.apply(provisioner.storage_class())
+        self.kubelet._spawn(provisioner.provision(self.kube, self.kubelet.root / "claims"))
         everything = [etcd, api, kcm, scheduler, jobset, trainer]
         await _until("JobSet is ready", lambda: self._http_ok(self.port("jobset-health"),
                                                               "/readyz"), processes=everything)  # fmt: skip

@@ -24,6 +24,7 @@ KINDS = {
         ("/apis/admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", False),
     "trainer.kubeflow.org/v1alpha1/ClusterTrainingRuntime":
         ("/apis/trainer.kubeflow.org/v1alpha1", "clustertrainingruntimes", False),
+    "storage.k8s.io/v1/StorageClass": ("/apis/storage.k8s.io/v1", "storageclasses", False),
     "v1/Namespace": ("/api/v1", "namespaces", False),
     "v1/Secret": ("/api/v1", "secrets", True),
     "v1/ConfigMap": ("/api/v1", "configmaps", True),

@@ -215,3 +215,62 @@ def test_stop_suspends_the_trainjob_the_pods_go_and_a_rerun_is_a_new_job(
         assert still["spec"]["suspend"] is True  # the stopped job stays stopped
     finally:
         api.close()
+
+
+VOLUMES = notebook(
+    ("import os", ["imports"]),
+    "rank = int(os.environ.get('RANK', 0))\n"
+    "print('token', repr(open('/etc/creds/token').read()))\n"
+    "print('lr', open('conf/lr').read())\n"
+    "print('notes', open('notes.txt').read())\n"
+    "with open(f'/data/from-rank-{rank}', 'w') as f:\n    f.write('kept')\n"
+    "print('data', sorted(os.listdir('/data')))",
+)  # fmt: skip
+
+
+def test_secret_configmap_and_claim_volumes_and_the_workspace(control_plane_env, tmp_path):
+    """A Secret and a ConfigMap as volumes, and a PersistentVolumeClaim (bound by the real PV
+    binder to the harness's folder volume) both nodes write to, kept after the job; the
+    workspace ships in ConfigMaps the TrainJob owns."""
+    from kubernetes import client
+
+    api, core, _, _ = _api(control_plane_env.kubeconfig)
+    try:
+        core.create_namespaced_secret(
+            "default",
+            client.V1Secret(
+                metadata=client.V1ObjectMeta(name="creds"), string_data={"token": "s3cret"}
+            ),
+        )
+        core.create_namespaced_config_map(
+            "default",
+            client.V1ConfigMap(metadata=client.V1ObjectMeta(name="settings"), data={"lr": "0.1"}),
+        )
+        core.create_namespaced_persistent_volume_claim("default", client.V1PersistentVolumeClaim(
+            metadata=client.V1ObjectMeta(name="data"), spec=client.V1PersistentVolumeClaimSpec(
+                access_modes=["ReadWriteMany"],
+                resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"}))))  # fmt: skip
+        (tmp_path / "vol.ipynb").write_text(json.dumps(VOLUMES))
+        (tmp_path / "notes.txt").write_text("shipped with the workspace")
+        out = cli("run", tmp_path / "vol.ipynb", *K8S, "--nodes", "2", "--follow",
+                  "--volume", "secret:creds:/etc/creds", "--volume", "configmap:settings:conf",
+                  "--volume", "pvc:data:/data")  # fmt: skip
+        assert out.returncode == 0, out.stdout + out.stderr
+        for rank in (0, 1):
+            assert f"[rank {rank}] token 's3cret'" in out.stdout
+            assert f"[rank {rank}] lr 0.1" in out.stdout
+            assert f"[rank {rank}] notes shipped with the workspace" in out.stdout
+        [name] = [x.split()[1] for x in out.stderr.splitlines() if x.startswith("submitted")]
+        workspace = [c for c in core.list_namespaced_config_map("default").items
+                     if c.metadata.name.startswith("kale-ext-workspace-")
+                     and c.metadata.owner_references[0].name == name]  # fmt: skip
+        assert workspace and all(c.metadata.owner_references[0].kind == "TrainJob"
+                                 for c in workspace)  # fmt: skip
+        claim = core.read_namespaced_persistent_volume_claim("data", "default")
+        assert claim.status.phase == "Bound" and claim.spec.storage_class_name == "standard"
+        path = core.read_persistent_volume(claim.spec.volume_name).spec.host_path.path
+        from pathlib import Path
+
+        assert sorted(p.name for p in Path(path).iterdir()) == ["from-rank-0", "from-rank-1"]
+    finally:
+        api.close()
