@@ -274,3 +274,31 @@ def test_secret_configmap_and_claim_volumes_and_the_workspace(control_plane_env,
         assert sorted(p.name for p in Path(path).iterdir()) == ["from-rank-0", "from-rank-1"]
     finally:
         api.close()
+
+
+def test_the_sdk_xgboost_example_on_two_nodes_of_the_real_xgboost_runtime(
+    control_plane_env, tmp_path
+):
+    """The Kubeflow SDK's XGBoost notebook as its users write it, on the Trainer's own
+    xgboost-distributed runtime: the DMLC_* settings come from the real XGBoost plugin, node 0
+    runs the tracker on DMLC_TRACKER_PORT, both workers train in one world."""
+    from tests.backends.local.test_frameworks import SDK_DRIVER, TRAIN_XGBOOST
+
+    (tmp_path / "xgb.ipynb").write_text(json.dumps(notebook(TRAIN_XGBOOST, SDK_DRIVER)))
+    out = cli("run", tmp_path / "xgb.ipynb", *K8S, "--follow")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [name] = [x.split()[1] for x in out.stderr.splitlines() if x.startswith("submitted")]
+    assert f"[{name}] Complete" in out.stderr
+    accuracy = dict(re.findall(r"worker (\d) of 2: accuracy (\S+)", out.stdout))
+    assert sorted(accuracy) == ["0", "1"] and all(float(a) > 0.9 for a in accuracy.values())
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    try:
+        tj = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", name)
+        assert tj["spec"]["runtimeRef"]["name"] == "xgboost-distributed"
+        pods = core.list_namespaced_pod(
+            "default", label_selector=f"jobset.sigs.k8s.io/jobset-name={name}"
+        ).items
+        env = {e.name for e in pods[0].spec.containers[0].env}
+        assert {"DMLC_NUM_WORKER", "DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID"} <= env
+    finally:
+        api.close()
