@@ -302,3 +302,23 @@ def test_the_sdk_xgboost_example_on_two_nodes_of_the_real_xgboost_runtime(
         assert {"DMLC_NUM_WORKER", "DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID"} <= env
     finally:
         api.close()
+
+
+def test_the_sdk_digits_notebook_as_downloaded_on_two_nodes(control_plane_env, tmp_path):
+    """examples/sdk_digits.ipynb, unedited: its train() call gives the runtime, 2 nodes and
+    cpu 1 / memory 2Gi per node, which the real scheduler places on the process node."""
+    shutil.copy(EXAMPLES / "sdk_digits.ipynb", tmp_path)
+    out = cli("run", tmp_path / "sdk_digits.ipynb", *K8S, "--follow")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [name] = [x.split()[1] for x in out.stderr.splitlines() if x.startswith("submitted")]
+    assert f"[{name}] Complete" in out.stderr
+    for rank in (0, 1):
+        assert re.search(rf"rank {rank} of 2: test accuracy 0\.\d+", out.stdout), out.stdout
+    api, core, _, _ = _api(control_plane_env.kubeconfig)
+    try:
+        [pod, _] = core.list_namespaced_pod(
+            "default", label_selector=f"jobset.sigs.k8s.io/jobset-name={name}"
+        ).items
+        assert pod.spec.containers[0].resources.requests == {"cpu": "1", "memory": "2Gi"}
+    finally:
+        api.close()
