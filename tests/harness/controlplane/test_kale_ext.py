@@ -322,3 +322,38 @@ def test_the_sdk_digits_notebook_as_downloaded_on_two_nodes(control_plane_env, t
         assert pod.spec.containers[0].resources.requests == {"cpu": "1", "memory": "2Gi"}
     finally:
         api.close()
+
+
+def test_outputs_and_result_through_a_claim_the_real_binder_bound(
+    control_plane_env, tmp_path, monkeypatch
+):
+    """kale_ext.run(..., outputs="pvc:results"): rank 0 writes its value and files to the
+    claim; this machine reads them where the claim's volume is (its hostPath folder)."""
+    from kubernetes import client
+
+    import kale_ext
+    from kale_ext.backends.results import CLAIMS_ENV
+    from tests.runs.test_handle import FIT
+
+    api, core, _, _ = _api(control_plane_env.kubeconfig)
+    try:
+        core.create_namespaced_persistent_volume_claim("default", client.V1PersistentVolumeClaim(
+            metadata=client.V1ObjectMeta(name="results"), spec=client.V1PersistentVolumeClaimSpec(
+                access_modes=["ReadWriteMany"],
+                resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"}))))  # fmt: skip
+        volume = _wait("the claim is bound", lambda: core.read_namespaced_persistent_volume_claim(
+            "results", "default").spec.volume_name)  # fmt: skip
+        held = core.read_persistent_volume(volume).spec.host_path.path
+    finally:
+        api.close()
+    (tmp_path / "fit.ipynb").write_text(json.dumps(notebook((FIT, ["entrypoint"]))))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(CLAIMS_ENV, f"results={held}")
+    job = kale_ext.run("fit.ipynb", backend="kubernetes", nodes=2, outputs="pvc:results",
+                       name="fit-real")  # fmt: skip
+    value = job.result(timeout=240)
+    assert job.info().status.value == "Complete"
+    assert value["world"] == 2 and value["w"].tolist() == [3.0, 3.0]
+    assert [f.path for f in job.outputs] == ["history.csv", "metrics.json", "model.pt", "w.npy"]
+    assert job.outputs.load("metrics.json") == {"epochs": 2}
+    assert kale_ext.get_job("fit-real").result()["epochs"] == 2
