@@ -33,7 +33,7 @@ async def _main(args) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, stop.set)
     started = time.monotonic()
-    plane = ControlPlane(folder, Path(args.kubeconfig))
+    plane = ControlPlane(folder, Path(args.kubeconfig), with_kueue=not args.no_kueue)
     try:
         start = loop.create_task(plane.start())
         waiting = loop.create_task(stop.wait())
@@ -62,6 +62,7 @@ def main(argv=None) -> int:
     parser.add_argument("--kubeconfig", required=True, help="where to write the kubeconfig")
     parser.add_argument("--folder", help="where etcd, logs and pods live (default: a new "
                         "temporary folder)")  # fmt: skip
+    parser.add_argument("--no-kueue", action="store_true", help="start no Kueue")
     args = parser.parse_args(argv)
     _follow_parent()
     try:

@@ -17,14 +17,14 @@ from pathlib import Path
 import yaml
 
 from kale_ext.backends.local.ports import claim_port
-from tests.harness.controlplane import manifests, provisioner
+from tests.harness.controlplane import kueue, manifests, provisioner
 from tests.harness.controlplane.build import build_all
 from tests.harness.controlplane.kube import Kube
 from tests.harness.controlplane.kubelet import ProcessKubelet
 from tests.harness.controlplane.logserver import LogServer
 from tests.harness.controlplane.pki import PKI, make_pki
 from tests.harness.controlplane.processes import Process
-from tests.harness.controlplane.versions import KUBERNETES
+from tests.harness.controlplane.versions import COMPONENTS, KUBERNETES
 
 TRAINER_NS = "kubeflow-system"
 TRAINER_SERVICE = "kubeflow-trainer-controller-manager"  # its webhook and status server's name
@@ -86,8 +86,10 @@ async def _until(what: str, check, timeout: float = STARTUP, processes=(), every
 
 
 class ControlPlane:
-    def __init__(self, folder: Path, kubeconfig_path: Path | None = None, say=print):
+    def __init__(self, folder: Path, kubeconfig_path: Path | None = None, say=print,
+                 with_kueue: bool = True):  # fmt: skip
         self.folder = Path(folder)
+        self.with_kueue = with_kueue
         self.kubeconfig = Path(kubeconfig_path or self.folder / "kubeconfig")
         self.say = say
         self.processes: list[Process] = []
@@ -118,7 +120,8 @@ class ControlPlane:
 
     async def start(self) -> None:
         started = time.monotonic()
-        bins = await asyncio.get_running_loop().run_in_executor(None, build_all)
+        wanted = [c for c in COMPONENTS if self.with_kueue or c.name != "kueue"]
+        bins = await asyncio.get_running_loop().run_in_executor(None, build_all, wanted)
         self.timings["build"] = time.monotonic() - started
         warm = time.monotonic()
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -155,6 +158,7 @@ class ControlPlane:
         await self._install_base()
         jobset = await self._start_jobset(bins["jobset"], admin, logs)
         trainer = await self._start_trainer(bins["trainer-controller-manager"], admin, logs)
+        queues = [await self._start_kueue(bins["kueue"], admin, logs)] if self.with_kueue else []
         self.kubelet = ProcessKubelet(self.kube, self.folder / "pods", NODE, self.port("kubelet"),
                                       version=KUBERNETES)  # fmt: skip
         self.logserver = LogServer(self.kubelet, self.port("kubelet"), self.pki.serving.cert,
@@ -163,14 +167,20 @@ class ControlPlane:
         await self.kubelet.start()
         await self.kube.apply(provisioner.storage_class())
         self.kubelet._spawn(provisioner.provision(self.kube, self.kubelet.root / "claims"))
-        everything = [etcd, api, kcm, scheduler, jobset, trainer]
+        everything = [etcd, api, kcm, scheduler, jobset, trainer, *queues]
         await _until("JobSet is ready", lambda: self._http_ok(self.port("jobset-health"),
                                                               "/readyz"), processes=everything)  # fmt: skip
         await _until("the Trainer is ready", lambda: self._http_ok(self.port("trainer-health"),
                                                                    "/readyz"), processes=everything)  # fmt: skip
-        for hook in manifests.webhook_configurations(
+        hooks = manifests.webhook_configurations(
             self.port("trainer-webhook"), self.port("jobset-webhook"), self.pki.ca.cert.read_bytes()
-        ):  # fmt: skip
+        )
+        if self.with_kueue:
+            await _until("Kueue is ready", lambda: self._http_ok(self.port("kueue-health"),
+                                                                 "/readyz"), processes=everything)  # fmt: skip
+            hooks += kueue.webhook_configurations(self.port("kueue-webhook"),
+                                                  self.pki.ca.cert.read_bytes())  # fmt: skip
+        for hook in hooks:
             await self.kube.apply(hook)
         for runtime in manifests.runtimes():
             await _until(f"runtime {runtime['metadata']['name']} applied",
@@ -245,6 +255,10 @@ class ControlPlane:
         for obj in manifests.trainer_public(TRAINER_NS):
             await self.kube.apply(obj)
         crds = manifests.crds()
+        if self.with_kueue:
+            crds += kueue.crds(self.port("kueue-webhook"), self.pki.ca.cert.read_bytes())
+            await self.kube.apply({"apiVersion": "v1", "kind": "Namespace",
+                                   "metadata": {"name": kueue.NAMESPACE}})  # fmt: skip
         for crd in crds:
             await self.kube.apply(crd)
         for crd in crds:
@@ -325,6 +339,26 @@ class ControlPlane:
         env = {**os.environ, "KUBECONFIG": str(admin.relative_to(self.folder)), "TMPDIR": "/tmp"}
         return await self._start("trainer", argv, logs, env)
 
+    async def _start_kueue(self, binary: Path, admin: Path, logs: Path) -> Process:
+        """Kueue, in a mount namespace whose /etc has its metrics certificate folder."""
+        certs = self.pki.serving_for("kueue-certs")
+        config = kueue.configuration(self.port("kueue-webhook"), self.port("kueue-health"),
+                                     str(certs.cert.parent))  # fmt: skip
+        path = _write(self.folder / "kueue-config.yaml", config)
+        etc = self.folder / "kueue-etc"
+        metrics = etc / "kueue/metrics/certs"
+        metrics.mkdir(parents=True, exist_ok=True)
+        for name in ("tls.crt", "tls.key"):
+            (metrics / name).write_bytes((certs.cert.parent / name).read_bytes())
+        script = 'mount -t overlay overlay -o "lowerdir=$1:/etc" /etc && shift && exec "$@"'
+        unshare = ["unshare", "--mount", "--propagation", "private"]
+        if os.geteuid() != 0:
+            unshare.insert(1, "--map-root-user")
+        argv = [*unshare, "sh", "-c", script, "kueue", str(etc), str(binary), f"--config={path}",
+                f"--kubeconfig={admin}"]  # fmt: skip
+        env = {**os.environ, "KUBECONFIG": str(admin)}
+        return await self._start("kueue", argv, logs, env)
+
     async def _dry_run(self) -> bool:
         body = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
                 "metadata": {"name": "ready-check", "namespace": "default"},
@@ -332,6 +366,12 @@ class ControlPlane:
                          "trainer": {"command": ["python", "-c", "pass"], "numNodes": 1}}}  # fmt: skip
         await self.kube.request("POST", "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/"
                                 "trainjobs", body, params={"dryRun": "All"})  # fmt: skip
+        job = {"apiVersion": "batch/v1", "kind": "Job",  # what JobSet makes, through the webhooks
+               "metadata": {"name": "ready-check", "namespace": "default"},
+               "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                   {"name": "node", "image": "python", "command": ["python"]}]}}}}  # fmt: skip
+        await self.kube.request("POST", "/apis/batch/v1/namespaces/default/jobs", job,
+                                params={"dryRun": "All"})  # fmt: skip
         return True
 
     # ----- stop -------------------------------------------------------------------------------

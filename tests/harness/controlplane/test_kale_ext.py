@@ -357,3 +357,89 @@ def test_outputs_and_result_through_a_claim_the_real_binder_bound(
     assert [f.path for f in job.outputs] == ["history.csv", "metrics.json", "model.pt", "w.npy"]
     assert job.outputs.load("metrics.json") == {"epochs": 2}
     assert kale_ext.get_job("fit-real").result()["epochs"] == 2
+
+
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+
+
+def _queue(custom) -> None:
+    """A ResourceFlavor, a ClusterQueue with room, and the LocalQueue `team-a` in default."""
+    group, version = KUEUE
+    objects = [
+        ("resourceflavors", None, {"metadata": {"name": "default-flavor"}}),
+        ("clusterqueues", None, {"metadata": {"name": "cq"}, "spec": {
+            "namespaceSelector": {}, "resourceGroups": [{
+                "coveredResources": ["cpu", "memory"],
+                "flavors": [{"name": "default-flavor", "resources": [
+                    {"name": "cpu", "nominalQuota": "16"},
+                    {"name": "memory", "nominalQuota": "64Gi"}]}]}]}}),
+        ("localqueues", "default", {"metadata": {"name": "team-a"},
+                                    "spec": {"clusterQueue": "cq"}}),
+    ]  # fmt: skip
+    for plural, namespace, body in objects:
+        body = {"apiVersion": f"{group}/{version}", "kind": "", **body}
+        body["kind"] = {"resourceflavors": "ResourceFlavor", "clusterqueues": "ClusterQueue",
+                        "localqueues": "LocalQueue"}[plural]  # fmt: skip
+        if namespace:
+            custom.create_namespaced_custom_object(group, version, namespace, plural, body)
+        else:
+            custom.create_cluster_custom_object(group, version, plural, body)
+
+
+def test_a_kueue_queued_job_is_admitted_then_stopped_and_kept_stopped(control_plane_env, tmp_path):
+    """On the real Kueue (v1beta2): a TrainJob of queue team-a is created suspended and admitted
+    by Kueue; stop deactivates its Workload before suspending it, so Kueue does not start it
+    again; its pods go; a rerun is a new job with a Workload of its own."""
+    from kale_ext.backends.kubernetes import KubernetesBackend
+    from kale_ext.backends.kubernetes.stop import JOB_UID
+    from kale_ext.backends.submit import submit
+    from kale_ext.runs.rerun import rerun
+    from kale_ext.runs.stop import stop
+
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    try:
+        _queue(custom)
+        path = tmp_path / "nb" / "slow.ipynb"
+        path.parent.mkdir()
+        path.write_text(json.dumps(SLOW))
+        k8s = KubernetesBackend(poll_interval=0.2)
+        queued = {"config": {"run_policy": {"scheduling_policy": {"queue": "team-a"}}}}
+        submit(k8s, path, {**queued, "name": "queued"})
+        selector = "jobset.sigs.k8s.io/jobset-name=queued"
+
+        def running():
+            pods = core.list_namespaced_pod("default", label_selector=selector).items
+            return pods and all(p.status.phase == "Running" for p in pods)
+
+        _wait("Kueue admits the job and its pod runs", running, 120)
+        tj = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", "queued")
+        assert tj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+
+        def workload(name):
+            uid = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs",
+                                                      name)["metadata"]["uid"]  # fmt: skip
+            found = custom.list_namespaced_custom_object(*KUEUE, "default", "workloads",
+                                                         label_selector=f"{JOB_UID}={uid}")  # fmt: skip
+            return found["items"][0] if found["items"] else None
+
+        admitted = workload("queued")
+        assert any(c["type"] == "Admitted" and c["status"] == "True"
+                   for c in admitted["status"]["conditions"])  # fmt: skip
+        info = stop(k8s, "queued", "ana")
+        assert info.status_text == "Stopped"
+        _wait("the stopped job's pods go",
+              lambda: not core.list_namespaced_pod("default", label_selector=selector).items)  # fmt: skip
+        time.sleep(3)  # Kueue has had time to start a job that is only suspended
+        tj = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", "queued")
+        assert tj["spec"]["suspend"] is True
+        assert workload("queued")["spec"]["active"] is False
+        assert not core.list_namespaced_pod("default", label_selector=selector).items
+        assert k8s.get_job("queued").status_text == "Stopped"
+
+        again = rerun(k8s, "queued", "queued-again")
+        assert again.name == "queued-again"
+        _wait("the rerun's Workload", lambda: workload("queued-again"), 60)
+        assert workload("queued-again")["spec"].get("active", True) is True
+        assert workload("queued")["spec"]["active"] is False
+    finally:
+        api.close()

@@ -6,6 +6,9 @@
   apimachinery), so the API server, controller manager and scheduler are the matching 1.36 patch.
   ``k8s.io/kubernetes`` has ``replace`` lines for its staging repos: each becomes its published
   ``v0.36.2`` in a go.mod of our own (``STAGING``).
+- Kueue v0.17.0 (stretch): serves ``kueue.x-k8s.io/v1beta2`` and integrates TrainJobs; the only
+  version the module proxy here lists. It is built against Trainer v2.2.0's API types and
+  ``k8s.io/* v0.35.3`` (a TrainJob of v2.3.0 decodes the same for what Kueue reads).
 - etcd v3.6.8: the version Kubernetes 1.36 ships and supports (kubeadm's
   ``SupportedEtcdVersion`` for 1.34-1.36 in ``cmd/kubeadm/app/constants``; its go.mod's etcd
   client is 3.6.8 too). Debian's etcd-server 3.4.23 is below kubeadm's minimum for an
@@ -26,6 +29,7 @@ STAGING = "v0.36.2"  # the published version of each k8s.io/<staging> repo of KU
 JOBSET = "v0.12.0"
 TRAINER = "v2.3.0"
 ETCD = "v3.6.8"
+KUEUE = "v0.17.0"  # serves kueue.x-k8s.io/v1beta2; the newest version the module proxy lists
 
 #: k8s.io/kubernetes' staging repos (its go.mod's replace lines), replaced by STAGING.
 STAGING_REPOS = (
@@ -88,6 +92,8 @@ COMPONENTS = (
         "trainer", "github.com/kubeflow/trainer/v2", TRAINER,
         {"trainer-controller-manager": "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"},
     ),
+    Component("kueue", "sigs.k8s.io/kueue", KUEUE, {"kueue": "sigs.k8s.io/kueue/cmd/kueue"},
+              how="gomod"),
 )  # fmt: skip
 
 BY_NAME = {c.name: c for c in COMPONENTS}
