@@ -88,9 +88,12 @@ def test_digits_on_two_nodes_from_run_to_delete(control_plane_env, tmp_path):
         assert "jobset completed successfully" in events
 
         # the Kubeflow SDK lists and reads kale_ext's job as one of its own
+        from kubeflow.common.types import KubernetesBackendConfig
         from kubeflow.trainer import TrainerClient
 
-        sdk = TrainerClient()
+        # the kubeconfig named (the kubernetes client reads KUBECONFIG once, when imported)
+        config = KubernetesBackendConfig(config_file=str(control_plane_env.kubeconfig))
+        sdk = TrainerClient(backend_config=config)
         assert name in [j.name for j in sdk.list_jobs()]
         job = sdk.get_job(name)
         assert (job.status, job.num_nodes, job.runtime.name) == ("Complete", 2, "torch-distributed")
