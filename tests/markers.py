@@ -19,6 +19,7 @@ SLOW_FIXTURES = frozenset(
         "jp_serverapp",  # pytest-jupyter's in-process Jupyter server (jp_fetch)
         "server",  # tests/robustness: `jupyter server` in its own process
         "emulated_cluster",  # tests/harness/emulated: a Kubernetes API whose pods are processes
+        "control_plane",  # tests/harness/controlplane: the real kube-apiserver, JobSet, Trainer
         "kube_api",
         "jobs_env",  # tests/cli: a jobs folder for the real jobs `kale-ext run` starts
     }
@@ -27,6 +28,7 @@ SLOW_FIXTURES = frozenset(
 #: Folders and modules (relative to tests/) whose tests run real jobs, kernels or processes.
 SLOW_PLACES = (
     "e2e/",
+    "harness/controlplane/",  # the real control plane: started (and stopped) in processes
     "robustness/",
     "backends/local/",
     "runs/test_sweep.py",  # sweeps of real local jobs
