@@ -37,6 +37,8 @@ install: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/bin/python)
 	$(STEP) "installing the npm packages from yarn.lock" jlpm install --immutable && \
 	bash scripts/build_frontend.sh && \
 	jupyter-builder develop . --overwrite && \
+	$(STEP) "building the real control plane's binaries from Go modules (cached by version)" \
+		$(PYTHON) -m tests.harness.controlplane.build && \
 	echo "--- install: $$(($$(date +%s) - start)) s"
 	@# (a link left by another checkout's `develop` would make pip reach into that checkout;
 	@# kale_ext goes in before `jlpm install`: jlpm comes with JupyterLab. The npm packages
@@ -73,11 +75,14 @@ test: install
 	$(TIMED) lint $(MAKE) lint && \
 	$(TIMED) typecheck $(MAKE) typecheck && \
 	$(TIMED) benchmarks $(MAKE) benchmarks && \
-	$(TIMED) pytest $(PYTEST) --durations=25 --cpu-durations=25 && \
+	$(TIMED) pytest $(PYTEST) --ignore=tests/harness/controlplane --durations=25 --cpu-durations=25 && \
+	$(TIMED) "cluster tier" $(PYTHON) -m pytest tests/harness/controlplane -p no:xdist --durations=10 && \
 	bash scripts/test_frontend.sh && \
 	echo "--- make test, after the install: $$(($$(date +%s) - start)) s"
 	@# (pytest prints the slowest tests by the wall clock and by CPU time: on a loaded
-	@# machine, the measure that holds)
+	@# machine, the measure that holds. The cluster tier, against the real kube-apiserver,
+	@# JobSet and Trainer, runs in one process: a pytest worker starts a control plane of its
+	@# own, and one is enough)
 
 check: tools
 	@start=$$(date +%s); \
