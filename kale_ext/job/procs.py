@@ -118,7 +118,7 @@ def procs_per_node(
     if cpus:
         return Procs(cpus, f"the runtime's choice: {cpus} CPU(s) per node{whose}{note}")
     unknown = "" if own or runtime_known else " (the runtime's resources not known here)"
-    return Procs(1, f"the runtime's choice: 1, no CPU or GPU count per node{unknown}{note}")
+    return Procs(1, f"the runtime's choice: 1, no CPUs or GPUs stated per node{unknown}{note}")
 
 
 def how_to_ask(procs: Procs) -> str:

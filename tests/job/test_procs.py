@@ -32,7 +32,7 @@ class Case:
 
 
 CASES = [
-    Case("nothing stated", None, None, 1, "the runtime's choice: 1, no CPU or GPU"),
+    Case("nothing stated", None, None, 1, "the runtime's choice: 1, no CPUs or GPUs"),
     Case("cpu request", {"requests": {"cpu": "4"}, "limits": {"cpu": "8"}}, None, 4,
          "4 CPU(s) per node"),
     Case("cpu limit when no request", {"limits": {"cpu": "3"}}, None, 3, "3 CPU(s)"),

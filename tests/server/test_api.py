@@ -34,7 +34,7 @@ async def test_compile_by_path(api, root):
     assert "def plain_python(" in data["source"]
     assert (data["runtime"], data["nodes"], data["procs_per_node"]) == ("torch-distributed", 1, 1)
     assert data["shape"] == (
-        "1 node(s) × 1 process(es) (the runtime's choice: 1, no CPU or GPU count per node)"
+        "1 node(s) × 1 process(es) (the runtime's choice: 1, no CPUs or GPUs stated per node)"
     )
     trainjob = yaml.safe_load(data["trainjob_yaml"])
     assert "numProcPerNode" not in trainjob["spec"]["trainer"]  # the runtime chooses, as the SDK
