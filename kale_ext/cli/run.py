@@ -142,5 +142,5 @@ def _run(args) -> int:
         print(shown.yaml)
         return 0
     job = submit(backend, Path(args.notebook), options, defaults(), **where)
-    shape = f" ({job.spec.shape})"
+    shape = f": {job.spec.shape}"
     return submitted(args, backend, job, shape)
