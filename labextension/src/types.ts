@@ -244,6 +244,8 @@ export namespace Kale {
     runtime: string;
     num_nodes: number;
     procs_per_node: number;
+    /** Where procs_per_node comes from: `asked`, or `the runtime's choice: 4 CPU(s) per node`. */
+    procs_why?: string | null;
     nodes: INodeState[];
     created?: string | null;
     finished?: string | null;
