@@ -127,3 +127,11 @@ def test_a_running_jobs_status_lists_its_nodes():
     lines = job_status(info).splitlines()
     assert lines[1] == "created 2026-11-25T01:00:00Z, last output 2026-11-25T01:05:00Z"
     assert lines[-2:] == ["node 0 Running", "node 1 Pending: Unschedulable: 0/3 nodes"]
+
+
+def test_a_jobs_status_says_where_its_processes_per_node_come_from():
+    info = job("fit", Status.RUNNING)
+    info.procs_per_node, info.procs_why = 3, "the runtime's choice: 3 CPU(s) per node"
+    assert job_status(info).splitlines()[0] == (
+        "fit: Running (local, 2 node(s) × 3 process(es) (the runtime's choice: 3 CPU(s) per node))"
+    )
