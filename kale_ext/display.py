@@ -91,6 +91,8 @@ def _ending(failure: Failure) -> str | None:
 def job_status(info: JobInfo) -> str:
     """One job's status as `kale-ext status NAME` and `%kale_status NAME` show it."""
     shape = f"{info.num_nodes} node(s) × {info.procs_per_node} process(es)"
+    if info.procs_why:
+        shape += f" ({info.procs_why})"
     where = ", ".join(x for x in (info.backend, info.runtime, shape) if x)
     lines = [f"{info.name}: {info.status_text} ({where})"]
     times = [f"{k} {v}" for k, v in (("created", info.created), ("finished", info.finished)) if v]

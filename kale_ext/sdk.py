@@ -171,9 +171,11 @@ def build_spec(notebook, options: dict):
                 "through the SDK's options (Labels, RuntimePatch, ...) in "
                 "train(options=...), or use kale_ext's own submit",
             )
-    if spec.procs_per_node != 1:
+    if spec.procs.asked:  # the SDK leaves numProcPerNode to the runtime, as kale_ext unasked
         why = "the Trainer starts a process per CPU (`auto` with GPUs) it is given"
-        raise ConfigError("procs_per_node", f"the SDK's CustomTrainer cannot set it: {why}")
+        raise ConfigError(
+            "procs_per_node", f"the SDK's CustomTrainer cannot set it: {why}; leave it out"
+        )
     return spec
 
 

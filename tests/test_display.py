@@ -150,3 +150,11 @@ def test_text_from_a_job_is_shown_with_its_control_characters_escaped():
     assert "x\\x1b[2Jname" in jobs_table([failed]) and "\\x1b[2J" in job_status(running)
     # the raw line, where asked for (`kale-ext logs --raw`)
     assert log_text(LogLine(0, HOSTILE, rank=0), raw=True) == f"[rank 0] {HOSTILE}"
+
+
+def test_a_jobs_status_says_where_its_processes_per_node_come_from():
+    info = job("fit", Status.RUNNING)
+    info.procs_per_node, info.procs_why = 3, "the runtime's choice: 3 CPU(s) per node"
+    assert job_status(info).splitlines()[0] == (
+        "fit: Running (local, 2 node(s) × 3 process(es) (the runtime's choice: 3 CPU(s) per node))"
+    )

@@ -146,5 +146,5 @@ def _run(args) -> int:
         print(shown.yaml)
         return 0
     job = submit(backend, Path(args.notebook), options, defaults(), **where)
-    shape = f" ({job.spec.nodes} node(s) × {job.spec.procs_per_node} process(es))"
+    shape = f": {job.spec.shape}"
     return submitted(args, backend, job, shape)

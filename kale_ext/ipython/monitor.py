@@ -91,6 +91,7 @@ class MonitorModel:
         self.backend = backend
         self.nodes = nodes
         self.procs_per_node = procs_per_node
+        self.procs_why: str | None = None  # where procs_per_node comes from (JobInfo's)
         self.max_lines = max_lines
         self.status = Status.CREATED.value
         self.reason: str | None = None
@@ -142,7 +143,7 @@ class MonitorModel:
         if created is not None:
             self.started = created
         self.nodes = max(self.nodes, info.num_nodes)
-        self.procs_per_node = info.procs_per_node
+        self.procs_per_node, self.procs_why = info.procs_per_node, info.procs_why
         for k in range(self.nodes):
             self.lines.setdefault(k, deque(maxlen=self.max_lines))
             self.dropped.setdefault(k, 0)
@@ -309,7 +310,8 @@ class MonitorModel:
 
     @property
     def shape(self) -> str:
-        return f"{self.nodes} node(s) × {self.procs_per_node} process(es)"
+        why = f" ({self.procs_why})" if self.procs_why else ""
+        return f"{self.nodes} node(s) × {self.procs_per_node} process(es){why}"
 
     def summary(self, now: datetime | None = None) -> str:
         reason = f": {self.reason}" if self.reason else ""

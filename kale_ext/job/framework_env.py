@@ -18,6 +18,10 @@ completion index); ``{host}`` node 0's address (``<job>-node-0-0.<job>`` on a cl
 
 from __future__ import annotations
 
+from .procs import gpu_count  # GPUs per node as the Trainer counts them
+
+__all__ = ["FRAMEWORK_ENV", "cluster_env", "gpu_count", "node_env", "workers"]
+
 TRAINER_PORT = 29500
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
@@ -63,14 +67,3 @@ def cluster_env(framework: str, job: str, nodes: int, gpus: int = 0) -> list[dic
         else:
             out.append({"name": name, "value": template.format(**values)})
     return out
-
-
-def gpu_count(resources: dict) -> int:
-    """GPUs per node in ``{requests, limits}`` as the Trainer counts them (runtime.go
-    GetNumGPUPerNode: the requests' first resource named like "gpu", else the limits')."""
-
-    def count(kind: str) -> int:
-        found = [v for k, v in (resources.get(kind) or {}).items() if "gpu" in k.lower()]
-        return int(float(str(found[0]))) if found else 0
-
-    return count("requests") or count("limits")

@@ -66,7 +66,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("train_call", "count", "which train() call of a Kubeflow SDK notebook is the job, "
            "when it has several (1 = the first; default: the last)", "--train-call",
            minimum=1, maximum=MAX_TRAIN_CALLS),
-    Option("procs_per_node", "count", "processes per node (default: GPUs or 1)",
+    Option("procs_per_node", "count", "processes per node (default: the runtime's choice: the "
+           "GPUs, else the CPUs per node, else 1)",
            "--procs-per-node", minimum=1, maximum=MAX_PROCS_PER_NODE),
     Option("gpu", "gpu", "GPUs per node: a count, or a MIG profile such as mig-1g.5gb", "--gpu",
            minimum=0, maximum=MAX_GPUS),

@@ -29,7 +29,8 @@ class Preview:
 
     @property
     def shape(self) -> str:
-        return f"{self.spec.nodes} node(s) × {self.spec.procs_per_node} process(es)"
+        """`2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)`."""
+        return self.spec.shape
 
     def summary(self) -> list[str]:
         """The effective settings, a line each: what the job gets after every layer."""

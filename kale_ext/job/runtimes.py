@@ -23,6 +23,10 @@ class Runtime:
     #: its containers: what a runtime patch may target (the Trainer refuses other names)
     trainer_job: str = "node"
     trainer_containers: tuple[str, ...] = ("node",)
+    #: the trainer's `node` container's resources ({"requests", "limits"}; None: it states
+    #: none): what the Trainer counts processes per node from when a TrainJob has no
+    #: resourcesPerNode (job/procs.py)
+    resources: dict | None = None
 
     @property
     def launcher(self) -> str:
@@ -66,6 +70,7 @@ class Runtime:
             mpi="mpi" in policy,
             trainer_job=trainer.get("name", "node"),
             trainer_containers=tuple(c.get("name", "") for c in trainer_pod.get("containers", [])),
+            resources=_node_resources(jobs),
         )
 
     def to_dict(self) -> dict:
@@ -78,6 +83,23 @@ class Runtime:
             "accelerators": self.accelerators,
             "initializers": [j for j in self.replicated_jobs if j.endswith("-initializer")],
         }
+
+
+def _node_resources(jobs: list[dict]) -> dict | None:
+    """The resources of the first `node` container of the replicated job named `node` or
+    labelled as the trainer, as the Trainer v2.3.0 reads them (ExtractResourcePerNodeFromRuntime,
+    pkg/runtime/runtime.go)."""
+    for job in jobs:
+        if job.get("name") != "node" and _labels(job).get(ANCESTOR_LABEL) != "trainer":
+            continue
+        for c in _pod(job).get("containers", []):
+            if c.get("name") == "node" and c.get("resources") is not None:
+                res = c["resources"]
+                return {
+                    "requests": {k: str(v) for k, v in (res.get("requests") or {}).items()},
+                    "limits": {k: str(v) for k, v in (res.get("limits") or {}).items()},
+                }
+    return None
 
 
 def _pod(job: dict) -> dict:

@@ -20,6 +20,7 @@ from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
 from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
+from .procs import Procs, how_to_ask, procs_per_node, resources_per_node
 from .runtimes import DEFAULT_RUNTIME, Runtime
 from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
 
@@ -38,7 +39,7 @@ class JobSpec:
     name: str
     runtime: Runtime
     nodes: int
-    procs_per_node: int
+    procs: Procs  # the processes per node the Trainer starts, and why (job/procs.py)
     job: CompiledJob
     func_args: dict
     packages: list[str]
@@ -55,6 +56,16 @@ class JobSpec:
     local_folders: dict = field(default_factory=dict)  # volume name → the folder standing for it
     initializer: dict | None = None  # the train() call's initializer, as the TrainJob has it
     runtime_patches: list[dict] = field(default_factory=list)  # the train() call's RuntimePatches
+
+    @property
+    def procs_per_node(self) -> int:
+        """The processes each node starts (asked, or the runtime's choice)."""
+        return self.procs.count
+
+    @property
+    def shape(self) -> str:
+        """`2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)`."""
+        return self.procs.shape(self.nodes)
 
 
 def name_limit(runtime: Runtime, nodes: int) -> int:
@@ -122,12 +133,12 @@ def _without_gpus(config: DistributedConfig) -> DistributedConfig:
     return dataclasses.replace(config, requests=keep(config.requests), limits=keep(config.limits))
 
 
-def _launcher_warnings(runtime: Runtime, procs: int) -> list[str]:
+def _launcher_warnings(runtime: Runtime, procs: int | None) -> list[str]:
     """A runtime that does not launch with torchrun (jax, xgboost, ...) runs the function once
     per node: more processes per node are refused, and the user is told."""
     if runtime.launcher == "torchrun":
         return []
-    if procs > 1:
+    if procs is not None and procs > 1:
         raise ConfigError(
             "procs_per_node",
             f"runtime {runtime.name} ({runtime.framework or 'not torch'}) starts one process per "
@@ -260,13 +271,8 @@ def build_job_spec(
     nodes = check(BY_NAME["nodes"], nodes)
     if o.gpu == 0:  # 0 GPUs is a choice: it takes away the GPUs the layers below ask for
         config = _without_gpus(config)
-    gpus = config.limits.get("nvidia.com/gpu") or config.requests.get("nvidia.com/gpu")
-    torchrun = runtime.launcher == "torchrun"  # else one process per node
-    default_procs = int(gpus) if torchrun and gpus and int(gpus) > 0 else 1
-    procs = check(
-        BY_NAME["procs_per_node"],
-        o.procs_per_node if o.procs_per_node is not None else default_procs,
-    )
+    asked_procs = check(BY_NAME["procs_per_node"], o.procs_per_node)  # None: the runtime's
+    procs = _procs(runtime, asked_procs, config)
     limit = name_limit(runtime, nodes)
     asked_name = o.name if o.name is not None else settings.get("name")  # the SDK's Name option
     name = (
@@ -294,7 +300,7 @@ def build_job_spec(
     if urls is None:  # CustomTrainer(pip_index_urls=...) > the notebook's `!pip install -i`
         urls = settings.get("pip_index_urls") or job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
-    warnings = _launcher_warnings(runtime, procs)
+    warnings = _launcher_warnings(runtime, asked_procs)
     _check_framework_env(runtime, config)
     policy = config.run_policy
     if policy is not None:
@@ -328,7 +334,7 @@ def build_job_spec(
         name=name,
         runtime=runtime,
         nodes=nodes,
-        procs_per_node=procs,
+        procs=procs,
         job=job,
         func_args=func_args,
         packages=packages,
@@ -344,6 +350,19 @@ def build_job_spec(
         initializer=settings.get("initializer"),
         runtime_patches=list(settings.get("runtime_patches") or []),
     )
+
+
+def _procs(runtime: Runtime, asked: int | None, config: DistributedConfig) -> Procs:
+    """The processes per node (job/procs.py), within the option's bounds (the site's too): a
+    runtime's choice beyond them is refused, saying how to set the count instead."""
+    resources = resources_per_node(config.requests, config.limits)
+    procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
+    if not procs.asked:
+        try:
+            check(BY_NAME["procs_per_node"], procs.count)
+        except ConfigError as e:
+            raise ConfigError("procs_per_node", f"{e.message}; {how_to_ask(procs)}") from None
+    return procs
 
 
 def notebook_arguments(job: CompiledJob) -> dict:

@@ -19,6 +19,7 @@ from .. import __version__
 from ..errors import ConfigError
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
+from .procs import Procs, procs_per_node, resources_per_node
 from .shipping import plan as workspace_plan
 from .spec import JobSpec
 from .volumes import WORKDIR
@@ -28,6 +29,9 @@ ANNOTATION = "kale-ext.io/"
 OUTPUTS = ANNOTATION + "outputs"
 DEFINITION = ANNOTATION + "definition"
 SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
+#: The runtime's node container's resources at submit (when it states any): what the Trainer
+#: counted the processes per node from, for the job's status views (job/procs.py).
+RUNTIME_RESOURCES = ANNOTATION + "runtime-resources"
 STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -155,6 +159,41 @@ def source_of(command: list[str]) -> str | None:
         return None
 
 
+def launcher_of(command: list[str] | None) -> str | None:
+    """How a :func:`training_command` starts the function (torchrun, python); None: not one
+    of ours."""
+    if not command or len(command) != 5 or command[1:3] != ["-c", BOOTSTRAP]:
+        return None
+    try:
+        launcher = json.loads(command[3]).get("launcher")
+    except (ValueError, AttributeError):
+        return None
+    return launcher if isinstance(launcher, str) else None
+
+
+def trainjob_procs(obj: dict) -> Procs:
+    """The processes per node of a TrainJob (Kubernetes JSON form) as the Trainer starts them
+    (job/procs.py): the runtime's resources as recorded at submit (RUNTIME_RESOURCES); a
+    TrainJob not made by kale_ext is taken as torch's, its runtime's resources as unknown."""
+    notes = (obj.get("metadata") or {}).get("annotations") or {}
+    trainer = (obj.get("spec") or {}).get("trainer") or {}
+    ours = ANNOTATION + "version" in notes
+    try:
+        runtime_resources = (
+            json.loads(notes[RUNTIME_RESOURCES]) if RUNTIME_RESOURCES in notes else None
+        )
+    except ValueError:
+        runtime_resources, ours = None, False
+    asked = trainer.get("numProcPerNode")
+    return procs_per_node(
+        launcher_of(trainer.get("command")) or "torchrun",
+        asked if isinstance(asked, int) and not isinstance(asked, bool) else None,
+        trainer.get("resourcesPerNode"),
+        runtime_resources if isinstance(runtime_resources, dict) else None,
+        runtime_known=ours,
+    )
+
+
 #: An env value as the job's records show it (the options annotation, GET jobs): a literal value
 #: may be a secret. A valueFrom reference (a Secret's key) is shown as it is.
 REDACTED = "<redacted>"
@@ -216,6 +255,8 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
     }
     if spec.outputs is not None:  # where KALE_EXT_OUTPUT_DIR lasts
         out[OUTPUTS] = f"{spec.outputs}/{spec.name}"
+    if spec.runtime.resources is not None:
+        out[RUNTIME_RESOURCES] = json.dumps(spec.runtime.resources, sort_keys=True)
     if SWEEP in spec.config.labels:  # a sweep's trial: every backend's record names the sweep
         out[SWEEP] = spec.config.labels[SWEEP]
     policy = spec.config.run_policy
@@ -273,15 +314,12 @@ def build_trainjob(
 
     config = spec.config
     env = [k8s_dict(e) for e in config.env] + expand_env_from(spec, env_from_keys)
-    resources = {}
-    if config.requests:
-        resources["requests"] = dict(config.requests)
-    if config.limits:
-        resources["limits"] = dict(config.limits)
+    resources = resources_per_node(config.requests, config.limits)
     trainer = m.TrainerV1alpha1Trainer(
         command=training_command(spec),
         numNodes=spec.nodes,
-        numProcPerNode=spec.procs_per_node,
+        # as the Kubeflow SDK: only when asked, else the runtime chooses (job/procs.py)
+        numProcPerNode=spec.procs.count if spec.procs.asked else None,
         image=spec.image,
         env=[m.IoK8sApiCoreV1EnvVar.from_dict(e) for e in env] or None,
         resourcesPerNode=m.IoK8sApiCoreV1ResourceRequirements.from_dict(resources)

@@ -198,6 +198,20 @@ def test_run_dry_run_submits_nothing(jobs_env):
     assert "no jobs" in cli("jobs", "--backend", "local").stdout
 
 
+@pytest.mark.parametrize(
+    "flags, shape, written",
+    [(["--cpu", "2.5"], "2 node(s) × 3 process(es) (the runtime's choice: 3 CPU(s) per node)",
+      False),
+     (["--cpu", "2.5", "--procs-per-node", "1"], "2 node(s) × 1 process(es) (asked)", True)],
+)  # fmt: skip
+def test_run_dry_run_says_what_the_runtime_will_choose(jobs_env, flags, shape, written):
+    out = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--nodes", "2",
+              "--dry-run", *flags)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert f"runtime    torch-distributed: {shape}" in out.stdout
+    assert ("numProcPerNode: 1" in out.stdout) is written
+
+
 def test_reported_metrics_are_printed_readably(jobs_env, write_nb):
     nb = notebook(
         ("from kale_ext import report", ["imports"]), "report(step=1, loss=0.5, accuracy=0.75)"

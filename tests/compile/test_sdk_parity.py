@@ -30,7 +30,6 @@ ALLOWED = {
     "metadata.labels": "none beyond the SDK's (checked: the SDK's labels are all kept)",
     "spec.runtimePatches": "kale_ext's workspace patch (manager kale-ext.io/...) after the SDK's",
     "spec.runtimeRef.apiGroup": "kale_ext names the API group, the CRD's default",
-    "spec.trainer.numProcPerNode": "kale_ext states the processes per node (one here)",
     "spec.trainer.image": "kale_ext states the image when the notebook names one (else neither)",
     "spec.trainer.command": "the same function and arguments, run byte-exact (no heredoc)",
     "quantities": "kale_ext writes every quantity as a string ('2'; the SDK sends 2.0)",
@@ -133,6 +132,7 @@ def assert_same_job(sdk: dict, kale: dict) -> None:
         assert k[field] == s[field], field
     st, kt = s.get("trainer") or {}, k.get("trainer") or {}
     assert kt.get("numNodes") == st.get("numNodes", kt.get("numNodes"))
+    assert kt.get("numProcPerNode") == st.get("numProcPerNode")  # unset: the runtime chooses
     assert quantities(kt.get("resourcesPerNode")) == quantities(st.get("resourcesPerNode"))
     assert env_of(kt) == env_of(st)
     if "image" in st:

@@ -145,7 +145,7 @@ def test_dry_run_options_reach_the_trainjob(ip):
         "--memory 4Gi --name my-job --param epochs=5 --package 'requests>=2'\n"
         "for e in range(epochs):\n    print(e)\n",
     )
-    assert dry.name == "my-job" and dry.shape == "3 node(s) × 2 process(es)"
+    assert dry.name == "my-job" and dry.shape == "3 node(s) × 2 process(es) (asked)"
     assert dry.parameters == {"epochs": 5}
     assert "requests>=2" in dry.packages
     assert "numNodes: 3" in dry.yaml and "numProcPerNode: 2" in dry.yaml

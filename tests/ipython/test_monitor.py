@@ -79,6 +79,15 @@ def test_lines_without_a_rank_show_their_node():
     assert m.on_lines([LogLine(0, "pip output", None, 11)]) == ["[node 0] pip output"]
 
 
+def test_the_shape_says_where_the_processes_per_node_come_from():
+    m = MonitorModel("job", nodes=2, now=T0)
+    assert m.shape == "2 node(s) × 1 process(es)"
+    job = info(Status.RUNNING, nodes=2)
+    job.procs_per_node, job.procs_why = 4, "the runtime's choice: 4 CPU(s) per node"
+    m.on_info(job, at(1))
+    assert m.shape == "2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)"
+
+
 def test_max_lines_must_be_positive():
     with pytest.raises(ValueError):
         MonitorModel("job", max_lines=0)

@@ -37,6 +37,9 @@ def pod_patch(obj) -> dict:
     return node["template"]["spec"]["template"]
 
 
+ABSENT = object()  # not in the TrainJob (numProcPerNode unless asked: the runtime chooses)
+
+
 @dataclass
 class Case:
     name: str
@@ -48,12 +51,14 @@ CASES = [
     Case("defaults", {}, {
         "spec.runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime",
                             "name": "torch-distributed"},
-        "spec.trainer.numNodes": 1, "spec.trainer.numProcPerNode": 1}),
+        "spec.trainer.numNodes": 1, "spec.trainer.numProcPerNode": ABSENT}),
     Case("cli resources", {"nodes": 2, "gpu": 2, "cpu": 4, "memory": "16Gi"}, {
-        "spec.trainer.numNodes": 2, "spec.trainer.numProcPerNode": 2,
+        "spec.trainer.numNodes": 2, "spec.trainer.numProcPerNode": ABSENT,
         "spec.trainer.resourcesPerNode": {
             "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "2"},
             "limits": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "2"}}}),
+    Case("processes per node asked", {"procs_per_node": 3, "cpu": 8}, {
+        "spec.trainer.numProcPerNode": 3}),
     Case("mig profile", {"gpu": "mig-1g.5gb"}, {
         "spec.trainer.resourcesPerNode.limits": {"nvidia.com/mig-1g.5gb": "1"}}),
     Case("requests and limits apart", {"config": {"requests": {"cpu": 1, "memory": "2Gi"},
@@ -82,6 +87,8 @@ CASES = [
 
 def lookup(obj, path):
     for part in path.split(".", 2) if path.startswith("metadata.annotations.") else path.split("."):
+        if part not in obj:
+            return ABSENT
         obj = obj[part]
     return obj
 

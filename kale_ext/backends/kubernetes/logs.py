@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 
+from ...job.trainjob import trainjob_procs
 from ..base import BackendError, LogLine, LogQuery, LogsGone, NotFound, split_rank
 from ..logpieces import READ_SIZE, Piece, split_pieces, text_of
 from . import kept as kept_failure
@@ -133,7 +134,7 @@ def job_logs(
     """Lines of one node or of all (see ``KubernetesBackend.read_logs``)."""
     obj = cluster.trainjob(name)
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    count, procs = trainer.get("numNodes") or 1, trainer.get("numProcPerNode") or 1
+    count, procs = trainer.get("numNodes") or 1, trainjob_procs(obj).count
     node, follow, tail, starts = query.node, query.follow, query.tail, query.offsets
     if node is not None and not 0 <= node < count:
         raise NotFound(f"job {name} has no node {node}: its nodes are 0 to {count - 1}")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED
+from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED, trainjob_procs
 from ..base import Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
 from .failures import cluster_failure
@@ -138,6 +138,7 @@ def job_info(
         condition = condition_reason(obj, finished_condition(obj))
         reason = failure.summary if failure.node is None else f"{failure.summary}; {condition}"
     notes = meta.get("annotations") or {}
+    procs = trainjob_procs(obj)
     finished = finished_condition(obj)
     if notes.get(STOPPED) and status is not Status.COMPLETE:  # suspended by a stop, and kept
         status, reason, failure = Status.FAILED, notes[STOPPED], None
@@ -150,7 +151,8 @@ def job_info(
         backend=BACKEND,
         runtime=(spec.get("runtimeRef") or {}).get("name", ""),
         num_nodes=trainer.get("numNodes") or max(len(nodes), 1),
-        procs_per_node=trainer.get("numProcPerNode") or 1,
+        procs_per_node=procs.count,
+        procs_why=procs.why,
         reason=reason,
         nodes=nodes,
         created=meta.get("creationTimestamp"),

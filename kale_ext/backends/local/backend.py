@@ -23,6 +23,7 @@ from ...files import mark_jobs_dir
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
+from ...job.procs import how_to_ask
 from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import provenance, source_of, training_command
@@ -165,7 +166,9 @@ class LocalBackend(Backend):
         torch = importlib.util.find_spec("torch") is not None
         if not torch and spec.procs_per_node > 1:
             raise ConfigError(
-                "procs_per_node", "more than one process per node needs torch (torchrun) installed"
+                "procs_per_node",
+                "more than one process per node needs torch (torchrun) installed; "
+                + how_to_ask(spec.procs),
             )
         env = {**self._env(spec), **self._check_devices(spec)}
         refused = refusal(spec.packages)  # a local run never changes installed packages
@@ -174,7 +177,8 @@ class LocalBackend(Backend):
         mounts = plan_mounts(spec)  # every volume honoured here, or an error before any start
         resources, resource_warnings = resources_record(spec)  # cores and memory per node
         gpus = gpu_count({"requests": spec.config.requests, "limits": spec.config.limits})
-        shape = {"num_nodes": spec.nodes, "procs_per_node": spec.procs_per_node, "gpus": gpus}
+        shape = {"num_nodes": spec.nodes, "procs_per_node": spec.procs_per_node,
+                 "procs_why": spec.procs.why, "gpus": gpus}  # fmt: skip
         need, machine = need_of({**shape, "env": env}), capacity(self.capacity)
         check_fits(need, shape, machine)  # never queued forever
         command = training_command(spec)
@@ -212,7 +216,8 @@ class LocalBackend(Backend):
             "framework": spec.runtime.framework,  # the environment its nodes get
             "gpus": gpus,
             "num_nodes": spec.nodes,
-            "procs_per_node": spec.procs_per_node,
+            "procs_per_node": spec.procs_per_node,  # PET_NPROC_PER_NODE, as the cluster's
+            "procs_why": spec.procs.why,
             "created": now(),
             "command": command,
             "env": env,
@@ -282,6 +287,7 @@ class LocalBackend(Backend):
             runtime=record["runtime"],
             num_nodes=record["num_nodes"],
             procs_per_node=record["procs_per_node"],
+            procs_why=record.get("procs_why") if isinstance(record.get("procs_why"), str) else None,
             reason=record.get("reason"),
             nodes=[
                 NodeState(n["index"], n["state"], n.get("reason"), n.get("exit_code"))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
+from ...job.procs import ASKED, Procs, how_to_ask
 from .ledger import locked_json
 from .processes import runs, start_time
 
@@ -90,11 +91,18 @@ def check_fits(need: Need, record: dict, machine: Need) -> None:
     """A job that could never start here is refused at submit, not queued forever."""
     shape = f"{record['num_nodes']} node(s) × "
     if need.procs > machine.procs:
+        why = record.get("procs_why")
+        chosen = why not in (None, ASKED) and record["procs_per_node"] > 1
+        how = (
+            f"{how_to_ask(Procs(record['procs_per_node'], why))}; or "
+            if chosen
+            else "ask for fewer, "
+        )
         raise ConfigError(
             "procs_per_node" if record["procs_per_node"] > 1 else "nodes",
             f"the job needs {_count(need.procs, 'process', 'processes')} at once ({shape}"
             f"{record['procs_per_node']} per node), more than the local capacity of "
-            f"{machine.procs} (the defaults' local_capacity): ask for fewer, raise "
+            f"{machine.procs} (the defaults' local_capacity): {how}raise "
             "local_capacity, or run on Kubernetes",
         )
     if need.gpus > machine.gpus:

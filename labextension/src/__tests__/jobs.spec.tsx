@@ -55,6 +55,18 @@ describe('JobsList', () => {
     expect(badge('nb-running').classList).toContain('kale-ext-Status-running');
   });
 
+  it('says where a job’s processes per node come from', async () => {
+    const why = "the runtime's choice: 4 CPU(s) per node";
+    widget = await list({
+      jobs: [job('nb-four', { procs_per_node: 4, procs_why: why })]
+    });
+    const meta = widget.node.querySelector(
+      '[data-job="nb-four"] .kale-ext-JobRow-meta'
+    )!;
+    expect(meta.textContent).toContain('2 × 4 nodes');
+    expect(meta.getAttribute('title')).toBe(`4 process(es) per node: ${why}`);
+  });
+
   it('shows each job’s state, parameters, duration and final metric', async () => {
     widget = await list({
       jobs: [job('nb-six')],

@@ -134,6 +134,13 @@ describe('PreviewView', () => {
     });
   });
 
+  it('says where the processes per node come from, as the server words it', async () => {
+    const shape =
+      "2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)";
+    widget = await preview({ procs_per_node: 4, shape });
+    expect(facts(widget).shape).toBe(shape);
+  });
+
   it('shows the exact command and the volumes when the server gives them', async () => {
     widget = await preview({
       command: 'python -c ...',

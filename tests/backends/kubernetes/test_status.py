@@ -92,6 +92,23 @@ def test_status_from_conditions_and_pods(case, backend, kube):
             assert case.reason in info.reason
 
 
+@pytest.mark.parametrize(
+    "trainer, notes, procs, why",
+    [({"numProcPerNode": 2, "resourcesPerNode": {"requests": {"cpu": "8"}}}, {}, 2, "asked"),
+     ({"resourcesPerNode": {"requests": {"cpu": "2.5"}}}, {}, 3, "the runtime's choice: 3 CPU(s)"),
+     ({"resourcesPerNode": {"limits": {"nvidia.com/gpu": "4", "cpu": "16"}}}, {}, 4, "4 GPU(s)"),
+     ({}, {"kale-ext.io/version": "1", "kale-ext.io/runtime-resources":
+           '{"limits": {"nvidia.com/gpu": "2"}, "requests": {}}'}, 2, "from the runtime's"),
+     ({}, {}, 1, "not known here")],
+)  # fmt: skip
+def test_processes_per_node_as_the_trainer_chose(backend, kube, trainer, notes, procs, why):
+    """numProcPerNode unset: the count the runtime chose, and where it came from."""
+    kube.add_trainjob("fit", num_nodes=2, annotations=notes)
+    kube.get("trainjobs", "fit")["spec"]["trainer"] = {"numNodes": 2, **trainer}
+    for info in (backend.get_job("fit"), backend.list_jobs()[0]):
+        assert info.procs_per_node == procs and why in info.procs_why
+
+
 def test_job_info_fields(backend, kube):
     kube.add_trainjob(
         "fit",

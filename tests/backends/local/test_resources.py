@@ -86,7 +86,7 @@ def test_fractional_cpu_is_rounded_up_and_said(backend):
 
 def test_more_cpu_than_the_machine_has_is_a_warning_and_nodes_share(backend):
     many = str(len(os.sched_getaffinity(0)) + 1)
-    job = submit(backend, notebook(*SEES), {"nodes": 2, "cpu": many})
+    job = submit(backend, notebook(*SEES), {"nodes": 2, "cpu": many, "procs_per_node": 1})
     assert any("every node shares all" in w for w in job.warnings), job.warnings
     assert backend.wait(job.name, timeout=120, interval=0.1).status is Status.COMPLETE
     everything = str(sorted(os.sched_getaffinity(0)))

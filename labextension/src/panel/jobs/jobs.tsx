@@ -296,7 +296,14 @@ function JobRow(
         <span className="kale-ext-JobRow-name" title={job.name}>
           {job.name}
         </span>
-        <span className="kale-ext-JobRow-meta">
+        <span
+          className="kale-ext-JobRow-meta"
+          title={
+            job.procs_why
+              ? `${job.procs_per_node} process(es) per node: ${job.procs_why}`
+              : undefined
+          }
+        >
           {job.runtime || '—'} · {nodes}{' '}
           {job.num_nodes === 1 ? 'node' : 'nodes'}
           {job.sweep && (

@@ -81,8 +81,12 @@ function PreviewSummary(props: {
       </dd>
       <dt>Shape</dt>
       <dd data-fact="shape">
-        {Private.plural(nodes, 'node')} ×{' '}
-        {Private.plural(procs, 'process', 'processes')}
+        {compile.shape ?? (
+          <>
+            {Private.plural(nodes, 'node')} ×{' '}
+            {Private.plural(procs, 'process', 'processes')}
+          </>
+        )}
       </dd>
       <dt>Resources</dt>
       <dd data-fact="resources">{Private.resources(compile.config)}</dd>

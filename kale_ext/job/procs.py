@@ -1,0 +1,132 @@
+"""Processes per node: what a TrainJob's nodes start, and why. One rule, the Trainer's own.
+
+A TrainJob carries ``spec.trainer.numProcPerNode`` only when the user asked for a count (as the
+Kubeflow SDK's CustomTrainer does); otherwise the runtime's plugin chooses. Kubeflow Trainer
+v2.3.0's torch plugin (pkg/runtime/framework/plugins/torch/torch.go, ``EnforceMLPolicy``):
+
+- ``numProcPerNode`` set: that count;
+- else the resources per node are the TrainJob's ``resourcesPerNode`` when it has one, else the
+  runtime's ``node`` container's (``runtime.ExtractResourcePerNodeFromRuntime``); so a
+  ``resourcesPerNode`` without GPUs hides GPUs the runtime declares (a v2.3.0 bug, PR #3974);
+- GPUs (``runtime.GetNumGPUPerNode``): the first resource whose name contains "gpu", requests
+  before limits, rounded up; any: ``PET_NPROC_PER_NODE=auto``, which torchrun turns into the
+  node's CUDA devices (the GPUs the pod was given);
+- else ``max(1, CPUs)`` (``getNumCPUPerNode``): the CPU request, or when it is absent or zero
+  the CPU limit, rounded up (``Quantity.Value()``: "500m" is 1, "2.5" is 3).
+
+Runtimes that do not launch with torchrun (jax, xgboost: kale_ext starts the function with
+python) run one process per node whatever they are given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .k8s_values import quantity_value
+
+
+@dataclass(frozen=True)
+class Procs:
+    """The processes each node starts, and where that count comes from."""
+
+    count: int
+    why: str  # "asked", "the runtime's choice: 4 CPUs per node", ...
+    asked: bool = False  # numProcPerNode is in the TrainJob
+
+    def text(self) -> str:
+        """`4 process(es) (the runtime's choice: 4 CPUs per node)`."""
+        return f"{self.count} process(es) ({self.why})"
+
+    def shape(self, nodes: int) -> str:
+        """`2 node(s) × 4 process(es) (the runtime's choice: 4 CPUs per node)`."""
+        return f"{nodes} node(s) × {self.text()}"
+
+
+ASKED = "asked"
+
+
+def _whole(value) -> int:
+    """A quantity's integer value, rounded up as Kubernetes' Quantity.Value() does."""
+    try:
+        return math.ceil(quantity_value(str(value)))
+    except (ValueError, ArithmeticError):
+        return 0
+
+
+def _gpus_in(resources: dict | None) -> int:
+    for name, value in (resources or {}).items():
+        if "gpu" in str(name).lower():  # the first such resource, as numGPU returns
+            return _whole(value)
+    return 0
+
+
+def gpu_count(resources: dict | None) -> int:
+    """GetNumGPUPerNode: GPUs per node in ``{"requests", "limits"}``, requests first."""
+    resources = resources or {}
+    return _gpus_in(resources.get("requests")) or _gpus_in(resources.get("limits"))
+
+
+def cpu_count(resources: dict | None) -> int:
+    """getNumCPUPerNode: the CPU request, else (absent or zero) the CPU limit, rounded up."""
+    resources = resources or {}
+    request = _whole((resources.get("requests") or {}).get("cpu", 0))
+    return request or _whole((resources.get("limits") or {}).get("cpu", 0))
+
+
+def resources_per_node(requests: dict, limits: dict) -> dict | None:
+    """A TrainJob's ``resourcesPerNode`` from a config's requests and limits (None: none)."""
+    out = {}
+    if requests:
+        out["requests"] = dict(requests)
+    if limits:
+        out["limits"] = dict(limits)
+    return out or None
+
+
+def procs_per_node(
+    launcher: str,
+    asked: int | None,
+    job_resources: dict | None,
+    runtime_resources: dict | None,
+    runtime_known: bool = True,
+) -> Procs:
+    """The processes per node the Trainer starts for a TrainJob (see the module's doc).
+
+    ``launcher``: the runtime's (torchrun, or python: one process per node); ``asked``: the
+    TrainJob's numProcPerNode (None: unset); ``job_resources``: its resourcesPerNode
+    (``{"requests", "limits"}`` or None); ``runtime_resources``: the runtime's node container's
+    (``runtime_known`` False: they could not be read, so taken as none and said so)."""
+    if asked is not None:
+        return Procs(asked, ASKED, asked=True)
+    if launcher != "torchrun":
+        return Procs(1, "the runtime starts one process per node")
+    own = job_resources is not None
+    resources = job_resources if own else runtime_resources
+    whose = "" if own else " (from the runtime's container)"
+    gpus = gpu_count(resources)
+    if gpus:
+        return Procs(gpus, f"the runtime's choice: {gpus} GPU(s) per node{whose}")
+    cpus = cpu_count(resources)
+    hidden = own and gpu_count(runtime_resources)
+    note = (
+        f"; the runtime's {gpu_count(runtime_resources)} GPU(s) are not counted: Trainer v2.3.0 "
+        "reads only the TrainJob's resourcesPerNode when it has one"
+        if hidden
+        else ""
+    )
+    if cpus:
+        return Procs(cpus, f"the runtime's choice: {cpus} CPU(s) per node{whose}{note}")
+    unknown = "" if own or runtime_known else " (the runtime's resources not known here)"
+    return Procs(1, f"the runtime's choice: 1, no CPUs or GPUs stated per node{unknown}{note}")
+
+
+def how_to_ask(procs: Procs) -> str:
+    """What a refusal of the runtime's choice tells the user to do."""
+    if procs.asked:
+        return "ask for fewer processes per node (--procs-per-node, the panel's Processes)"
+    return (
+        f"{procs.count} process(es) per node is {procs.why}: set procs_per_node explicitly "
+        "(--procs-per-node N, the panel's Processes per node, options.procs_per_node) or ask "
+        "for fewer CPUs/GPUs per node"
+    )
