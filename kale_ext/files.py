@@ -1,10 +1,121 @@
-"""Small file helpers every stage uses: atomic writes, and where kale_ext keeps its data."""
+"""Small file helpers every stage uses: the one way to read a file the user controls, atomic
+writes, and where kale_ext keeps its data."""
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+from .errors import UnsafeFile
+
+#: The deepest JSON any reader accepts (lists and objects within each other).
+MAX_JSON_DEPTH = 200
+#: The largest notebook read from a file (the server's own bound is KaleExtApp.max_notebook_bytes).
+MAX_NOTEBOOK_BYTES = 100 * 2**20
+#: The largest ignore file (.gitignore, .kaleignore) a workspace scan reads.
+MAX_IGNORE_BYTES = 2**20
+#: The largest record kale_ext reads back (a job's, a snapshot's, a sweep's, panel state).
+MAX_RECORD_BYTES = 16 * 2**20
+
+
+def _inside(path: Path, inside: Path | str) -> Path:
+    """``path`` with its links resolved, refused unless it lies under ``inside`` (resolved)."""
+    base = Path(os.path.realpath(inside))
+    real = Path(os.path.realpath(path))
+    if real != base and base not in real.parents:
+        raise UnsafeFile(path, f"leads outside {base} (to {real})", 403)
+    return real
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a directory" if stat.S_ISDIR(mode) else "a socket"
+
+
+def open_regular(path: Path | str, *, inside: Path | str | None = None, limit: int | None = None):
+    """``path`` opened for reading in binary, once it is known to be a regular file (checked on
+    the opened descriptor; opened with O_NONBLOCK, so a FIFO cannot block the open), its links
+    resolved and kept under ``inside`` when given, at most ``limit`` bytes when given (checked
+    here; read_bytes also enforces it while reading). UnsafeFile (an OSError) says what is
+    wrong; a missing file is FileNotFoundError."""
+    real = _inside(Path(path), inside) if inside is not None else path
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(path, f"is not a regular file ({_kind(info.st_mode)})")
+        if limit is not None and info.st_size > limit:
+            raise UnsafeFile(path, f"is {info.st_size:,} bytes; the limit is {limit:,}", 413)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: Path | str, limit: int, *, inside: Path | str | None = None) -> bytes:
+    """The bytes of ``path``, read the one way every file the user controls is read (the
+    server, the CLI and the job side): a regular file only (open_regular), at most ``limit``
+    bytes, checked before reading and enforced while reading (a file that grows is refused
+    too). UnsafeFile (an OSError) says what is wrong; a missing file is FileNotFoundError."""
+    limit = max(limit, 0)
+    with open_regular(path, inside=inside, limit=limit) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafeFile(path, f"is over {limit:,} bytes, the limit (it grew)", 413)
+    return data
+
+
+def read_text(path: Path | str, limit: int, *, inside: Path | str | None = None,
+              errors: str = "strict") -> str:  # fmt: skip
+    """read_bytes as UTF-8 text (UnsafeFile when it is not UTF-8 and ``errors`` is strict)."""
+    data = read_bytes(path, limit, inside=inside)
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError as e:
+        raise UnsafeFile(path, f"is not UTF-8 text (byte {e.start})") from None
+
+
+def json_depth_ok(value, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests lists and dicts at most ``limit`` deep (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        if depth > limit:
+            return False
+        stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+    return True
+
+
+def loads_json(text: str | bytes, name: Path | str, depth: int = MAX_JSON_DEPTH):
+    """``text`` parsed as JSON, nested at most ``depth`` deep; UnsafeFile naming ``name``
+    otherwise (not JSON, or too deep)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise UnsafeFile(name, f"is JSON nested deeper than {depth} levels") from None
+    except ValueError as e:
+        why = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
+        raise UnsafeFile(name, f"is not valid JSON: {why}") from None
+    if not json_depth_ok(value, depth):
+        raise UnsafeFile(name, f"is JSON nested deeper than {depth} levels")
+    return value
+
+
+def read_json(path: Path | str, limit: int, *, inside: Path | str | None = None,
+              depth: int = MAX_JSON_DEPTH):  # fmt: skip
+    """read_bytes parsed as JSON, nested at most ``depth`` deep (UnsafeFile otherwise)."""
+    return loads_json(read_bytes(path, limit, inside=inside), path, depth)
 
 
 def umask() -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..files import JOBS_MARK
+from ..files import JOBS_MARK, MAX_IGNORE_BYTES, read_text
 
 MAX_SIZE = 10 * 2**20  # bytes of files, before compression
 MAX_ENTRIES = 20_000  # files and folders looked at: a home directory is not a workspace
@@ -180,8 +180,8 @@ class _Rules:
             if name not in names:
                 continue
             try:
-                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
-                    lines += f.read().splitlines()
+                path = os.path.join(folder, name)
+                lines += read_text(path, MAX_IGNORE_BYTES, errors="replace").splitlines()
             except FileNotFoundError:
                 continue
             except OSError as e:

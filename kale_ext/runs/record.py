@@ -62,7 +62,9 @@ def read(name: str) -> dict:
     """The record of sweep ``name`` (NotFound when there is none)."""
     path = sweep_dir(name) / RECORD
     try:
-        return json.loads(path.read_text())
+        from ..files import MAX_RECORD_BYTES, read_json
+
+        return read_json(path, MAX_RECORD_BYTES)
     except FileNotFoundError:
         raise NotFound(f"no sweep named {name!r}") from None
     except (OSError, json.JSONDecodeError) as e:

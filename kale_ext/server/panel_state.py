@@ -19,6 +19,7 @@ from pathlib import Path
 
 import tornado.web
 
+from ..files import MAX_RECORD_BYTES, read_json
 from .base import ApiError, KaleExtHandler
 from .paths import resolve_notebook
 
@@ -47,7 +48,7 @@ def read_state(root: str, path: str, allow_hidden: bool) -> dict:
     null when none is, or when its file cannot be read)."""
     file = _file_of(resolve_notebook(root, path, allow_hidden))
     try:
-        record = json.loads(file.read_text(encoding="utf-8"))
+        record = read_json(file, MAX_RECORD_BYTES)
         state, saved = record["state"], record["saved"]
     except (OSError, ValueError, KeyError, TypeError):
         state, saved = None, None
