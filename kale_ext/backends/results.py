@@ -75,7 +75,7 @@ def outputs_folder(backend: Backend, name: str) -> Path:
 def _result_dir(folder: Path) -> Path | None:
     """Where rank 0 saved the value: node 0's folder when the nodes' outputs were kept apart."""
     for base in (folder, folder / "node-0"):
-        if (base / FOLDER / INFO).is_file():
+        if os.path.lexists(base / FOLDER / INFO):  # a FIFO or a link too: read_info says why
             return base / FOLDER
     return None
 

@@ -102,8 +102,8 @@ def load(backend, name: str, notebook_sha256: str | None, confine: Path | None =
     from ..files import MAX_NOTEBOOK_BYTES, MAX_RECORD_BYTES, loads_json, read_bytes
 
     try:
-        text = read_bytes(folder / RECORD, MAX_RECORD_BYTES)
-        notebook = read_bytes(folder / NOTEBOOK, MAX_NOTEBOOK_BYTES)
+        text = read_bytes(folder / RECORD, MAX_RECORD_BYTES, inside=folder)
+        notebook = read_bytes(folder / NOTEBOOK, MAX_NOTEBOOK_BYTES, inside=folder)
     except UnsafeFile as e:  # a FIFO, a device, too large: said as such
         _refuse(name, f"its snapshot cannot be read: {e}")
     except OSError:

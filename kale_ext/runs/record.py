@@ -64,11 +64,12 @@ def read(name: str) -> dict:
     try:
         from ..files import MAX_RECORD_BYTES, read_json
 
-        return read_json(path, MAX_RECORD_BYTES)
+        return read_json(path, MAX_RECORD_BYTES, inside=path.parent)
     except FileNotFoundError:
         raise NotFound(f"no sweep named {name!r}") from None
     except (OSError, json.JSONDecodeError) as e:
-        raise BackendError(f"the record of sweep {name} cannot be read: {e}") from None
+        status = getattr(e, "status", 500)  # UnsafeFile: a FIFO, a device, too large, too deep
+        raise BackendError(f"the record of sweep {name} cannot be read: {e}", status) from None
 
 
 def write(record: dict) -> None:

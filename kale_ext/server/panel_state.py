@@ -48,7 +48,7 @@ def read_state(root: str, path: str, allow_hidden: bool) -> dict:
     null when none is, or when its file cannot be read)."""
     file = _file_of(resolve_notebook(root, path, allow_hidden))
     try:
-        record = read_json(file, MAX_RECORD_BYTES)
+        record = read_json(file, MAX_RECORD_BYTES, inside=file.parent)
         state, saved = record["state"], record["saved"]
     except (OSError, ValueError, KeyError, TypeError):
         state, saved = None, None

@@ -56,7 +56,7 @@ def now() -> str:
 
 
 def read_record(job_dir: Path) -> dict:
-    return read_json(job_dir / "job.json", MAX_RECORD_BYTES)
+    return read_json(job_dir / "job.json", MAX_RECORD_BYTES, inside=job_dir)
 
 
 def write_record(job_dir: Path, record: dict) -> None:
