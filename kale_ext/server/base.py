@@ -264,6 +264,7 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
             with self._answering():
                 return await asyncio.wait_for(asyncio.wrap_future(future), app.work_deadline)
         except asyncio.TimeoutError:
+            app.overdue(future)  # its thread goes on: another takes its place meanwhile
             raise ApiError(504, f"the request did not finish in {app.work_deadline:g} s "
                            "(KaleExtApp.work_deadline)", "DeadlinePassed") from None  # fmt: skip
         finally:
