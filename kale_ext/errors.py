@@ -141,3 +141,8 @@ class UnsafeFile(KaleExtError, OSError):
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "status": self.status}
+
+
+class StorageError(BackendError):
+    """A folder that cannot take what kale_ext writes: full (507) or read-only (507); the
+    message names the folder."""

@@ -3,13 +3,14 @@ writes, and where kale_ext keeps its data."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
 import tempfile
 from pathlib import Path
 
-from .errors import UnsafeFile
+from .errors import StorageError, UnsafeFile
 
 #: The deepest JSON any reader accepts (lists and objects within each other).
 MAX_JSON_DEPTH = 200
@@ -132,20 +133,55 @@ def umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, text: str) -> None:
+#: What a write that failed for its folder's sake says: errno -> what the folder is.
+_STORAGE = {errno.ENOSPC: "full (no space left on the device)", errno.EDQUOT: "over its quota",
+            errno.EROFS: "on a read-only file system", errno.EACCES: "not writable",
+            errno.EPERM: "not writable"}  # fmt: skip
+
+
+def storage_error(e: BaseException, folder: Path | str | None = None) -> StorageError | None:
+    """The StorageError (507, naming the folder) for a write that failed because its folder is
+    full, over quota or read-only; None for another error."""
+    if not isinstance(e, OSError) or isinstance(e, UnsafeFile) or e.errno not in _STORAGE:
+        return None
+    where = folder if folder is not None else (Path(e.filename).parent if e.filename else "?")
+    return StorageError(f"cannot write to {where}: the folder is {_STORAGE[e.errno]}", 507,
+                        "InsufficientStorage")  # fmt: skip
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder`` made (with its parents) and kept 0700: it holds values the user typed."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if stat.S_IMODE(folder.stat().st_mode) != 0o700:
+        os.chmod(folder, 0o700)
+    return folder
+
+
+def write_atomic(path: Path, text: str, private: bool = False) -> None:
     """Write ``text`` to ``path`` all at once: readers never see a half-written file. The file
-    gets the mode any new file gets (0666 less the umask), not the temporary file's 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    gets the mode any new file gets (0666 less the umask), not the temporary file's 0600; a
+    ``private`` one (values the user typed: panel state, env, parameters) 0600 in a 0700
+    folder. A full or read-only folder is a StorageError naming it."""
+    try:
+        if private:
+            private_folder(path.parent)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise (storage_error(e, path.parent) or e) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
-            os.fchmod(f.fileno(), 0o666 & ~umask())
+            os.fchmod(f.fileno(), 0o600 if private else 0o666 & ~umask())
             f.flush()
             os.fsync(f.fileno())  # on disk before it takes the name: a crash leaves old or new
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        found = storage_error(e, path.parent)
+        if found is not None:
+            raise found from None
         raise
 
 

@@ -250,3 +250,29 @@ def test_every_reader_refuses_special_files(tmp_path, monkeypatch, reader, setup
         os.close(fd)
     assert answer, f"{reader} hangs on {attack}"
     assert re.search(expected, answer[0]), answer[0][:500]
+
+
+def test_private_writes_are_0600_in_a_0700_folder(tmp_path):
+    folder = tmp_path / "state"
+    folder.mkdir(mode=0o755)
+    write_atomic(folder / "a.json", "{}", private=True)
+    assert mode(folder / "a.json") == 0o600 and mode(folder) == 0o700
+    write_atomic(tmp_path / "new" / "deeper" / "b.json", "{}", private=True)
+    assert mode(tmp_path / "new" / "deeper") == 0o700
+
+
+@pytest.mark.parametrize("code, says", [(28, "full (no space left"), (30, "read-only"),
+                                        (122, "over its quota")])  # fmt: skip
+@pytest.mark.parametrize("where", ["mkstemp", "fsync"])
+def test_a_full_or_read_only_folder_is_a_507_naming_it(tmp_path, monkeypatch, code, says, where):
+    from kale_ext.errors import StorageError
+
+    def fails(*args, **kwargs):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr("tempfile.mkstemp" if where == "mkstemp" else "os.fsync", fails)
+    with pytest.raises(StorageError) as e:
+        write_atomic(tmp_path / "jobs" / "job.json", "{}")
+    assert e.value.status == 507 and says in str(e.value)
+    assert str(tmp_path / "jobs") in str(e.value)
+    assert list((tmp_path / "jobs").iterdir()) == []  # no temporary left

@@ -75,7 +75,7 @@ def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None,
 
     folder = root(backend) / name
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_atomic(folder / NOTEBOOK, notebook.decode("utf-8"))
+    write_atomic(folder / NOTEBOOK, notebook.decode("utf-8"), private=True)
     record = {"options": spec.options, "notebook_path": notebook_path,
               "folder": str(spec.folder) if spec.folder else None,
               "notebook_sha256": spec.job.notebook_sha256,
@@ -83,7 +83,7 @@ def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None,
               # the job's another way): what a rerun checks before it runs them
               "snapshot_sha256": hashlib.sha256(notebook).hexdigest(),
               "defaults": (defaults or Defaults()).shaping()}  # fmt: skip
-    write_atomic(folder / RECORD, json.dumps(record, indent=2))
+    write_atomic(folder / RECORD, json.dumps(record, indent=2), private=True)
 
 
 #: What a kept submit record holds, and the types each may have (None: absent).

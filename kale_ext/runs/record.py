@@ -73,7 +73,7 @@ def read(name: str) -> dict:
 
 
 def write(record: dict) -> None:
-    write_atomic(sweep_dir(record["name"]) / RECORD, json.dumps(record, indent=2))
+    write_atomic(sweep_dir(record["name"]) / RECORD, json.dumps(record, indent=2), private=True)
 
 
 def names() -> list[str]:

@@ -68,7 +68,7 @@ def write_state(root: str, path: str, allow_hidden: bool, state: dict) -> dict:
     file = _file_of(resolve_notebook(root, path, allow_hidden))
     saved = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record = {"path": path, "state": state, "saved": saved}
-    write_atomic(file, json.dumps(record, ensure_ascii=False))
+    write_atomic(file, json.dumps(record, ensure_ascii=False), private=True)
     _forget_oldest(file.parent)
     return record
 
@@ -104,7 +104,7 @@ class PanelStateHandler(KaleExtHandler):
     @tornado.web.authenticated
     async def get(self):
         root, path, hidden = self._notebook()
-        self.reply(await self.app.read(read_state, root, path, hidden))
+        self.reply(await self.call(read_state, root, path, hidden))
 
     @tornado.web.authenticated
     async def put(self):
@@ -115,4 +115,4 @@ class PanelStateHandler(KaleExtHandler):
         error = check(body, SCHEMA)
         if error is not None:
             raise ApiError(400, str(error), "InvalidBody", field=error.field)
-        self.reply(await self.app.read(write_state, root, path, hidden, body))
+        self.reply(await self.call(write_state, root, path, hidden, body))

@@ -183,7 +183,7 @@ class LocalBackend(Backend):
         outputs = final_folder(spec.folder, self.jobs_dir, spec.name)
         try:
             self.jobs_dir.mkdir(parents=True, exist_ok=True)
-            job_dir.mkdir()
+            job_dir.mkdir(mode=0o700)  # its record holds the env and parameters the user typed
         except FileExistsError:
             half = " (its submit did not finish: delete it to free the name)"
             raise BackendError(

@@ -60,7 +60,7 @@ def read_record(job_dir: Path) -> dict:
 
 
 def write_record(job_dir: Path, record: dict) -> None:
-    write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
+    write_atomic(job_dir / "job.json", json.dumps(record, indent=2), private=True)
 
 
 def update_record(job_dir: Path, change: Callable[[dict], None]) -> dict:
