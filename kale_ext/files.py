@@ -52,7 +52,7 @@ def open_regular(path: Path | str, *, inside: Path | str | None = None, limit: i
         if not stat.S_ISREG(info.st_mode):
             raise UnsafeFile(path, f"is not a regular file ({_kind(info.st_mode)})")
         if limit is not None and info.st_size > limit:
-            raise UnsafeFile(path, f"is {info.st_size:,} bytes; the limit is {limit:,}", 413)
+            raise UnsafeFile(path, f"is {info.st_size:,} bytes; the limit is {limit:,} bytes", 413)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -67,7 +67,11 @@ def read_bytes(path: Path | str, limit: int, *, inside: Path | str | None = None
     too). UnsafeFile (an OSError) says what is wrong; a missing file is FileNotFoundError."""
     limit = max(limit, 0)
     with open_regular(path, inside=inside, limit=limit) as f:
-        data = f.read(limit + 1)
+        # as much as the file holds, not the bound: a buffer is never the bound's size
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(size + 1)
+        while size < len(data) <= limit and (more := f.read(min(1 << 20, limit + 1 - len(data)))):
+            data += more  # it grew since: read on, to the bound
     if len(data) > limit:
         raise UnsafeFile(path, f"is over {limit:,} bytes, the limit (it grew)", 413)
     return data

@@ -276,3 +276,25 @@ def test_a_full_or_read_only_folder_is_a_507_naming_it(tmp_path, monkeypatch, co
     assert e.value.status == 507 and says in str(e.value)
     assert str(tmp_path / "jobs") in str(e.value)
     assert list((tmp_path / "jobs").iterdir()) == []  # no temporary left
+
+
+def test_a_read_holds_what_the_file_holds_not_its_bound(tmp_path):
+    """A 2-byte record read under a 16 MiB bound takes bytes, not the bound (a log's tail read
+    beside it stayed under 3 MiB only so); a file that grows past its size is read to the bound
+    and refused beyond it."""
+    import tracemalloc
+
+    from kale_ext.errors import UnsafeFile
+    from kale_ext.files import read_bytes
+
+    small = tmp_path / "job.json"
+    small.write_text("{}")
+    tracemalloc.start()
+    try:
+        assert read_bytes(small, 16 * 2**20) == b"{}"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024, peak
+    with pytest.raises(UnsafeFile, match="limit is 1 bytes"):
+        read_bytes(small, 1)
