@@ -124,3 +124,25 @@ class JobFailed(KaleExtError):
 class NoResult(KaleExtError):
     """A job ended without a value to give back: it returned nothing, its value could not be
     saved, or it cannot be read from here. The message says which, and why."""
+
+
+class UnsafeFile(KaleExtError, OSError):
+    """A file the user controls that kale_ext will not read: not a regular file (a FIFO, a
+    device), a link that leads out of where it must stay, larger than its bound, or JSON nested
+    deeper than its bound. Also an OSError, so a caller that skips an unreadable file skips it;
+    ``status`` is what the REST API answers (400, or 413 for a file too large)."""
+
+    def __init__(self, path, why: str, status: int = 400):
+        OSError.__init__(self, 22, why, str(path))
+        self.path, self.why, self.status = str(path), why, status
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}"
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "status": self.status}
+
+
+class StorageError(BackendError):
+    """A folder that cannot take what kale_ext writes: full (507) or read-only (507); the
+    message names the folder."""

@@ -16,6 +16,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from .files import open_regular
 from .peers import _kale_ext_request
 
 URI_ENV = "MLFLOW_TRACKING_URI"
@@ -170,8 +171,12 @@ class Tracking:
         base = f"{self.uri}/api/2.0/mlflow-artifacts/artifacts/{parsed.path.strip('/')}"
         for path in files:
             target = urllib.parse.quote(path.relative_to(folder).as_posix())
-            size = path.stat().st_size
-            with path.open("rb") as data:
+            try:  # read the one way: a regular file, kept inside the folder
+                data = open_regular(path, inside=folder)
+            except OSError:
+                continue  # gone since, or a link out / a special file: never uploaded
+            with data:
+                size = os.fstat(data.fileno()).st_size
                 headers = {"Content-Length": str(size), "Content-Type": "application/octet-stream"}
                 took = self.timeout + size / UPLOAD_RATE  # bounded, and by its size
                 self._request("PUT", f"{base}/{target}", data, headers, timeout=took)

@@ -9,7 +9,6 @@ lost its peer, torchrun's SIGTERM to the others) never count as the first failur
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import signal
@@ -101,7 +100,9 @@ def from_record(data: dict, node: int) -> RankFailure | None:
 
 def read_record(path: Path, node: int) -> RankFailure | None:
     try:
-        return from_record(json.loads(path.read_text(errors="replace")), node)
+        from ..files import MAX_RECORD_BYTES, read_json
+
+        return from_record(read_json(path, MAX_RECORD_BYTES), node)
     except (OSError, ValueError, TypeError, AttributeError):
         return None
 

@@ -17,19 +17,22 @@ Loading never unpickles arbitrary objects: JSON, ``torch.load(weights_only=True)
 from __future__ import annotations
 
 import csv
-import json
+import io
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 from ..compile.resultsave import FOLDER, INFO, VALUE_JSON, VALUE_TORCH
-from ..errors import JobFailed, KaleExtError, NoResult
+from ..errors import JobFailed, KaleExtError, NoResult, UnsafeFile
+from ..files import loads_json, read_bytes
 from .base import Backend, JobInfo, OutputFile, Status
 
 CLAIMS_ENV = "KALE_EXT_CLAIM_MOUNTS"
 #: The most bytes of a result's info file read (the job wrote it: it is read as untrusted).
 MAX_INFO = 64 * 1024
+#: The largest output file ``outputs.load`` reads (a larger one: open it yourself).
+MAX_LOAD = 4 * 2**30
 #: Why a finished job has no value: its function returned None, which saves nothing.
 NOTHING = "the job's function returned nothing (None)"
 _LOCATION = re.compile(r"^pvc:(?P<claim>[^:]+):(?P<path>/.+)$")
@@ -72,7 +75,7 @@ def outputs_folder(backend: Backend, name: str) -> Path:
 def _result_dir(folder: Path) -> Path | None:
     """Where rank 0 saved the value: node 0's folder when the nodes' outputs were kept apart."""
     for base in (folder, folder / "node-0"):
-        if (base / FOLDER / INFO).is_file():
+        if os.path.lexists(base / FOLDER / INFO):  # a FIFO or a link too: read_info says why
             return base / FOLDER
     return None
 
@@ -83,8 +86,7 @@ def read_info(folder: Path) -> dict | None:
     if where is None:
         return None
     try:
-        with open(where / INFO, "rb") as f:
-            data = json.loads(f.read(MAX_INFO + 1)[: MAX_INFO + 1])
+        data = loads_json(read_bytes(where / INFO, MAX_INFO, inside=folder), where / INFO)
         fmt, reason = data.get("format"), data.get("reason")
         ok = (
             isinstance(data.get("saved"), bool)
@@ -156,8 +158,10 @@ def saved_value(backend: Backend, name: str):
         raise NoResult(f"job {name}: {why}{_saved_files(name, folder)}")
     where = _result_dir(folder)
     path = where / (VALUE_JSON if found["format"] == "json" else VALUE_TORCH)
-    try:
-        return load_file(path)
+    try:  # its record says its size: a larger file is not the value rank 0 saved
+        return load_file(path, found["size"], inside=folder)
+    except UnsafeFile as e:
+        raise NoResult(f"job {name}'s return value cannot be read: {e}") from None
     except OSError as e:
         raise NoResult(f"job {name}'s return value cannot be read from {path}: {e}") from None
 
@@ -177,11 +181,11 @@ def _saved_files(name: str, folder: Path) -> str:
 # -- output files ------------------------------------------------------------------------------
 
 
-def _torch(path: Path):
+def _torch(path: Path, data: bytes):
     import torch
 
     try:
-        return torch.load(path, weights_only=True, map_location="cpu")
+        return torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
     except Exception as e:  # the unpickler names what it refused, below torch's advice
         lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(e).splitlines()]
         said = [line for line in lines if "WeightsUnpickler error" in line] or lines[:1]
@@ -192,44 +196,49 @@ def _torch(path: Path):
         ) from None
 
 
-def _json(path: Path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+def _utf8(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UnsafeFile(path, f"is not UTF-8 text (byte {e.start})") from None
 
 
-def _jsonl(path: Path):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+def _json(path: Path, data: bytes):
+    return loads_json(data, path)
 
 
-def _csv(path: Path):
+def _jsonl(path: Path, data: bytes):
+    return [loads_json(line, path) for line in _utf8(path, data).splitlines() if line.strip()]
+
+
+def _csv(path: Path, data: bytes):
+    text = _utf8(path, data)
     try:
         import pandas
     except ImportError:
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
-    return pandas.read_csv(path)
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+    return pandas.read_csv(io.StringIO(text))
 
 
-def _npy(path: Path):
+def _npy(path: Path, data: bytes):
     import numpy
 
-    return numpy.load(path, allow_pickle=False)
+    return numpy.load(io.BytesIO(data), allow_pickle=False)
 
 
-def _npz(path: Path):
+def _npz(path: Path, data: bytes):
     import numpy
 
-    with numpy.load(path, allow_pickle=False) as found:
+    with numpy.load(io.BytesIO(data), allow_pickle=False) as found:
         return {k: found[k] for k in found.files}
 
 
-def _text(path: Path):
-    return path.read_text(encoding="utf-8")
+def _text(path: Path, data: bytes):
+    return _utf8(path, data)
 
 
 #: How each kind of file loads: its ending → (what it gives, the loader).
-LOADERS: dict[str, tuple[str, Callable[[Path], object]]] = {
+LOADERS: dict[str, tuple[str, Callable[[Path, bytes], object]]] = {
     ".pt": ("torch.load(weights_only=True)", _torch),
     ".pth": ("torch.load(weights_only=True)", _torch),
     ".json": ("JSON data", _json),
@@ -243,8 +252,10 @@ LOADERS: dict[str, tuple[str, Callable[[Path], object]]] = {
 }
 
 
-def load_file(path: Path):
-    """A file loaded by its ending (LOADERS); KaleExtError for other endings."""
+def load_file(path: Path, limit: int = MAX_LOAD, inside: Path | None = None):
+    """A file loaded by its ending (LOADERS); KaleExtError for other endings. Read the one way
+    (files.read_bytes: a regular file of at most ``limit`` bytes, under ``inside`` when given);
+    UnsafeFile says what is wrong."""
     loader = LOADERS.get(path.suffix.lower())
     if loader is None:
         known = ", ".join(sorted(LOADERS))
@@ -252,7 +263,7 @@ def load_file(path: Path):
             f"{path.name}: kale_ext does not load {path.suffix or 'files without an ending'} "
             f"files ({known} it does): open it at {path}"
         )
-    return loader[1](path)
+    return loader[1](path, read_bytes(path, limit, inside=inside))
 
 
 def hidden(path: str) -> bool:

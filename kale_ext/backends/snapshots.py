@@ -53,7 +53,9 @@ def snapshot_of(notebook) -> bytes | None:
     from ..compile.notebook import Notebook
 
     if isinstance(notebook, (str, os.PathLike)):
-        return Path(notebook).read_bytes()
+        from ..files import MAX_NOTEBOOK_BYTES, read_bytes
+
+        return read_bytes(notebook, MAX_NOTEBOOK_BYTES)
     if isinstance(notebook, bytes):
         return notebook
     if isinstance(notebook, dict):
@@ -73,7 +75,7 @@ def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None,
 
     folder = root(backend) / name
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_atomic(folder / NOTEBOOK, notebook.decode("utf-8"))
+    write_atomic(folder / NOTEBOOK, notebook.decode("utf-8"), private=True)
     record = {"options": spec.options, "notebook_path": notebook_path,
               "folder": str(spec.folder) if spec.folder else None,
               "notebook_sha256": spec.job.notebook_sha256,
@@ -81,7 +83,7 @@ def save(backend, name: str, notebook: bytes, spec, notebook_path: str | None,
               # the job's another way): what a rerun checks before it runs them
               "snapshot_sha256": hashlib.sha256(notebook).hexdigest(),
               "defaults": (defaults or Defaults()).shaping()}  # fmt: skip
-    write_atomic(folder / RECORD, json.dumps(record, indent=2))
+    write_atomic(folder / RECORD, json.dumps(record, indent=2), private=True)
 
 
 #: What a kept submit record holds, and the types each may have (None: absent).
@@ -96,10 +98,19 @@ def load(backend, name: str, notebook_sha256: str | None, confine: Path | None =
     notebook changed since, a field of the wrong type, options the schema refuses, a folder
     outside ``confine``: the server's root)."""
     folder = root(backend) / name
+    from ..errors import UnsafeFile
+    from ..files import MAX_NOTEBOOK_BYTES, MAX_RECORD_BYTES, loads_json, read_bytes
+
     try:
-        record = json.loads((folder / RECORD).read_text())
-        notebook = (folder / NOTEBOOK).read_bytes()
-    except (OSError, ValueError, RecursionError):
+        text = read_bytes(folder / RECORD, MAX_RECORD_BYTES, inside=folder)
+        notebook = read_bytes(folder / NOTEBOOK, MAX_NOTEBOOK_BYTES, inside=folder)
+    except UnsafeFile as e:  # a FIFO, a device, too large: said as such
+        _refuse(name, f"its snapshot cannot be read: {e}")
+    except OSError:
+        text = b""
+    try:
+        record = loads_json(text, folder / RECORD)
+    except UnsafeFile:  # no JSON, or too deep: no snapshot of this job
         record = None
     if not isinstance(record, dict) or record.get("notebook_sha256") != notebook_sha256:
         raise BackendError(

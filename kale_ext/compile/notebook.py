@@ -319,9 +319,14 @@ def _upgrade_v3(nb: dict, name: str) -> dict:
 
 def read_notebook(path: str | os.PathLike) -> Notebook:
     """Read a notebook file. Only its base name is kept, never the machine path."""
+    from ..errors import UnsafeFile
+    from ..files import MAX_NOTEBOOK_BYTES, read_bytes
+
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bytes(p, MAX_NOTEBOOK_BYTES)
+    except UnsafeFile as e:
+        raise NotebookError(f"cannot read notebook {e}") from None
     except FileNotFoundError:
         raise NotebookError(f"notebook not found: {path}") from None
     except IsADirectoryError:

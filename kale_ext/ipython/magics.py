@@ -26,6 +26,7 @@ from IPython.core.magic_arguments import MagicArgumentParser
 
 from ..display import STATUSES
 from ..errors import CompileError
+from ..files import MAX_NOTEBOOK_BYTES, read_bytes
 from .results import DryRun, JobStatus, JobTable
 from .sweep import add_sweep_flags, sweeping
 from .usage import add_backend_flag, compile_message, parse, user_errors
@@ -231,7 +232,7 @@ class KaleMagics(Magics):
             local = workspace.modules if workspace is not None else modules_beside(path.parent)
             which = train_call_choice(options, meta)  # --train-call: which train() is the job
             job = compile_notebook(notebook, local_modules=local, train_call=which)
-            kept = path.read_bytes()  # what a rerun runs
+            kept = read_bytes(path, MAX_NOTEBOOK_BYTES)  # what a rerun runs
             return self._run(job, options, args, path.name, None, None, workspace, place, kept)
 
     # -- shared: options, backend, submit --

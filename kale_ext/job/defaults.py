@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..files import MAX_RECORD_BYTES, read_text
 from ..mlflow_api import TrackingError, check_uri
 from .k8s_values import matches
 from .limits import TRAIT as LIMITS
@@ -289,8 +290,8 @@ def lab_settings(lab_dir: str | None = None) -> dict:
     import json5
 
     try:
-        data = json5.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as e:
+        data = json5.loads(read_text(path, MAX_RECORD_BYTES))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:
         raise ConfigError("defaults", f"cannot read the {LAB} file {path.name}: {e}") from None
     if not isinstance(data, dict):
         raise ConfigError("defaults", f"the {LAB} file {path.name} must hold an object")

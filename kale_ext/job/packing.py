@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ..files import read_bytes
+from .workspace import MAX_SIZE
 
 if TYPE_CHECKING:  # a workspace packs itself (Workspace.packed): packing only names its type
     from .workspace import Workspace
@@ -172,8 +174,7 @@ class _Gzip:
 
 def _read(root: Path, rel: str) -> bytes:
     try:
-        with open(root / rel, "rb") as f:
-            return f.read()
+        return read_bytes(root / rel, MAX_SIZE)
     except OSError as e:
         raise ConfigError("workspace", f"cannot read {rel}: {e.strerror}") from None
 

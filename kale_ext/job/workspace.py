@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..files import JOBS_MARK
+from ..files import JOBS_MARK, MAX_IGNORE_BYTES, read_text
 
 MAX_SIZE = 10 * 2**20  # bytes of files, before compression
 MAX_ENTRIES = 20_000  # files and folders looked at: a home directory is not a workspace
@@ -169,8 +169,9 @@ def _spec(lines: tuple[str, ...]) -> _Spec:
 class _Rules:
     """The ignore files seen on the way down: (folder prefix, spec), deepest last."""
 
-    def __init__(self):
+    def __init__(self, root: Path | None = None):
         self.specs: list[tuple[str, _Spec]] = []
+        self.root = root  # an ignore file is read only from under it (a link out is refused)
 
     def read(self, folder: str, prefix: str, names: set[str], skipped: list) -> int:
         """Add the ignore files among ``names`` in ``folder`` (``prefix``: its relative path
@@ -180,8 +181,10 @@ class _Rules:
             if name not in names:
                 continue
             try:
-                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
-                    lines += f.read().splitlines()
+                path = os.path.join(folder, name)
+                lines += read_text(
+                    path, MAX_IGNORE_BYTES, inside=self.root, errors="replace"
+                ).splitlines()
             except FileNotFoundError:
                 continue
             except OSError as e:
@@ -297,7 +300,7 @@ def collect(
     if not base.is_dir():
         raise ConfigError("workspace", f"{root} is not a folder")
     ws = Workspace(root=base, files=[], max_size=max_size)
-    rules = _Rules()
+    rules = _Rules(base)
     seen = [0]
     _walk(str(base), "", ws, rules, {e.strip("/") for e in exclude}, seen)
     ws.files.sort(key=lambda f: f.path)

@@ -160,8 +160,9 @@ class Driver:
         """The notebook compiled once for every trial, with the workspace it ships."""
         if self.compiled is None:
             from ..backends.submit import prepare
+            from ..files import MAX_NOTEBOOK_BYTES, read_bytes
 
-            self.snapshot = (self.folder / rec.NOTEBOOK).read_bytes()  # each trial's, to rerun
+            self.snapshot = read_bytes(self.folder / rec.NOTEBOOK, MAX_NOTEBOOK_BYTES)  # to rerun
             self.compiled = prepare(self.folder / rec.NOTEBOOK, self.record["options"],
                                     self._place())  # fmt: skip
         return self.compiled

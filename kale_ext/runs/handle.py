@@ -70,7 +70,7 @@ class Outputs:
     def load(self, path: str):
         """The file ``path`` loaded by its ending: torch files with weights_only=True, JSON,
         CSV (a pandas DataFrame, or a list of dicts), NumPy .npy/.npz, text."""
-        return load_file(self.path(path))
+        return load_file(self.path(path), inside=self.folder)
 
     def __repr__(self) -> str:
         from ..job.workspace import size_text

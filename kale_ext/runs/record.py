@@ -62,15 +62,18 @@ def read(name: str) -> dict:
     """The record of sweep ``name`` (NotFound when there is none)."""
     path = sweep_dir(name) / RECORD
     try:
-        return json.loads(path.read_text())
+        from ..files import MAX_RECORD_BYTES, read_json
+
+        return read_json(path, MAX_RECORD_BYTES, inside=path.parent)
     except FileNotFoundError:
         raise NotFound(f"no sweep named {name!r}") from None
     except (OSError, json.JSONDecodeError) as e:
-        raise BackendError(f"the record of sweep {name} cannot be read: {e}") from None
+        status = getattr(e, "status", 500)  # UnsafeFile: a FIFO, a device, too large, too deep
+        raise BackendError(f"the record of sweep {name} cannot be read: {e}", status) from None
 
 
 def write(record: dict) -> None:
-    write_atomic(sweep_dir(record["name"]) / RECORD, json.dumps(record, indent=2))
+    write_atomic(sweep_dir(record["name"]) / RECORD, json.dumps(record, indent=2), private=True)
 
 
 def names() -> list[str]:

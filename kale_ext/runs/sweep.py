@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..backends.base import SWEEP_LABEL, Backend
 from ..errors import BackendError, ConfigError
+from ..files import MAX_RECORD_BYTES, read_json
 from ..job.spec import check_name, generate_name
 from . import record as rec
 from .search import SEARCHES, needs_optuna, require_optuna
@@ -177,7 +178,7 @@ def driver_running(name: str) -> bool:
     from ..backends.local.processes import runs
 
     try:
-        me = json.loads((rec.sweep_dir(name) / DRIVER).read_text())
+        me = read_json(rec.sweep_dir(name) / DRIVER, MAX_RECORD_BYTES)
     except (OSError, ValueError):
         return False
     return runs(me.get("pid"), me.get("started"))

@@ -248,7 +248,7 @@ class KaleExtApp(ExtensionApp):
 
         # also in the compile processes
         configure(self.option_limits, by_server=True, package_urls=self.allow_package_urls)
-        self._executor = ThreadPoolExecutor(self.worker_threads, thread_name_prefix="kale_ext")
+        self._executor = _HeavyThreads(self.worker_threads, thread_name_prefix="kale_ext")
         self._reads = ThreadPoolExecutor(self.read_threads, thread_name_prefix="kale_ext-read")
         self.deleting: set[str] = set()  # jobs a DELETE is deleting now
         self.heavy_by_client: dict[str, int] = {}  # heavy requests running or waiting, by client
@@ -314,6 +314,11 @@ class KaleExtApp(ExtensionApp):
         """Run blocking heavy work in the extension's thread pool."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    def overdue(self, future) -> None:
+        """Heavy work past its deadline (its caller got a 504): a thread cannot be killed, so
+        while it still runs another thread takes its place (at most worker_threads more)."""
+        self._executor.lend(future)
 
     def start_work(self, fn, *args):
         """Heavy work queued in the thread pool: its concurrent Future (cancel drops it while
@@ -408,3 +413,26 @@ class KaleExtApp(ExtensionApp):
             return backend, f"configured: {cls.__name__}"
         # the defaults hold this server's namespace, under the user's JupyterLab settings
         return choose_backend(None, defaults, **offered)
+
+
+class _HeavyThreads(ThreadPoolExecutor):
+    """The heavy threads; one whose work passed its deadline is lent a substitute until it
+    ends, so work that overruns (a peer, a disk) never takes the others' places for good."""
+
+    def __init__(self, size: int, **kwargs):
+        super().__init__(size, **kwargs)
+        self._size, self._lent, self._lending = size, 0, threading.Lock()
+
+    def lend(self, future) -> None:
+        with self._lending:
+            if future.done() or self._lent >= self._size:
+                return
+            self._lent += 1
+            self._max_workers += 1
+            self._adjust_thread_count()
+        future.add_done_callback(self._returned)
+
+    def _returned(self, _future) -> None:
+        with self._lending:
+            self._lent -= 1
+            self._max_workers -= 1  # the spare thread stays, idle: the pool never shrinks

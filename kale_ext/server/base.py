@@ -240,11 +240,17 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         """A cheap blocking read (in the reads' threads); the KaleExtError family becomes a
         response."""
         from ..errors import KaleExtError
+        from ..files import storage_error
 
         try:
             return await self.app.read(fn, *args, **kwargs)
         except KaleExtError as e:
             raise to_api_error(e) from None
+        except OSError as e:  # a full or read-only folder: 507 naming it, never a 500
+            full = storage_error(e)
+            if full is None:
+                raise
+            raise to_api_error(full) from None
 
     async def work(self, fn, *args):
         """Heavy blocking work (a submit, a sweep, a probe) in the heavy threads: at most
@@ -264,6 +270,7 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
             with self._answering():
                 return await asyncio.wait_for(asyncio.wrap_future(future), app.work_deadline)
         except asyncio.TimeoutError:
+            app.overdue(future)  # its thread goes on: another takes its place meanwhile
             raise ApiError(504, f"the request did not finish in {app.work_deadline:g} s "
                            "(KaleExtApp.work_deadline)", "DeadlinePassed") from None  # fmt: skip
         finally:
@@ -297,11 +304,17 @@ class KaleExtHandler(ExtensionHandlerMixin, APIHandler):
         """Around awaiting ``self._work``: kale_ext's errors as their API errors, a client that
         left before its work started as 503 ClientGone; no work held afterwards."""
         from ..errors import KaleExtError
+        from ..files import storage_error
 
         try:
             yield
         except KaleExtError as e:
             raise to_api_error(e) from None
+        except OSError as e:  # a full or read-only folder: 507 naming it, never a 500
+            full = storage_error(e)
+            if full is None:
+                raise
+            raise to_api_error(full) from None
         except asyncio.CancelledError:  # its client left before it started: nobody to answer
             raise ApiError(503, "the client left before its work started", "ClientGone") from None
         finally:

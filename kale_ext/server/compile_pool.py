@@ -14,8 +14,9 @@ What the pool guarantees:
 - a call has a deadline, waiting included: past it, a waiting call is dropped and a running
   one's process is killed (and replaced); either way the caller gets a 504 reason (a call sent
   ahead still runs, its answer dropped);
-- a cancelled call (its client left) is dropped while it waits; once running it finishes and
-  its answer is dropped;
+- a cancelled call (its client left) is dropped while it waits; once sent to a process it
+  runs and its answer is dropped, but its deadline still holds: past it, its process is killed
+  (and replaced) whether or not its client stays, so a call that hangs never holds a process;
 - a process that dies (killed, crashed) fails the call it ran with a 503 reason saying so
   (the one sent ahead goes back in line), and a new one takes its place (at most one start a
   second per place);
@@ -271,6 +272,9 @@ class CompilePool:
         ended = worker.how_it_ended()
         warming = worker.warming
         running = worker.calls.popleft() if worker.calls else None
+        if running is not None and running.timer is not None:
+            running.timer.cancel()
+            running.timer = None
         if running is not None:
             self._fail(
                 running,
@@ -311,6 +315,9 @@ class CompilePool:
     # -- calls --
 
     def _answered(self, worker: _Worker, call: _Call, body: bytes | bytearray) -> None:
+        if call.timer is not None:  # it ended in time
+            call.timer.cancel()
+            call.timer = None
         if call.future is None:  # the warm-up
             self._early_deaths = 0
         elif not call.future.done():
@@ -350,8 +357,10 @@ class CompilePool:
         return None
 
     def _deadline(self, call: _Call, seconds: float) -> None:
-        if call.done():
-            return
+        """Past a call's deadline: its caller gets a 504 (unless it left), and the process that
+        runs it is killed, whether or not its caller stays. A call sent ahead, not yet started,
+        whose caller left is looked at again after as long."""
+        call.timer = None
         worker = call.worker
         self._fail(
             call,
@@ -359,12 +368,20 @@ class CompilePool:
             f"the compile did not finish in {seconds:g} s (KaleExtApp.work_deadline)",
             "DeadlinePassed",
         )
-        if worker is not None and worker.calls and worker.calls[0] is call:  # it hangs
+        if worker is None or worker.gone or call not in worker.calls:
+            return
+        if worker.calls[0] is call:  # it hangs
             self._lost(worker, f"was stopped after {seconds:g} s")
+        else:  # sent ahead: its time runs from when it starts at the latest
+            call.timer = self._loop.call_later(seconds, self._deadline, call, seconds)
 
     def _done(self, call: _Call) -> None:
-        if call.timer is not None:
+        """The call's future is done: answered, failed, or cancelled (its client left). Its
+        deadline stays while a process holds it (a cancelled call still runs there)."""
+        held = call.worker is not None and not call.worker.gone and call in call.worker.calls
+        if call.timer is not None and not held:
             call.timer.cancel()
+            call.timer = None
         if call.worker is None:  # still waiting: out of its line now
             queue = self._waiting.get(call.client)
             if queue is not None and call in queue:

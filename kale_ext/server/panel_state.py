@@ -19,6 +19,7 @@ from pathlib import Path
 
 import tornado.web
 
+from ..files import MAX_RECORD_BYTES, read_json
 from .base import ApiError, KaleExtHandler
 from .paths import resolve_notebook
 
@@ -47,7 +48,7 @@ def read_state(root: str, path: str, allow_hidden: bool) -> dict:
     null when none is, or when its file cannot be read)."""
     file = _file_of(resolve_notebook(root, path, allow_hidden))
     try:
-        record = json.loads(file.read_text(encoding="utf-8"))
+        record = read_json(file, MAX_RECORD_BYTES, inside=file.parent)
         state, saved = record["state"], record["saved"]
     except (OSError, ValueError, KeyError, TypeError):
         state, saved = None, None
@@ -67,7 +68,7 @@ def write_state(root: str, path: str, allow_hidden: bool, state: dict) -> dict:
     file = _file_of(resolve_notebook(root, path, allow_hidden))
     saved = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record = {"path": path, "state": state, "saved": saved}
-    write_atomic(file, json.dumps(record, ensure_ascii=False))
+    write_atomic(file, json.dumps(record, ensure_ascii=False), private=True)
     _forget_oldest(file.parent)
     return record
 
@@ -103,7 +104,7 @@ class PanelStateHandler(KaleExtHandler):
     @tornado.web.authenticated
     async def get(self):
         root, path, hidden = self._notebook()
-        self.reply(await self.app.read(read_state, root, path, hidden))
+        self.reply(await self.call(read_state, root, path, hidden))
 
     @tornado.web.authenticated
     async def put(self):
@@ -114,4 +115,4 @@ class PanelStateHandler(KaleExtHandler):
         error = check(body, SCHEMA)
         if error is not None:
             raise ApiError(400, str(error), "InvalidBody", field=error.field)
-        self.reply(await self.app.read(write_state, root, path, hidden, body))
+        self.reply(await self.call(write_state, root, path, hidden, body))

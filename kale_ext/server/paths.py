@@ -3,9 +3,7 @@ unless allowed, a real .ipynb), or its JSON with a path that names it."""
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from .base import ApiError
@@ -55,6 +53,9 @@ def resolve_notebook(root: str, path, allow_hidden: bool) -> Path:
         raise ApiError(404, f"notebook not found: {path}", "NotFound", field="path")
     if full.is_dir():
         raise ApiError(400, f"{path} is a directory, not a notebook", field="path")
+    if not full.is_file():
+        raise ApiError(400, f"{path} is not a regular file (a pipe, socket or device is not a "
+                       "notebook)", field="path")  # fmt: skip
     if full.suffix != ".ipynb":
         raise ApiError(400, f"{path} is not a notebook (.ipynb file)", field="path")
     return full
@@ -63,29 +64,17 @@ def resolve_notebook(root: str, path, allow_hidden: bool) -> Path:
 def read_notebook_bytes(root: str, path, allow_hidden: bool, limit: int | None = None) -> bytes:
     """The notebook's bytes, once it is known to be a regular file of at most ``limit`` bytes
     (a FIFO, a device or a larger file is refused before anything is read)."""
+    from ..errors import UnsafeFile
+    from ..files import MAX_NOTEBOOK_BYTES, read_bytes
+
     full = resolve_notebook(root, path, allow_hidden)
     try:
-        # O_NONBLOCK: opening a FIFO does not wait for a writer; fstat then says what it is
-        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_bytes(full, limit if limit is not None else MAX_NOTEBOOK_BYTES, inside=root)
+    except UnsafeFile as e:
+        said = f"{path}: {e.why}" + (" (KaleExtApp.max_notebook_bytes)" if e.status == 413 else "")
+        raise ApiError(e.status, said, field="path") from None
     except OSError as e:
         raise ApiError(403, f"cannot read {path}: {e.strerror}", field="path") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ApiError(400, f"{path} is not a regular file (a pipe, socket or device is "
-                           "not a notebook)", field="path")  # fmt: skip
-        if limit is not None and info.st_size > limit:
-            raise ApiError(413, f"{path} is {info.st_size:,} bytes; the limit is {limit:,} bytes "
-                           "(KaleExtApp.max_notebook_bytes)", field="path")  # fmt: skip
-        os.set_blocking(fd, True)
-        try:
-            data = f.read(limit + 1 if limit is not None else -1)
-        except OSError as e:
-            raise ApiError(403, f"cannot read {path}: {e.strerror}", field="path") from None
-    if limit is not None and len(data) > limit:  # it grew since
-        raise ApiError(413, f"{path} is over {limit:,} bytes, the limit "
-                       "(KaleExtApp.max_notebook_bytes)", field="path")  # fmt: skip
-    return data
 
 
 def relative_path(path) -> str:

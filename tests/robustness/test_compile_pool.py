@@ -104,6 +104,34 @@ class TestCompileProcessFailures:
         assert again.status == 200 and again.json["ok"]
 
 
+class TestDeadlineWithoutClient:
+    """Issue 42: the deadline went with the client; a compile that hung (a FIFO read, a slow
+    step) held its process for good once its client left. A stopped process is one that hangs."""
+
+    @pytest.fixture
+    def kale_config(self, kale_config):
+        return {**kale_config, "compile_processes": 1, "work_deadline": 3.0}
+
+    async def test_a_hung_compile_whose_client_left_is_killed_at_the_deadline(
+        self, api, kale_app, jp_fetch
+    ):
+        import json
+        import time
+
+        assert (await api.post("compile", BODY, request_timeout=120)).json["ok"]
+        [pid] = kale_app._pool.pids
+        os.kill(pid, signal.SIGSTOP)  # the next compile never ends
+        with pytest.raises((TimeoutError, Exception)):  # its client gives up and goes
+            await jp_fetch("kale-ext", "compile", method="POST", body=json.dumps(BODY),
+                           request_timeout=0.5)  # fmt: skip
+        started = time.monotonic()
+        r = await api.get("runtimes", request_timeout=30)
+        assert r.status == 200 and time.monotonic() - started <= 1.0  # a cheap request answers
+        assert await asyncio.to_thread(exited, pid, 30), "the hung compile outlived its deadline"
+        again = await api.post("compile", BODY, request_timeout=120)
+        assert again.status == 200 and again.json["ok"]  # its place is free again
+
+
 class TestNoCompileProcess:
     @pytest.fixture
     def kale_config(self, kale_config):

@@ -93,6 +93,51 @@ class TestDeadline:
         assert "KaleExtApp.work_deadline" in r.json["message"]
 
 
+class TestOverdue:
+    @pytest.fixture
+    def kale_config(self, tmp_path):
+        return config(tmp_path, worker_threads=1, work_deadline=1.0)
+
+    async def test_2_a_thread_past_its_deadline_is_lent_a_substitute(self, api, gate):
+        """Issue 42: work that overran its deadline kept its heavy thread, and the next heavy
+        request waited behind it (4 such took every thread). Now another thread takes its
+        place while it runs; a cheap request answers in a second meanwhile."""
+        first = await api.post("jobs", BODY, request_timeout=60)
+        assert first.status == 504, first.text  # its thread still waits at the gate
+        second = asyncio.ensure_future(api.post("jobs", BODY, request_timeout=60))
+        await arrived(gate, 2)  # it ran beside the overdue one, in the lent thread
+        started = time.monotonic()
+        assert (await api.get("runtimes", request_timeout=30)).status == 200
+        assert time.monotonic() - started <= 1.0
+        assert (await second).status == 504
+        gate.open.set()
+
+
+class TestFifoAttack:
+    @pytest.fixture
+    def kale_config(self, tmp_path):
+        return config(tmp_path, compile_processes=1, work_deadline=60.0)
+
+    async def test_2_a_fifo_named_gitignore_hangs_nothing(self, api, gate, root):
+        """Issue 42: a FIFO named .gitignore under a notebook's folder hung every compile and
+        submit that scanned it, and with them the server. Now it is skipped, said as a FIFO."""
+        import os
+
+        (root / "data").mkdir()
+        os.mkfifo(root / "data" / ".gitignore")
+        gate.open.set()
+        compiles = [asyncio.ensure_future(api.post("compile", BODY, request_timeout=120))
+                    for _ in range(4)]  # fmt: skip
+        started = time.monotonic()
+        assert (await api.get("runtimes", request_timeout=30)).status == 200
+        assert time.monotonic() - started <= 1.0
+        answers = await asyncio.gather(*compiles)
+        assert [a.status for a in answers] == [200] * 4, answers[0].text
+        assert "FIFO" in answers[0].text, answers[0].text[:2000]
+        submitted = await api.post("jobs", BODY, request_timeout=120)
+        assert submitted.status == 201, submitted.text
+
+
 class TestShare:
     @pytest.fixture
     def kale_config(self, tmp_path):

@@ -123,6 +123,25 @@ async def test_a_call_past_its_deadline_is_a_504_and_the_hung_process_is_replace
     assert await p.submit(os.getpid) not in (hung, None)
 
 
+async def test_a_call_whose_client_left_is_still_killed_at_its_deadline(pool):
+    """Issue 42: the deadline's timer went with the client; a call that hung (a FIFO read, a
+    slow step) held its process for good. Now it is killed at the deadline, and the next call
+    gets a process again."""
+    p = pool()
+    await p.submit(os.getpid)  # started and warm
+    call = p.submit(time.sleep, 3600, deadline=1.0)  # a slow step
+    await until(lambda: bool(p.busy), "the slow call to run")
+    slow = p.busy[0]
+    call.cancel()  # its client left
+    await asyncio.sleep(0)
+    assert await asyncio.to_thread(exited, slow, 30), (
+        "the slow call's process outlived its deadline"
+    )
+    started = time.monotonic()
+    assert await p.submit(sum, [1, 1]) == 2  # its place is free again
+    assert time.monotonic() - started < 30
+
+
 async def test_a_waiting_call_past_its_deadline_is_dropped_with_a_504(pool):
     p = pool()
     held = await p.submit(os.getpid)

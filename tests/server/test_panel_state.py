@@ -156,3 +156,30 @@ async def test_without_authentication_both_verbs_are_403(api, nb, jp_fetch):
         assert reply.code == 403, (method, reply.body)
         assert b"authentication required" in reply.body
     assert (await api.get("panel-state", params={"path": nb})).json["state"] is None
+
+
+async def test_the_state_is_private_and_a_full_disk_is_a_507_naming_the_folder(
+    api, nb, monkeypatch
+):
+    """Issue 42: values typed as env and secret-named parameters were kept 0644 in a 0755
+    folder, and a full disk answered 500. Now 0600 in 0700; a full or read-only folder is a
+    507 naming it."""
+    import errno
+    import os
+    import stat
+
+    typed = {**STATE, "form": {**STATE["form"], "parameters": {"api_token": "s3cret"}}}
+    reply = await put(api, nb, typed)
+    assert reply.status == 200, reply.text
+    [file] = panel_state.state_dir().glob("*.json")
+    assert stat.S_IMODE(file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(file.parent.stat().st_mode) == 0o700
+    for code, says in ((errno.ENOSPC, "full"), (errno.EROFS, "read-only")):
+
+        def no_room(*args, code=code, **kwargs):
+            raise OSError(code, os.strerror(code))
+
+        monkeypatch.setattr("tempfile.mkstemp", no_room)
+        r = await put(api, nb, typed)
+        assert r.status == 507, r.text
+        assert says in r.json["message"] and str(file.parent) in r.json["message"], r.text

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
-from ...files import mark_jobs_dir
+from ...files import mark_jobs_dir, open_regular
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
@@ -187,7 +187,7 @@ class LocalBackend(Backend):
         outputs = final_folder(spec.folder, self.jobs_dir, spec.name)
         try:
             self.jobs_dir.mkdir(parents=True, exist_ok=True)
-            job_dir.mkdir()
+            job_dir.mkdir(mode=0o700)  # its record holds the env and parameters the user typed
         except FileExistsError:
             half = " (its submit did not finish: delete it to free the name)"
             raise BackendError(
@@ -303,8 +303,8 @@ class LocalBackend(Backend):
         """Which node failed and how, while the job's other nodes are given FAILURE_GRACE to
         end (the supervisor's FAILING file; None when there is none)."""
         try:
-            with open(self.jobs_dir / name / FAILING, encoding="utf-8", errors="replace") as f:
-                return f.read(200).strip() or None
+            with open_regular(self.jobs_dir / name / FAILING) as f:
+                return f.read(800).decode("utf-8", "replace")[:200].strip() or None
         except OSError:
             return None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...files import open_regular
 from ..base import Failure, LogLine, split_rank
 from ..failure import (
     RankFailure,
@@ -47,7 +48,7 @@ def log_end(job_dir: Path, node: int, procs_per_node: int) -> list[LogLine]:
     """The last lines of a node's log (at most LOG_WINDOW bytes), reports not folded."""
     path = job_dir / f"node-{node}.log"
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             size = f.seek(0, 2)
             f.seek(max(0, size - LOG_WINDOW))
             data = f.read()

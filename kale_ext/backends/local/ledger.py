@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ...files import write_atomic
+from ...files import MAX_RECORD_BYTES, read_json, write_atomic
 
 
 @contextmanager
@@ -30,7 +30,7 @@ def locked_json(
         fcntl.flock(lock, fcntl.LOCK_EX)
         path = jobs_dir / name
         try:
-            data = json.loads(path.read_text())
+            data = read_json(path, MAX_RECORD_BYTES)
         except (OSError, ValueError):
             data = None
         if not isinstance(data, dict) or not valid(data):

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ...files import write_atomic
+from ...files import MAX_RECORD_BYTES, read_json, write_atomic
 from .links import release
 from .processes import kill, start_time
 
@@ -76,7 +76,7 @@ def remember(job_dir: Path, processes: dict[int, str | None]) -> None:
 
 def remembered(job_dir: Path) -> dict[int, str]:
     try:
-        data = json.loads((job_dir / PROCESSES).read_text())
+        data = read_json(job_dir / PROCESSES, MAX_RECORD_BYTES)
     except (OSError, ValueError):
         return {}
     return {int(pid): started for pid, started in data.items()} if isinstance(data, dict) else {}

@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ...files import open_regular
 from ..base import LogLine, LogQuery, split_rank
 from ..logpieces import READ_SIZE, split_pieces, text_of
 from ..torchrun_report import ReportFolder
@@ -49,7 +50,7 @@ def node_logs(
 def _read(path: Path, node: int, procs: int, positions: dict, pending: dict) -> Iterator[LogLine]:
     """The node's lines after ``positions[node]``, read a bounded piece at a time."""
     try:
-        f = open(path, "rb")  # noqa: SIM115 (closed below, also when the reader stops)
+        f = open_regular(path)  # closed below, also when the reader stops
     except FileNotFoundError:
         return
     with f:
@@ -74,7 +75,7 @@ def _tail(
     path = job_dir / f"node-{node}.log"
     starts: deque = deque(maxlen=tail + TAIL_MARGIN)
     end, pending = 0, b""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while data := f.read(READ_SIZE):
             pieces, pending = split_pieces(pending + data)
             for raw, partial in pieces:

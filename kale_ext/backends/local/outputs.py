@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...compile.resultsave import FOLDER as RESULT
 from ...errors import NotFound
-from ...files import write_atomic
+from ...files import MAX_RECORD_BYTES, read_json, read_text, write_atomic
 from ..base import JobOutputs, OutputFile
 
 STAGING = "outputs"  # in the job's folder: a folder per node while the job runs
@@ -70,7 +70,7 @@ def _leave_out_links(final: Path) -> None:
 def _left_out(folder: Path) -> dict[str, str]:
     """The links left out of gathered outputs, {relative path: target as written}."""
     try:
-        noted = json.loads((folder / LINKS).read_text(encoding="utf-8"))
+        noted = read_json(folder / LINKS, MAX_RECORD_BYTES)
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in noted.items() if isinstance(v, str)} if isinstance(noted, dict) else {}
@@ -81,7 +81,12 @@ def gather(job_dir: Path, final: Path) -> int:
     files it moved. What is there already (an earlier gathering) is kept."""
     root = job_dir / STAGING
     nodes = sorted(p for p in root.glob("node-*") if p.is_dir()) if root.is_dir() else []
-    written = {node: _files(node) for node in nodes}
+    # the value a function returned is rank 0's alone (node-0's folder): another node's RESULT
+    # folder (the job's own code wrote it) would pass for it when rank 0 returned nothing
+    written = {
+        node: [r for r in _files(node) if node.name == "node-0" or RESULT not in r.split(os.sep)]
+        for node in nodes
+    }
     names = [n for files in written.values() for n in files]
     per_node = len(names) != len(set(names))
     moved = 0
@@ -140,7 +145,7 @@ def kept(jobs_dir: Path, name: str) -> JobOutputs:
     try:
         if not name or "/" in name or name.startswith("."):
             raise OSError
-        final = Path((jobs_dir / KEPT / name).read_text(encoding="utf-8").strip())
+        final = Path(read_text(jobs_dir / KEPT / name, 64 * 1024).strip())
         if not final.is_dir():
             raise OSError
     except OSError:

@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from ...files import write_atomic
+from ...files import open_regular, read_json, write_atomic
 from ...progress import Progress, ProgressTracker
 from ..base import split_rank
 from ..logpieces import READ_SIZE, split_pieces, text_of
@@ -45,7 +45,7 @@ class ProgressFollower:
             return None
         self.last_poll = now
         try:  # progress is for people to see: reading or keeping it never fails the job
-            with open(self.log, "rb") as f:
+            with open_regular(self.log) as f:
                 f.seek(self.position)
                 while data := f.read(READ_SIZE):
                     self.position += len(data)
@@ -72,7 +72,6 @@ class ProgressFollower:
 def read_progress(job_dir: Path) -> Progress | None:
     """The progress a job's supervisor kept, or None (never reported, or not readable)."""
     try:
-        with open(job_dir / PROGRESS_FILE, "rb") as f:
-            return Progress.from_json(json.loads(f.read(MAX_FILE)))
+        return Progress.from_json(read_json(job_dir / PROGRESS_FILE, MAX_FILE))
     except (OSError, ValueError):
         return None

@@ -23,7 +23,7 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ...files import write_atomic
+from ...files import MAX_RECORD_BYTES, read_json, write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
@@ -56,11 +56,11 @@ def now() -> str:
 
 
 def read_record(job_dir: Path) -> dict:
-    return json.loads((job_dir / "job.json").read_text())
+    return read_json(job_dir / "job.json", MAX_RECORD_BYTES, inside=job_dir)
 
 
 def write_record(job_dir: Path, record: dict) -> None:
-    write_atomic(job_dir / "job.json", json.dumps(record, indent=2))
+    write_atomic(job_dir / "job.json", json.dumps(record, indent=2), private=True)
 
 
 def update_record(job_dir: Path, change: Callable[[dict], None]) -> dict:

@@ -37,6 +37,11 @@ def write(folder: Path, files: dict[str, str]) -> None:
         ({0: {"log.txt": "0", "a": "x"}, 1: {"log.txt": "1"}},
          {"node-0/log.txt": "0", "node-0/a": "x", "node-1/log.txt": "1"}),
         ({0: {}, 1: {}}, {}),
+        # issue 42: rank 0 returned nothing; what node 1 wrote as a result is no result
+        ({0: {"a.txt": "0"}, 1: {".kale-ext/info.json": "{}", ".kale-ext/value.json": "1"}},
+         {"a.txt": "0"}),
+        ({0: {".kale-ext/value.json": "0"}, 1: {".kale-ext/value.json": "1"}},
+         {".kale-ext/value.json": "0"}),
     ],
 )  # fmt: skip
 def test_gathering_is_flat_unless_two_nodes_wrote_the_same_name(tmp_path, nodes, gathered):
