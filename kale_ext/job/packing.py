@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..files import read_bytes
-from .workspace import MAX_SIZE
 
 if TYPE_CHECKING:  # a workspace packs itself (Workspace.packed): packing only names its type
     from .workspace import Workspace
@@ -115,7 +114,7 @@ def archive_bytes(ws: Workspace) -> bytes:
                 info.type, info.linkname = tarfile.SYMTYPE, f.link
                 tar.addfile(info)
             else:
-                content = _read(ws.root, f.path)
+                content = _read(ws.root, f.path, ws.max_size)
                 info.size = len(content)
                 tar.addfile(info, io.BytesIO(content))
     return gz.data
@@ -172,9 +171,9 @@ class _Gzip:
             self._worker.shutdown(cancel_futures=True)
 
 
-def _read(root: Path, rel: str) -> bytes:
+def _read(root: Path, rel: str, limit: int) -> bytes:
     try:
-        return read_bytes(root / rel, MAX_SIZE)
+        return read_bytes(root / rel, limit)
     except OSError as e:
         raise ConfigError("workspace", f"cannot read {rel}: {e.strerror}") from None
 

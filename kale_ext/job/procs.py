@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import ConfigError
 from .k8s_values import quantity_value
+from .options import BY_NAME, check
 
 
 @dataclass(frozen=True)
@@ -130,3 +132,17 @@ def how_to_ask(procs: Procs) -> str:
         "(--procs-per-node N, the panel's Processes per node, options.procs_per_node) or ask "
         "for fewer CPUs/GPUs per node"
     )
+
+
+def checked_procs(runtime, asked: int | None, requests: dict, limits: dict) -> Procs:
+    """The processes per node of a job on ``runtime`` (a job.runtimes.Runtime), within the
+    option's bounds (the site's too): a runtime's choice beyond them is refused, saying how to
+    set the count instead."""
+    resources = resources_per_node(requests, limits)
+    procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
+    if not procs.asked:
+        try:
+            check(BY_NAME["procs_per_node"], procs.count)
+        except ConfigError as e:
+            raise ConfigError("procs_per_node", f"{e.message}; {how_to_ask(procs)}") from None
+    return procs

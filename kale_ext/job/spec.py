@@ -20,7 +20,7 @@ from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
 from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
-from .procs import Procs, how_to_ask, procs_per_node, resources_per_node
+from .procs import Procs, checked_procs
 from .runtimes import DEFAULT_RUNTIME, Runtime
 from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
 
@@ -272,7 +272,7 @@ def build_job_spec(
     if o.gpu == 0:  # 0 GPUs is a choice: it takes away the GPUs the layers below ask for
         config = _without_gpus(config)
     asked_procs = check(BY_NAME["procs_per_node"], o.procs_per_node)  # None: the runtime's
-    procs = _procs(runtime, asked_procs, config)
+    procs = checked_procs(runtime, asked_procs, config.requests, config.limits)
     limit = name_limit(runtime, nodes)
     asked_name = o.name if o.name is not None else settings.get("name")  # the SDK's Name option
     name = (
@@ -350,19 +350,6 @@ def build_job_spec(
         initializer=settings.get("initializer"),
         runtime_patches=list(settings.get("runtime_patches") or []),
     )
-
-
-def _procs(runtime: Runtime, asked: int | None, config: DistributedConfig) -> Procs:
-    """The processes per node (job/procs.py), within the option's bounds (the site's too): a
-    runtime's choice beyond them is refused, saying how to set the count instead."""
-    resources = resources_per_node(config.requests, config.limits)
-    procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
-    if not procs.asked:
-        try:
-            check(BY_NAME["procs_per_node"], procs.count)
-        except ConfigError as e:
-            raise ConfigError("procs_per_node", f"{e.message}; {how_to_ask(procs)}") from None
-    return procs
 
 
 def notebook_arguments(job: CompiledJob) -> dict:

@@ -108,10 +108,10 @@ def test_a_file_that_cannot_be_read_is_named_and_leaves_no_thread_behind(tmp_pat
     ws = collect(root)
     real = packing._read
 
-    def failing(base, rel):
+    def failing(base, rel, limit):
         if rel == "b.py":
             raise ConfigError("workspace", "cannot read b.py: Permission denied")
-        return real(base, rel)
+        return real(base, rel, limit)
 
     monkeypatch.setattr(packing, "_read", failing)
     with pytest.raises(ConfigError, match="cannot read b.py"):
