@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from ..base import BackendError, JobInfo, LogLine, Status, split_rank
 from . import kept as kept_failure
 from .config import NODE, REQUEST_TIMEOUT
-from .failures import cluster_failure, pod_failure
+from .failures import cluster_failure, failed_ending, pod_failure
 from .status import job_info, newest_by_node, node_container, parse_time, recall, restarts
 
 #: How many of the failing pod's last lines are read (for torchrun's report and the tail).
@@ -37,8 +37,9 @@ def closer_look(backend, obj: dict, pods: list) -> JobInfo:
     endings = _endings(pods)
     if endings or info.status is Status.FAILED:
         kept = kept_failure.read(backend, name)
-        if endings and (kept is None or kept.fingerprint != kept_failure.fingerprint(endings)):
-            _keep(backend, obj, pods, endings, info.procs_per_node)
+        mark = kept_failure.fingerprint(_states(pods))
+        if endings and (kept is None or kept.fingerprint != mark):
+            _keep(backend, obj, pods, mark, info.procs_per_node, kept)
         info = recall(info, kept, pods)
     if info.status is Status.RUNNING and backend.stall_seconds:
         backend.note_output(info, _last_output(backend, pods, backend.stall_seconds))
@@ -56,15 +57,32 @@ def _endings(pods: list) -> dict[int, tuple[str, int, int | None]]:
     return out
 
 
-def _keep(backend, obj: dict, pods: list, endings: dict, procs: int) -> None:
-    """Keep the failure the pods show and each node's last lines (kept.py)."""
+def _states(pods: list) -> dict[int, tuple[str, int, int | None]]:
+    """Where every node's container is: node → (pod, restarts, exit code of the ending that
+    tells it, None while it runs or waits). The kept lines are taken again when it changes (a
+    node ends, restarts, or its pod is replaced), so they follow the pods until they are gone."""
+    out = {}
+    for index, pod in newest_by_node(pods).items():
+        ended, _ = failed_ending(node_container(pod))
+        out[index] = (pod.metadata.name, restarts(pod), ended.exit_code if ended else None)
+    return out
+
+
+def _keep(backend, obj: dict, pods: list, mark: str, procs: int, before=None) -> None:
+    """Keep the failure the pods show and each node's last lines (kept.py): a failed node's
+    from the run that failed (``previous=true`` once its container restarted or ended again).
+    A failure kept ``before`` that named its exception wins over a later one that does not."""
     newest = newest_by_node(pods)
-    texts = {i: _read(backend, pod, "last lines", tail_lines=kept_failure.KEPT_LINES).splitlines()
+    texts = {i: _read(backend, pod, "last lines", tail_lines=kept_failure.KEPT_LINES,
+                      previous=_failed_before(pod)).splitlines()
              for i, pod in newest.items()}  # fmt: skip
+    if before is not None:  # a node whose lines cannot be read now keeps those read before
+        texts = {i: t or before.lines.get(i, []) for i, t in texts.items()}
     logs = {i: [LogLine(i, t, r) for r, t in (split_rank(i, procs, x) for x in lines)]
             for i, lines in texts.items()}  # fmt: skip
     failure = cluster_failure(obj, newest, _events(backend, obj["metadata"]["name"]), logs)
-    mark = kept_failure.fingerprint(endings)
+    if before is not None and before.failure.exception and not failure.exception:
+        failure = before.failure
     kept_failure.save(backend, obj, kept_failure.Kept(failure, texts, fingerprint=mark))
 
 
@@ -75,10 +93,21 @@ def _events(backend, name: str) -> list:
         return []  # events may be forbidden: the pods still say most
 
 
-def _read(backend, pod, what: str, **kwargs) -> str:
-    container = node_container(pod)
-    waiting = container is not None and container.state and container.state.waiting
-    restarted = container is not None and container.last_state and container.last_state.terminated
+def _failed_before(pod) -> bool:
+    """Whether the node's failure is told by its container's previous run (failures.py)."""
+    return failed_ending(node_container(pod))[1]
+
+
+def _read(backend, pod, what: str, previous: bool | None = None, **kwargs) -> str:
+    """The pod's `node` container's log; ``previous`` (by default: while it waits to restart)
+    for its run before."""
+    if previous is None:
+        container = node_container(pod)
+        waiting = container is not None and container.state and container.state.waiting
+        restarted = (
+            container is not None and container.last_state and container.last_state.terminated
+        )
+        previous = bool(waiting and restarted)
     try:
         return backend.call(
             f"read the {what} of pod {pod.metadata.name}",
@@ -86,7 +115,7 @@ def _read(backend, pod, what: str, **kwargs) -> str:
             pod.metadata.name,
             backend.namespace,
             container=NODE,
-            previous=bool(waiting and restarted),
+            previous=previous,
             _request_timeout=REQUEST_TIMEOUT,
             **kwargs,
         )
@@ -95,7 +124,7 @@ def _read(backend, pod, what: str, **kwargs) -> str:
 
 
 def _last_lines(backend, pod, node: int, procs: int) -> list[LogLine]:
-    text = _read(backend, pod, "last lines", tail_lines=TAIL_LINES)
+    text = _read(backend, pod, "last lines", previous=_failed_before(pod), tail_lines=TAIL_LINES)
     return [LogLine(node, t, r) for r, t in (split_rank(node, procs, x) for x in text.splitlines())]
 
 

@@ -38,13 +38,25 @@ def termination_record(terminated) -> dict | None:
     return data if isinstance(data, dict) and isinstance(data.get("kale_ext"), dict) else None
 
 
+def failed_ending(container) -> tuple[object | None, bool]:
+    """The ending that tells how a node's container failed, and whether it is the previous
+    run's (``previous=true`` logs hold its lines). The first failure wins: a container that
+    ended badly, then ended again (its next run killed by SIGTERM as the Job controller deletes
+    the pod, say) is told by its earlier ending, unless only the later one left the compiled
+    module's record (the cell and line)."""
+    state = container.state if container else None
+    now = state.terminated if state else None
+    last = container.last_state.terminated if container and container.last_state else None
+    bad = [(e, e is last) for e in (last, now) if ended_badly(e)]
+    with_record = [b for b in bad if termination_record(b[0]) is not None]
+    if with_record or bad:
+        return (with_record or bad)[0]
+    return now, False
+
+
 def pod_failure(index: int, pod, events: Iterable = ()) -> RankFailure | None:
     """How one node's newest pod failed, if it did (or is stuck: a reason, no exit)."""
-    container = container_of(pod)
-    state = container.state if container else None
-    ended = state.terminated if state else None
-    if not ended_badly(ended) and container and container.last_state:
-        ended = container.last_state.terminated  # crash-looping: how it ended last time
+    ended, _ = failed_ending(container_of(pod))
     if pod.status.reason == "Evicted" or not ended_badly(ended):
         reason = pod_reason(pod, [e for e in events if e.object == f"Pod/{pod.metadata.name}"])
         starting = reason in (None, "ContainerCreating", "PodInitializing")

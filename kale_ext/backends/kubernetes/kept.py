@@ -7,8 +7,10 @@ administrator delete them. So whenever kale_ext looks at one job (``get_job``: `
 panel, the monitor, ``%kale_status``, ``GET jobs/{name}``) and a node's container has ended
 badly, it keeps the failure it found and the last ``KEPT_LINES`` lines of each node that has a
 pod in the ConfigMap ``<job>-failure``, labelled with the job's name and owned by the TrainJob
-(deleted with it by the garbage collector). It is written again only when a pod's ending changed
-(a new restart, a replaced pod): the fingerprint says which endings it holds.
+(deleted with it by the garbage collector). It is written again, until the pods are gone, only
+when a node's state changed (it ended, restarted, its pod was replaced): the fingerprint says
+which states it was taken from. A failed node's lines and failure are those of its first
+failed run (``previous=true`` once it runs or ended again: failures.failed_ending).
 
 Every view reads it once the pods no longer say more: ``get_job`` (one more read, for a failed
 job only), ``list_jobs`` (one list call, only when a failed job has no pods left) and ``logs``
@@ -63,7 +65,7 @@ def name_of(job: str) -> str:
 
 
 def fingerprint(endings: dict[int, tuple[str, int, int | None]]) -> str:
-    """Which endings a kept failure was taken from: node → (pod, restarts, exit code)."""
+    """Which node states a kept failure was taken from: node → (pod, restarts, exit code)."""
     return ";".join(f"{n}:{p}:{r}:{c}" for n, (p, r, c) in sorted(endings.items()))
 
 

@@ -202,3 +202,47 @@ def test_metric_readers_see_no_lines_where_the_logs_went_with_the_pods(backend, 
     assert (gone.value.status, gone.value.reason) == (410, "Gone")
     assert list(lines_left(backend, "fit")) == []  # a sweep's driver reads on
     assert final_metrics(backend, "fit") == {}  # the diff shows no metrics, not an error
+
+
+def _ending(code: int, message: str | None = None):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(exit_code=code, reason="Error", message=message)
+
+
+def _container(state: dict, last=None):
+    from types import SimpleNamespace
+
+    none = {"terminated": None, "running": None, "waiting": None}
+    return SimpleNamespace(
+        state=SimpleNamespace(**{**none, **state}),
+        last_state=SimpleNamespace(**{**none, "terminated": last}),
+    )
+
+
+RECORD = json.dumps({"kale_ext": {"exception": "KeyError: 'missing'"}})
+
+
+@pytest.mark.parametrize(
+    "state, last, expected",
+    [
+        # crash-looping, and running again: the run before failed (previous=true logs)
+        ({"waiting": object()}, "key", ("key", True)),
+        ({"running": object()}, "key", ("key", True)),
+        # the Job controller deletes the pod as its next run runs: that SIGTERM is later
+        ({"terminated": "sigterm"}, "key", ("key", True)),
+        # only the later ending left the module's record
+        ({"terminated": "key"}, "sigterm", ("key", False)),
+        ({"terminated": "key"}, None, ("key", False)),
+        ({"running": object()}, None, (None, False)),
+    ],
+)
+def test_the_first_failure_of_a_container_tells_it(state, last, expected):
+    """How a node failed, and which run's logs hold its lines (kept and shown): the first
+    failure wins over the SIGTERM of a later run; a record (cell, line) wins over none."""
+    from kale_ext.backends.kubernetes.failures import failed_ending
+
+    endings = {"key": _ending(1, RECORD), "sigterm": _ending(143)}
+    state = {k: endings.get(v, v) if isinstance(v, str) else v for k, v in state.items()}
+    ended, previous = failed_ending(_container(state, endings.get(last)))
+    assert (ended, previous) == (endings.get(expected[0]), expected[1])

@@ -413,7 +413,8 @@ class ProcessKubelet:
         delay = BACKOFF
         while True:
             code, reason = await self._attempt(run, c)
-            c.last = {}
+            # c.last stays the run before's ending: a real kubelet's lastState is the previous
+            # instance's termination, also once the container ended for good
             c.state = {"terminated": {"exitCode": code, "reason": reason, "startedAt": c.started,
                                       "finishedAt": now(),
                                       "containerID": f"process://{run.pod['metadata']['uid']}/"

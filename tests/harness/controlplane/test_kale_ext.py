@@ -148,11 +148,6 @@ def failed_on_node_1(control_plane, tmp_path_factory):
         yield name
 
 
-@pytest.mark.xfail(strict=False, reason="issue 39, deliverable 4: a race kale_ext loses now and "
-                   "then on the real controllers: the Job controller fails the Job when node 1's "
-                   "restarts pass its backoff limit, as node 1 runs its next attempt, and deletes "
-                   "the pod; that attempt ends with SIGTERM, and kale_ext may report `node 1: "
-                   "killed by signal 15 (SIGTERM)` instead of the KeyError it kept before")  # fmt: skip
 def test_after_the_pods_are_gone_status_names_the_failed_node_cell_and_line(
     control_plane_env, failed_on_node_1
 ):
@@ -164,8 +159,6 @@ def test_after_the_pods_are_gone_status_names_the_failed_node_cell_and_line(
     assert "error         KeyError: 'missing'" in out.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="issue 39, deliverable 4: kale_ext keeps node 1's last "
-                   "lines from before its traceback (`its last 0 lines`), as the issue says")  # fmt: skip
 def test_after_the_pods_are_gone_logs_keep_node_1s_traceback(control_plane_env, failed_on_node_1):
     out = cli("logs", failed_on_node_1, *K8S)
     assert out.returncode == 0, out.stderr
