@@ -12,16 +12,20 @@ test('the preview sums the job up, folds the YAML, copies and downloads it, and 
   await kale.fill({
     Nodes: '2',
     'Parameter epochs': '1',
-    'CPU limit per node': '2'
+    // one CPU per node: the runtime's choice is one process per node (as
+    // many as its CPUs), and two nodes fit a 2-core machine's local queue
+    'CPU limit per node': '1'
   });
   await kale.compiles();
 
   // The summary, first.
   const preview = panel.locator('[data-section="preview"]');
   const fact = (name: string) => preview.locator(`[data-fact="${name}"]`);
-  await expect(fact('shape')).toHaveText('2 nodes × 1 process');
+  await expect(fact('shape')).toHaveText(
+    /^2 node\(s\) × 1 process\(es\) \(the runtime's choice: 1 CPU/
+  );
   await expect(fact('backend')).toHaveText('Local: processes on this machine');
-  await expect(fact('resources')).toHaveText('CPU 2');
+  await expect(fact('resources')).toHaveText('CPU 1');
   await expect(fact('runtime')).toContainText('torch-distributed');
   await expect(fact('packages')).toContainText('torch==');
   await expect(fact('workspace')).toContainText(/\d+ files?/);
