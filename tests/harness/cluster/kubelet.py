@@ -244,23 +244,12 @@ class Kubelet:
         log = Log(run.folder / "logs" / f"{container['name']}-{len(run.logs)}.log")
         run.logs.append(log)
         env = self._network(run.pod, run.env)
-        argv = [
-            expand(a, env) for a in (container.get("command") or []) + (container.get("args") or [])
-        ]
-        if not argv:
-            await log.write(
-                b"the emulated kubelet needs a command: the image's entrypoint is unknown\n"
-            )
+        prepared = prepare_process(container, env, run.folder)
+        if prepared is None:
+            await log.write(NO_COMMAND)
             await log.end()
             return 128, "StartError"
-        if argv[0] in ("python", "python3"):
-            argv[0] = sys.executable
-        work, home = run.folder / "work", run.folder / "home"
-        for folder in (work, home / "tmp"):
-            folder.mkdir(parents=True, exist_ok=True)
-        path = os.pathsep.join(
-            (os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin")
-        )
+        argv, work, home, path = prepared
         run.killed, run.started = None, now()
         run.termination = run.folder / "termination" / str(len(run.logs))
         run.termination.parent.mkdir(parents=True, exist_ok=True)
@@ -392,3 +381,27 @@ def _container(pod: dict) -> dict:
     """The container the kubelet runs: `node` when there is one, else the first."""
     containers = pod["spec"]["containers"]
     return next((c for c in containers if c["name"] == "node"), containers[0])
+
+
+NO_COMMAND = b"the kubelet needs a command: the image's entrypoint is unknown\n"
+
+
+def prepare_process(
+    container: dict, env: dict, folder: Path
+) -> tuple[list[str], Path, Path, str] | None:
+    """What a container's process runs with: its argv (``$(VAR)`` expanded; ``python`` is this
+    interpreter, the image), its working folder and home (made), and PATH (this interpreter's
+    folder first); None when the container names no command. Shared by the emulated kubelet
+    and the control plane's process kubelet."""
+    argv = [
+        expand(a, env) for a in (container.get("command") or []) + (container.get("args") or [])
+    ]
+    if not argv:
+        return None
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    work, home = folder / "work", folder / "home"
+    for made in (work, home / "tmp"):
+        made.mkdir(parents=True, exist_ok=True)
+    path = os.pathsep.join((os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"))
+    return argv, work, home, path

@@ -32,17 +32,15 @@ import datetime
 import os
 import re
 import signal
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.harness.cluster.kubelet import NO_COMMAND, prepare_process, termination_message
 from tests.harness.cluster.kubelet import Kubelet as EmulatedKubelet
-from tests.harness.cluster.kubelet import termination_message
 from tests.harness.cluster.podlogs import Log
 from tests.harness.cluster.volumes import (
     Waiting,
     environment,
-    expand,
     materialise,
     mounts,
     nest,
@@ -461,20 +459,12 @@ class ProcessKubelet:
             await log.write(f"{e.message}\n".encode())
             await log.end()
             return 128, "CreateContainerConfigError"
-        argv = [expand(a, env) for a in (spec.get("command") or []) + (spec.get("args") or [])]
-        if not argv:
-            await log.write(b"the process kubelet needs a command: the image's entrypoint is "
-                            b"unknown\n")  # fmt: skip
+        prepared = prepare_process(spec, env, run.folder)
+        if prepared is None:
+            await log.write(NO_COMMAND)
             await log.end()
             return 128, "StartError"
-        if argv[0] in ("python", "python3"):
-            argv[0] = sys.executable
-        work, home = run.folder / "work", run.folder / "home"
-        for folder in (work, home / "tmp"):
-            folder.mkdir(parents=True, exist_ok=True)
-        path = os.pathsep.join(
-            (os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin")
-        )
+        argv, work, home, path = prepared
         c.started = now()
         c.termination = run.folder / "termination" / f"{spec['name']}-{len(c.logs)}"
         c.termination.parent.mkdir(parents=True, exist_ok=True)
