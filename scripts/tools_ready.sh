@@ -15,6 +15,6 @@ else
   [ -d node_modules ] || missing="$missing node_modules"
 fi
 if [ -n "$missing" ]; then
-  echo "make check: its tools are not installed (missing:${missing# }): run 'make install' first (a few minutes), or 'make test' (installs, then runs everything)" >&2
+  echo "make check: its tools are not installed (missing: ${missing# }): run 'make install' first (a few minutes), or 'make test' (installs, then runs everything)" >&2
   exit 2
 fi
