@@ -177,3 +177,23 @@ def test_a_node_that_ended_stops_nobody_whose_pid_it_had():
 )
 def test_a_failing_job_names_the_first_node_that_failed_and_how(ended, text):
     assert failing_text(ended) == text
+
+
+def test_the_supervisor_runs_as_a_module_without_runpy_warning(tmp_path):
+    """`python -m kale_ext.backends.local.supervisor` must not find itself imported already
+    (through the package's backend), which makes runpy warn in every job's supervisor.log."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-W",
+            "error::RuntimeWarning",
+            "-m",
+            "kale_ext.backends.local.supervisor",
+            str(tmp_path / "absent"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "RuntimeWarning" not in done.stderr, done.stderr
+    assert "FileNotFoundError" in done.stderr  # it ran as far as reading the missing record
