@@ -139,7 +139,12 @@ def checked_procs(runtime, asked: int | None, requests: dict, limits: dict) -> P
     option's bounds (the site's too): a runtime's choice beyond them is refused, saying how to
     set the count instead."""
     resources = resources_per_node(requests, limits)
-    procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
+    if runtime.mpi:  # the MPI plugin's rule: the hostfile's slots
+        from .mpi import procs as mpi_procs
+
+        procs = mpi_procs(runtime, asked, resources)
+    else:
+        procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
     if not procs.asked:
         try:
             check(BY_NAME["procs_per_node"], procs.count)
