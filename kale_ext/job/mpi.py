@@ -76,6 +76,7 @@ def _published(framework: str) -> Runtime:
         mpi_procs_per_node=1,
         trainer_job=LAUNCHER,
         trainer_containers=(NODE,),
+        published=True,
     )
 
 

@@ -30,6 +30,9 @@ class Runtime:
     #: none): what the Trainer counts processes per node from when a TrainJob has no
     #: resourcesPerNode (job/procs.py)
     resources: dict | None = None
+    #: the facts are the Trainer's published runtime's (no cluster was asked): a job on it is
+    #: one for a cluster (job/mpi.py: PUBLISHED)
+    published: bool = False
 
     @property
     def launcher(self) -> str:

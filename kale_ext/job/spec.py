@@ -298,6 +298,11 @@ def build_job_spec(
         urls = settings.get("pip_index_urls") or job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
     warnings = _launcher_warnings(runtime, asked_procs)
+    if runtime.published:
+        warnings.append(
+            f"runtime {runtime.name}: the Kubeflow Trainer's published runtime (no cluster was "
+            "asked): this is its job on a cluster, where it runs"
+        )
     _check_framework_env(runtime, config)
     policy = config.run_policy
     if policy is not None:

@@ -4,6 +4,7 @@ whole TrainJob is the Kubeflow SDK's own is tests/compile/test_sdk_parity.py's."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -23,14 +24,14 @@ NB = notebook("import os\nprint('rank', os.environ.get('OMPI_COMM_WORLD_RANK'))"
 
 
 def official(name: str = "deepspeed-distributed", **changes) -> Runtime:
-    import dataclasses
-
     return dataclasses.replace(Runtime.from_manifest(runtime_manifest(name)), **changes)
 
 
 @pytest.mark.parametrize("name", ["deepspeed-distributed", "mlx-distributed"])
 def test_the_published_runtimes_are_the_official_ones(name):
-    assert mpi.PUBLISHED[name] == Runtime.from_manifest(runtime_manifest(name))
+    published = mpi.PUBLISHED[name]
+    assert dataclasses.replace(published, published=False) == official(name)
+    assert published.published and not official(name).published
     assert mpi.PUBLISHED[name].mpi and mpi.PUBLISHED[name].trainer_job == "launcher"
 
 
@@ -43,7 +44,17 @@ def test_the_launcher_runs_mpirun_over_the_hostfile_and_each_process_the_functio
     assert json.loads(command[6])["home"] == "/home/mpiuser"  # the SDK's DEFAULT_MPI_USER_HOME
     assert source_of(command) == spec.job.source and launcher_of(command) == "python"
     assert trainer["numNodes"] == 3 and "numProcPerNode" not in trainer  # the runtime's choice
-    assert not any("once per node" in w for w in spec.warnings)  # mpirun: the slots per node
+    assert spec.warnings == []  # not "once per node": mpirun starts the slots per node
+
+
+def test_a_job_on_a_published_runtime_says_it_is_one_for_a_cluster():
+    """The Local backend previews an MPI runtime's job from the Trainer's published runtime;
+    the preview says so (a local run of it is refused)."""
+    spec = build_job_spec(compile_notebook(NB), {}, mpi.PUBLISHED["mlx-distributed"])
+    assert spec.warnings == [
+        "runtime mlx-distributed: the Kubeflow Trainer's published runtime (no cluster was "
+        "asked): this is its job on a cluster, where it runs"
+    ]
 
 
 def test_a_command_without_mpirun_is_left_as_it_is():
