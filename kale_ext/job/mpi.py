@@ -16,7 +16,6 @@ jobs.
 
 from __future__ import annotations
 
-from .procs import ASKED, Procs, gpu_count
 from .runtimes import Runtime
 
 HOSTFILE = "/etc/mpi/hostfile"
@@ -39,23 +38,6 @@ def unwrap(command: list) -> list:
     there is none)."""
     n = len(MPIRUN)
     return list(command[n:]) if tuple(command[:n]) == MPIRUN else command
-
-
-def procs(runtime: Runtime, asked: int | None, job_resources: dict | None) -> Procs:
-    """The processes per node the MPI plugin starts (the hostfile's slots, EnforceMLPolicy):
-    the TrainJob's numProcPerNode when asked; else the runtime's ``mpi.numProcPerNode``, and
-    when that is 1 the GPUs per node if more than one (the TrainJob's resourcesPerNode when it
-    has one, else the runtime's). CPUs are not counted."""
-    if asked is not None:
-        return Procs(asked, ASKED, asked=True)
-    slots = runtime.mpi_procs_per_node
-    if slots == 1:
-        own = job_resources is not None
-        gpus = gpu_count(job_resources if own else runtime.resources)
-        if gpus > 1:
-            whose = "" if own else " (from the runtime's container)"
-            return Procs(gpus, f"the runtime's choice: {gpus} GPU(s) per node{whose}")
-    return Procs(slots, f"the runtime's choice: its MPI numProcPerNode, {slots}")
 
 
 def patched_jobs(runtime: Runtime) -> tuple[str, ...]:

@@ -1,6 +1,7 @@
-"""MPI runtimes (kale_ext/job/mpi.py): the launcher's command, the processes per node the
-Trainer's MPI plugin starts, the jobs kale_ext's patch reaches, the published runtimes. That the
-whole TrainJob is the Kubeflow SDK's own is tests/compile/test_sdk_parity.py's."""
+"""MPI runtimes (kale_ext/job/mpi.py): the launcher's command, the processes per node asked
+for, the jobs kale_ext's patch reaches, the published runtimes. The processes per node the
+Trainer's MPI plugin starts are test_procs.py's; that the whole TrainJob is the Kubeflow SDK's own
+is tests/compile/test_sdk_parity.py's."""
 
 from __future__ import annotations
 
@@ -63,26 +64,6 @@ def test_a_command_without_mpirun_is_left_as_it_is():
     command = trainjob_dict(spec)["spec"]["trainer"]["command"]
     assert command[:3] == ["python", "-c", BOOTSTRAP] and mpi.unwrap(command) == command
     assert "home" not in json.loads(command[3])
-
-
-@pytest.mark.parametrize(
-    "runtime, asked, resources, count, why",
-    [
-        (official(), None, None, 1, "its MPI numProcPerNode, 1"),
-        (official(), None, {"requests": {"cpu": "8"}}, 1, "its MPI numProcPerNode, 1"),  # no CPUs
-        (official(), None, {"limits": {"nvidia.com/gpu": "4"}}, 4, "4 GPU(s) per node"),
-        (official(), None, {"limits": {"nvidia.com/gpu": "1"}}, 1, "its MPI numProcPerNode, 1"),
-        (official(resources={"requests": {}, "limits": {"nvidia.com/gpu": "2"}}), None, None, 2,
-         "2 GPU(s) per node (from the runtime's container)"),
-        (official(mpi_procs_per_node=3), None, {"limits": {"nvidia.com/gpu": "4"}}, 3,
-         "its MPI numProcPerNode, 3"),  # the GPUs count only when the runtime says 1
-        (official(), 2, {"limits": {"nvidia.com/gpu": "4"}}, 2, "asked"),
-    ],
-)  # fmt: skip
-def test_processes_per_node_are_the_mpi_plugins_slots(runtime, asked, resources, count, why):
-    procs = mpi.procs(runtime, asked, resources)
-    assert procs.count == count and why in procs.why
-    assert procs.asked == (asked is not None)
 
 
 def test_asked_processes_per_node_reach_the_trainjob():
