@@ -1,5 +1,5 @@
-"""Processes per node: the Trainer v2.3.0 torch and MPI plugins' rules (job/procs.py), the TrainJob's
-numProcPerNode only when asked, and what every view says the runtime will choose."""
+"""Processes per node: the Trainer v2.3.0 torch and MPI plugins' rules (job/procs.py), the
+TrainJob's numProcPerNode only when asked, and what every view says the runtime will choose."""
 
 import dataclasses
 from dataclasses import dataclass
