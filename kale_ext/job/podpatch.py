@@ -1,7 +1,8 @@
 """The TrainJob's one runtime patch (manager ``kale-ext.io/jupyterlab``): what the training pods
 get beyond their runtime's template. Trainer v2.3 allows a patch only on the runtime's own
 replicated jobs and containers, so the targets are looked up in the runtime (``Runtime``'s
-``trainer_job`` and ``trainer_containers``), never assumed.
+``trainer_job`` and ``trainer_containers``), never assumed; an MPI runtime's nodes run the
+function too, so they get the same (job/mpi.py: ``patched_jobs``).
 
 It carries the pod labels and annotations, node selector, affinity and tolerations, service
 account, image pull secrets and security context, and the volumes with their mounts in the
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ConfigError
+from .mpi import patched_jobs
 from .spec import JobSpec
 
 MANAGER = "kale-ext.io/jupyterlab"  # a domain-prefixed path, as the Trainer requires
@@ -89,8 +91,9 @@ def runtime_patch(spec: JobSpec) -> dict | None:
         template["metadata"] = meta
     if pod_spec:
         template["spec"] = pod_spec
-    job = {"name": spec.runtime.trainer_job, "template": {"spec": {"template": template}}}
+    jobs = [{"name": name, "template": {"spec": {"template": template}}}
+            for name in patched_jobs(spec.runtime)]  # fmt: skip
     return {
         "manager": MANAGER,
-        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}},
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}},
     }

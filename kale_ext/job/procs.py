@@ -15,7 +15,8 @@ v2.3.0's torch plugin (pkg/runtime/framework/plugins/torch/torch.go, ``EnforceML
   the CPU limit, rounded up (``Quantity.Value()``: "500m" is 1, "2.5" is 3).
 
 Runtimes that do not launch with torchrun (jax, xgboost: kale_ext starts the function with
-python) run one process per node whatever they are given.
+python) run one process per node whatever they are given. MPI runtimes (deepspeed, mlx) start
+their hostfile's slots per node (``plugins/mpi/mpi.go``, ``mpi_procs``).
 """
 
 from __future__ import annotations
@@ -123,6 +124,24 @@ def procs_per_node(
     return Procs(1, f"the runtime's choice: 1, no CPUs or GPUs stated per node{unknown}{note}")
 
 
+def mpi_procs(runtime, asked: int | None, job_resources: dict | None) -> Procs:
+    """The processes per node of a job on an MPI runtime (a job.runtimes.Runtime): the
+    hostfile's slots, as the Trainer's MPI plugin sets them (EnforceMLPolicy): the TrainJob's
+    numProcPerNode when asked; else the runtime's ``mpi.numProcPerNode``, and when that is 1 the
+    GPUs per node if more than one (the TrainJob's resourcesPerNode when it has one, else the
+    runtime's). CPUs are not counted."""
+    if asked is not None:
+        return Procs(asked, ASKED, asked=True)
+    slots = runtime.mpi_procs_per_node
+    if slots == 1:
+        own = job_resources is not None
+        gpus = gpu_count(job_resources if own else runtime.resources)
+        if gpus > 1:
+            whose = "" if own else " (from the runtime's container)"
+            return Procs(gpus, f"the runtime's choice: {gpus} GPU(s) per node{whose}")
+    return Procs(slots, f"the runtime's choice: its MPI numProcPerNode, {slots}")
+
+
 def how_to_ask(procs: Procs) -> str:
     """What a refusal of the runtime's choice tells the user to do."""
     if procs.asked:
@@ -139,7 +158,10 @@ def checked_procs(runtime, asked: int | None, requests: dict, limits: dict) -> P
     option's bounds (the site's too): a runtime's choice beyond them is refused, saying how to
     set the count instead."""
     resources = resources_per_node(requests, limits)
-    procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
+    if runtime.mpi:  # the MPI plugin's rule: the hostfile's slots
+        procs = mpi_procs(runtime, asked, resources)
+    else:
+        procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
     if not procs.asked:
         try:
             check(BY_NAME["procs_per_node"], procs.count)

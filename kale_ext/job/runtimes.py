@@ -19,6 +19,9 @@ class Runtime:
     num_nodes: int = 1
     accelerators: dict = field(default_factory=dict)  # e.g. {"nvidia.com/gpu": "1"} per node
     mpi: bool = False
+    #: an MPI runtime's ``mlPolicy.mpi.numProcPerNode``: its hostfile's slots per node unless
+    #: the TrainJob asks for a count (job/mpi.py)
+    mpi_procs_per_node: int = 1
     #: the replicated job labelled as the trainer (the one TrainJob.spec.trainer overrides) and
     #: its containers: what a runtime patch may target (the Trainer refuses other names)
     trainer_job: str = "node"
@@ -27,6 +30,9 @@ class Runtime:
     #: none): what the Trainer counts processes per node from when a TrainJob has no
     #: resourcesPerNode (job/procs.py)
     resources: dict | None = None
+    #: the facts are the Trainer's published runtime's (no cluster was asked): a job on it is
+    #: one for a cluster (job/mpi.py: PUBLISHED)
+    published: bool = False
 
     @property
     def launcher(self) -> str:
@@ -68,6 +74,7 @@ class Runtime:
             num_nodes=int(policy.get("numNodes", 1) or 1),
             accelerators=accelerators,
             mpi="mpi" in policy,
+            mpi_procs_per_node=int((policy.get("mpi") or {}).get("numProcPerNode") or 1),
             trainer_job=trainer.get("name", "node"),
             trainer_containers=tuple(c.get("name", "") for c in trainer_pod.get("containers", [])),
             resources=_node_resources(jobs),

@@ -135,8 +135,9 @@ def _without_gpus(config: DistributedConfig) -> DistributedConfig:
 
 def _launcher_warnings(runtime: Runtime, procs: int | None) -> list[str]:
     """A runtime that does not launch with torchrun (jax, xgboost, ...) runs the function once
-    per node: more processes per node are refused, and the user is told."""
-    if runtime.launcher == "torchrun":
+    per node: more processes per node are refused, and the user is told. An MPI runtime starts
+    the processes its hostfile gives each node (job/mpi.py)."""
+    if runtime.launcher == "torchrun" or runtime.mpi:
         return []
     if procs is not None and procs > 1:
         raise ConfigError(
@@ -227,10 +228,6 @@ def build_job_spec(
     wanted = o.runtime or settings.get("runtime") or (defaults.runtime if defaults else None)
     if wanted and wanted != runtime.name:
         raise ConfigError("runtime", f"asked for {wanted!r} but was given {runtime.name!r}")
-    if runtime.mpi:
-        raise ConfigError(
-            "runtime", f"{runtime.name} launches through MPI, which kale_ext does not support yet"
-        )
 
     # DistributedConfig layers, lowest first.
     # Kale tags, and the CustomTrainer(...) settings of a Kubeflow-SDK-style notebook
@@ -301,6 +298,11 @@ def build_job_spec(
         urls = settings.get("pip_index_urls") or job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
     warnings = _launcher_warnings(runtime, asked_procs)
+    if runtime.published:
+        warnings.append(
+            f"runtime {runtime.name}: the Kubeflow Trainer's published runtime (no cluster was "
+            "asked): this is its job on a cluster, where it runs"
+        )
     _check_framework_env(runtime, config)
     policy = config.run_policy
     if policy is not None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from .. import __version__
 from ..errors import ConfigError
+from . import mpi
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
 from .procs import Procs, procs_per_node, resources_per_node
@@ -45,6 +46,8 @@ LOCAL_PACKAGES_ENV = "KALE_EXT_PACKAGES_DIR"
 BOOTSTRAP = """\
 import base64, json, os, subprocess, sys, tempfile, zlib
 spec = json.loads(sys.argv[1])
+if spec.get("home") and os.path.isdir(spec["home"]):  # an MPI runtime's: files go under it
+    tempfile.tempdir = spec["home"]
 
 def missing(requirements):
     try:
@@ -125,10 +128,12 @@ def _payload(source: str) -> str:
 
 
 def training_command(spec: JobSpec) -> list[str]:
-    """The node container's command: the same on the cluster and in local runs."""
+    """The trainer container's command: the same on the cluster and in local runs. On an MPI
+    runtime, mpirun runs it in every process, its files under the MPI user's home (job/mpi.py)."""
     payload = _payload(spec.job.source)
     plan = json.dumps(
         {
+            **({"home": mpi.HOME} if spec.runtime.mpi else {}),
             "module": spec.job.module_filename,
             "packages": spec.packages,
             "index_urls": spec.pip_index_urls,
@@ -146,11 +151,13 @@ def training_command(spec: JobSpec) -> list[str]:
             f"the compiled function is too large to embed in a TrainJob ({len(payload) // 1024} "
             "KiB compressed; the limit is 128 KiB): move data out of the notebook's code",
         )
-    return ["python", "-c", BOOTSTRAP, plan, payload]
+    command = ["python", "-c", BOOTSTRAP, plan, payload]
+    return mpi.launch(command) if spec.runtime.mpi else command
 
 
 def source_of(command: list[str]) -> str | None:
     """The compiled module a :func:`training_command` carries (None: not one of ours)."""
+    command = mpi.unwrap(command)
     if len(command) != 5 or command[1:3] != ["-c", BOOTSTRAP]:
         return None
     try:
@@ -162,7 +169,8 @@ def source_of(command: list[str]) -> str | None:
 def launcher_of(command: list[str] | None) -> str | None:
     """How a :func:`training_command` starts the function (torchrun, python); None: not one
     of ours."""
-    if not command or len(command) != 5 or command[1:3] != ["-c", BOOTSTRAP]:
+    command = mpi.unwrap(command or [])
+    if len(command) != 5 or command[1:3] != ["-c", BOOTSTRAP]:
         return None
     try:
         launcher = json.loads(command[3]).get("launcher")

@@ -78,7 +78,21 @@ def test_a_missing_runtime_is_a_config_error_on_runtime():
 
 def test_a_runtime_only_a_cluster_runs_is_refused_here_naming_it():
     with pytest.raises(ConfigError) as info:
-        resolve_spec(LocalBackend(), compile_notebook(NB), {"runtime": "deepspeed-distributed"})
+        resolve_spec(LocalBackend(), compile_notebook(NB), {"runtime": "torchtune-llama3.2-1b"})
+    assert info.value.field == "runtime"
+    assert "runtime 'torchtune-llama3.2-1b' runs only on a cluster" in str(info.value)
+
+
+def test_an_mpi_runtimes_job_is_previewed_here_and_refused_at_submit(tmp_path):
+    """The Trainer's published MPI runtime: its job for a cluster is shown, saying so; running
+    it here is refused naming the runtime (backends/local/test_frameworks.py: every front end)."""
+    backend = LocalBackend(tmp_path)
+    options = {"runtime": "deepspeed-distributed"}
+    shown = preview(backend, NB, options)
+    assert shown.command[0] == "mpirun" and shown.spec.runtime.published
+    assert any("published runtime" in w for w in shown.spec.warnings)
+    with pytest.raises(ConfigError) as info:
+        submit(backend, NB, options)
     assert info.value.field == "runtime"
     assert "runtime 'deepspeed-distributed' runs only on a cluster" in str(info.value)
 

@@ -137,3 +137,31 @@ BUILTIN = [
     "client.train(runtime='torchtune-llama3.2-1b',\n"
     "    trainer=BuiltinTrainer(config=TorchTuneConfig(num_nodes=1)))\n",
 ]
+
+MLX_FN = (
+    "def train_mlx(steps=2):\n"
+    "    import os\n"
+    "    print('mlx rank', os.environ.get('OMPI_COMM_WORLD_RANK'), steps)\n"
+)
+#: an MPI runtime (the launcher runs mpirun) by name, with packages, env and resources.
+MLX = [
+    IMPORTS,
+    MLX_FN,
+    "client = TrainerClient()\n"
+    "client.train(runtime='mlx-distributed', trainer=CustomTrainer(func=train_mlx,\n"
+    "    num_nodes=3, resources_per_node={'cpu': 2, 'memory': '2Gi'}, env={'MLX_LOG': '1'},\n"
+    "    packages_to_install=['mlx[cpu]'], pip_index_urls=['https://pypi.org/simple'],\n"
+    "    func_args={'steps': 4}))\n",
+]
+
+
+def example_cells(name: str) -> list[str]:
+    """An example notebook's code cells up to its train() call (what follows reads the job)."""
+    import json
+
+    from tests.conftest import EXAMPLES
+
+    cells = json.loads((EXAMPLES / name).read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    last = max(i for i, c in enumerate(code) if ".train(" in c)
+    return code[: last + 1]

@@ -21,7 +21,7 @@ from tests.conftest import EXAMPLES
 
 #: A Kubeflow SDK notebook run top to bottom submits itself to a cluster: its job is proven the
 #: SDK's own by test_sdk_parity.py and run locally by test_sdkcall.py instead.
-SDK_NOTEBOOKS = {"sdk_digits.ipynb"}
+SDK_NOTEBOOKS = {"sdk_digits.ipynb", "sdk_mpi.ipynb"}
 CORPUS = [p for p in sorted(EXAMPLES.glob("*.ipynb")) if p.name not in SDK_NOTEBOOKS] + sorted(
     (Path(__file__).parents[1] / "notebooks").glob("*.ipynb")
 )

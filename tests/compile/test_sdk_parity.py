@@ -76,8 +76,9 @@ def kale_trainjob(cluster, cells: list[str], folder, options: dict | None = None
 
 def sdk_command(command: list[str]) -> dict:
     """What the SDK's bash heredoc command runs: the function, its arguments, packages, index,
-    launcher."""
+    launcher, what launches it (an MPI runtime's mpirun) and the folder of its file."""
     script = command[-1]
+    written = re.search(r'^printf "%s" "\$SCRIPT" > "(.*)"$', script, re.M)
     call = re.search(r"^(\w+)\((?:\*\*(\{.*\}))?\)$", script, re.M)
     packages = re.search(r"^PACKAGES=\((.*)\)$", script, re.M)
     index = re.search(r"^PIP_OPTS=\((.*)\)$", script, re.M)
@@ -88,14 +89,19 @@ def sdk_command(command: list[str]) -> dict:
         "packages": shlex.split(packages.group(1)) if packages else [],
         "index_urls": urls,
         "torchrun": "torchrun" in script,
+        "launch": command[: command.index("bash")],
+        "folder": os.path.dirname(written.group(1)),
     }
 
 
 def kale_command(trainjob: dict) -> dict:
     command = trainjob["spec"]["trainer"]["command"]
     assert source_of(command) is not None  # the compiled module, byte-exact
-    plan = json.loads(command[3])
+    launch = command[: command.index("python")]
+    plan = json.loads(command[len(launch) + 3])
     return {
+        "launch": launch,
+        "folder": plan.get("home", ""),  # the bootstrap's files (else the temporary folder)
         "function": trainjob["metadata"]["annotations"][ANNOTATION + "function"],
         "args": plan["args"],
         "packages": plan["packages"],
@@ -158,6 +164,8 @@ def assert_same_job(sdk: dict, kale: dict) -> None:
         pytest.param(nbs.DATA_CACHE, None, id="data-cache-initializer"),
         pytest.param(nbs.RUNTIME_PATCH, None, id="runtime-patch"),
         pytest.param(nbs.TWO_CALLS, None, id="two-calls-the-last"),
+        pytest.param(nbs.example_cells("sdk_mpi.ipynb"), None, id="mpi-example"),
+        pytest.param(nbs.MLX, None, id="mlx"),
     ],
 )
 def test_kale_ext_submits_the_job_the_sdk_submits(cluster, tmp_path, cells, options):
@@ -166,6 +174,95 @@ def test_kale_ext_submits_the_job_the_sdk_submits(cluster, tmp_path, cells, opti
     assert len(made) == (2 if cells is nbs.TWO_CALLS else 1)
     kale = kale_trainjob(cluster, cells, tmp_path, options)
     assert_same_job(sdk, kale)
+
+
+class _Answer:
+    """A call the SDK made with async_req=True: its thread, answered."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def get(self, timeout=None):
+        return self.value
+
+
+class OfflineApi:
+    """The Kubernetes API as the SDK's train() calls it, with no cluster: the official runtime
+    as the cluster would return it (no namespaced runtime of that name), the TrainJob it creates
+    kept as it would be sent (serialized as the Kubernetes client does)."""
+
+    def __init__(self, manifest: dict):
+        self.manifest, self.created = manifest, []
+
+    def get_namespaced_custom_object(self, group, version, namespace, plural, name, **_):
+        from kubernetes.client import ApiException
+
+        raise ApiException(status=404)
+
+    def get_cluster_custom_object(self, group, version, plural, name, **_):
+        assert name == self.manifest["metadata"]["name"], name
+        return _Answer(self.manifest)
+
+    def create_namespaced_custom_object(self, group, version, namespace, plural, body, **_):
+        from kubernetes.client import ApiClient
+
+        self.created.append(ApiClient().sanitize_for_serialization(body))
+
+
+def sdk_trainjob_offline(manifest: dict, cells: list[str], folder, monkeypatch) -> dict:
+    """The TrainJob the real SDK's TrainerClient().train(...) sends for the notebook's cells,
+    its Kubernetes API an OfflineApi answering with the runtime ``manifest``."""
+    import runpy
+
+    from kubeflow.trainer.backends.kubernetes.backend import KubernetesBackend
+
+    api = OfflineApi(manifest)
+
+    def offline(self, cfg):  # the SDK's own __init__ loads a kubeconfig and asks the cluster
+        self.custom_api, self.core_api, self.namespace = api, None, "default"
+
+    monkeypatch.setattr(KubernetesBackend, "__init__", offline)
+    script = folder / "sdk_side.py"  # a file: the SDK reads the function's source from it
+    script.write_text("\n\n".join(cells))
+    runpy.run_path(str(script), run_name="__main__")
+    [trainjob] = api.created
+    return trainjob
+
+
+@pytest.mark.parametrize(
+    "runtime, cells",
+    [
+        pytest.param("deepspeed-distributed", nbs.example_cells("sdk_mpi.ipynb"), id="deepspeed"),
+        pytest.param("mlx-distributed", nbs.MLX, id="mlx"),
+    ],
+)
+def test_compile_writes_the_mpi_job_the_sdk_builds_with_no_cluster(
+    runtime, cells, tmp_path, monkeypatch
+):
+    """An MPI runtime's notebook: `kale-ext compile --trainjob` with no kubeconfig writes the
+    TrainJob the SDK builds from the official runtime (mpirun over the plugin's hostfile, files
+    under the MPI user's home, numProcPerNode left to the runtime's mpi policy)."""
+    pytest.importorskip("kubeflow.trainer", reason="the parity test needs the sdk extra")
+    import yaml
+
+    from tests.cli import cli
+    from tests.harness.runtimes import runtime_manifest
+
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    sdk = sdk_trainjob_offline(runtime_manifest(runtime), cells, tmp_path, monkeypatch)
+    (tmp_path / "sdk_notebook.ipynb").write_text(json.dumps(notebook(*cells)))
+    out = cli("compile", "sdk_notebook.ipynb", "--trainjob", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    kale = yaml.safe_load((tmp_path / ".kale_ext" / "trainjob.yaml").read_text())
+    assert_same_job(sdk, kale)
+    command = kale["spec"]["trainer"]["command"]
+    assert command[:3] == ["mpirun", "--hostfile", "/etc/mpi/hostfile"]
+    assert "numProcPerNode" not in kale["spec"]["trainer"]
+    # the workspace's volume on the launcher and on the nodes mpirun reaches over SSH
+    [patch] = kale["spec"]["runtimePatches"]
+    jobs = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert [j["name"] for j in jobs] == ["launcher", "node"]
 
 
 def test_the_chosen_train_call_is_the_job(cluster, tmp_path):

@@ -1,6 +1,7 @@
-"""Processes per node: the Trainer v2.3.0 torch plugin's rule (job/procs.py), the TrainJob's
-numProcPerNode only when asked, and what every view says the runtime will choose."""
+"""Processes per node: the Trainer v2.3.0 torch and MPI plugins' rules (job/procs.py), the
+TrainJob's numProcPerNode only when asked, and what every view says the runtime will choose."""
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -9,7 +10,7 @@ from kale_ext.compile.compiler import compile_notebook
 from kale_ext.errors import ConfigError
 from kale_ext.job import limits, limits_held
 from kale_ext.job.preview import render
-from kale_ext.job.procs import cpu_count, gpu_count, procs_per_node
+from kale_ext.job.procs import cpu_count, gpu_count, mpi_procs, procs_per_node
 from kale_ext.job.runtimes import Runtime
 from kale_ext.job.spec import build_job_spec
 from kale_ext.job.trainjob import trainjob_procs
@@ -140,3 +141,29 @@ def test_a_foreign_trainjob_without_resources():
     tj = {"metadata": {"name": "x"}, "spec": {"trainer": {"numNodes": 2}}}
     procs = trainjob_procs(tj)
     assert procs.count == 1 and "not known here" in procs.why
+
+
+def mpi_runtime(**changes) -> Runtime:
+    """The official deepspeed-distributed runtime (mlPolicy.mpi.numProcPerNode 1), changed."""
+    official = Runtime.from_manifest(runtime_manifest("deepspeed-distributed"))
+    return dataclasses.replace(official, **changes)
+
+
+@pytest.mark.parametrize(
+    "runtime, asked, resources, count, why",
+    [
+        (mpi_runtime(), None, None, 1, "its MPI numProcPerNode, 1"),
+        (mpi_runtime(), None, {"requests": {"cpu": "8"}}, 1, "its MPI numProcPerNode, 1"),  # no CPUs
+        (mpi_runtime(), None, {"limits": {"nvidia.com/gpu": "4"}}, 4, "4 GPU(s) per node"),
+        (mpi_runtime(), None, {"limits": {"nvidia.com/gpu": "1"}}, 1, "its MPI numProcPerNode, 1"),
+        (mpi_runtime(resources={"requests": {}, "limits": {"nvidia.com/gpu": "2"}}), None, None, 2,
+         "2 GPU(s) per node (from the runtime's container)"),
+        (mpi_runtime(mpi_procs_per_node=3), None, {"limits": {"nvidia.com/gpu": "4"}}, 3,
+         "its MPI numProcPerNode, 3"),  # the GPUs count only when the runtime says 1
+        (mpi_runtime(), 2, {"limits": {"nvidia.com/gpu": "4"}}, 2, "asked"),
+    ],
+)  # fmt: skip
+def test_processes_per_node_are_the_mpi_plugins_slots(runtime, asked, resources, count, why):
+    procs = mpi_procs(runtime, asked, resources)
+    assert procs.count == count and why in procs.why
+    assert procs.asked == (asked is not None)

@@ -259,13 +259,6 @@ def test_unsupported_run_policy_fields_are_warnings_not_silence():
     assert any("min_available" in w for w in spec.warnings)
 
 
-def test_mpi_runtimes_are_refused_clearly():
-    deepspeed = Runtime.from_manifest(runtime_manifest("deepspeed-distributed"))
-    assert deepspeed.mpi and deepspeed.framework == "deepspeed"
-    with pytest.raises(ConfigError, match="MPI"):
-        build_job_spec(compile_notebook(NB), {}, deepspeed)
-
-
 def test_submit_options_are_recorded_for_a_rerun():
     import json
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
 from ...files import mark_jobs_dir, open_regular
+from ...job import mpi
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
@@ -88,7 +89,10 @@ class LocalBackend(Backend):
 
     def get_runtime(self, name: str) -> Runtime:
         """A local runtime; one of the Trainer's that only a cluster runs is refused saying
-        why (frameworks.cluster_only)."""
+        why (frameworks.cluster_only). An MPI runtime is the Trainer's published one: a job on
+        it compiles for a cluster here, and its submit is refused with the same sentence."""
+        if name in mpi.PUBLISHED:
+            return mpi.PUBLISHED[name]
         why = cluster_only(name)
         if why is not None:
             raise NotFound(why)
@@ -100,7 +104,8 @@ class LocalBackend(Backend):
 
         from packaging.utils import canonicalize_name
 
-        self.get_runtime(name)
+        if self.get_runtime(name) not in LOCAL_RUNTIMES:
+            raise NotFound(cluster_only(name) or f"runtime {name!r} is not available locally")
         return {
             canonicalize_name(d.metadata["Name"]): d.version
             for d in distributions()
@@ -154,8 +159,9 @@ class LocalBackend(Backend):
         if spec.runtime not in LOCAL_RUNTIMES:
             known = ", ".join(r.name for r in LOCAL_RUNTIMES)
             why = cluster_only(spec.runtime)
-            raise NotFound(why or f"runtime {spec.runtime.name!r} is not available locally "
-                                  f"({known} are)")  # fmt: skip
+            if why is not None:  # as a lookup by name refuses it (submit.lookup_runtime)
+                raise ConfigError("runtime", why)
+            raise NotFound(f"runtime {spec.runtime.name!r} is not available locally ({known} are)")
         if spec.initializer:
             raise ConfigError(
                 "initializer",

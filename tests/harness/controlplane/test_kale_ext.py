@@ -441,3 +441,56 @@ def test_a_kueue_queued_job_is_admitted_then_stopped_and_kept_stopped(control_pl
         assert workload("queued")["spec"]["active"] is False
     finally:
         api.close()
+
+
+def test_the_mpi_example_gets_the_mpi_plugins_launcher_and_nodes_on_the_real_trainer(
+    control_plane_env, tmp_path
+):
+    """examples/sdk_mpi.ipynb (deepspeed-distributed, 2 nodes) submitted as it is: the real
+    Trainer v2.3.0 admits kale_ext's TrainJob (its workspace patch on the launcher and on the
+    nodes) and its MPI plugin makes the SSH key Secret, the hostfile (a line per node, 1 slot)
+    and the JobSet: its launcher runs kale_ext's command under mpirun, beside the runtime's sshd
+    node. The run itself needs an sshd per node, which the process kubelet does not give (no
+    /usr/sbin/sshd here: the node never gets Ready, so the launcher's Job is never made): what
+    is checked is what the control plane makes of the job."""
+    shutil.copy(EXAMPLES / "sdk_mpi.ipynb", tmp_path)
+    out = cli("run", tmp_path / "sdk_mpi.ipynb", *K8S, "--name", "mpi-real")
+    assert out.returncode == 0, out.stderr
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    try:
+        hostfile = _wait("the MPI plugin's hostfile", lambda: next(
+            (c.data for c in core.list_namespaced_config_map("default").items
+             if c.metadata.name == "mpi-real-mpi-hostfile"), None))  # fmt: skip
+        assert sorted(hostfile["hostfile"].splitlines()) == [
+            "mpi-real-launcher-0-0.mpi-real slots=1",  # runLauncherAsNode: one of the 2 nodes
+            "mpi-real-node-0-0.mpi-real slots=1",
+        ]
+        secrets = [s.metadata.name for s in core.list_namespaced_secret("default").items]
+        assert "mpi-real-mpi-ssh-auth" in secrets
+        jobset = custom.get_namespaced_custom_object(
+            "jobset.x-k8s.io", "v1alpha2", "default", "jobsets", "mpi-real"
+        )  # (the launcher's Job waits for the nodes' Ready: the JobSet holds its template)
+        pods = {j["name"]: j["template"]["spec"]["template"]["spec"]
+                for j in jobset["spec"]["replicatedJobs"]}  # fmt: skip
+        launcher, node = pods["launcher"], pods["node"]
+        [container] = launcher["containers"]
+        assert container["command"][:4] == ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python"]
+        env = {e["name"]: e.get("value") for e in container.get("env") or []}
+        assert env["OMPI_MCA_orte_default_hostfile"] == "/etc/mpi/hostfile"
+        assert env["OMPI_MCA_orte_set_default_slots"] == "1"
+        assert node["containers"][0]["command"] == ["/usr/sbin/sshd"]  # the runtime's
+        from kale_ext.job.shipping import VOLUME
+
+        for spec in (launcher, node):  # the workspace reaches every pod that runs the function
+            volumes = {v["name"]: v for v in spec["volumes"]}
+            assert VOLUME in volumes and volumes["mpi-ssh-auth"]["secret"]["secretName"] == (
+                "mpi-real-mpi-ssh-auth"
+            ), sorted(volumes)
+            mounts = {m["name"] for m in spec["containers"][0]["volumeMounts"]}
+            assert {VOLUME, "mpi-ssh-auth"} <= mounts, mounts
+        assert cli("delete", "mpi-real", *K8S).returncode == 0
+        selector = "jobset.sigs.k8s.io/jobset-name=mpi-real"
+        _wait("the garbage collector deletes the job's pods",
+              lambda: not core.list_namespaced_pod("default", label_selector=selector).items)  # fmt: skip
+    finally:
+        api.close()
