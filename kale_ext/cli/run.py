@@ -64,6 +64,7 @@ def register(sub, epilog: str) -> dict:
 def _compile(args) -> int:
     from ..backends.submit import prepare
     from ..compile.compiler import write_module
+    from ..compile.packages import requirements
     from ..job.configcell import config_of
 
     notebook = Path(args.notebook)
@@ -108,7 +109,9 @@ def _compile(args) -> int:
     print(printable(f"compiled {notebook} → {path}"))
     print(printable(f"  function   {job.function_name}({params})"))
     if preview is None:  # else the preview's summary says it (with the submit's packages)
-        print(printable(f"  packages   {', '.join(job.packages) or '(none)'}"))
+        print(printable(f"  packages   {', '.join(requirements(job.packages)) or '(none)'}"))
+        for package in job.packages:
+            print(printable(f"             {package.requirement}: {package.origin()}"))
     if job.pip_index_urls:
         print(printable(f"  indexes    {', '.join(job.pip_index_urls)}"))
     if preview is None:  # with one, its summary shows them with what the options override

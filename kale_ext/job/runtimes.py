@@ -27,6 +27,8 @@ class Runtime:
     #: none): what the Trainer counts processes per node from when a TrainJob has no
     #: resourcesPerNode (job/procs.py)
     resources: dict | None = None
+    #: a runtime of the local backend: its nodes run in this Python environment (the user's)
+    local: bool = False
 
     @property
     def launcher(self) -> str:
@@ -111,5 +113,5 @@ def _labels(job: dict) -> dict:
 
 
 #: The runtime the embedded local backend offers: it mirrors the cluster's torch-distributed.
-TORCH_DISTRIBUTED = Runtime(name="torch-distributed", framework="torch", image="local")
+TORCH_DISTRIBUTED = Runtime(name="torch-distributed", framework="torch", image="local", local=True)
 DEFAULT_RUNTIME = TORCH_DISTRIBUTED.name
