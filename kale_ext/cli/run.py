@@ -101,6 +101,10 @@ def _compile(args) -> int:
             result["trainjob"] = preview.trainjob
             result["effective_config"] = preview.spec.config.to_dict()
             result["creates"] = preview.creates()
+            # what the job installs (the options and pinning applied), where each came from
+            result["package_sources"] = [p.to_dict() for p in preview.spec.packages]
+            pinning = preview.spec.pinning
+            result["pinning"] = {"on": pinning.on, "why": pinning.why} if pinning else None
         print(json.dumps(result, indent=2, default=repr))
         return 0
     from ..terminal import printable
