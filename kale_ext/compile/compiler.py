@@ -111,7 +111,7 @@ def compile_notebook(
 ) -> CompiledJob:
     """Compile a notebook (a :class:`Notebook`, a path, or its content). ``local_modules``:
     the modules and packages the job's working directory holds (`helpers` for a helpers.py
-    beside the notebook): imported, they are neither pinned nor reported missing.
+    beside the notebook): imported, they are neither packages nor reported missing.
     ``entrypoint``: the job is the function of this name (as if its cell were tagged
     `entrypoint`); the other untagged cells are left out. Without it, a notebook's own
     ``client.train(trainer=CustomTrainer(func=NAME, ...))`` call names the function and gives the

@@ -26,7 +26,7 @@ def load(data: bytes | dict, name: str):
 
 
 #: Recent compile results by notebook content: the panel previews the same notebook again each
-#: time an option changes. Bounded; a change to the installed packages (which pins depend on)
+#: time an option changes. Bounded; a change to the installed packages (packages.py reads them)
 #: empties it.
 _COMPILED: OrderedDict = OrderedDict()
 _COMPILED_SIZE = 16
