@@ -131,8 +131,8 @@ def run_in_image(spec, image, tmp_path):
 
     command = training_command(spec)
     log = tmp_path / "pip-calls.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(image), "FAKE_PIP_LOG": str(log)}
-    env.pop("KALE_EXT_PACKAGES_DIR", None)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "KALE_EXT_"))}
+    env.update(PYTHONPATH=str(image), FAKE_PIP_LOG=str(log))  # pip's settings: the command's
     out = subprocess.run([sys.executable, "-S", *command[1:]], capture_output=True, text=True,
                          timeout=120, env=env, cwd=tmp_path)  # fmt: skip
     assert out.returncode == 0, out.stderr
