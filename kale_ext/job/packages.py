@@ -58,6 +58,20 @@ def sdk_packages(job: CompiledJob, listed) -> list[Package]:
     return [Package(text, "sdk", where.get("cell"), where.get("line")) for text in listed]
 
 
+#: The index a Kubeflow SDK CustomTrainer installs from when it names none (the SDK 0.5.0's
+#: ``constants.DEFAULT_PIP_INDEX_URLS`` without its environment variable).
+SDK_INDEX_URLS = ("https://pypi.org/simple",)
+
+
+def sdk_index_urls(job: CompiledJob, packages: list[Package]) -> list[str]:
+    """The indexes of a job that names none: an SDK notebook's train() call installs its list
+    from the SDK's default index (``--index-url``, not the image's pip configuration); other
+    jobs from the image's pip configuration."""
+    if any(p.source == "sdk" for p in packages):
+        return list(SDK_INDEX_URLS)
+    return []
+
+
 def job_packages(job: CompiledJob, asked: list | None, pin: Pinning) -> list[Package]:
     """The job's packages: the notebook's (its train() call's for an SDK notebook), pinned as
     ``pin`` says, each replaced by the one of its name in ``asked`` (the packages option)."""

@@ -20,7 +20,7 @@ from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
 from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
-from .packages import Pinning, job_packages, pinning
+from .packages import Pinning, job_packages, pinning, sdk_index_urls
 from .procs import Procs, checked_procs
 from .runtimes import DEFAULT_RUNTIME, Runtime
 from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
@@ -295,6 +295,7 @@ def build_job_spec(
     if urls is None:  # CustomTrainer(pip_index_urls=...) > the notebook's `!pip install -i`
         urls = settings.get("pip_index_urls") or job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
+    urls = urls or sdk_index_urls(job, packages)
     warnings = _launcher_warnings(runtime, asked_procs)
     _check_framework_env(runtime, config)
     policy = config.run_policy

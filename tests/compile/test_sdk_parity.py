@@ -156,6 +156,7 @@ def assert_same_job(sdk: dict, kale: dict) -> None:
     [
         pytest.param(nbs.TORCH, None, id="torch"),
         pytest.param(nbs.XGBOOST, None, id="xgboost"),
+        pytest.param(nbs.XGBOOST_PACKAGES, None, id="xgboost-packages-default-index"),
         pytest.param(nbs.JAX, None, id="jax"),
         pytest.param(nbs.DATA_CACHE, None, id="data-cache-initializer"),
         pytest.param(nbs.RUNTIME_PATCH, None, id="runtime-patch"),

@@ -74,6 +74,20 @@ def test_an_sdk_notebook_installs_its_train_call_list_as_listed():
     assert job_packages(compile_notebook(notebook(*nbs.XGBOOST)), None, Pinning(True, "")) == []
 
 
+def test_an_sdk_list_without_an_index_uses_the_sdks_default_index():
+    """As CustomTrainer's pip_index_urls default (the SDK passes --index-url); a tagged
+    notebook's packages use the image's pip configuration."""
+    job = compile_notebook(notebook(*nbs.XGBOOST_PACKAGES))
+    runtime = Runtime(name="xgboost-distributed", framework="xgboost")
+    spec = build_job_spec(job, None, runtime)
+    assert spec.requirements == ["xgboost", "scikit-learn>=1.5"]
+    assert spec.pip_index_urls == ["https://pypi.org/simple"]
+    chosen = build_job_spec(job, {"pip_index_urls": ["https://example.org/simple"]}, runtime)
+    assert chosen.pip_index_urls == ["https://example.org/simple"]
+    assert build_job_spec(compile_notebook(TAGGED), None, CLUSTER).pip_index_urls == []
+    assert build_job_spec(compile_notebook(notebook(*nbs.XGBOOST))).pip_index_urls == []
+
+
 def test_the_spec_pins_by_the_runtimes_backend_and_the_option():
     job = compile_notebook(TAGGED)
     local = build_job_spec(job, None, TORCH_DISTRIBUTED)
