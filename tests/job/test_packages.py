@@ -4,7 +4,6 @@ packages option above both; each with where it came from and when it is installe
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata as md
 
 import pytest
@@ -12,7 +11,6 @@ from packaging.version import Version
 
 from kale_ext.compile.compiler import compile_notebook
 from kale_ext.errors import ConfigError
-from kale_ext.job.options import add_flags, from_args
 from kale_ext.job.packages import Pinning, job_packages, package_lines, pinning
 from kale_ext.job.preview import render
 from kale_ext.job.runtimes import TORCH_DISTRIBUTED, Runtime
@@ -120,12 +118,3 @@ def test_the_preview_says_where_each_package_comes_from_and_when_it_is_installed
         for line in pinned
     )
     assert package_lines([], Pinning(False, "")) == ["packages   (none)"]
-
-
-@pytest.mark.parametrize(
-    "argv, chosen", [([], None), (["--pin-packages"], True), (["--no-pin-packages"], False)]
-)
-def test_the_flag_turns_pinning_on_or_off(argv, chosen):
-    parser = argparse.ArgumentParser()
-    add_flags(parser)
-    assert from_args(parser.parse_args(argv)).get("pin_packages") is chosen
