@@ -225,6 +225,18 @@ def resolve(
             )
             continue
         key = canonicalize_name(req.name)
-        module = found[key].module if key in found else None
+        same = [k for k, p in found.items() if provides(p, key)]
+        module = next((found[k].module for k in same if found[k].module), None)
+        for k in same:
+            del found[k]
         found[key] = Package(spec, source, where, None, module, installed_version(req.name))
     return [found[k] for k in sorted(found)]
+
+
+def provides(package: Package, name: str) -> bool:
+    """Whether ``package`` is the one a requirement named ``name`` (canonical) stands for: the
+    same distribution, or the import of that name (`%pip install xgboost` stands for the
+    `import xgboost` this machine's xgboost-cpu provides)."""
+    if canonicalize_name(requirement_name(package.requirement)) == name:
+        return True
+    return package.module is not None and canonicalize_name(package.module) == name

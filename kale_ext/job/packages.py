@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
-from ..compile.packages import Package, requirement_name
+from ..compile.packages import Package, provides, requirement_name
 from ..errors import ConfigError
 from .options import BY_NAME, check
 
@@ -88,8 +88,8 @@ def job_packages(job: CompiledJob, asked: list | None, pin: Pinning) -> list[Pac
                 "packages", f"each package must be a requirement string, not {extra!r}"
             )
         key = canonicalize_name(requirement_name(extra))
-        same = [p for p in packages if canonicalize_name(requirement_name(p.requirement)) == key]
-        module = same[0].module if same else None  # still the import it provides
+        same = [p for p in packages if provides(p, key)]
+        module = next((p.module for p in same if p.module), None)  # still the import it provides
         packages = [p for p in packages if p not in same]
         packages.append(replace(Package(extra, "option"), module=module))
     return packages

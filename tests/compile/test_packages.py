@@ -149,6 +149,16 @@ def test_pinning_pins_to_the_version_here_only_what_has_no_version():
     assert Package("absent", "pip").pin_here().requirement == "absent"  # nothing to pin to
 
 
+def test_a_requirement_named_like_an_import_stands_for_it():
+    """`%pip install xgboost` where this machine's xgboost comes from xgboost-cpu: one package,
+    the user's, still known as the import it provides."""
+    pytest.importorskip("xgboost")
+    found = resolve(imports("xgboost"), [("xgboost==3.0.2", CELL)], [])
+    assert [(p.requirement, p.source, p.module) for p in found] == [
+        ("xgboost==3.0.2", "pip", "xgboost")
+    ]
+
+
 def test_an_invalid_requirement_is_an_error_naming_its_cell():
     diagnostics = []
     assert resolve([], [("numpy>>2", CELL)], diagnostics) == []
