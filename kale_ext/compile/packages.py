@@ -1,12 +1,12 @@
 """Packages: imported modules → distributions, by name; where each came from.
 
 The standard library is excluded; ``%pip``/``!pip`` lines and the user's own list override an
-import's package by distribution name. A module that is not installed here is reported, never
-guessed. A version is pinned only where the user wrote one: the job stage (job/spec.py) pins the
-rest to the versions installed here when the job asks for pinning (the ``pin_packages`` option),
-from the ``here`` each :class:`Package` records. At start-up a package with a ``module`` is
-installed only when that import is missing; one with a version only when the installed one
-differs (job/trainjob.py's bootstrap).
+import's package of the same distribution name, or named like the import (:func:`provides`). A
+module that is not installed here is reported, never guessed. A version is pinned only where the
+user wrote one: the job stage (job/spec.py) pins the rest to the versions installed here when
+the job asks for pinning (the ``pin_packages`` option), from the ``here`` each :class:`Package`
+records. At start-up a package with a ``module`` is installed only when that import is missing;
+one with a version only when the installed one differs (job/trainjob.py's bootstrap).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Package:
         return {
             "import": f"only if `import {self.module}` fails (never replaces the image's)",
             "version": "if the image lacks it or has another version",
-            "pip": "handed to pip as listed, as the Kubeflow SDK does",
+            "pip": "by pip as listed, as the Kubeflow SDK does (pip skips what is there)",
         }[self.check]
 
     def origin(self) -> str:
