@@ -194,7 +194,7 @@ def _trainer(sdk, spec, options: dict):
     extra = {"pip_index_urls": list(spec.pip_index_urls)} if spec.pip_index_urls else {}
     return sdk.CustomTrainer(
         func=func,
-        packages_to_install=list(spec.packages) or None,
+        packages_to_install=spec.requirements or None,
         num_nodes=spec.nodes,
         resources_per_node=_resources(spec),
         env=_env(spec),

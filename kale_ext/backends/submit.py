@@ -58,7 +58,7 @@ def missing_packages(installed: dict[str, str] | None, spec: JobSpec) -> list[st
 
     if installed is None:
         return []
-    to_install = {canonicalize_name(requirement_name(p)) for p in spec.packages}
+    to_install = {canonicalize_name(requirement_name(p)) for p in spec.requirements}
     warnings = []
     local = set(spec.job.local_modules)
     for module in sorted(set(spec.job.imported_modules) - NOT_PACKAGES - local):

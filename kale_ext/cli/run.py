@@ -64,6 +64,7 @@ def register(sub, epilog: str) -> dict:
 def _compile(args) -> int:
     from ..backends.submit import prepare
     from ..compile.compiler import write_module
+    from ..compile.packages import requirements
     from ..job.configcell import config_of
 
     notebook = Path(args.notebook)
@@ -100,6 +101,10 @@ def _compile(args) -> int:
             result["trainjob"] = preview.trainjob
             result["effective_config"] = preview.spec.config.to_dict()
             result["creates"] = preview.creates()
+            # what the job installs (the options and pinning applied), where each came from
+            result["package_sources"] = [p.to_dict() for p in preview.spec.packages]
+            pinning = preview.spec.pinning
+            result["pinning"] = {"on": pinning.on, "why": pinning.why} if pinning else None
         print(json.dumps(result, indent=2, default=repr))
         return 0
     from ..terminal import printable
@@ -108,7 +113,9 @@ def _compile(args) -> int:
     print(printable(f"compiled {notebook} → {path}"))
     print(printable(f"  function   {job.function_name}({params})"))
     if preview is None:  # else the preview's summary says it (with the submit's packages)
-        print(printable(f"  packages   {', '.join(job.packages) or '(none)'}"))
+        print(printable(f"  packages   {', '.join(requirements(job.packages)) or '(none)'}"))
+        for package in job.packages:
+            print(printable(f"             {package.requirement}: {package.origin()}"))
     if job.pip_index_urls:
         print(printable(f"  indexes    {', '.join(job.pip_index_urls)}"))
     if preview is None:  # with one, its summary shows them with what the options override

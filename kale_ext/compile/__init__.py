@@ -1,7 +1,7 @@
 """Stage 1, compile: a tagged notebook → one self-contained training function in a real module.
 
     notebook.py (cells, tags as data) → transform.py (IPython → Python) → analysis.py (names)
-    → parameters.py, entrypoint.py → packages.py (pins) → codegen.py (the module)
+    → parameters.py, entrypoint.py → packages.py (and their sources) → codegen.py (the module)
 
 compiler.py ties them together: :func:`compile_notebook`. Nothing here imports a later stage.
 """

@@ -37,7 +37,7 @@ from .entrypoint import (
     untagged_trainer_client,
 )
 from .notebook import Cell, Notebook, Role, parse_notebook, plan_cell, read_notebook
-from .packages import Import, resolve
+from .packages import Import, Package, requirements, resolve
 from .parameters import Parameter, parse_parameters
 from .sdkcall import job_settings, notebook_train_call
 from .transform import CellCode, transform_cell
@@ -53,7 +53,7 @@ class CompiledJob:
     function_name: str
     source: str  # the module's source
     parameters: dict[str, object]
-    packages: list[str]
+    packages: list[Package]  # by name; a version only where the user wrote one (packages.py)
     pip_index_urls: list[str]
     settings: dict  # job settings from Kale tags: limits, labels, annotations, image
     warnings: list[Diagnostic]
@@ -88,7 +88,8 @@ class CompiledJob:
             "parameters": self.parameters,
             "required_parameters": self.required_parameters,
             "provenance": self.provenance,
-            "packages": self.packages,
+            "packages": requirements(self.packages),
+            "package_sources": [p.to_dict() for p in self.packages],
             "pip_index_urls": self.pip_index_urls,
             "settings": self.settings,
             "warnings": [w.to_dict() for w in self.warnings],
@@ -110,7 +111,7 @@ def compile_notebook(
 ) -> CompiledJob:
     """Compile a notebook (a :class:`Notebook`, a path, or its content). ``local_modules``:
     the modules and packages the job's working directory holds (`helpers` for a helpers.py
-    beside the notebook): imported, they are neither pinned nor reported missing.
+    beside the notebook): imported, they are neither packages nor reported missing.
     ``entrypoint``: the job is the function of this name (as if its cell were tagged
     `entrypoint`); the other untagged cells are left out. Without it, a notebook's own
     ``client.train(trainer=CustomTrainer(func=NAME, ...))`` call names the function and gives the
@@ -288,7 +289,7 @@ def _compile(
         for bc in analysed
         for module, line in imports_in(bc.tree_source)
     ]
-    pinned = resolve(imports, requested + [(p, None) for p in packages or []], diags, local)
+    packages_found = resolve(imports, requested + [(p, None) for p in packages or []], diags, local)
     name = function_name or entry_name or function_name_for(nb.stem)
     if not name.isidentifier() or name in params:
         diags.append(
@@ -323,7 +324,7 @@ def _compile(
         function_name=name,
         source=source,
         parameters=params,
-        packages=pinned,
+        packages=packages_found,
         pip_index_urls=index_urls,
         settings=settings,
         warnings=[d for d in diags if d.severity == "warning"],

@@ -28,7 +28,7 @@ class DryRun:
     function_name = property(lambda self: self.preview.spec.job.function_name)
     source = property(lambda self: self.preview.spec.job.source)
     yaml = property(lambda self: self.preview.yaml)
-    packages = property(lambda self: self.preview.spec.packages)
+    packages = property(lambda self: self.preview.spec.requirements)
 
     @property
     def parameters(self) -> dict:

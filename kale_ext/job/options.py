@@ -36,7 +36,8 @@ class Option:
     """One job option. ``kind``: count, text, uri, quantity, gpu, texts (a list), requirements
     (a list of packages), pairs (NAME=VALUE on the command line, an object in JSON), params (the
     same, typed later by the notebook's parameters), config (a DistributedConfig), switch (true
-    or false; on the command line a flag without a value)."""
+    or false; on the command line a flag without a value), onoff (true or false; on the command
+    line ``--flag`` and ``--no-flag``: unset, the backend chooses)."""
 
     name: str
     kind: str
@@ -80,8 +81,11 @@ OPTIONS: tuple[Option, ...] = (
            "override a parameter, typed as in the parameters cell (repeatable)", "--param",
            "NAME=VALUE", maximum=200),
     Option("packages", "requirements",
-           "a package to install in the job, overriding the detected pin (repeatable)",
-           "--package", "SPEC", maximum=200),
+           "a package to install in the job, overriding the detected one of its name "
+           "(repeatable)", "--package", "SPEC", maximum=200),
+    Option("pin_packages", "onoff", "pin the notebook's packages without a version to the "
+           "versions installed here (default: on for local runs, off on a cluster, where the "
+           "image's own are used)", "--pin-packages"),
     Option("pip_index_urls", "texts", "a package index the nodes install from (repeatable)",
            "--pip-index-url", "URL", maximum=10, pattern=_URL),
     Option("env", "pairs", "an environment variable of every node (repeatable)", "--env",
@@ -306,7 +310,7 @@ def check(option: Option, value: Any, where: str | None = None) -> Any:
         return _quantity(option, value, where)
     if kind == "gpu":
         return _gpu(option, value, where)
-    if kind == "switch":
+    if kind in ("switch", "onoff"):
         if not isinstance(value, bool):
             raise ConfigError(where, f"must be true or false, not {_short(value)}")
         return value
@@ -363,6 +367,9 @@ def add_flags(parser: argparse.ArgumentParser, title: str | None = None) -> None
         if o.kind == "switch":
             group.add_argument(o.flag, dest=o.dest, action="store_const", const=True,
                                default=None, help=o.help)  # fmt: skip
+        elif o.kind == "onoff":
+            group.add_argument(o.flag, dest=o.dest, action=argparse.BooleanOptionalAction,
+                               default=None, help=o.help)  # fmt: skip
         elif o.kind in ("texts", "requirements", "pairs", "params"):
             group.add_argument(o.flag, dest=o.dest, type=_flag_type(o), action="append",
                                default=None, metavar=o.metavar, help=o.help)  # fmt: skip
@@ -400,7 +407,7 @@ def _schema(option: Option) -> dict:
         if option.above is not None:  # more than it: OpenAPI 3.0's and JSON Schema's words
             number["not"] = {"enum": [option.above]}
         s = {"oneOf": [{"type": "string"}, {k: v for k, v in number.items() if v is not None}]}
-    elif option.kind == "switch":
+    elif option.kind in ("switch", "onoff"):
         s = {"type": "boolean"}
     elif option.kind == "gpu":
         count = {"type": "integer", "minimum": option.minimum, "maximum": most}

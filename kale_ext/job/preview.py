@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .node_resources import LocalResources
+from .packages import package_lines
 from .shipping import configmap_names, configmaps
 from .spec import JobSpec
 from .trainjob import to_yaml, training_command, trainjob_dict
@@ -39,7 +40,7 @@ class Preview:
         lines += provenance_lines(provenance(s.job, s.options))
         if s.func_args:
             lines.append(f"arguments  {json.dumps(s.func_args)}")
-        lines.append(f"packages   {', '.join(s.packages) or '(none)'}")
+        lines += package_lines(s.packages, s.pinning)
         config = s.config.to_dict()
         if config:
             lines.append(f"config     {json.dumps(config, sort_keys=True)}")

@@ -33,6 +33,8 @@ class Runtime:
     #: the facts are the Trainer's published runtime's (no cluster was asked): a job on it is
     #: one for a cluster (job/mpi.py: PUBLISHED)
     published: bool = False
+    #: a runtime of the local backend: its nodes run in this Python environment (the user's)
+    local: bool = False
 
     @property
     def launcher(self) -> str:
@@ -118,5 +120,5 @@ def _labels(job: dict) -> dict:
 
 
 #: The runtime the embedded local backend offers: it mirrors the cluster's torch-distributed.
-TORCH_DISTRIBUTED = Runtime(name="torch-distributed", framework="torch", image="local")
+TORCH_DISTRIBUTED = Runtime(name="torch-distributed", framework="torch", image="local", local=True)
 DEFAULT_RUNTIME = TORCH_DISTRIBUTED.name

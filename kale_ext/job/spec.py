@@ -20,6 +20,7 @@ from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
 from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
+from .packages import Pinning, job_packages, pinning, sdk_index_urls
 from .procs import Procs, checked_procs
 from .runtimes import DEFAULT_RUNTIME, Runtime
 from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..compile.compiler import CompiledJob
+    from ..compile.packages import Package
     from .outputs import OutputsVolume
     from .workspace import Workspace
 
@@ -42,7 +44,7 @@ class JobSpec:
     procs: Procs  # the processes per node the Trainer starts, and why (job/procs.py)
     job: CompiledJob
     func_args: dict
-    packages: list[str]
+    packages: list[Package]  # what the job installs, where each came from (job/packages.py)
     pip_index_urls: list[str]
     image: str | None
     config: DistributedConfig
@@ -56,6 +58,12 @@ class JobSpec:
     local_folders: dict = field(default_factory=dict)  # volume name → the folder standing for it
     initializer: dict | None = None  # the train() call's initializer, as the TrainJob has it
     runtime_patches: list[dict] = field(default_factory=list)  # the train() call's RuntimePatches
+    pinning: Pinning | None = None  # whether packages were pinned to the versions here, and why
+
+    @property
+    def requirements(self) -> list[str]:
+        """The packages as pip gets them."""
+        return [p.requirement for p in self.packages]
 
     @property
     def procs_per_node(self) -> int:
@@ -278,25 +286,13 @@ def build_job_spec(
         else generate_name(job.function_name, limit)
     )
 
-    packages = list(job.packages)
-    sdk_packages = settings.get("packages")
-    if sdk_packages is not None:  # CustomTrainer(packages_to_install=...): checked as options are
-        sdk_packages = check(BY_NAME["packages"], sdk_packages, "CustomTrainer packages_to_install")
-    for extra in [*(sdk_packages or []), *(o.packages or [])]:
-        if not isinstance(extra, str) or not extra.strip():
-            raise ConfigError(
-                "packages", f"each package must be a requirement string, not {extra!r}"
-            )
-        from packaging.utils import canonicalize_name
-
-        from ..compile.packages import requirement_name
-
-        key = canonicalize_name(requirement_name(extra))
-        packages = [p for p in packages if canonicalize_name(requirement_name(p)) != key] + [extra]
+    pin = pinning(check(BY_NAME["pin_packages"], o.pin_packages), runtime)
+    packages = job_packages(job, o.packages, pin)
     urls = o.pip_index_urls
     if urls is None:  # CustomTrainer(pip_index_urls=...) > the notebook's `!pip install -i`
         urls = settings.get("pip_index_urls") or job.pip_index_urls
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
+    urls = urls or sdk_index_urls(job, packages)
     warnings = _launcher_warnings(runtime, asked_procs)
     if runtime.published:
         warnings.append(
@@ -351,6 +347,7 @@ def build_job_spec(
         local_folders={**stored_local, **explicit_local},
         initializer=settings.get("initializer"),
         runtime_patches=list(settings.get("runtime_patches") or []),
+        pinning=pin,
     )
 
 

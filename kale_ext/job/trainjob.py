@@ -49,7 +49,11 @@ spec = json.loads(sys.argv[1])
 if spec.get("home") and os.path.isdir(spec["home"]):  # an MPI runtime's: files go under it
     tempfile.tempdir = spec["home"]
 
-def missing(requirements):
+# what to install, each package as its check says (job/packages.py): "import", only when its
+# module cannot be imported; "version", unless the installed distribution is an accepted
+# version; "pip", handed to pip (an SDK notebook's list, as the SDK does)
+def missing(packages):
+    import importlib.util
     try:
         from importlib.metadata import version
         try:
@@ -57,26 +61,39 @@ def missing(requirements):
         except ImportError:
             from pip._vendor.packaging.requirements import Requirement
     except ImportError:
-        return list(requirements)
+        Requirement = None
     out = []
-    for text in requirements:
+    for p in packages:
+        text = p["requirement"]
         try:
+            if p["check"] == "import":
+                if importlib.util.find_spec(p["module"]) is None:
+                    out.append(text)
+                continue
             req = Requirement(text)
-            if req.url or not req.specifier.contains(version(req.name), prereleases=True):
+            if (p["check"] == "pip" or req.url or req.extras
+                    or not req.specifier.contains(version(req.name), prereleases=True)):
                 out.append(text)
         except Exception:
             out.append(text)
     return out
 
 todo = [] if os.environ.get("KALE_EXT_PACKAGES_DIR") else missing(spec["packages"])
-if todo:
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-           "--no-warn-script-location"]
+if todo:  # as the Kubeflow SDK installs: per user first, then system-wide
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-warn-script-location"]
     for i, url in enumerate(spec["index_urls"]):
         pip += ["--index-url" if i == 0 else "--extra-index-url", url]
     print("kale_ext: installing " + " ".join(todo), flush=True)
-    env = dict(os.environ, PIP_BREAK_SYSTEM_PACKAGES="1")
-    if subprocess.call(pip + todo, env=env) and subprocess.call(pip + ["--user"] + todo, env=env):
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_BREAK_SYSTEM_PACKAGES="1")
+    log = b""
+    for extra in (["--user"], []):
+        done = subprocess.run(pip + extra + todo, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
+        log += done.stdout
+        if not done.returncode:
+            break
+    else:
+        sys.stdout.write(log.decode("utf-8", "replace"))
         sys.exit("kale_ext: could not install " + " ".join(todo))
 ws = spec.get("workspace")
 work = os.environ.get("KALE_EXT_WORKDIR") or spec.get("workdir")
@@ -127,6 +144,15 @@ def _payload(source: str) -> str:
     return base64.b64encode(zlib.compress(source.encode("utf-8"), 3)).decode("ascii")
 
 
+def install_plan(package) -> dict:
+    """What the bootstrap needs of a package (compile/packages.Package): the requirement, how
+    to decide whether to install it, and the import that decides it."""
+    plan = {"requirement": package.requirement, "check": package.check}
+    if package.check == "import":
+        plan["module"] = package.module
+    return plan
+
+
 def training_command(spec: JobSpec) -> list[str]:
     """The trainer container's command: the same on the cluster and in local runs. On an MPI
     runtime, mpirun runs it in every process, its files under the MPI user's home (job/mpi.py)."""
@@ -135,7 +161,7 @@ def training_command(spec: JobSpec) -> list[str]:
         {
             **({"home": mpi.HOME} if spec.runtime.mpi else {}),
             "module": spec.job.module_filename,
-            "packages": spec.packages,
+            "packages": [install_plan(p) for p in spec.packages],
             "index_urls": spec.pip_index_urls,
             "launcher": spec.runtime.launcher,
             "args": spec.func_args,
@@ -239,7 +265,7 @@ def definition(spec: JobSpec) -> dict:
         "nodes": spec.nodes,
         "procs_per_node": spec.procs_per_node,
         "parameters": masked(spec.func_args),
-        "packages": spec.packages,
+        "packages": spec.requirements,
         "requests": dict(spec.config.requests),
         "limits": dict(spec.config.limits),
         # a Kubeflow SDK notebook's train(initializer=..., options=[RuntimePatch(...)])

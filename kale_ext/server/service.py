@@ -26,7 +26,7 @@ def load(data: bytes | dict, name: str):
 
 
 #: Recent compile results by notebook content: the panel previews the same notebook again each
-#: time an option changes. Bounded; a change to the installed packages (which pins depend on)
+#: time an option changes. Bounded; a change to the installed packages (packages.py reads them)
 #: empties it.
 _COMPILED: OrderedDict = OrderedDict()
 _COMPILED_SIZE = 16
@@ -193,6 +193,7 @@ def preview(
     server root (the notebook's workspace is its folder there); ``read``: disk_inputs' answer
     when the caller has it."""
     from ..backends.submit import missing_packages
+    from ..compile.packages import requirements
     from ..errors import CompileError
     from ..job.volumes import describe
 
@@ -204,6 +205,8 @@ def preview(
         "source": None,
         "parameters": {},
         "packages": [],
+        "package_sources": [],
+        "pinning": None,
         "config": None,
         "runtime": None,
         "nodes": None,
@@ -243,7 +246,7 @@ def preview(
         function_name=job.function_name,
         source=job.source,
         parameters=job.parameters,
-        packages=job.packages,
+        packages=requirements(job.packages),
         warnings=[w.to_dict() for w in job.warnings],
         train_calls=job.train_calls,
     )
@@ -294,6 +297,8 @@ def preview(
         outputs=str(spec.outputs) if spec.outputs is not None else None,
         local_resources=shown.local_resources(),
         provenance=notebook_provenance(job, spec.options),
+        package_sources=[p.to_dict() for p in spec.packages],
+        pinning={"on": spec.pinning.on, "why": spec.pinning.why} if spec.pinning else None,
     )
     return result
 

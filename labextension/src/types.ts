@@ -120,6 +120,31 @@ export namespace Kale {
     provenance?: IProvenance[];
     /** Where the notebook's train() calls are, in order (empty: none). */
     train_calls?: ITrainCall[];
+    /** What the job installs (options and pinning applied), each with where it
+     * came from and when start-up installs it. */
+    package_sources?: IPackageSource[];
+    /** Whether packages without a version are pinned to the versions installed
+     * here, and why. */
+    pinning?: { on: boolean; why: string } | null;
+  }
+
+  /**
+   * A package of the job (`POST compile`'s `package_sources`).
+   */
+  export interface IPackageSource {
+    requirement: string;
+    source: 'import' | 'pip' | 'sdk' | 'option';
+    /** The cell's 0-based index, as in IDiagnostic (null: not from a cell). */
+    cell: number | null;
+    line: number | null;
+    module: string | null;
+    pinned: boolean;
+    pinned_here: boolean;
+    check: 'import' | 'version' | 'pip';
+    /** Where it came from, in words. */
+    origin: string;
+    /** When start-up installs it, in words. */
+    when: string;
   }
 
   /**

@@ -24,7 +24,9 @@ def test_json_summary(tmp_path):
     data = json.loads(out.stdout)
     assert data["function_name"] == "digits_ddp"
     assert data["parameters"]["epochs"] == 6
-    assert any(p.startswith("torch==") for p in data["packages"])
+    assert "torch" in data["packages"]  # by name: compile pins nothing
+    [torch] = [p for p in data["package_sources"] if p["requirement"] == "torch"]
+    assert (torch["source"], torch["module"], torch["check"]) == ("import", "torch", "import")
     assert (tmp_path / "digits_ddp.py").read_text() == data["source"]
 
 
@@ -100,6 +102,30 @@ def test_compile_trainjob_applies_submit_settings(tmp_path):
         "memory": "16Gi",
         "nvidia.com/gpu": "1",
     }
+
+
+@pytest.mark.parametrize(
+    "flags, pinned, why",
+    [
+        ([], True, "the default for local runs"),
+        (["--no-pin-packages"], False, "--no-pin-packages asked"),
+    ],
+)
+def test_compile_trainjob_says_where_each_package_comes_from(tmp_path, flags, pinned, why):
+    from importlib.metadata import version
+
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text(json.dumps(notebook(("import yaml", ["imports"]), "print(yaml)")))
+    out = cli("compile", nb, "-o", tmp_path, "--trainjob", "--backend", "local", "--json", *flags)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    [package] = data["package_sources"]
+    wanted = f"PyYAML=={version('PyYAML')}" if pinned else "PyYAML"
+    assert (package["requirement"], package["pinned_here"]) == (wanted, pinned)
+    assert package["origin"].startswith("imported (cell 1, line 1)")
+    assert data["pinning"]["on"] is pinned and why in data["pinning"]["why"]
+    plan = json.loads(data["trainjob"]["spec"]["trainer"]["command"][3])
+    assert [p["requirement"] for p in plan["packages"]] == [wanted]
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,22 @@ XGBOOST = [
     "client.train(runtime=runtime, trainer=CustomTrainer(func=train_xgboost, num_nodes=2))\n",
 ]
 
+XGBOOST_PACKAGES_FN = (
+    "def train_boosted(rounds=10):\n"
+    "    import numpy as np\n"
+    "    import xgboost as xgb\n"
+    "    print('rounds', rounds, xgb.__version__, np.__version__)\n"
+)
+#: xgboost with packages_to_install and no pip_index_urls: the SDK's default index; the
+#: function's imports (numpy, xgboost) are the image's, never added to the list.
+XGBOOST_PACKAGES = [
+    IMPORTS,
+    XGBOOST_PACKAGES_FN,
+    "client = TrainerClient()\n"
+    "client.train(runtime='xgboost-distributed', trainer=CustomTrainer(func=train_boosted,\n"
+    "    num_nodes=2, packages_to_install=['xgboost', 'scikit-learn>=1.5']))\n",
+]
+
 JAX_FN = (
     "def train_jax(steps=10):\n"
     "    import os\n"

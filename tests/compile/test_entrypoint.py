@@ -48,7 +48,7 @@ def test_custom_trainer_literals_become_the_job_defaults():
     assert trainer["numNodes"] == 2
     assert trainer["resourcesPerNode"]["requests"] == {"cpu": "2", "memory": "4Gi"}
     assert trainer["env"] == [{"name": "MODE", "value": "fast"}]
-    assert "numpy" in spec.packages
+    assert spec.requirements == ["numpy"]  # packages_to_install, as listed
     assert build_job_spec(job, {"nodes": 3}).nodes == 3  # explicit options still win
 
 

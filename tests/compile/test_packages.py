@@ -1,5 +1,6 @@
-"""Packages: the modules a job imports, mapped to distributions and pinned to the versions
-installed here; the standard library left out; the user's own requirements win."""
+"""Packages: the modules a job imports, mapped to distributions by name (the version installed
+here recorded, never pinned here); the standard library left out; the user's own requirements
+win; each package says where it came from and how start-up decides to install it."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from kale_ext.compile.compiler import compile_notebook
 from kale_ext.compile.notebook import Cell
 from kale_ext.compile.packages import (
     Import,
+    Package,
     distribution_of,
     imports_of,
     requirement_name,
+    requirements,
     resolve,
 )
 from tests.conftest import notebook
@@ -77,29 +80,83 @@ def test_requirement_names(spec, name):
     assert requirement_name(spec) == name
 
 
-def test_pins_to_installed_versions_without_the_standard_library():
+def test_imports_become_packages_by_name_without_the_standard_library():
     diagnostics = []
     modules = imports("os", "json", "__future__", "kale_ext", "yaml", "numpy", "numpy")
-    pins = resolve(modules, [], diagnostics)
-    assert pins == [f"numpy=={installed('numpy')}", f"PyYAML=={installed('PyYAML')}"]
+    found = resolve(modules, [], diagnostics)
+    assert requirements(found) == ["numpy", "PyYAML"]  # no version: none was written
+    assert found == [
+        Package("numpy", "import", 2, 6, "numpy", installed("numpy")),
+        Package("PyYAML", "import", 2, 5, "yaml", installed("PyYAML")),
+    ]
+    assert [p.check for p in found] == ["import", "import"]  # installed only when missing
     assert diagnostics == []
 
 
-def test_requested_packages_override_pins_by_distribution_name():
+def test_requested_packages_override_imports_by_distribution_name():
     diagnostics = []
     requested = [
         ("Scikit_Learn>=1", CELL),  # the same distribution, however it is spelled
         ("https://example.org/extra.whl", None),
         ("extra-pkg==1.0", None),
     ]
-    pins = resolve(imports("sklearn", "numpy"), requested, diagnostics)
-    assert pins == [
+    found = resolve(imports("sklearn", "numpy"), requested, diagnostics)
+    assert requirements(found) == [
         "extra-pkg==1.0",
         "https://example.org/extra.whl",
-        f"numpy=={installed('numpy')}",
+        "numpy",
         "Scikit_Learn>=1",
     ]
+    sources = {p.requirement: (p.source, p.cell, p.module, p.check) for p in found}
+    assert sources == {
+        "extra-pkg==1.0": ("option", None, None, "version"),
+        "https://example.org/extra.whl": ("option", None, None, "version"),
+        "numpy": ("import", 2, "numpy", "import"),
+        "Scikit_Learn>=1": ("pip", 2, "sklearn", "version"),  # still the import it provides
+    }
     assert diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "package, check, when",
+    [
+        (Package("xgboost", "import", module="xgboost"), "import", "only if `import xgboost`"),
+        (Package("xgboost==3.2", "pip", module="xgboost"), "version", "has another version"),
+        (Package("tqdm", "pip"), "version", "if the image lacks it"),  # no import to check
+        (Package("pkg @ https://x.org/p.whl", "option"), "version", "has another version"),
+        (Package("numpy", "sdk"), "pip", "as the Kubeflow SDK does"),
+    ],
+)
+def test_how_start_up_decides_each_package(package, check, when):
+    assert package.check == check and when in package.when()
+    assert package.to_dict()["check"] == check
+
+
+def test_pinning_pins_to_the_version_here_only_what_has_no_version():
+    imported = Package("numpy", "import", 0, 3, "numpy", "2.4.6")
+    pinned = imported.pin_here()
+    assert (pinned.requirement, pinned.pinned_here, pinned.check) == (
+        "numpy==2.4.6",
+        True,
+        "version",
+    )
+    assert pinned.origin() == (
+        "imported (cell 1, line 3), pinned to the version installed here (2.4.6)"
+    )
+    written = Package("numpy<3", "pip", 0, None, "numpy", "2.4.6")
+    assert written.pin_here() == written  # the user's own version stays
+    assert Package("numpy", "sdk", here="2.4.6").pin_here().requirement == "numpy"  # as listed
+    assert Package("absent", "pip").pin_here().requirement == "absent"  # nothing to pin to
+
+
+def test_a_requirement_named_like_an_import_stands_for_it():
+    """`%pip install xgboost` where this machine's xgboost comes from xgboost-cpu: one package,
+    the user's, still known as the import it provides."""
+    pytest.importorskip("xgboost")
+    found = resolve(imports("xgboost"), [("xgboost==3.0.2", CELL)], [])
+    assert [(p.requirement, p.source, p.module) for p in found] == [
+        ("xgboost==3.0.2", "pip", "xgboost")
+    ]
 
 
 def test_an_invalid_requirement_is_an_error_naming_its_cell():
@@ -112,9 +169,8 @@ def test_an_invalid_requirement_is_an_error_naming_its_cell():
 
 def test_a_module_not_installed_here_is_a_warning_with_cell_and_line():
     diagnostics = []
-    assert resolve(imports("numpy", "surely_not_installed_mod"), [], diagnostics) == [
-        f"numpy=={installed('numpy')}"
-    ]
+    found = resolve(imports("numpy", "surely_not_installed_mod"), [], diagnostics)
+    assert requirements(found) == ["numpy"]
     [warning] = diagnostics
     assert (warning.severity, warning.cell, warning.cell_id, warning.line, warning.code) == (
         "warning",
@@ -147,7 +203,7 @@ def test_modules_beside_the_notebook_are_neither_pinned_nor_missing():
     assert [w.code for w in warned] == ["module-not-installed"]
 
 
-def test_packages_pinned_merged_and_overridden():
+def test_packages_merged_and_overridden_with_where_each_came_from():
     job = compile_notebook(
         notebook(
             (
@@ -158,8 +214,15 @@ def test_packages_pinned_merged_and_overridden():
         ),
         packages=["extra-pkg==1.0"],
     )
-    numpy_version = __import__("numpy").__version__
-    assert job.packages == ["extra-pkg==1.0", f"numpy=={numpy_version}", "scikit-learn>=1"]
+    assert requirements(job.packages) == ["extra-pkg==1.0", "numpy", "scikit-learn>=1"]
+    assert [p.origin() for p in job.packages] == [
+        "the packages option (panel, CLI, magic)",
+        "imported (cell 1, line 2)",
+        "a %pip line (cell 1)",
+    ]
+    shown = job.to_dict()
+    assert shown["packages"] == ["extra-pkg==1.0", "numpy", "scikit-learn>=1"]
+    assert [p["source"] for p in shown["package_sources"]] == ["option", "import", "pip"]
 
 
 def test_module_not_installed_is_a_warning():

@@ -27,7 +27,10 @@ def test_the_train_call_names_the_job_and_its_settings(tmp_path):
     assert spec.func_args == {"model_name": "resnet-2", "epochs": 3}
     assert spec.config.requests == {"cpu": "2", "memory": "8Gi"}
     assert [(e.name, e.value) for e in spec.config.env] == [("TP_SIZE", "2")]
-    assert "numpy<3" in spec.packages
+    # the train() call's list, as listed: the function's imports (torch) add nothing
+    assert spec.requirements == ["numpy<3"]
+    [numpy] = spec.packages
+    assert (numpy.source, numpy.cell, numpy.line, numpy.check) == ("sdk", 4, 9, "pip")
     assert spec.pip_index_urls == [
         "https://pypi.org/simple",
         "https://download.pytorch.org/whl/cpu",

@@ -78,12 +78,24 @@ def test_a_bad_flag_says_why(argv, message):
         ({"colour": 1}, "options.colour", "unknown option"),
         ({"cpu": 0}, "cpu", "must be more than 0, got 0"),
         ({"cpu": "0m"}, "cpu", "must be more than 0, got 0m"),
+        ({"pin_packages": "yes"}, "pin_packages", "must be true or false"),
     ],
 )
 def test_rest_values_are_checked_by_the_same_table(data, field, message):
     with pytest.raises(ConfigError) as info:
         JobOptions.from_dict(data)
     assert info.value.field == field and message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "argv, chosen", [(["--pin-packages"], True), (["--no-pin-packages"], False)]
+)
+def test_an_onoff_option_is_a_flag_and_its_negation(argv, chosen):
+    """Unset, the backend chooses; either flag is a choice the REST schema accepts."""
+    assert from_args(parser().parse_args([])).get("pin_packages") is None
+    assert from_args(parser().parse_args(argv)) == {"pin_packages": chosen}
+    jsonschema.validate(from_args(parser().parse_args(argv)), json_schema())
+    assert JobOptions.from_dict({"pin_packages": chosen}).pin_packages is chosen
 
 
 def test_the_openapi_document_publishes_the_tables_schema():

@@ -139,3 +139,19 @@ def test_a_request_that_names_no_job_gets_a_new_name_each_time(previews, root):
     names = {ask(root, options={"nodes": 2})["job_name"] for _ in range(3)}
     assert len(names) == 3 and all(n.startswith("nb-") for n in names)
     assert len(previews) == 3 and not service._PREVIEWS
+
+
+def test_the_answer_says_where_each_package_comes_from_and_the_pinning(previews, root):
+    from importlib.metadata import version
+
+    nb = notebook(("import yaml", ["imports"]), "print(yaml)")
+    here = ask(root, data=nb, path=None)
+    assert here["packages"] == ["PyYAML"]  # what compile found, by name
+    [package] = here["package_sources"]  # what the local job installs: pinned to this version
+    assert package["requirement"] == f"PyYAML=={version('PyYAML')}" and package["pinned_here"]
+    assert (package["source"], package["cell"], package["line"]) == ("import", 0, 1)
+    assert here["pinning"]["on"] and "local" in here["pinning"]["why"]
+    off = ask(root, data=nb, path=None, options={"name": "fit", "pin_packages": False})
+    assert [p["requirement"] for p in off["package_sources"]] == ["PyYAML"]
+    assert off["package_sources"][0]["check"] == "import"
+    assert off["pinning"] == {"on": False, "why": "--no-pin-packages asked"}

@@ -177,7 +177,7 @@ class LocalBackend(Backend):
                 + how_to_ask(spec.procs),
             )
         env = {**self._env(spec), **self._check_devices(spec)}
-        refused = refusal(spec.packages)  # a local run never changes installed packages
+        refused = refusal(spec.requirements)  # a local run never changes installed packages
         if refused is not None:
             raise refused
         mounts = plan_mounts(spec)  # every volume honoured here, or an error before any start
@@ -227,7 +227,7 @@ class LocalBackend(Backend):
             "created": now(),
             "command": command,
             "env": env,
-            "packages": spec.packages,  # what it lacks is installed in its folder (installs.py)
+            "packages": spec.requirements,  # what it lacks is installed in its folder (installs.py)
             "pip_index_urls": spec.pip_index_urls,
             "provenance": provenance(spec, notebook_path),
             "outputs": str(outputs),

@@ -12,7 +12,10 @@ from ...job.runtimes import TORCH_DISTRIBUTED, Runtime
 
 LOCAL_RUNTIMES: tuple[Runtime, ...] = (
     TORCH_DISTRIBUTED,
-    *(Runtime(name=f"{fw}-distributed", framework=fw, image="local") for fw in FRAMEWORK_ENV),
+    *(
+        Runtime(name=f"{fw}-distributed", framework=fw, image="local", local=True)
+        for fw in FRAMEWORK_ENV
+    ),
 )
 
 HOST = "127.0.0.1"

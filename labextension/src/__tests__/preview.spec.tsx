@@ -178,6 +178,44 @@ describe('PreviewView', () => {
     expect(f.command).toBeUndefined();
   });
 
+  it('says where each package comes from and when it is installed', async () => {
+    const source = (
+      requirement: string,
+      origin: string,
+      when: string
+    ): Kale.IPackageSource => ({
+      requirement,
+      source: 'import',
+      cell: 0,
+      line: 1,
+      module: null,
+      pinned: false,
+      pinned_here: false,
+      check: 'import',
+      origin,
+      when
+    });
+    widget = await preview({
+      package_sources: [
+        source(
+          'xgboost-cpu',
+          'imported (cell 1, line 1)',
+          'only if `import xgboost` fails'
+        ),
+        source('tqdm==4.67.1', 'a %pip line (cell 2)', 'if the image lacks it')
+      ],
+      pinning: { on: false, why: 'the default on a cluster' }
+    });
+    expect(facts(widget).packages).toBe(
+      'xgboost-cpu: imported (cell 1, line 1); installed only if `import xgboost` fails' +
+        'tqdm==4.67.1: a %pip line (cell 2); installed if the image lacks it' +
+        'pinning off (the default on a cluster)'
+    );
+    widget.dispose();
+    widget = await preview({ package_sources: [], pinning: null });
+    expect(facts(widget).packages).toBe('none');
+  });
+
   it('folds the bootstrap script and the blob, keeping the YAML whole', async () => {
     widget = await preview({});
     const pre = widget.node.querySelector('[aria-label="TrainJob YAML"]')!;

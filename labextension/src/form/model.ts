@@ -41,7 +41,7 @@ export interface IJobForm {
   memoryRequest: string;
   memoryLimit: string;
   env: IEnvRow[];
-  /** The packages to install; null: the pins compile detected. */
+  /** The packages to install; null: those compile detected. */
   packages: string[] | null;
   /** Parameter overrides, as typed (the server types them by the notebook's
    * `parameters` cell). */

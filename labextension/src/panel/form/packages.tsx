@@ -4,7 +4,7 @@ import { Button, errorOf } from '../shared/fields';
 import type { IFormProps } from './job-form';
 
 /**
- * The packages the job installs: the pins compile detected, editable.
+ * The packages the job installs: those compile detected, editable.
  */
 export function PackagesEditor(
   props: IFormProps & {
@@ -21,10 +21,10 @@ export function PackagesEditor(
     <div className="kale-ext-List">
       <p className="kale-ext-Muted">
         {form.packages !== null
-          ? 'Edited: these replace the detected pins of the same name.'
+          ? 'Edited: these replace the detected packages of the same name.'
           : props.unknown
             ? 'Cannot detect the packages: the notebook does not compile (see Checks).'
-            : 'Detected from the imports, pinned to the installed versions.'}
+            : 'Detected from the imports and %pip lines, by name; a local run pins them to the versions installed here (the preview says when each is installed).'}
       </p>
       {tooMany && (
         <div className="kale-ext-Field-error" role="alert">

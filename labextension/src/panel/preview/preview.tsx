@@ -51,6 +51,36 @@ export function PreviewView(props: {
   );
 }
 
+/**
+ * What the job installs: each package, where it came from and when start-up
+ * installs it; whether versions are pinned to this machine's, and why.
+ */
+function PackageSources(props: {
+  sources: Kale.IPackageSource[];
+  pinning: { on: boolean; why: string } | null;
+}): JSX.Element {
+  const { sources, pinning } = props;
+  if (!sources.length) {
+    return <>none</>;
+  }
+  return (
+    <>
+      <ul className="kale-ext-PackageSources">
+        {sources.map(p => (
+          <li key={p.requirement} title={`installed ${p.when}`}>
+            <code>{p.requirement}</code>: {p.origin}; installed {p.when}
+          </li>
+        ))}
+      </ul>
+      {pinning && (
+        <div className="kale-ext-Muted">
+          pinning {pinning.on ? 'on' : 'off'} ({pinning.why})
+        </div>
+      )}
+    </>
+  );
+}
+
 function PreviewSummary(props: {
   compile: Kale.ICompileResult;
   backend: Kale.IBackend | null;
@@ -102,7 +132,16 @@ function PreviewSummary(props: {
       </dd>
       <dt>Packages</dt>
       <dd data-fact="packages">
-        {packages.length ? packages.join(', ') : 'none'}
+        {compile.package_sources ? (
+          <PackageSources
+            sources={compile.package_sources}
+            pinning={compile.pinning ?? null}
+          />
+        ) : packages.length ? (
+          packages.join(', ')
+        ) : (
+          'none'
+        )}
         {props.packages !== null && ' (edited)'}
       </dd>
       <dt>Workspace</dt>
