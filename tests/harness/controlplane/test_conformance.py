@@ -76,7 +76,7 @@ def _env(pod: dict) -> list:
         if e["name"] == "KUBEFLOW_TRAINER_SERVER_URL":
             value = STATUS_HOST.sub("https://<status-server>/", value)
         out.append((e["name"], value))
-    return out
+    return sorted(out, key=lambda e: e[0])  # a name twice stays twice
 
 
 def _uids(mapping: dict | None) -> dict:
@@ -120,7 +120,8 @@ def pod_key(pod: dict) -> tuple:
 FIELDS: tuple[Field, ...] = (
     Field("pods", "pod names' random suffixes (pods are keyed by replicated job, job index and "
           "completion index)", of_job=lambda o: [pod_key(p) for p in o.pods]),  # fmt: skip
-    Field("env", "KUBEFLOW_TRAINER_SERVER_URL's host:port (where each status server listens)",
+    Field("env", "KUBEFLOW_TRAINER_SERVER_URL's host:port (where each status server listens); "
+          "the order, by name: the real Trainer's varies from job to job (its plugins' order)",
           of_pod=_env),  # fmt: skip
     Field("command", "nothing", of_pod=lambda p: _node(p).get("command")),
     Field("args", "nothing", of_pod=lambda p: _node(p).get("args")),
@@ -157,9 +158,8 @@ FIELDS: tuple[Field, ...] = (
 KNOWN = {
     ("initializers", "pods"): "the emulator runs the trainer job's pods at once; JobSet first "
     "runs the dataset and model initializer jobs and the trainer's only after they Complete",
-    ("initializers", "trainjob conditions"): "the emulator completes the trainer job without "
-    "its initializers; the real TrainJob waits for them",
-    ("initializers", "jobsStatus"): "as the conditions: the initializers are not emulated",
+    ("initializers", "pod phases"): "as pods: the initializers' pods are not emulated",
+    ("initializers", "jobsStatus"): "as pods: the initializer jobs are not emulated",
 }
 #: Pod fields are not compared where the pods differ (KNOWN "pods").
 POD_FIELDS_SKIPPED = {"initializers"}
