@@ -61,6 +61,7 @@ CASES = (
 UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-job)?$")
 STATUS_HOST = re.compile(r"^https://[^/]+/")  # the Trainer's status server, wherever it listens
 SERVICE_ACCOUNT_VOLUME = "kube-api-access-"  # the ServiceAccount admission plugin's
+KUEUE_MANAGER = "kueue.x-k8s.io/manager"
 
 
 def _node(pod: dict) -> dict:
@@ -97,6 +98,13 @@ def _scheduled(pod: dict) -> tuple | None:
     found = [c for c in (pod.get("status") or {}).get("conditions") or []
              if c["type"] == "PodScheduled"]  # fmt: skip
     return (found[0]["status"], found[0].get("reason")) if found else None
+
+
+def _spec(tj: dict) -> dict:
+    spec = {k: v for k, v in tj["spec"].items() if k != "trainer"}
+    patches = [{**p, "time": "<time>" if p.get("time") else None}
+               for p in spec.pop("runtimePatches", []) if p.get("manager") != KUEUE_MANAGER]  # fmt: skip
+    return {**spec, **({"runtimePatches": patches} if patches else {})}
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,9 @@ FIELDS: tuple[Field, ...] = (
           of_job=lambda o: o.conditions),  # fmt: skip
     Field("jobsStatus", "nothing (the final one)",
           of_job=lambda o: (o.trainjob.get("status") or {}).get("jobsStatus")),  # fmt: skip
+    Field("spec", "spec.trainer apart (its own row); a runtime patch's time as <time>; Kueue's "
+          f"runtime patch dropped (manager {KUEUE_MANAGER}: the real control plane runs Kueue, "
+          "whose webhook adds it to every TrainJob)", of_job=lambda o: _spec(o.trainjob)),  # fmt: skip
     Field("trainer", "nothing (spec.trainer as stored)",
           of_job=lambda o: o.trainjob["spec"].get("trainer")),  # fmt: skip
 )
