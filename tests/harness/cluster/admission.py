@@ -179,7 +179,9 @@ def _defaults(obj: dict, old: dict | None) -> None:
     spec = obj["spec"]
     spec.setdefault("suspend", False)
     spec.setdefault("managedBy", MANAGED_BY)
-    before = {p.get("manager"): p for p in ((old or {}).get("spec") or {}).get("runtimePatches") or []}
+    before = {
+        p.get("manager"): p for p in ((old or {}).get("spec") or {}).get("runtimePatches") or []
+    }
     for patch in spec.get("runtimePatches") or []:
         was = before.get(patch.get("manager"))
         if was is not None:

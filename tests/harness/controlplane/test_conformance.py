@@ -47,12 +47,22 @@ CASES = (
     Case("xgboost", {"nodes": 2, "runtime": "xgboost-distributed"}),
     Case("jax", {"nodes": 2, "runtime": "jax-distributed"}),
     # kale_ext's own runtime patches (the workspace's ConfigMaps, the volumes), env, resources
-    Case("patches-env-volumes", {"nodes": 1, "env": {"LR": "0.1", "MODE": "fast"}, "cpu": "1",
-                                 "memory": "1Gi", "volumes": ["configmap:settings:/etc/settings",
-                                                              "secret:creds:/etc/creds"]}),  # fmt: skip
+    Case(
+        "patches-env-volumes",
+        {
+            "nodes": 1,
+            "env": {"LR": "0.1", "MODE": "fast"},
+            "cpu": "1",
+            "memory": "1Gi",
+            "volumes": ["configmap:settings:/etc/settings", "secret:creds:/etc/creds"],
+        },
+    ),
     # Trainer v2.3.0's only released runtimes with initializers are torchtune's (2 GPUs a node)
-    Case("initializers", {"runtime": "torchtune-llama3.2-1b", "dataset_uri": "hf://kale/data",
-                          "no_workspace": True}, built=True),  # fmt: skip
+    Case(
+        "initializers",
+        {"runtime": "torchtune-llama3.2-1b", "dataset_uri": "hf://kale/data", "no_workspace": True},
+        built=True,
+    ),
 )
 
 
@@ -126,42 +136,77 @@ def pod_key(pod: dict) -> tuple:
 
 
 FIELDS: tuple[Field, ...] = (
-    Field("pods", "pod names' random suffixes (pods are keyed by replicated job, job index and "
-          "completion index)", of_job=lambda o: [pod_key(p) for p in o.pods]),  # fmt: skip
-    Field("env", "KUBEFLOW_TRAINER_SERVER_URL's host:port (where each status server listens); "
-          "the order, by name: the real Trainer's varies from job to job (its plugins' order)",
-          of_pod=_env),  # fmt: skip
+    Field(
+        "pods",
+        "pod names' random suffixes (pods are keyed by replicated job, job index and "
+        "completion index)",
+        of_job=lambda o: [pod_key(p) for p in o.pods],
+    ),
+    Field(
+        "env",
+        "KUBEFLOW_TRAINER_SERVER_URL's host:port (where each status server listens); "
+        "the order, by name: the real Trainer's varies from job to job (its plugins' order)",
+        of_pod=_env,
+    ),
     Field("command", "nothing", of_pod=lambda p: _node(p).get("command")),
     Field("args", "nothing", of_pod=lambda p: _node(p).get("args")),
     Field("image", "nothing", of_pod=lambda p: _node(p).get("image")),
     Field("resources", "nothing", of_pod=lambda p: _node(p).get("resources")),
     Field("ports", "nothing", of_pod=lambda p: _node(p).get("ports")),
-    Field("volumes", "the ServiceAccount admission plugin's kube-api-access-* volume dropped: "
-          "the emulator runs no ServiceAccount admission (not conformant: see its docstring)",
-          of_pod=_volumes),  # fmt: skip
+    Field(
+        "volumes",
+        "the ServiceAccount admission plugin's kube-api-access-* volume dropped: "
+        "the emulator runs no ServiceAccount admission (not conformant: see its docstring)",
+        of_pod=_volumes,
+    ),
     Field("volumeMounts", "as volumes: the kube-api-access-* mount dropped", of_pod=_mounts),
-    Field("labels", "uids (the Job's, the JobSet's) as <uid>",
-          of_pod=lambda p: _uids(p["metadata"].get("labels"))),  # fmt: skip
+    Field(
+        "labels",
+        "uids (the Job's, the JobSet's) as <uid>",
+        of_pod=lambda p: _uids(p["metadata"].get("labels")),
+    ),
     Field("annotations", "uids as <uid>", of_pod=lambda p: _uids(p["metadata"].get("annotations"))),
-    Field("hostname", "nothing", of_pod=lambda p: (p["spec"].get("hostname"),
-                                                   p["spec"].get("subdomain"))),  # fmt: skip
+    Field(
+        "hostname",
+        "nothing",
+        of_pod=lambda p: (p["spec"].get("hostname"), p["spec"].get("subdomain")),
+    ),
     Field("restartPolicy", "nothing", of_pod=lambda p: p["spec"].get("restartPolicy")),
     Field("serviceAccountName", "nothing", of_pod=lambda p: p["spec"].get("serviceAccountName")),
     Field("nodeSelector", "nothing", of_pod=lambda p: p["spec"].get("nodeSelector")),
-    Field("scheduled", "the scheduler's message (each says it its way); its node's name",
-          of_pod=_scheduled),  # fmt: skip
-    Field("pod phases", "timestamps: the distinct phases in the order each pod went through them",
-          of_job=lambda o: [o.phases.get(p["metadata"]["name"]) for p in o.pods]),  # fmt: skip
-    Field("trainjob conditions", "timestamps: the distinct lists of (type, status, reason, "
-          "message) in the order the TrainJob went through them",
-          of_job=lambda o: o.conditions),  # fmt: skip
-    Field("jobsStatus", "nothing (the final one)",
-          of_job=lambda o: (o.trainjob.get("status") or {}).get("jobsStatus")),  # fmt: skip
-    Field("spec", "spec.trainer apart (its own row); a runtime patch's time as <time>; Kueue's "
-          f"runtime patch dropped (manager {KUEUE_MANAGER}: the real control plane runs Kueue, "
-          "whose webhook adds it to every TrainJob)", of_job=lambda o: _spec(o.trainjob)),  # fmt: skip
-    Field("trainer", "nothing (spec.trainer as stored)",
-          of_job=lambda o: o.trainjob["spec"].get("trainer")),  # fmt: skip
+    Field(
+        "scheduled",
+        "the scheduler's message (each says it its way); its node's name",
+        of_pod=_scheduled,
+    ),
+    Field(
+        "pod phases",
+        "timestamps: the distinct phases in the order each pod went through them",
+        of_job=lambda o: [o.phases.get(p["metadata"]["name"]) for p in o.pods],
+    ),
+    Field(
+        "trainjob conditions",
+        "timestamps: the distinct lists of (type, status, reason, "
+        "message) in the order the TrainJob went through them",
+        of_job=lambda o: o.conditions,
+    ),
+    Field(
+        "jobsStatus",
+        "nothing (the final one)",
+        of_job=lambda o: (o.trainjob.get("status") or {}).get("jobsStatus"),
+    ),
+    Field(
+        "spec",
+        "spec.trainer apart (its own row); a runtime patch's time as <time>; Kueue's "
+        f"runtime patch dropped (manager {KUEUE_MANAGER}: the real control plane runs Kueue, "
+        "whose webhook adds it to every TrainJob)",
+        of_job=lambda o: _spec(o.trainjob),
+    ),
+    Field(
+        "trainer",
+        "nothing (spec.trainer as stored)",
+        of_job=lambda o: o.trainjob["spec"].get("trainer"),
+    ),
 )
 
 #: (case, field) → why the emulator differs there: the behaviours it is not conformant for
@@ -307,11 +352,19 @@ def observe(recorder: Recorder, names: dict[str, str], what: str) -> dict[str, O
             if settled(tj, pods):
                 break
             if time.monotonic() > deadline:
-                raise AssertionError(f"{what}: {case} did not settle: {json.dumps(tj.get('status'))}")
+                raise AssertionError(
+                    f"{what}: {case} did not settle: {json.dumps(tj.get('status'))}"
+                )
             time.sleep(0.3)
-        out[case] = Observed(tj, pods, {p["metadata"]["name"]: list(
-            recorder.phases.get(p["metadata"]["name"], [])) for p in pods},  # fmt: skip
-            list(recorder.conditions.get(name, [[]])))
+        out[case] = Observed(
+            tj,
+            pods,
+            {
+                p["metadata"]["name"]: list(recorder.phases.get(p["metadata"]["name"], []))
+                for p in pods
+            },
+            list(recorder.conditions.get(name, [[]])),
+        )
     return out
 
 
@@ -342,7 +395,8 @@ def observed(control_plane, tmp_path_factory):
                                                             name, propagation_policy="Foreground")  # fmt: skip
             for kind in ("config_map", "secret"):
                 getattr(real.core, f"delete_namespaced_{kind}")(
-                    "settings" if kind == "config_map" else "creds", NAMESPACE)
+                    "settings" if kind == "config_map" else "creds", NAMESPACE
+                )
             for recorder in recorders.values():
                 recorder.close()
 
