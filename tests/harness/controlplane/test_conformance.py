@@ -25,6 +25,7 @@ NAMESPACE = "default"
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
 JOBSET = "jobset.sigs.k8s.io/"
 INDEX = "batch.kubernetes.io/job-completion-index"
+SETTINGS, CREDS = "conformance-settings", "conformance-creds"  # the volumes case mounts them
 SETTLE_TIMEOUT = 180.0  # seconds for every case to settle on both (a loaded 2-core machine)
 
 NOTEBOOK = notebook(("import os", ["imports"]), "print('node', os.environ.get('RANK'), flush=True)")
@@ -54,7 +55,7 @@ CASES = (
             "env": {"LR": "0.1", "MODE": "fast"},
             "cpu": "1",
             "memory": "1Gi",
-            "volumes": ["configmap:settings:/etc/settings", "secret:creds:/etc/creds"],
+            "volumes": [f"configmap:{SETTINGS}:/etc/settings", f"secret:{CREDS}:/etc/creds"],
         },
     ),
     # Trainer v2.3.0's only released runtimes with initializers are torchtune's (2 GPUs a node)
@@ -316,9 +317,9 @@ def _prepare(core) -> None:
     from kubernetes import client
 
     core.create_namespaced_config_map(NAMESPACE, client.V1ConfigMap(
-        metadata=client.V1ObjectMeta(name="settings"), data={"lr": "0.1"}))  # fmt: skip
+        metadata=client.V1ObjectMeta(name=SETTINGS), data={"lr": "0.1"}))  # fmt: skip
     core.create_namespaced_secret(NAMESPACE, client.V1Secret(
-        metadata=client.V1ObjectMeta(name="creds"), string_data={"token": "s3cret"}))  # fmt: skip
+        metadata=client.V1ObjectMeta(name=CREDS), string_data={"token": "s3cret"}))  # fmt: skip
 
 
 def submit_cases(kubeconfig, folder, prefix: str) -> dict[str, str]:
@@ -395,7 +396,7 @@ def observed(control_plane, tmp_path_factory):
                                                             name, propagation_policy="Foreground")  # fmt: skip
             for kind in ("config_map", "secret"):
                 getattr(real.core, f"delete_namespaced_{kind}")(
-                    "settings" if kind == "config_map" else "creds", NAMESPACE
+                    SETTINGS if kind == "config_map" else CREDS, NAMESPACE
                 )
             for recorder in recorders.values():
                 recorder.close()
