@@ -41,6 +41,10 @@ real control plane (``tests/harness/controlplane``):
   terminationGracePeriodSeconds, enableServiceLinks): not made;
 - Kueue's webhook, which on the real control plane adds a runtime patch of its own to every
   TrainJob (Kueue is off here unless asked);
+- a watch from a resourceVersion (a client's watch started again) gets the objects changed
+  since as they are now, each once as ``ADDED`` (``apiserver.py``), where a real API server
+  replays every change since from its watch cache: a phase a pod went through meanwhile is
+  not seen (the conformance test's watches are never started again during a run);
 - what the comparison does not run: failures, restarts and the backoff limit, suspension,
   deadlines, the scheduler's messages, pod conditions other than ``PodScheduled`` (the real
   control plane's pods are run by the harness's own process kubelet).

@@ -26,6 +26,10 @@ GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
 JOBSET = "jobset.sigs.k8s.io/"
 INDEX = "batch.kubernetes.io/job-completion-index"
 SETTINGS, CREDS = "conformance-settings", "conformance-creds"  # the volumes case mounts them
+#: A watch's server-side timeout, longer than a run: the emulated API server's watch from a
+#: resourceVersion sends the objects as they are now, not each change since (its docstring), so
+#: a watch started again could miss a phase.
+WATCH_SECONDS = 600
 SETTLE_TIMEOUT = 180.0  # seconds for every case to settle on both (a loaded 2-core machine)
 
 NOTEBOOK = notebook(("import os", ["imports"]), "print('node', os.environ.get('RANK'), flush=True)")
@@ -246,30 +250,42 @@ class Recorder:
         self.phases: dict[str, list[str]] = {}
         self.watches: list = []
         self.stopped = False
+        self.error: Exception | None = None  # what ended a watch too early
         list_trainjobs = self.custom.list_namespaced_custom_object
         for target, args in ((self._trainjob, (list_trainjobs, GROUP, VERSION, NAMESPACE,
                                                 "trainjobs")),
                              (self._pod, (self.core.list_namespaced_pod, NAMESPACE))):  # fmt: skip
-            threading.Thread(target=self._watch, args=(target, args), daemon=True).start()
+            # from the version of a list made now: nothing made after this call is missed
+            listed = self.api.sanitize_for_serialization(args[0](*args[1:]))
+            version = listed["metadata"]["resourceVersion"]
+            threading.Thread(target=self._watch, args=(target, args, version), daemon=True).start()
 
-    def _watch(self, record, args) -> None:
+    def _watch(self, record, args, version: str | None) -> None:
+        """Each change once, from ``version`` on (a watch that ends starts again from the last
+        version seen; a version too old lists again)."""
         from kubernetes import watch
+        from kubernetes.client.exceptions import ApiException
 
-        version = None
         while not self.stopped:
             w = watch.Watch()
             self.watches.append(w)
             try:
                 kwargs = {"resource_version": version} if version else {}
-                for event in w.stream(*args, timeout_seconds=30, **kwargs):
+                for event in w.stream(*args, timeout_seconds=WATCH_SECONDS, **kwargs):
                     obj = event["object"]
                     if not isinstance(obj, dict):
                         obj = self.api.sanitize_for_serialization(obj)
                     version = obj["metadata"].get("resourceVersion", version)
                     record(obj)
-            except Exception:  # the cluster went away at the end, or a watch expired: again
-                version = None if not self.stopped else version
-                time.sleep(0.2)
+            except ApiException as e:
+                if e.status != 410:  # else: the version is too old; list again
+                    self.error = e
+                    return
+                version = None
+            except Exception as e:  # the cluster went away at the end; else observe() says
+                if not self.stopped:
+                    self.error = e
+                return
 
     def _trainjob(self, tj: dict) -> None:
         found = [(c["type"], c["status"], c.get("reason"), c.get("message"))
@@ -293,11 +309,11 @@ class Recorder:
         return self.custom.get_namespaced_custom_object(GROUP, VERSION, NAMESPACE, "trainjobs",
                                                         name)  # fmt: skip
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """Its watches end at the next event they get."""
         self.stopped = True
         for w in self.watches:
             w.stop()
-        self.api.close()
 
 
 def settled(tj: dict, pods: list[dict]) -> bool:
@@ -349,6 +365,7 @@ def observe(recorder: Recorder, names: dict[str, str], what: str) -> dict[str, O
     out = {}
     for case, name in names.items():
         while True:
+            assert recorder.error is None, f"{what}: a watch ended: {recorder.error!r}"
             tj, pods = recorder.trainjob(name), recorder.pods(name)
             if settled(tj, pods):
                 break
@@ -390,16 +407,19 @@ def observed(control_plane, tmp_path_factory):
                 names[where] = submit_cases(kubeconfig, folder / "nb", "conformance")
             yield {where: observe(recorders[where], names[where], where) for where in clusters}
         finally:
-            real = recorders["real"]
-            for name in names.get("real", {}).values():  # the session's control plane goes on
-                real.custom.delete_namespaced_custom_object(GROUP, VERSION, NAMESPACE, "trainjobs",
-                                                            name, propagation_policy="Foreground")  # fmt: skip
+            for where, recorder in recorders.items():
+                recorder.stop()  # its watches end at the next change: the deletes below
+                for name in names.get(where, {}).values():
+                    recorder.custom.delete_namespaced_custom_object(
+                        GROUP, VERSION, NAMESPACE, "trainjobs", name,
+                        propagation_policy="Foreground")  # fmt: skip
+            real = recorders["real"]  # the session's control plane goes on
             for kind in ("config_map", "secret"):
                 getattr(real.core, f"delete_namespaced_{kind}")(
                     SETTINGS if kind == "config_map" else CREDS, NAMESPACE
                 )
             for recorder in recorders.values():
-                recorder.close()
+                recorder.api.close()
 
 
 def _params():
