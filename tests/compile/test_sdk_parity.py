@@ -131,7 +131,11 @@ def assert_same_job(sdk: dict, kale: dict) -> None:
     assert set(s) - {"trainer"} <= set(k)  # nothing the SDK sets is missing
     assert {**k["runtimeRef"], "apiGroup": None} == {**s["runtimeRef"], "apiGroup": None}
     assert k.get("initializer") == s.get("initializer")
-    sdk_patches, kale_patches = s.get("runtimePatches") or [], k.get("runtimePatches") or []
+    # each patch's time is the one the Trainer's webhook stamped when the cluster stored it
+    sdk_patches, kale_patches = (
+        [{f: v for f, v in p.items() if f != "time"} for p in spec.get("runtimePatches") or []]
+        for spec in (s, k)
+    )
     assert kale_patches[: len(sdk_patches)] == sdk_patches
     assert all(p["manager"].startswith("kale-ext.io/") for p in kale_patches[len(sdk_patches) :])
     for field in set(s) - {"runtimeRef", "initializer", "runtimePatches", "trainer"}:

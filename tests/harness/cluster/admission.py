@@ -6,7 +6,9 @@
   (``tests/harness/crd.py``, ``trainer_rules.py``); the Trainer's webhook (the runtime exists,
   the torch plugin's reserved env, patch targets) is a 403, as its controller-runtime webhook
   denies; an update may not change the immutable fields (422) nor the runtime patches of a job
-  that is not suspended (403). The JobSet webhook's pod-name length is the emulated Trainer's
+  that is not suspended (403). A stored TrainJob gets the CRD's defaults (``suspend: false``,
+  ``managedBy``) and each runtime patch the time the Trainer's defaulting webhook stamps on it
+  (kept while the patch is unchanged). The JobSet webhook's pod-name length is the emulated Trainer's
   business: it fails when the controller makes the JobSet, not at admission.
 - ConfigMaps and Secrets: an RFC 1123 name, valid keys, at most 1 MiB of data, their data
   frozen once ``immutable``; a Secret's ``stringData`` becomes base64 ``data``.
@@ -22,6 +24,7 @@ from typing import Any
 import kmock
 
 from tests.harness import crd, trainer_rules
+from tests.harness.cluster.objects import now
 from tests.harness.cluster.store import RESOURCES, qualified, status_error
 
 SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -125,8 +128,10 @@ class Admission:
             ]
         if problems:
             raise invalid(resource, name, problems)
+        _defaults(obj, old)
         if old is not None:
-            patches = (obj["spec"].get("runtimePatches"), old["spec"].get("runtimePatches"))
+            patches = [[{k: v for k, v in p.items() if k != "time"} for p in
+                        (tj["spec"].get("runtimePatches") or [])] for tj in (obj, old)]  # fmt: skip
             suspended = obj["spec"].get("suspend") or old["spec"].get("suspend")
             if patches[0] != patches[1] and not suspended:
                 self._deny("spec.runtimePatches: Forbidden: may change only while the TrainJob "
@@ -163,3 +168,25 @@ class Admission:
 
 
 __all__ = ["Admission", "invalid", "qualified"]
+
+
+MANAGED_BY = "trainer.kubeflow.org/trainjob-controller"
+
+
+def _defaults(obj: dict, old: dict | None) -> None:
+    """The CRD's defaults and the Trainer's defaulting webhook (``pkg/webhooks/
+    trainjob_webhook.go``: a runtime patch's ``time`` is when it was last changed), in place."""
+    spec = obj["spec"]
+    spec.setdefault("suspend", False)
+    spec.setdefault("managedBy", MANAGED_BY)
+    before = {
+        p.get("manager"): p for p in ((old or {}).get("spec") or {}).get("runtimePatches") or []
+    }
+    for patch in spec.get("runtimePatches") or []:
+        was = before.get(patch.get("manager"))
+        if was is not None:
+            same = {k: v for k, v in was.items() if k != "time"} == {
+                k: v for k, v in patch.items() if k != "time"}  # fmt: skip
+            patch["time"] = was.get("time") if same and was.get("time") else now()
+        elif not patch.get("time"):
+            patch["time"] = now()

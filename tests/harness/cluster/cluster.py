@@ -31,6 +31,7 @@ from tests.harness.tls import make_certificates
 
 MAX_BODY = 3 << 20  # the API server takes requests of up to 3 MiB (a 1 MiB ConfigMap, base64)
 NODE = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+TRAINER_IMAGES, TRAINER_RELEASE = "ghcr.io/kubeflow/trainer/", "v2.3.0"
 
 
 def node_manifest(index: int, allocatable: dict, labels: dict | None = None) -> dict:
@@ -42,6 +43,17 @@ def node_manifest(index: int, allocatable: dict, labels: dict | None = None) -> 
         "status": {"capacity": dict(allocatable), "allocatable": dict(allocatable),
                    "conditions": [{"type": "Ready", "status": "True"}]},
     }  # fmt: skip
+
+
+def released(manifest: dict) -> dict:
+    """A runtime as the Trainer's release overlay installs it: its own images
+    (``ghcr.io/kubeflow/trainer/...``) pinned to the release, as the real control plane's are."""
+    for step in manifest["spec"]["template"]["spec"]["replicatedJobs"]:
+        for container in step["template"]["spec"]["template"]["spec"]["containers"]:
+            image = container.get("image") or ""
+            if image.startswith(TRAINER_IMAGES) and ":" not in image:
+                container["image"] = f"{image}:{TRAINER_RELEASE}"
+    return manifest
 
 
 def kubeconfig(url: str, namespace: str) -> str:
@@ -168,7 +180,7 @@ class EmulatedCluster:
             await self.api.create("v1/nodes", None, node_manifest(i, allocatable))
         for name in RUNTIMES:
             plural = "trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
-            await self.api.create(plural, None, runtime_manifest(name))
+            await self.api.create(plural, None, released(runtime_manifest(name)))
 
     def _heard(self, *_) -> None:
         self._changed.set()

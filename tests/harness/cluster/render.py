@@ -6,15 +6,20 @@ trainer``, container ``node``) takes the TrainJob's image, command and args in p
 runtime's, its env upserted by name, its ``resourcesPerNode`` merged over the runtime's (keys
 in the TrainJob win); the torch plugin's ``PET_*`` variables (or the xgboost and jax plugins' own, from
 kale_ext/job/framework_env.py) and container port 29500 (reference/kubeflow-trainer.md §3); then JobSet's defaults (``restartPolicy: OnFailure``, DNS
-hostnames ``<job>-node-0-<i>`` under the subdomain ``<job>``) and its and the Job
-controller's labels and annotations. The trainer job's pods only: other replicated jobs
-(initializers, an MPI launcher) are not emulated (``skipped``).
+hostnames ``<job>-node-0-<i>`` under the subdomain ``<job>``), its and the Job controller's
+labels and annotations (JobSet v0.12.0's whole set, uids included), the Job controller's
+``JOB_COMPLETION_INDEX`` on every container, and what the API server's defaulting adds
+(``api_defaults``). The trainer job's pods only: other replicated jobs (initializers, an MPI
+launcher) are not emulated (``skipped``). tests/harness/controlplane/test_conformance.py checks
+these pods against the ones the real controllers make.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
+import uuid
 from dataclasses import dataclass, field
 
 from kale_ext.job.framework_env import FRAMEWORK_ENV, cluster_env, gpu_count
@@ -24,6 +29,9 @@ from tests.harness.runtimes import ANCESTOR
 NODE = "node"
 MASTER_PORT = 29500
 INDEX = "batch.kubernetes.io/job-completion-index"
+#: The Job controller's, on every container of an Indexed Job's pods.
+COMPLETION_INDEX_ENV = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+    "apiVersion": "v1", "fieldPath": f"metadata.labels['{INDEX}']"}}}  # fmt: skip
 JOBSET = "jobset.sigs.k8s.io/"
 
 
@@ -36,6 +44,7 @@ class Rendered:
     replicated_job: dict  # the runtime's replicated job, patched (its Job spec: backoffLimit)
     pods: list[dict] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # replicated jobs that are not emulated
+    uid: str = field(default_factory=lambda: str(uuid.uuid4()))  # the Job's
 
 
 def quantity(text) -> float:
@@ -129,26 +138,65 @@ def render(tj: dict, runtime: dict) -> Rendered:
         raise ValueError(f"runtime {runtime['metadata']['name']} has no trainer replicated job")
     job_name = f"{name}-{step['name']}-0"
     out = Rendered(job_name, step, skipped=[j["name"] for j in jobs if j is not step])
+    jobset = {  # JobSet's labels and annotations of the Job's pods (one replica, group default)
+        "jobset-name": name, "replicatedjob-name": step["name"], "job-index": "0",
+        "job-global-index": "0", "replicatedjob-replicas": "1", "global-replicas": "1",
+        "group-name": "default", "group-replicas": "1", "job-group-index": "0",
+        "restart-attempt": "0", "jobset-uid": str(uuid.uuid4()),
+        "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
+    }  # fmt: skip
     template = step["template"]["spec"]["template"]
     for index in range(nodes):
         pod = copy.deepcopy(template.get("spec") or {})
         _trainer_container(tj, pod, plugin, nodes)
+        for container in pod.get("initContainers", []) + pod.get("containers", []):
+            container["env"] = _upsert(container.get("env") or [], [COMPLETION_INDEX_ENV])
         pod.setdefault("restartPolicy", "OnFailure")
         pod.update(hostname=f"{job_name}-{index}", subdomain=name)
         meta = copy.deepcopy(template.get("metadata") or {})
         meta["labels"] = {
             **(meta.get("labels") or {}),
-            JOBSET + "jobset-name": name,
-            JOBSET + "replicatedjob-name": step["name"],
-            JOBSET + "job-index": "0",
-            JOBSET + "job-global-index": "0",
-            JOBSET + "replicatedjob-replicas": "1",
+            **{JOBSET + k: v for k, v in jobset.items()},
+            JOBSET + "priority": "0",
             "batch.kubernetes.io/job-name": job_name,
             "job-name": job_name,
+            "batch.kubernetes.io/controller-uid": out.uid,
+            "controller-uid": out.uid,
             INDEX: str(index),
         }
         meta["annotations"] = {**(meta.get("annotations") or {}), INDEX: str(index),
-                               JOBSET + "jobset-name": name}  # fmt: skip
+                               **{JOBSET + k: v for k, v in jobset.items()}}  # fmt: skip
         meta.update(generateName=f"{job_name}-{index}-", namespace=namespace)
         out.pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod})
     return out
+
+
+def _default_field_refs(node) -> None:
+    if isinstance(node, dict):
+        if isinstance(node.get("fieldRef"), dict):
+            node["fieldRef"].setdefault("apiVersion", "v1")
+        for value in node.values():
+            _default_field_refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            _default_field_refs(value)
+
+
+def api_defaults(pod: dict) -> dict:
+    """What the API server's defaulting adds to a pod that the tests compare (in place): a
+    fieldRef's ``apiVersion: v1``, a port's ``protocol: TCP``, a container's ``resources: {}``,
+    a configMap, secret, projected or downwardAPI volume's ``defaultMode: 420`` (0644), and
+    ``serviceAccountName: default``. (Its other defaults, and the ServiceAccount admission
+    plugin's ``kube-api-access-*`` volume, are not emulated.)"""
+    spec = pod["spec"]
+    _default_field_refs(spec)
+    for container in spec.get("initContainers", []) + spec.get("containers", []):
+        container.setdefault("resources", {})
+        for port in container.get("ports") or []:
+            port.setdefault("protocol", "TCP")
+    for volume in spec.get("volumes") or []:
+        for kind in ("configMap", "secret", "projected", "downwardAPI"):
+            if isinstance(volume.get(kind), dict):
+                volume[kind].setdefault("defaultMode", 420)
+    spec.setdefault("serviceAccountName", "default")
+    return pod

@@ -59,3 +59,25 @@ def test_an_update_may_not_change_runtime_patches_of_a_running_job(kube_api):
     assert (
         refused.value.status == 403 and "only while the TrainJob is suspended" in refused.value.body
     )
+
+
+def test_a_stored_trainjob_gets_the_crds_defaults_and_its_patches_their_time(kube_api):
+    """As the real API server and the Trainer's defaulting webhook: suspend false, managedBy, and
+    each runtime patch the time it was last changed (kept by an update that leaves it as it was,
+    renewed by one that changes it)."""
+    _, custom = kube_api
+    late = {"manager": "example.com/late", "trainingRuntimeSpec": {}}
+    made = create(custom, trainjob("fit", script="import time; time.sleep(60)", patches=[late]))
+    assert (made["spec"]["suspend"], made["spec"]["managedBy"]) == (
+        False, "trainer.kubeflow.org/trainjob-controller")  # fmt: skip
+    [stamped] = made["spec"]["runtimePatches"]
+    assert stamped["time"].endswith("Z")
+
+    def patch(spec):
+        return custom.patch_namespaced_custom_object(GROUP, VERSION, NS, "trainjobs", "fit",
+                                                     {"spec": spec})  # fmt: skip
+
+    assert patch({"suspend": True})["spec"]["runtimePatches"] == [stamped]
+    changed = {**late, "trainingRuntimeSpec": {"template": {"spec": {}}}}
+    renewed = patch({"runtimePatches": [{**changed, "time": "2000-01-01T00:00:00Z"}]})
+    assert renewed["spec"]["runtimePatches"][0]["time"] not in ("2000-01-01T00:00:00Z", None)

@@ -38,6 +38,8 @@ def test_each_node_gets_a_pod_with_the_torch_plugins_environment():
                 "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}},
             "PET_MASTER_ADDR": "fit-node-0-0.fit",
             "PET_MASTER_PORT": "29500",
+            "JOB_COMPLETION_INDEX": {"fieldRef": {"apiVersion": "v1", "fieldPath":
+                "metadata.labels['batch.kubernetes.io/job-completion-index']"}},  # the Job's
         }  # fmt: skip
         meta = pod["metadata"]
         assert meta["annotations"]["batch.kubernetes.io/job-completion-index"] == str(index)
@@ -132,3 +134,28 @@ def test_other_runtimes_get_their_own_plugins_environment(runtime, gpus, expecte
         assert {k: env[k] for k in expected} == expected and env[rank] == index
         assert not any(k.startswith("PET_") for k in env)
         assert pod["spec"]["containers"][0]["ports"] == [{"containerPort": MASTER_PORT}]
+
+
+def test_the_pods_carry_jobsets_labels_and_what_the_api_server_defaults():
+    """JobSet v0.12.0's labels (its job key: sha1 of namespace/job) and annotations, and the API
+    server's pod defaults, as the real control plane makes them (test_conformance.py)."""
+    from tests.harness.cluster.render import api_defaults
+
+    tj = trainjob("fit", patches=[patch_of(volumes=[{"name": "c", "configMap": {"name": "c"}}])])
+    tj["metadata"]["namespace"] = "team"
+    rendered = render(tj, runtime_manifest("torch-distributed"))
+    [pod] = rendered.pods
+    labels, notes = pod["metadata"]["labels"], pod["metadata"]["annotations"]
+    assert (
+        labels["jobset.sigs.k8s.io/job-key"] == "48faf1d916d5a575a33727e23ff088010e21b214"
+    )  # sha1 of team/fit-node-0
+    assert labels["controller-uid"] == labels["batch.kubernetes.io/controller-uid"] == rendered.uid
+    assert notes["jobset.sigs.k8s.io/jobset-uid"] == labels["jobset.sigs.k8s.io/jobset-uid"]
+    assert {labels[f"jobset.sigs.k8s.io/{k}"] for k in ("restart-attempt", "priority")} == {"0"}
+    api_defaults(pod)
+    [container] = pod["spec"]["containers"]
+    assert container["ports"] == [{"containerPort": MASTER_PORT, "protocol": "TCP"}]
+    assert container["resources"] == {} and pod["spec"]["serviceAccountName"] == "default"
+    assert pod["spec"]["volumes"] == [{"name": "c", "configMap": {"name": "c", "defaultMode": 420}}]
+    ranks = [e for e in container["env"] if e["name"] == "PET_NODE_RANK"]
+    assert ranks[0]["valueFrom"]["fieldRef"]["apiVersion"] == "v1"

@@ -34,7 +34,8 @@ def test_a_job_completes_when_every_node_succeeds(emulated_cluster, kube_api):
     assert [p["status"]["phase"] for p in pods] == ["Succeeded", "Succeeded"]
     assert [node_state(p)["terminated"]["reason"] for p in pods] == ["Completed", "Completed"]
     status = emulated_cluster.get(TRAINJOBS, "fit")["status"]["jobsStatus"]
-    assert status == [{"name": "node", "ready": 0, "succeeded": 2, "failed": 0, "active": 0,
+    # JobSet counts Jobs, not pods: the trainer's one Job succeeded
+    assert status == [{"name": "node", "ready": 0, "succeeded": 1, "failed": 0, "active": 0,
                        "suspended": 0}]  # fmt: skip
     assert ("Job", "SuccessfulCreate", f"Created pod: {pods[1]['metadata']['name']}") in events(
         emulated_cluster, "fit"

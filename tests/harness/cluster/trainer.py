@@ -24,7 +24,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from tests.harness.cluster.objects import now
-from tests.harness.cluster.render import JOBSET, Rendered, render
+from tests.harness.cluster.render import JOBSET, Rendered, api_defaults, render
 from tests.harness.cluster.store import random_suffix
 from tests.harness.cluster.trainer_status import inject, tls_config_map
 from tests.harness.trainer_rules import POD_NAME_MAX
@@ -137,7 +137,7 @@ class Trainer:
                 inject(pod, tj, self.status.base)
         job_spec = rendered.replicated_job["template"].get("spec") or {}
         limit = job_spec.get("backoffLimit", BACKOFF_LIMIT)
-        run = JobRun(rendered, f"{tj['metadata']['uid']}-job", limit)
+        run = JobRun(rendered, rendered.uid, limit)
         self.jobs[(namespace, name)] = run
         if rendered.skipped:
             await self._event(tj, "Normal", "NotEmulated", "the emulated cluster runs the trainer "
@@ -149,6 +149,7 @@ class Trainer:
         for pod in rendered.pods:
             pod["metadata"]["ownerReferences"] = [owner]
             pod["metadata"]["name"] = pod["metadata"]["generateName"] + random_suffix()
+            api_defaults(pod)
             made = await self.api.create(PODS, namespace, pod)
             run.pods.append(made["metadata"]["name"])
             await self._event(
@@ -163,17 +164,22 @@ class Trainer:
         await self._account(tj, run)
 
     async def _account(self, tj: dict, run: JobRun) -> None:
-        """jobsStatus from the pods; Complete when every trainer pod succeeded."""
+        """jobsStatus from the pods, counting Jobs as JobSet does (one here: the trainer's):
+        succeeded once all its pods have, else active while one of its pods is, and ready when
+        every pod is running or succeeded; Complete when every trainer pod succeeded."""
         namespace, name = tj["metadata"]["namespace"], tj["metadata"]["name"]
         phases = [(p.get("status") or {}).get("phase") for p in self._pods(namespace, name)]
-        status = {"name": run.rendered.replicated_job["name"], "ready": phases.count("Running"),
-                  "succeeded": phases.count("Succeeded"), "failed": phases.count("Failed"),
-                  "active": len([p for p in phases if p in ("Pending", "Running", None)]),
+        done = bool(phases) and phases.count("Succeeded") == len(run.rendered.pods) == len(phases)
+        going = not done and not run.failed
+        ready = phases.count("Running") + phases.count("Succeeded") >= len(run.rendered.pods)
+        status = {"name": run.rendered.replicated_job["name"], "ready": int(going and ready),
+                  "succeeded": int(done), "failed": int(run.failed),
+                  "active": int(going and any(p in ("Pending", "Running", None) for p in phases)),
                   "suspended": 0}  # fmt: skip
         if (tj.get("status") or {}).get("jobsStatus") != [status]:
             tj.setdefault("status", {})["jobsStatus"] = [status]
             tj = await self.api.put(TRAINJOBS, namespace, tj)
-        if phases and phases.count("Succeeded") == len(run.rendered.pods) == len(phases):
+        if done:
             job = {"kind": "Job", "name": run.rendered.job, "namespace": namespace, "uid": run.uid}
             await self._event(job, "Normal", "Completed", "Job completed")
             await self._set_condition(tj, "Complete", "True", "AllJobsCompleted",
@@ -224,6 +230,7 @@ class Trainer:
         await self._event({"kind": "JobSet", "name": name, "namespace": namespace}, "Warning",
                           "FailedJobs", message)  # fmt: skip
         await self._delete_pods(namespace, name, active_only=True)  # the Job controller's
+        await self._account(tj, run)  # the Job failed: jobsStatus says so
         await self._set_condition(tj, "Failed", "True", "FailedJobs", message)
         self._forget((namespace, name), keep_ports=False)
 
