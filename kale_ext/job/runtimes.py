@@ -27,6 +27,10 @@ class Runtime:
     #: none): what the Trainer counts processes per node from when a TrainJob has no
     #: resourcesPerNode (job/procs.py)
     resources: dict | None = None
+    #: where the facts come from when not from the backend: "" (asked of the backend), or a
+    #: sentence naming the published runtimes they come from and why the cluster was not asked
+    #: (published_runtimes.published_runtime; a preview only, never a submit)
+    published: str = ""
 
     @property
     def launcher(self) -> str:

@@ -318,6 +318,8 @@ def build_job_spec(
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
     warnings += _workspace_warnings(job, workspace)
+    if runtime.published:  # a preview with no cluster to ask (backends/submit.lookup_runtime)
+        warnings.append(f"runtime {runtime.name}: its facts are {runtime.published}")
     function = job.function_name if getattr(job, "entrypoint", False) else None
     func_args = {
         # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters

@@ -310,3 +310,87 @@ def test_piped_progress_comes_right_after_the_line_that_made_it(jobs_env, write_
     for (i, line), epoch in zip(progress, range(1, 7), strict=True):
         assert lines[i - 1] == f"[rank 0] Epoch {epoch}/6", lines
         assert f"({epoch}/6 epochs)" in line
+
+
+def _no_cluster(monkeypatch, tmp_path) -> None:
+    """No kubeconfig anywhere: KUBECONFIG unset, a HOME without .kube, not inside a cluster."""
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KALE_EXT_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def _runtime_notebook(runtime: str) -> tuple[dict, list[str]]:
+    """A small notebook of the runtime's kind, and the flags that name the runtime: the SDK's
+    train() call names it for the data-cache, jax and xgboost runtimes; a tagged notebook
+    takes --runtime for the others."""
+    from tests.compile import sdk_notebooks
+
+    by_sdk = {
+        "torch-distributed-with-cache": sdk_notebooks.DATA_CACHE,
+        "jax-distributed": sdk_notebooks.JAX,
+        "xgboost-distributed": sdk_notebooks.XGBOOST,
+    }
+    if runtime in by_sdk:
+        return notebook(*by_sdk[runtime]), []
+    return notebook(("lr = 0.1", ["parameters"]), "print(lr)"), ["--runtime", runtime]
+
+
+#: The MPI runtimes: compiling them is issue 40's deliver 2 (the MPI plugin's launcher and
+#: workers); until then the JobSpec refuses them, and this strict xfail says when that changes.
+MPI_RUNTIMES = ("deepspeed-distributed", "mlx-distributed")
+
+
+def _every_published_runtime():
+    from kale_ext.job.published_runtimes import RUNTIMES
+
+    for name in sorted(RUNTIMES):
+        marks = pytest.mark.xfail(strict=True, reason="MPI: issue 40, deliver 2")
+        yield pytest.param(name, marks=marks if name in MPI_RUNTIMES else ())
+
+
+@pytest.mark.parametrize("backend", ["auto", "kubernetes"])
+@pytest.mark.parametrize("runtime", list(_every_published_runtime()))
+def test_compile_trainjob_needs_no_cluster_for_any_published_runtime(
+    runtime, backend, tmp_path, monkeypatch, write_nb
+):
+    import yaml
+
+    from tests.harness.crd import validate_trainjob
+
+    _no_cluster(monkeypatch, tmp_path)
+    nb, flags = _runtime_notebook(runtime)
+    out = cli("compile", write_nb(nb), "-o", tmp_path / "out", "--trainjob", "--backend", backend,
+              *flags)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    obj = yaml.safe_load((tmp_path / "out" / "trainjob.yaml").read_text())
+    validate_trainjob(obj)
+    assert obj["spec"]["runtimeRef"]["name"] == runtime
+    # where the runtime's facts came from, unless the local backend runs it itself
+    local = backend == "auto" and runtime in ("torch-distributed", "jax-distributed",
+                                             "xgboost-distributed")  # fmt: skip
+    said = f"runtime {runtime}: its facts are Kubeflow Trainer v2.3.0's published runtimes"
+    assert (said in out.stdout) is not local
+
+
+def test_a_dry_run_needs_no_cluster_and_says_where_the_runtime_came_from(
+    tmp_path, monkeypatch, write_nb
+):
+    _no_cluster(monkeypatch, tmp_path)
+    nb, _ = _runtime_notebook("torch-distributed-with-cache")
+    out = cli("run", write_nb(nb), "--dry-run", "--backend", "kubernetes")
+    assert out.returncode == 0, out.stderr
+    assert "runtimeRef:" in out.stdout and "name: torch-distributed-with-cache" in out.stdout
+    assert (
+        "warning: runtime torch-distributed-with-cache: its facts are Kubeflow Trainer v2.3.0's "
+        "published runtimes, not the cluster's (no cluster is configured)"
+    ) in out.stdout
+
+
+def test_running_still_needs_the_cluster(tmp_path, monkeypatch, write_nb):
+    _no_cluster(monkeypatch, tmp_path)
+    nb, _ = _runtime_notebook("torch-distributed-with-cache")
+    out = cli("run", write_nb(nb), "--backend", "kubernetes")
+    assert out.returncode != 0 and "no usable Kubernetes configuration" in out.stderr
+    out = cli("run", write_nb(nb), "--backend", "local")
+    assert out.returncode != 0
+    assert "runtime 'torch-distributed-with-cache' runs only on a cluster" in out.stderr
