@@ -394,3 +394,21 @@ def test_running_still_needs_the_cluster(tmp_path, monkeypatch, write_nb):
     out = cli("run", write_nb(nb), "--backend", "local")
     assert out.returncode != 0
     assert "runtime 'torch-distributed-with-cache' runs only on a cluster" in out.stderr
+
+
+def test_a_tpu_notebook_is_refused_locally_as_a_gpu_one_is(jobs_env, write_nb):
+    """The jax TPU notebook (google.com/tpu: 4) does not run on the CPU with no word."""
+    from tests.compile import sdk_notebooks
+
+    call = ("client = TrainerClient()\n"
+            "client.train(runtime='jax-distributed', trainer=CustomTrainer(func=train_jax,\n"
+            "    num_nodes=1, resources_per_node={'google.com/tpu': 4}))\n")  # fmt: skip
+    path = write_nb(notebook(sdk_notebooks.IMPORTS, sdk_notebooks.JAX_FN, call))
+    out = cli("run", path, "--backend", "local")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert (
+        "error: limits.google.com/tpu: the job asks for 4 google.com/tpu per node, and this "
+        "machine has no google.com/tpu: ask for no google.com/tpu, allow CPU for local runs, or "
+        "run on Kubernetes"
+    ) in out.stderr
+    assert not (jobs_env / "jobs").exists() or not any((jobs_env / "jobs").iterdir())

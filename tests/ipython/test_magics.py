@@ -456,6 +456,7 @@ BAD = [
     Bad("param unknown", "%%trainjob --backend local --param lr=1\nprint(1)", ("parameters.lr: the notebook has no such parameter",)),
     Bad("job name", "%%trainjob --backend local --dry-run --name Bad_Name\nprint(1)", ("%%trainjob: name: 'Bad_Name' is not a valid job name",)),
     Bad("gpu without a GPU", "%%trainjob --backend local --gpu 1\nprint(1)", ("%%trainjob: gpu: the job asks for 1 nvidia.com/gpu per node, and this machine has no GPU",)),
+    Bad("tpu without a TPU", "%%trainjob --backend local --config cfg\nprint(1)", ("%%trainjob: limits.google.com/tpu: the job asks for 4 google.com/tpu per node, and this machine has no google.com/tpu: ask for no google.com/tpu, allow CPU for local runs, or run on Kubernetes",), "from kale_ext.distributed import DistributedConfig\ncfg = DistributedConfig(limits={'google.com/tpu': '4'})"),
     Bad("runtime", "%%trainjob --backend local --runtime nope\nprint(1)", ("%%trainjob: runtime: runtime 'nope' not found (available: torch-distributed, xgboost-distributed, jax-distributed)",)),
     Bad("cluster-only runtime", "%%trainjob --backend local --runtime mlx-distributed\nprint(1)", ("%%trainjob: runtime: runtime 'mlx-distributed' runs only on a cluster: it starts MLX with mpirun over SSH",)),
     Bad("empty cell", "%%trainjob --nodes 2\n", ("%%trainjob is a cell magic, but the cell body is empty",)),

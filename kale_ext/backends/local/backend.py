@@ -42,6 +42,7 @@ from ..base import (
     Submitted,
 )
 from ..snapshots import forget
+from . import accelerators
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
@@ -133,22 +134,10 @@ class LocalBackend(Backend):
         return env
 
     def _check_devices(self, spec: JobSpec) -> dict[str, str]:
-        gpus = {k: v for k, v in {**spec.config.requests, **spec.config.limits}.items()
-                if "gpu" in k or "mig-" in k}  # fmt: skip
-        if not gpus or all(v == "0" for v in gpus.values()):
-            return {}
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        has_gpu = shutil.which("nvidia-smi") is not None and visible not in ("", "-1")
-        if has_gpu:
-            return {}
-        what = ", ".join(f"{v} {k}" for k, v in gpus.items())
-        if not self.allow_cpu_for_gpu:
-            raise ConfigError(
-                "gpu",
-                f"the job asks for {what} per node, and this machine has no GPU: ask for 0 GPUs, "
-                "allow CPU for local runs, or run on Kubernetes",
-            )
-        return {"CUDA_VISIBLE_DEVICES": ""}
+        """Accelerators this machine cannot honour refused (accelerators.check), every kind
+        alike."""
+        c = spec.config
+        return accelerators.check(c.requests, c.limits, self.allow_cpu_for_gpu)
 
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
         if spec.runtime not in LOCAL_RUNTIMES:
