@@ -103,9 +103,10 @@ def _compile(args) -> int:
             result["creates"] = preview.creates()
         print(json.dumps(result, indent=2, default=repr))
         return 0
+    from ..compile.codegen import parameters_text
     from ..terminal import printable
 
-    params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
+    params = parameters_text(job.parameters, job.required_parameters)
     print(printable(f"compiled {notebook} → {path}"))
     print(printable(f"  function   {job.function_name}({params})"))
     if preview is None:  # else the preview's summary says it (with the submit's packages)

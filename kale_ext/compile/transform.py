@@ -192,7 +192,7 @@ def automagic_names() -> frozenset[str]:
             names = set(table["line"])
         else:
             names = {n for c in vars(magics).values() if isinstance(c, type)
-                     and issubclass(c, Magics) for n in c.magics["line"]}  # fmt: skip
+                     and issubclass(c, Magics) and c.magics for n in c.magics["line"]}  # fmt: skip
         names |= {"ed", "hist", "rep"}  # InteractiveShell.init_magics' aliases
         names |= {alias for alias, _ in default_aliases()}
         shadowed = set(dir(builtins)) | set(keyword.kwlist)
