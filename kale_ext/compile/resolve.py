@@ -117,6 +117,7 @@ class Scope:
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
+        self.sdk_star = False  # `from kubeflow... import *` ran: any other name is the SDK's
         self.cell = 0
         self.line_of: Callable[[int | None], int | None] = lambda n: n
         self.steps = _STEPS
@@ -149,6 +150,9 @@ class Scope:
             for a in s.names:
                 full = f"{s.module}.{a.name}"
                 sdk = (s.module or "").startswith("kubeflow")
+                if a.name == "*":
+                    self.sdk_star = self.sdk_star or sdk
+                    continue
                 self.values[a.asname or a.name] = SdkName(a.name) if sdk else Module(full)
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.values[s.name] = Function(s.name, self.cell, self.line_of(s.lineno) or s.lineno)
@@ -365,6 +369,8 @@ class Scope:
             return BUILTINS[n.id]
         if hasattr(builtins, n.id):  # open(), range(), ...: their results are not settings
             return Module(f"builtins.{n.id}")
+        if self.sdk_star:  # TrainerClient, CustomTrainer, ... from `from kubeflow.trainer import *`
+            return SdkName(n.id)
         raise Unresolvable(
             f"{n.id} is never defined: define it in a cell before this one (a literal, or "
             "built from literals)"

@@ -100,6 +100,13 @@ def test_several_train_calls_the_last_unless_chosen():
             "something kale_ext runs: kale_ext runs a training function you write",
         ),  # fmt: skip
         (
+            nbs.BUILTIN_STAR,
+            1,
+            5,
+            "BuiltinTrainer (the runtime's own TorchTune post-training) is not "
+            "something kale_ext runs: kale_ext runs a training function you write",
+        ),  # fmt: skip
+        (
             [
                 nbs.IMPORTS,
                 nbs.PATCH_FN,
@@ -140,6 +147,14 @@ def test_what_cannot_be_read_is_one_error_at_its_cell_and_line(cells, cell, line
         compile_notebook(notebook(*cells))
     [error] = info.value.errors
     assert (error.cell, error.line) == (cell, line) and said in error.message, error
+
+
+def test_the_sdk_names_of_a_star_import_are_the_sdks():
+    cells = ["from kubeflow.trainer import *\n", nbs.PATCH_FN,
+             "client = TrainerClient()\n"
+             "client.train(trainer=CustomTrainer(func=train_patched, num_nodes=2))\n"]  # fmt: skip
+    job = compile_notebook(notebook(*cells))
+    assert job.function_name == "train_patched" and job.settings["nodes"] == 2
 
 
 def test_a_token_from_the_environment_must_be_given_to_the_job():
