@@ -105,11 +105,19 @@ class SdkObject:
     arg_lines: dict = field(default_factory=dict)  # keyword → its line in the cell
 
 
+#: What a setting read from the environment at compile time needs: the compile reads no
+#: environment (the job's --env does not reach it), so only the notebook's own value works.
+COMPILE_TIME = ", which kale_ext does not read when it compiles: write the value in the notebook"
+
+
 def _from_environ(var: str, where: str) -> Unresolvable:
-    return Unresolvable(
-        f"{var} comes from the environment ({where}): use --env-from-secret or --env {var}=...",
-        env=var,
-    )
+    return Unresolvable(f"{var} comes from the environment ({where}){COMPILE_TIME}", env=var)
+
+
+def needed_by_the_job(e: Unresolvable, name: str) -> str:
+    """The message of a value from the environment that the job itself is given as its
+    variable ``name`` (an env entry of CustomTrainer): the job's --env or a Secret gives it."""
+    return f"{e.message.removesuffix(COMPILE_TIME)}: use --env-from-secret or --env {name}=..."
 
 
 class Scope:

@@ -169,6 +169,38 @@ def test_a_token_from_the_environment_must_be_given_to_the_job():
     assert build_job_spec(job, {"env_from_secrets": ["hf-token"]}).config.env_from
 
 
+def test_a_token_given_under_another_name_is_asked_for_by_that_name():
+    cells = [nbs.IMPORTS, nbs.PATCH_FN, "client = TrainerClient()\n"
+             "client.train(trainer=CustomTrainer(func=train_patched,\n"
+             "    env={'TOKEN': os.environ['HF_TOKEN']}))\n"]  # fmt: skip
+    job = compile_notebook(notebook(*cells))
+    with pytest.raises(ConfigError, match="use --env-from-secret or --env TOKEN=...") as info:
+        build_job_spec(job)
+    assert info.value.field == "env.TOKEN"
+    assert build_job_spec(job, {"env": {"TOKEN": "hf_x"}})  # the suggestion, applied, works
+
+
+def test_a_setting_read_from_the_environment_when_compiling_suggests_what_works():
+    """A train() setting that the notebook computes from the environment (as the Trainer's
+    examples do with KUBEFLOW_TRAINER_EXEC_MODE) is read when kale_ext compiles, where the
+    job's --env does not reach: the error says to write the value, which works."""
+    setting = ("mode = os.environ.get('KUBEFLOW_TRAINER_EXEC_MODE', 'cluster')\n"
+               "nodes = 1 if mode == 'local' else 2\n")  # fmt: skip
+    call = ("client = TrainerClient()\n"
+            "client.train(trainer=CustomTrainer(func=train_patched, num_nodes=nodes))\n")  # fmt: skip
+    with pytest.raises(CompileError) as info:
+        compile_notebook(notebook(nbs.IMPORTS, nbs.PATCH_FN, setting, call))
+    [error] = info.value.errors
+    assert error.message.endswith(
+        "KUBEFLOW_TRAINER_EXEC_MODE comes from the environment (cell 3, line 1), which kale_ext "
+        "does not read when it compiles: write the value in the notebook"
+    )
+    assert "--env" not in error.message
+    written = setting.replace("os.environ.get('KUBEFLOW_TRAINER_EXEC_MODE', 'cluster')", "'local'")
+    job = compile_notebook(notebook(nbs.IMPORTS, nbs.PATCH_FN, written, call))
+    assert job.settings["nodes"] == 1
+
+
 def test_param_names_the_functions_real_arguments_and_settings_are_not_parameters():
     cells = [nbs.IMPORTS, ("num_nodes = 2\n", ["parameters"]), nbs.PATCH_FN,
              "TrainerClient().train(trainer=CustomTrainer(func=train_patched, num_nodes=num_nodes))"]  # fmt: skip
