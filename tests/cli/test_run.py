@@ -396,9 +396,12 @@ def test_running_still_needs_the_cluster(tmp_path, monkeypatch, write_nb):
     assert "runtime 'torch-distributed-with-cache' runs only on a cluster" in out.stderr
 
 
-def test_a_tpu_notebook_is_refused_locally_as_a_gpu_one_is(jobs_env, write_nb):
+def test_a_tpu_notebook_is_refused_locally_as_a_gpu_one_is(jobs_env, write_nb, monkeypatch):
     """The jax TPU notebook (google.com/tpu: 4) does not run on the CPU with no word."""
     from tests.compile import sdk_notebooks
+
+    _no_cluster(monkeypatch, jobs_env)
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(jobs_env / "jobs"))
 
     call = ("client = TrainerClient()\n"
             "client.train(runtime='jax-distributed', trainer=CustomTrainer(func=train_jax,\n"
@@ -412,3 +415,11 @@ def test_a_tpu_notebook_is_refused_locally_as_a_gpu_one_is(jobs_env, write_nb):
         "run on Kubernetes"
     ) in out.stderr
     assert not (jobs_env / "jobs").exists() or not any((jobs_env / "jobs").iterdir())
+    # the refusal's ways out, applied: the cluster takes it (a preview needs none) ...
+    shown = cli("run", path, "--backend", "kubernetes", "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    assert "google.com/tpu: '4'" in shown.stdout or "google.com/tpu: 4" in shown.stdout
+    # ... and a local run that allows the CPU runs it there
+    ran = cli("run", path, "--backend", "local", "--allow-cpu-for-gpu", "--follow")
+    assert ran.returncode == 0, ran.stderr
+    assert "jax process 0 10" in ran.stdout

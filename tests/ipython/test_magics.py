@@ -176,6 +176,18 @@ def test_the_magics_start_from_the_panels_defaults(ip):
     assert dry.shape.startswith("1 node(s)")  # the magic's own option first
 
 
+def test_a_dry_run_needs_no_cluster(ip, monkeypatch, tmp_path):
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KALE_EXT_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config
+    cell = "%%trainjob --backend {} --dry-run --runtime torch-distributed-with-cache\nprint(1)\n"
+    for backend in ("kubernetes", "local"):
+        dry = run(ip, cell.format(backend))
+        assert "name: torch-distributed-with-cache" in dry.yaml
+        assert any("its facts are Kubeflow Trainer v2.3.0's published runtimes" in w
+                   for w in dry.warnings)  # fmt: skip
+
+
 def test_config_variable_is_laid_over(ip):
     run(
         ip,

@@ -139,3 +139,17 @@ def test_a_request_that_names_no_job_gets_a_new_name_each_time(previews, root):
     names = {ask(root, options={"nodes": 2})["job_name"] for _ in range(3)}
     assert len(names) == 3 and all(n.startswith("nb-") for n in names)
     assert len(previews) == 3 and not service._PREVIEWS
+
+
+def test_the_preview_of_a_runtime_only_a_cluster_runs_says_where_its_facts_came_from(root):
+    """The panel's preview needs no cluster: on the local backend, the data-cache runtime's
+    facts are the Trainer's published ones, and the answer's warnings say so."""
+    answer = ask(root, runtime_name="torch-distributed-with-cache")
+    assert answer["ok"], answer["errors"]
+    assert answer["runtime"] == "torch-distributed-with-cache"
+    assert "name: torch-distributed-with-cache" in answer["trainjob_yaml"]
+    said = [w["message"] for w in answer["warnings"] if "its facts are" in w["message"]]
+    assert said == [
+        "runtime torch-distributed-with-cache: its facts are Kubeflow Trainer v2.3.0's published "
+        "runtimes, not the cluster's (the local backend has no cluster to ask)"
+    ]
