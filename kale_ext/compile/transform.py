@@ -123,7 +123,7 @@ def transform_cell(cell: Cell, diagnostics: list[Diagnostic]) -> CellCode | None
 def _transformed(source: str) -> CellCode | tuple[str, int | None, str]:
     """A source's CellCode, or its error: (message, cell line, code)."""
     try:
-        return _transform(automagic(source) or source, 0)
+        return _transform(source, 0, automagic(source))
     except _Failed as f:
         return f.message, f.line, f.code
     except SyntaxError as e:
@@ -150,26 +150,31 @@ def syntax_error_message(e: SyntaxError) -> str:
     return text
 
 
-# IPython's automagic (IPython.core.prefilter.AutoMagicChecker), which InteractiveShell applies
-# to a cell of one line after its static transforms: a line whose first word names a line magic
-# (or an alias such as ls) runs that magic, unless the word is a Python builtin or keyword
-# (IPython also leaves alone a name the kernel's namespace holds; a compile has no namespace).
+# IPython's automagic (IPython.core.prefilter), which InteractiveShell applies to a cell of one
+# line after its static transforms: the line's first word (IPython's split_user_input: letters,
+# digits, `_`, `.`, `*`) names a line magic (or an alias such as ls) and runs it, unless what
+# follows starts with `=` or `,` (AssignmentChecker: `ls = 1`, `ls == 1`, `ls, b = 1, 2` stay
+# Python) or the word is a Python builtin or keyword (IPython also leaves alone a name the
+# kernel's namespace holds; a compile has no namespace).
 _FIRST_WORD = re.compile(r"([A-Za-z_]\w*)(?=\s|$)")
+_SPLIT = re.compile(r"([\w.*]*)(.*)", re.S)
 
 
 def automagic(source: str) -> str | None:
-    """The cell as IPython's automagic reads it: a one-line cell whose first word is a line
-    magic's name as that `%` line (`pip install x` → `%pip install x`); None for any other."""
+    """What IPython makes of a one-line cell whose first word is a line magic's name: its call
+    (`pip install x` → ``get_ipython().run_line_magic('pip', 'install x')``); None for any
+    other cell."""
     if needs_ipython(source):  # escapes, prompts, an indented first line: not a bare magic
         return None
     lines = source.splitlines(keepends=True)
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None or len(lines) - first != 1:  # IPython drops leading blank lines only
         return None
-    word = _FIRST_WORD.match(lines[first])
-    if word is None or word.group(1) not in automagic_names():
+    word, rest = _SPLIT.match(lines[first]).groups()  # type: ignore[union-attr]
+    if word not in automagic_names() or rest.strip()[:1] in ("=", ","):
         return None
-    return "".join(lines[:first]) + "%" + lines[first]
+    blank = "\n" * first  # IPython drops them; kept, they keep the line's number
+    return f"{blank}get_ipython().run_line_magic({word!r}, {rest.strip()!r})\n"
 
 
 _AUTOMAGIC: frozenset[str] | None = None
@@ -200,11 +205,13 @@ def automagic_names() -> frozenset[str]:
     return _AUTOMAGIC
 
 
-def _transform(source: str, offset: int) -> CellCode:
-    """Transform ``source`` whose first line is cell line ``offset + 1``."""
-    if not needs_ipython(source):  # no install line: no packages (one empty tuple for all)
-        return CellCode(source, _identity(source, offset) if offset else None, (), ())
-    transformed = _ipython_transform(source)
+def _transform(source: str, offset: int, transformed: str | None = None) -> CellCode:
+    """Transform ``source`` whose first line is cell line ``offset + 1`` (``transformed``: what
+    IPython makes of it, when known already)."""
+    if transformed is None:
+        if not needs_ipython(source):  # no install line: no packages (one empty tuple for all)
+            return CellCode(source, _identity(source, offset) if offset else None, (), ())
+        transformed = _ipython_transform(source)
     try:
         tree = ast.parse(transformed)
     except SyntaxError as e:

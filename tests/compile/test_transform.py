@@ -270,6 +270,22 @@ AUTOMAGIC_CELLS = [
     "%pip install x",
     "list(range(3))",  # a builtin shadows %list... (none): Python
     "time.sleep(1)",
+    # what follows the word decides (IPython's AssignmentChecker): Python after `=` or `,`
+    "alias = 1",
+    "ls=1",
+    "ls == 1",
+    "ls, b = 1, 2",
+    "ls ,",
+    "ls.x",
+    # a magic otherwise, even where the line is Python
+    "ls += 1",
+    "ls[0]",
+    "ls(1)",
+    "ls: int = 1",
+    "ls;",
+    "ls # c",
+    "time x=1",
+    "pip  install x",
 ]
 
 
@@ -280,7 +296,8 @@ def test_a_bare_magic_line_is_read_as_ipython_reads_it(shell, source):
     from kale_ext.compile.transform import automagic
 
     static = TransformerManager().transform_cell  # IPython's transforms without automagic
-    assert shell.transform_cell(source) == static(automagic(source) or source)
+    ours = automagic(source)  # with the leading blank lines IPython drops (the line numbers)
+    assert shell.transform_cell(source) == (ours.lstrip("\n") if ours else static(source))
 
 
 def test_the_automagic_names_are_a_fresh_shells(shell):
@@ -300,6 +317,9 @@ def test_a_bare_pip_install_cell_is_a_package_and_cd_is_the_magic_it_is():
     diags: list = []
     assert transform_cell(Cell(0, "code", "cd .."), diags) is None
     assert diags[0].code == "unsupported-magic" and "`%cd`" in diags[0].message
+    diags = []
+    assert transform_cell(Cell(0, "code", "\n\ncd .."), diags) is None
+    assert diags[0].line == 3  # the cell's line, after the blank lines IPython drops
 
 
 def test_a_bare_pip_line_among_others_says_how_to_write_it_and_the_fix_works():
