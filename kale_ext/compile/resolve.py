@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fromenv import from_environ
+
 #: Builtins a setting may be computed with (pure, on data).
 BUILTINS: dict[str, Callable] = {
     "str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list,
@@ -105,21 +107,6 @@ class SdkObject:
     arg_lines: dict = field(default_factory=dict)  # keyword → its line in the cell
 
 
-#: What a setting read from the environment at compile time needs: the compile reads no
-#: environment (the job's --env does not reach it), so only the notebook's own value works.
-COMPILE_TIME = ", which kale_ext does not read when it compiles: write the value in the notebook"
-
-
-def _from_environ(var: str, where: str) -> Unresolvable:
-    return Unresolvable(f"{var} comes from the environment ({where}){COMPILE_TIME}", env=var)
-
-
-def needed_by_the_job(e: Unresolvable, name: str) -> str:
-    """The message of a value from the environment that the job itself is given as its
-    variable ``name`` (an env entry of CustomTrainer): the job's --env or a Secret gives it."""
-    return f"{e.message.removesuffix(COMPILE_TIME)}: use --env-from-secret or --env {name}=..."
-
-
 class Scope:
     """The names a notebook's cells bind, run statement by statement, statically."""
 
@@ -155,12 +142,10 @@ class Scope:
                     top = a.name.split(".")[0]
                     self.values[top] = Module(top)
         elif isinstance(s, ast.ImportFrom):
-            for a in s.names:
+            sdk = (s.module or "").startswith("kubeflow")
+            self.sdk_star |= sdk and any(a.name == "*" for a in s.names)
+            for a in (a for a in s.names if a.name != "*"):
                 full = f"{s.module}.{a.name}"
-                sdk = (s.module or "").startswith("kubeflow")
-                if a.name == "*":
-                    self.sdk_star = self.sdk_star or sdk
-                    continue
                 self.values[a.asname or a.name] = SdkName(a.name) if sdk else Module(full)
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.values[s.name] = Function(s.name, self.cell, self.line_of(s.lineno) or s.lineno)
@@ -388,7 +373,7 @@ class Scope:
         value = self.eval(n.value)
         key = self.eval(n.slice)
         if value == Module("os.environ"):
-            raise _from_environ(str(key), self.where(n))
+            raise Unresolvable(**from_environ(str(key), self.where(n)))
         if not isinstance(value, (dict, list, tuple, str)):
             raise Unresolvable(f"`{ast.unparse(n)}` is computed when the notebook runs")
         return value[key]
@@ -419,7 +404,7 @@ class Scope:
         if len(kwargs) != len(n.keywords):
             raise Unresolvable(f"`{ast.unparse(n)}` is computed when the notebook runs")
         if environ:
-            raise _from_environ(str(args[0]) if args else "?", self.where(n))
+            raise Unresolvable(**from_environ(str(args[0]) if args else "?", self.where(n)))
         if isinstance(func, tuple):
             target, method = func
             if isinstance(target, Client) and method == "get_runtime" and args:
