@@ -34,12 +34,12 @@ class TrainJobExporter(Exporter):
             job = compile_notebook(parse_notebook(dict(nb_copy), f"{name}.ipynb"))
             config_of(job)  # the `distributed` cell, checked
             if self.trainjob:
-                from .backends.choose import choose_backend
+                from .backends.choose import preview_backend
                 from .backends.submit import preview
                 from .job.defaults import load
 
                 defaults = load()  # the panel's defaults too
-                backend, _ = choose_backend(None, defaults)
+                backend = preview_backend(None, defaults)
                 yaml_text = preview(backend, job, None, defaults, f"{name}.ipynb").yaml
                 # "./": nbconvert cannot make the directory "" for a notebook given by a bare name
                 outputs = resources.setdefault("outputs", {})

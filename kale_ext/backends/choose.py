@@ -6,7 +6,7 @@ import inspect
 import os
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import BackendError, ConfigError
 from ..job.defaults import BACKENDS as CHOICES
 from .base import Backend
 
@@ -14,6 +14,8 @@ from .base import Backend
 #: (a configured cluster, else this machine).
 AUTO = "auto"
 BACKENDS = tuple(b for b in CHOICES if b != AUTO)
+#: A backend's statuses that mean its cluster cannot be asked (no kubeconfig, no answer).
+UNREACHABLE = (503, 504)
 
 
 def kubernetes_configured() -> tuple[bool, str]:
@@ -75,3 +77,16 @@ def settings_for(cls: type, settings: dict) -> dict:
     params = inspect.signature(cls).parameters
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
     return {k: v for k, v in settings.items() if v is not None and (takes_any or k in params)}
+
+
+def preview_backend(name: str | None = None, defaults=None, **settings) -> Backend | None:
+    """choose_backend's backend for a preview (`compile --trainjob`, `--dry-run`, the panel's
+    preview), which needs no cluster: None when the chosen one has no cluster it can ask (no
+    kubeconfig); the preview then takes the Trainer's published runtimes
+    (kale_ext.backends.submit.lookup_runtime)."""
+    try:
+        return choose_backend(name, defaults, **settings)[0]
+    except BackendError as e:
+        if e.status in UNREACHABLE:
+            return None
+        raise

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..compile import CompiledJob, compile_notebook
-from ..errors import ConfigError, NotFound
+from ..errors import BackendError, ConfigError, NotFound
 from ..job.preview import Preview, render
 from ..job.runtimes import Runtime
 from ..job.spec import JobSpec, build_job_spec, runtime_name, train_call_choice
 from ..job.workspace import Place, Workspace, choose, modules_beside
 from .base import Backend
+from .choose import UNREACHABLE
 from .snapshots import save, snapshot_of
 from .tracking import start_run
 
@@ -35,18 +36,52 @@ class Submission:
 
 
 def lookup_runtime(
-    backend: Backend, options, metadata, defaults=None, notebook: str | None = None
+    backend: Backend | None,
+    options,
+    metadata,
+    defaults=None,
+    notebook: str | None = None,
+    published: bool = False,
 ) -> Runtime | ConfigError:
     """The backend's runtime for these options and notebook metadata (``metadata.kale_ext``)
     and ``notebook`` (the runtime= of its train() call), or the ConfigError (on `runtime`) that
-    says why there is none. Other failures raise."""
+    says why there is none. Other failures raise.
+
+    ``published`` (a preview: writing a TrainJob is not running one): when no cluster can be
+    asked (``backend`` None: none is configured; the local backend, for a runtime only a
+    cluster runs; a cluster that does not answer), the Trainer's published runtime of that name
+    (its ``published`` says so)."""
     name = runtime_name(options, metadata, defaults, notebook)
     if not isinstance(name, str):
         return ConfigError("runtime", f"must be a runtime name, not {name!r}")
+    if backend is None:
+        return _published(name, "no cluster is configured", None)
     try:
         return backend.get_runtime(name)
     except NotFound as e:
+        if published and backend.name == "local":
+            return _published(name, "the local backend has no cluster to ask", e)
         return ConfigError("runtime", str(e))
+    except BackendError as e:
+        if published and e.status in UNREACHABLE:
+            return _published(name, f"the cluster could not be asked: {e}", e)
+        raise
+
+
+def _published(name: str, why: str, error: BackendError | None) -> Runtime | ConfigError:
+    """The Trainer's published runtime ``name``, else the ConfigError saying why there is none
+    (the backend's ``error``, or that no runtime of that name is published)."""
+    from ..job.published_runtimes import RUNTIMES, SOURCE, published_runtime
+
+    found = published_runtime(name, why)
+    if found is not None:
+        return found
+    if isinstance(error, NotFound):
+        return ConfigError("runtime", str(error))
+    return ConfigError(
+        "runtime",
+        f"runtime {name!r} is not one of {SOURCE} ({', '.join(sorted(RUNTIMES))}) and {why}",
+    )
 
 
 def missing_packages(installed: dict[str, str] | None, spec: JobSpec) -> list[str]:
@@ -72,10 +107,11 @@ def missing_packages(installed: dict[str, str] | None, spec: JobSpec) -> list[st
     return warnings
 
 
-def installed_packages(backend: Backend, runtime: Runtime) -> dict[str, str] | None:
+def installed_packages(backend: Backend | None, runtime: Runtime) -> dict[str, str] | None:
     """What the runtime's image is known to have, asking the cluster nothing more: the local
-    backend's environment is checked by the compile itself; else an earlier probe's list."""
-    if backend.name == "local":
+    backend's environment is checked by the compile itself; else an earlier probe's list (none
+    for a runtime whose facts are the published ones: no cluster was asked)."""
+    if backend is None or backend.name == "local" or runtime.published:
         return None
     from .runtime_packages import cached
 
@@ -83,17 +119,20 @@ def installed_packages(backend: Backend, runtime: Runtime) -> dict[str, str] | N
 
 
 def resolve_spec(
-    backend: Backend,
+    backend: Backend | None,
     job: CompiledJob,
     options=None,
     defaults=None,
     workspace=None,
     place: Place | None = None,
+    published: bool = False,
 ) -> JobSpec:
     """A compiled notebook and submit options, resolved against the backend's runtime, over
-    ``defaults`` (kale_ext.job.defaults.Defaults; None: the built-in ones)."""
+    ``defaults`` (kale_ext.job.defaults.Defaults; None: the built-in ones); ``published``: a
+    preview, which takes the Trainer's published runtime when no cluster can be asked
+    (lookup_runtime)."""
     runtime = lookup_runtime(
-        backend, options, job.notebook_metadata, defaults, job.settings.get("runtime")
+        backend, options, job.notebook_metadata, defaults, job.settings.get("runtime"), published
     )
     if isinstance(runtime, ConfigError):
         raise runtime
@@ -154,31 +193,33 @@ class Resolved:
 
 
 def resolve(
-    backend: Backend,
+    backend: Backend | None,
     notebook,
     options=None,
     defaults=None,
     notebook_path: str | None = None,
     place: Place | None = None,
     workspace: Workspace | None | str = AUTO,
+    published: bool = False,
 ) -> Resolved:
     """Compile (unless given a CompiledJob) and resolve against the backend's runtime: what
     preview shows and submit runs. ``notebook``: a path, a Notebook, nbformat JSON or a
     CompiledJob. ``place``: where the notebook lives (default: a path's folder);
     ``workspace``: the files it ships (default: chosen by the options and the place; see
-    prepare)."""
+    prepare); ``published``: see resolve_spec."""
     place = place or place_of(notebook)
     job, workspace = _prepared(notebook, options, place, workspace)
-    spec = resolve_spec(backend, job, options, defaults, workspace, place)
+    spec = resolve_spec(backend, job, options, defaults, workspace, place, published)
     if notebook_path is None and isinstance(notebook, (str, os.PathLike)):
         notebook_path = str(notebook)
     return Resolved(job, spec, notebook_path, defaults)
 
 
-def preview(backend: Backend, notebook, *args, **kwargs) -> Preview:
-    """What submitting would create, with the runtime looked up; submits nothing. The
-    arguments are resolve's."""
-    resolved = resolve(backend, notebook, *args, **kwargs)
+def preview(backend: Backend | None, notebook, *args, **kwargs) -> Preview:
+    """What submitting would create, with the runtime looked up; submits nothing, and needs no
+    cluster: without one to ask (``backend`` None: none is configured), the runtime's facts are
+    the Trainer's published ones, and its warnings say so. The arguments are resolve's."""
+    resolved = resolve(backend, notebook, *args, published=True, **kwargs)
     return render(resolved.spec, resolved.notebook_path)
 
 

@@ -76,10 +76,14 @@ def defaults():
     return load()
 
 
-def backend_of(args):
-    from ..backends.choose import choose_backend
+def backend_of(args, preview: bool = False):
+    """The backend the arguments choose; for a ``preview`` (which needs no cluster), None when it
+    has no cluster to ask (choose.preview_backend)."""
+    from ..backends.choose import choose_backend, preview_backend
 
     allow = getattr(args, "allow_cpu_for_gpu", False) or None  # None: the backend's default
+    if preview:
+        return preview_backend(args.backend, defaults(), allow_cpu_for_gpu=allow)
     chosen, _ = choose_backend(args.backend, defaults(), allow_cpu_for_gpu=allow)
     return chosen
 

@@ -78,7 +78,8 @@ def _compile(args) -> int:
         if args.trainjob:
             from ..backends.submit import preview as preview_job
 
-            preview = preview_job(backend_of(args), job, options, defaults(), args.notebook,
+            backend = backend_of(args, preview=True)  # None: no cluster to ask, none needed
+            preview = preview_job(backend, job, options, defaults(), args.notebook,
                                   workspace=workspace)  # fmt: skip
         path = write_module(job, out_dir)
         if preview is not None:
@@ -107,9 +108,10 @@ def _compile(args) -> int:
             result["pinning"] = {"on": pinning.on, "why": pinning.why} if pinning else None
         print(json.dumps(result, indent=2, default=repr))
         return 0
+    from ..compile.codegen import parameters_text
     from ..terminal import printable
 
-    params = ", ".join(f"{k}={v!r}" for k, v in job.parameters.items())
+    params = parameters_text(job.parameters, job.required_parameters)
     print(printable(f"compiled {notebook} → {path}"))
     print(printable(f"  function   {job.function_name}({params})"))
     if preview is None:  # else the preview's summary says it (with the submit's packages)
@@ -144,14 +146,15 @@ def _print_preview(preview, stream=None) -> None:
 def _run(args) -> int:
     from ..backends.submit import preview, submit
 
-    backend = backend_of(args)
     options = job_options(args)
     where = {"notebook_path": args.notebook}  # a relative --workspace: from the current folder
     if args.dry_run:
-        shown = preview(backend, Path(args.notebook), options, defaults(), **where)
+        shown = preview(backend_of(args, preview=True), Path(args.notebook), options, defaults(),
+                        **where)  # fmt: skip
         _print_preview(shown)
         print(shown.yaml)
         return 0
+    backend = backend_of(args)
     job = submit(backend, Path(args.notebook), options, defaults(), **where)
     shape = f": {job.spec.shape}"
     return submitted(args, backend, job, shape)

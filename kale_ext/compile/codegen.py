@@ -8,6 +8,7 @@ The output is deterministic: the same notebook gives byte-identical source.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import keyword
@@ -128,6 +129,49 @@ def _body_lines(source: str) -> tuple[str, ...]:
     return tuple(code)
 
 
+def parameters_text(parameters: dict[str, object], required=()) -> str:
+    """``a, b=2``: the parameters, those in ``required`` without a default."""
+    return ", ".join(k if k in required else f"{k}={v!r}" for k, v in parameters.items())
+
+
+def signature_text(arguments: ast.arguments, lazy: bool) -> str:
+    """A function's parameters as its ``def`` wrote them (kinds, annotations, defaults; the
+    entrypoint takes no *args or **kwargs). An annotation that names more than builtins is
+    written as a string (PEP 563's form) unless the module's annotations are ``lazy`` already:
+    the compiled module defines the function before any of the notebook's names exist."""
+
+    def one(arg: ast.arg, default: ast.expr | None) -> str:
+        text = arg.arg
+        if arg.annotation is not None:
+            names = {n.id for n in ast.walk(arg.annotation) if isinstance(n, ast.Name)}
+            written = ast.unparse(arg.annotation)
+            text += f": {written if lazy or names <= _BUILTINS else repr(written)}"
+        if default is not None:
+            text += (" = " if arg.annotation is not None else "=") + ast.unparse(default)
+        return text
+
+    a = arguments
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    parts = [one(arg, d) for arg, d in zip(positional, defaults, strict=True)]
+    if a.posonlyargs:
+        parts.insert(len(a.posonlyargs), "/")
+    if a.kwonlyargs:
+        parts.append("*")
+        parts += [one(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+    return ", ".join(parts)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def docstring_lines(doc: str) -> list[str]:
+    """A docstring whose value is exactly ``doc``, as the function's first statement."""
+    if '"""' in doc or "\\" in doc or doc.endswith('"') or "\r" in doc:
+        return [INDENT + repr(doc)]
+    return (INDENT + '"""' + doc + '"""').split("\n")
+
+
 def render_module(
     function_name: str,
     parameters: dict[str, object],
@@ -136,11 +180,23 @@ def render_module(
     notebook_name: str,
     future: set[str] = frozenset(),
     required: tuple[str, ...] = (),
+    signature: ast.arguments | None = None,
+    docstring: str | None = None,
 ) -> tuple[str, list[dict]]:
     """The module's source, and a map from module lines back to cells. ``required``: the
-    parameters without a default (the job always passes them)."""
-    params = ", ".join(k if k in required else f"{k}={v!r}" for k, v in parameters.items())
-    signature = f"def {function_name}(*, {params}):" if params else f"def {function_name}():"
+    parameters without a default (the job always passes them). ``signature`` and
+    ``docstring``: the function's own, where the notebook wrote the function (an entrypoint);
+    else its parameters are keyword-only and its docstring says where it came from."""
+    if signature is not None:
+        params = signature_text(signature, "annotations" in future)
+        signature_line = f"def {function_name}({params}):"
+    else:
+        params = parameters_text(parameters, required)
+        signature_line = (
+            f"def {function_name}(*, {params}):" if params else f"def {function_name}():"
+        )
+    if docstring is None:
+        docstring = f"Compiled from {notebook_name} by kale_ext."
     lines = [
         f"# Compiled by kale_ext {__version__} from {notebook_name}: "
         "edit the notebook, not this file.",
@@ -149,8 +205,8 @@ def render_module(
         *(f"from __future__ import {feature}" for feature in sorted(future)),
         "",
         "",
-        signature,
-        f'{INDENT}"""Compiled from {notebook_name} by kale_ext."""',
+        signature_line,
+        *docstring_lines(docstring),
     ]
     for shim in sorted(shims):
         lines += indent_code(_SHIM_SOURCE[shim]) + [""]

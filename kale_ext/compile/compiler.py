@@ -31,6 +31,7 @@ from .cells import (
 )
 from .codegen import Section, function_name_for, render_module
 from .entrypoint import (
+    Entrypoint,
     drop_unread_parameters,
     named_entrypoint,
     split_entrypoint,
@@ -179,6 +180,7 @@ def _compile(
         plans = named_entrypoint(plans, entrypoint, diags)
     entry_cells = [cell for cell, plan in plans if plan.role is Role.ENTRYPOINT]
     entry_name = None
+    own: Entrypoint | None = None
 
     for cell, plan in plans:
         if plan.diagnostics:
@@ -211,6 +213,7 @@ def _compile(
                 continue
             entry_name = entry.name
             required = entry.required
+            own = entry
             if entry.imports is not None:
                 body.append((Role.IMPORTS, cell, entry.imports))
             body.append((Role.ENTRYPOINT, cell, entry.body))
@@ -318,7 +321,13 @@ def _compile(
         for (role, _, code), bc in zip(body, analysed, strict=True)
     ]
     future = set().union(*(bc.names.future for bc in analysed))
-    source, source_map = render_module(name, params, sections, shims, nb.name, future, required)
+    # the function the notebook wrote keeps its signature and docstring (unless a parameters
+    # cell adds to its parameters)
+    own_fn = own if own is not None and list(params) == list(own.parameters) else None
+    source, source_map = render_module(
+        name, params, sections, shims, nb.name, future, required,
+        own_fn.arguments if own_fn else None, own_fn.docstring if own_fn else None,
+    )  # fmt: skip
     return CompiledJob(
         notebook=nb.name,
         function_name=name,

@@ -26,8 +26,10 @@ class Entrypoint:
     name: str
     parameters: dict[str, object]  # a parameter without a default has None here
     imports: CellCode | None  # top-level imports of the entrypoint cell
-    body: CellCode  # the function's body, dedented
+    body: CellCode  # the function's body, dedented, without its docstring
     required: tuple[str, ...] = ()  # the parameters without a default: the job must give them
+    arguments: ast.arguments | None = None  # the signature as written (kinds, annotations)
+    docstring: str | None = None  # the function's own docstring
 
 
 def defines(cell: Cell, name: str) -> bool:
@@ -82,6 +84,13 @@ def split_entrypoint(
     if args.vararg or args.kwarg:
         error("the entrypoint function cannot take *args or **kwargs", fn.lineno)
         return None
+    if args.posonlyargs:
+        error(
+            "the entrypoint function's parameters cannot be positional-only (before `/`): the "
+            "job passes them by name, as the Kubeflow SDK's func_args are",
+            fn.lineno,
+        )
+        return None
     params: dict[str, object] = {}
     required: list[str] = []
     positional = args.posonlyargs + args.args
@@ -103,9 +112,13 @@ def split_entrypoint(
             )
             return None
     lines = code.source.splitlines(keepends=True)
-    first, last = fn.body[0].lineno, fn.body[-1].end_lineno or fn.body[-1].lineno
-    body_source = textwrap.dedent("".join(lines[first - 1 : last]))
-    body = CellCode(body_source, [code.cell_line(n) for n in range(first, last + 1)])
+    docstring = ast.get_docstring(fn, clean=False)
+    statements = fn.body[1:] if docstring is not None else fn.body  # the docstring stays its own
+    body = CellCode("", [])
+    if statements:
+        first, last = statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno
+        body_source = textwrap.dedent("".join(lines[first - 1 : last]))
+        body = CellCode(body_source, [code.cell_line(n) for n in range(first, last + 1)])
     imports = None
     import_nodes = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
     if import_nodes:
@@ -120,7 +133,7 @@ def split_entrypoint(
                 for n in range(s.lineno, (s.end_lineno or s.lineno) + 1)
             ],
         )
-    return Entrypoint(fn.name, params, imports, body, tuple(required))
+    return Entrypoint(fn.name, params, imports, body, tuple(required), fn.args, docstring)
 
 
 def named_entrypoint(plans: list, name: str, diags: list[Diagnostic]) -> list:

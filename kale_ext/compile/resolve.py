@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fromenv import from_environ
+
 #: Builtins a setting may be computed with (pure, on data).
 BUILTINS: dict[str, Callable] = {
     "str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list,
@@ -105,18 +107,12 @@ class SdkObject:
     arg_lines: dict = field(default_factory=dict)  # keyword → its line in the cell
 
 
-def _from_environ(var: str, where: str) -> Unresolvable:
-    return Unresolvable(
-        f"{var} comes from the environment ({where}): use --env-from-secret or --env {var}=...",
-        env=var,
-    )
-
-
 class Scope:
     """The names a notebook's cells bind, run statement by statement, statically."""
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
+        self.sdk_star = False  # `from kubeflow... import *` ran: any other name is the SDK's
         self.cell = 0
         self.line_of: Callable[[int | None], int | None] = lambda n: n
         self.steps = _STEPS
@@ -146,9 +142,10 @@ class Scope:
                     top = a.name.split(".")[0]
                     self.values[top] = Module(top)
         elif isinstance(s, ast.ImportFrom):
-            for a in s.names:
+            sdk = (s.module or "").startswith("kubeflow")
+            self.sdk_star |= sdk and any(a.name == "*" for a in s.names)
+            for a in (a for a in s.names if a.name != "*"):
                 full = f"{s.module}.{a.name}"
-                sdk = (s.module or "").startswith("kubeflow")
                 self.values[a.asname or a.name] = SdkName(a.name) if sdk else Module(full)
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.values[s.name] = Function(s.name, self.cell, self.line_of(s.lineno) or s.lineno)
@@ -365,6 +362,8 @@ class Scope:
             return BUILTINS[n.id]
         if hasattr(builtins, n.id):  # open(), range(), ...: their results are not settings
             return Module(f"builtins.{n.id}")
+        if self.sdk_star:  # TrainerClient, CustomTrainer, ... from `from kubeflow.trainer import *`
+            return SdkName(n.id)
         raise Unresolvable(
             f"{n.id} is never defined: define it in a cell before this one (a literal, or "
             "built from literals)"
@@ -374,7 +373,7 @@ class Scope:
         value = self.eval(n.value)
         key = self.eval(n.slice)
         if value == Module("os.environ"):
-            raise _from_environ(str(key), self.where(n))
+            raise Unresolvable(**from_environ(str(key), self.where(n)))
         if not isinstance(value, (dict, list, tuple, str)):
             raise Unresolvable(f"`{ast.unparse(n)}` is computed when the notebook runs")
         return value[key]
@@ -405,7 +404,7 @@ class Scope:
         if len(kwargs) != len(n.keywords):
             raise Unresolvable(f"`{ast.unparse(n)}` is computed when the notebook runs")
         if environ:
-            raise _from_environ(str(args[0]) if args else "?", self.where(n))
+            raise Unresolvable(**from_environ(str(args[0]) if args else "?", self.where(n)))
         if isinstance(func, tuple):
             target, method = func
             if isinstance(target, Client) and method == "get_runtime" and args:

@@ -19,8 +19,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Diagnostic
+from .fromenv import needed_by_the_job
 from .notebook import Cell, Notebook
-from .resolve import Client, Function, RuntimeRef, Scope, SdkObject, Unresolvable
+from .resolve import (
+    Client,
+    Function,
+    RuntimeRef,
+    Scope,
+    SdkObject,
+    Unresolvable,
+)
 from .transform import transform_cell
 
 #: CustomTrainer's fields in the SDK's order (its positional arguments), and the setting each is.
@@ -162,14 +170,14 @@ def _trainer_parts(expr: ast.Call, scope: Scope, call: TrainCall) -> SdkObject |
                     if e.env is None or key is None:
                         call.problem(f"CustomTrainer(env=...): {e.message}", e.line)
                     else:
-                        call.needs[f"env.{key}"] = e.message
+                        call.needs[f"env.{key}"] = needed_by_the_job(e.message, key)
             obj.kwargs[name], obj.arg_lines[name] = env, line
             continue
         try:
             obj.kwargs[name], obj.arg_lines[name] = scope.eval(value), line
         except Unresolvable as e:
             if e.env is not None and name == "env":
-                call.needs[f"env.{e.env}"] = e.message
+                call.needs[f"env.{e.env}"] = needed_by_the_job(e.message, e.env)
             else:
                 call.problem(f"{kind}({name}=...): {e.message}", e.line)
     return obj

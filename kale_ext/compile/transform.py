@@ -123,7 +123,7 @@ def transform_cell(cell: Cell, diagnostics: list[Diagnostic]) -> CellCode | None
 def _transformed(source: str) -> CellCode | tuple[str, int | None, str]:
     """A source's CellCode, or its error: (message, cell line, code)."""
     try:
-        return _transform(source, 0)
+        return _transform(source, 0, automagic(source))
     except _Failed as f:
         return f.message, f.line, f.code
     except SyntaxError as e:
@@ -141,14 +141,77 @@ def syntax_error_message(e: SyntaxError) -> str:
     text = f"syntax error: {e.msg}"
     if e.text and e.text.strip():
         text += f": {e.text.strip()}"
+        word = _FIRST_WORD.match(e.text.strip())
+        if word and word.group(1) in automagic_names():
+            text += (
+                f" (IPython runs a bare `{word.group(1)}` line as %{word.group(1)} only in a cell "
+                f"of that one line: write %{e.text.strip()})"
+            )
     return text
 
 
-def _transform(source: str, offset: int) -> CellCode:
-    """Transform ``source`` whose first line is cell line ``offset + 1``."""
-    if not needs_ipython(source):  # no install line: no packages (one empty tuple for all)
-        return CellCode(source, _identity(source, offset) if offset else None, (), ())
-    transformed = _ipython_transform(source)
+# IPython's automagic (IPython.core.prefilter), which InteractiveShell applies to a cell of one
+# line after its static transforms: the line's first word (IPython's split_user_input: letters,
+# digits, `_`, `.`, `*`) names a line magic (or an alias such as ls) and runs it, unless what
+# follows starts with `=` or `,` (AssignmentChecker: `ls = 1`, `ls == 1`, `ls, b = 1, 2` stay
+# Python) or the word is a Python builtin or keyword (IPython also leaves alone a name the
+# kernel's namespace holds; a compile has no namespace).
+_FIRST_WORD = re.compile(r"([A-Za-z_]\w*)(?=\s|$)")
+_SPLIT = re.compile(r"([\w.*]*)(.*)", re.S)
+
+
+def automagic(source: str) -> str | None:
+    """What IPython makes of a one-line cell whose first word is a line magic's name: its call
+    (`pip install x` → ``get_ipython().run_line_magic('pip', 'install x')``); None for any
+    other cell."""
+    if needs_ipython(source):  # escapes, prompts, an indented first line: not a bare magic
+        return None
+    lines = source.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or len(lines) - first != 1:  # IPython drops leading blank lines only
+        return None
+    word, rest = _SPLIT.match(lines[first]).groups()  # type: ignore[union-attr]
+    if word not in automagic_names() or rest.strip()[:1] in ("=", ","):
+        return None
+    blank = "\n" * first  # IPython drops them; kept, they keep the line's number
+    return f"{blank}get_ipython().run_line_magic({word!r}, {rest.strip()!r})\n"
+
+
+_AUTOMAGIC: frozenset[str] | None = None
+
+
+def automagic_names() -> frozenset[str]:
+    """The line magics (and aliases) a fresh IPython shell runs by automagic, less those a
+    Python builtin or keyword shadows."""
+    global _AUTOMAGIC
+    if _AUTOMAGIC is None:
+        import builtins
+        import keyword
+
+        from IPython.core import magics
+        from IPython.core.alias import default_aliases
+        from IPython.core.magic import Magics
+
+        table = getattr(magics, "BUILTIN_LAZY_MAGICS", None)  # IPython 9.19 and later
+        if table is not None:
+            names = set(table["line"])
+        else:
+            names = {n for c in vars(magics).values() if isinstance(c, type)
+                     and issubclass(c, Magics) and c.magics for n in c.magics["line"]}  # fmt: skip
+        names |= {"ed", "hist", "rep"}  # InteractiveShell.init_magics' aliases
+        names |= {alias for alias, _ in default_aliases()}
+        shadowed = set(dir(builtins)) | set(keyword.kwlist)
+        _AUTOMAGIC = frozenset(names - shadowed)
+    return _AUTOMAGIC
+
+
+def _transform(source: str, offset: int, transformed: str | None = None) -> CellCode:
+    """Transform ``source`` whose first line is cell line ``offset + 1`` (``transformed``: what
+    IPython makes of it, when known already)."""
+    if transformed is None:
+        if not needs_ipython(source):  # no install line: no packages (one empty tuple for all)
+            return CellCode(source, _identity(source, offset) if offset else None, (), ())
+        transformed = _ipython_transform(source)
     try:
         tree = ast.parse(transformed)
     except SyntaxError as e:

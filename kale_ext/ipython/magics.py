@@ -262,12 +262,15 @@ class KaleMagics(Magics):
             "(from kale_ext.distributed import DistributedConfig)"
         )
 
-    def _backend(self, args, defaults=None):
-        """The backend to use, from ``--backend`` and the defaults (read now, unless given)."""
-        from ..backends.choose import choose_backend
+    def _backend(self, args, defaults=None, preview: bool = False):
+        """The backend to use, from ``--backend`` and the defaults (read now, unless given); for
+        a ``preview``, None when it has no cluster to ask (choose.preview_backend)."""
+        from ..backends.choose import choose_backend, preview_backend
         from ..job.defaults import load
 
         try:
+            if preview:
+                return preview_backend(args.backend, defaults or load())
             backend, _ = choose_backend(args.backend, defaults or load())
         except ImportError as e:
             raise UsageError(
@@ -283,7 +286,7 @@ class KaleMagics(Magics):
         from ..job.defaults import load
 
         defaults = load()  # once: the backend and the job start from the same
-        backend = self._backend(args, defaults)
+        backend = self._backend(args, defaults, preview=args.dry_run)
         compile_warnings = [
             _describe_cell_diagnostic(d, labels, body) if labels else str(d) for d in job.warnings
         ]

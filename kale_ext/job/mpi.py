@@ -46,23 +46,3 @@ def patched_jobs(runtime: Runtime) -> tuple[str, ...]:
     if runtime.mpi and NODE in runtime.replicated_jobs and runtime.trainer_job != NODE:
         return (runtime.trainer_job, NODE)
     return (runtime.trainer_job,)
-
-
-def _published(framework: str) -> Runtime:
-    return Runtime(
-        name=f"{framework}-distributed",
-        framework=framework,
-        replicated_jobs=(NODE, LAUNCHER),
-        image=f"ghcr.io/kubeflow/trainer/{framework}-runtime",
-        mpi=True,
-        mpi_procs_per_node=1,
-        trainer_job=LAUNCHER,
-        trainer_containers=(NODE,),
-        published=True,
-    )
-
-
-#: Kubeflow Trainer v2.3.0's MPI runtimes as it publishes them (manifests/base/runtimes), as
-#: Runtime.from_manifest reads them: what a job compiled for a cluster uses when no cluster is
-#: asked (the Local backend's preview).
-PUBLISHED: dict[str, Runtime] = {r.name: r for r in map(_published, ("deepspeed", "mlx"))}

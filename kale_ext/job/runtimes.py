@@ -30,11 +30,12 @@ class Runtime:
     #: none): what the Trainer counts processes per node from when a TrainJob has no
     #: resourcesPerNode (job/procs.py)
     resources: dict | None = None
-    #: the facts are the Trainer's published runtime's (no cluster was asked): a job on it is
-    #: one for a cluster (job/mpi.py: PUBLISHED)
-    published: bool = False
     #: a runtime of the local backend: its nodes run in this Python environment (the user's)
     local: bool = False
+    #: where the facts come from when not from the backend: "" (asked of the backend), or a
+    #: sentence naming the published runtimes they come from and why the cluster was not asked
+    #: (published_runtimes.published_runtime; a preview only, never a submit)
+    published: str = ""
 
     @property
     def launcher(self) -> str:

@@ -294,11 +294,6 @@ def build_job_spec(
     urls = check(BY_NAME["pip_index_urls"], list(urls or base.pip_index_urls or []))
     urls = urls or sdk_index_urls(job, packages)
     warnings = _launcher_warnings(runtime, asked_procs)
-    if runtime.published:
-        warnings.append(
-            f"runtime {runtime.name}: the Kubeflow Trainer's published runtime (no cluster was "
-            "asked): this is its job on a cluster, where it runs"
-        )
     _check_framework_env(runtime, config)
     policy = config.run_policy
     if policy is not None:
@@ -316,6 +311,8 @@ def build_job_spec(
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
     warnings += _workspace_warnings(job, workspace)
+    if runtime.published:  # a preview with no cluster to ask (backends/submit.lookup_runtime)
+        warnings.append(f"runtime {runtime.name}: its facts are {runtime.published}")
     function = job.function_name if getattr(job, "entrypoint", False) else None
     func_args = {
         # CustomTrainer(func_args=...) of an SDK-style notebook, under explicit parameters

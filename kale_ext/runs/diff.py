@@ -70,8 +70,8 @@ def _flatten(prefix: str, value, out: dict[str, str]) -> None:
 
 
 def parameter_defaults(source: str | None, function: str | None) -> dict[str, str]:
-    """The generated function's keyword parameters and their literal defaults, as text (as
-    _flatten shows a value): what a job that set none of them ran with."""
+    """The generated function's parameters and their literal defaults, as text (as _flatten
+    shows a value): what a job that set none of them ran with."""
     try:
         tree = ast.parse(source or "")
     except (SyntaxError, ValueError):
@@ -80,7 +80,14 @@ def parameter_defaults(source: str | None, function: str | None) -> dict[str, st
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or (function and node.name != function):
             continue
-        for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True):
+        a = node.args  # keyword-only, or the notebook's own function's signature as written
+        positional = [*a.posonlyargs, *a.args]
+        defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+        pairs = [
+            *zip(positional, defaults, strict=True),
+            *zip(a.kwonlyargs, a.kw_defaults, strict=True),
+        ]
+        for arg, default in pairs:
             try:
                 value = ast.literal_eval(default) if default is not None else None
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..errors import ConfigError, KaleExtError
+from ..errors import BackendError, ConfigError, KaleExtError
 
 
 def preview_inputs(app, data: bytes | dict, options, options_error=None) -> tuple:
@@ -24,7 +24,14 @@ def preview_inputs(app, data: bytes | dict, options, options_error=None) -> tupl
     except ConfigError:
         app.get_backend()  # made (or its error said) as without the defaults' error
         raise
-    backend, _ = app.get_backend(defaults)
+    from ..backends.choose import UNREACHABLE
+
+    try:
+        backend = app.get_backend(defaults)[0]
+    except BackendError as e:  # a preview needs no cluster: the published runtimes instead
+        if e.status not in UNREACHABLE:
+            raise
+        backend = None
     if options_error is not None:  # the preview reports it where it reports a missing runtime
         return options_error, None, defaults
     return (*runtime_for(backend, data, options, defaults), defaults)
@@ -54,7 +61,8 @@ def runtime_for(backend, data: bytes | dict, options, defaults=None) -> tuple:
         except (ValueError, RecursionError):
             pass  # the compile says why
     meta = notebook_metadata(data).get("kale_ext")
-    runtime = lookup_runtime(backend, options, meta, defaults, call_runtime(data, options, meta))
+    named = call_runtime(data, options, meta)
+    runtime = lookup_runtime(backend, options, meta, defaults, named, published=True)
     installed = None if isinstance(runtime, ConfigError) else installed_packages(backend, runtime)
     return runtime, installed
 

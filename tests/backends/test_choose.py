@@ -62,3 +62,17 @@ def test_a_backend_gets_only_the_settings_it_takes(tmp_path):
     assert settings_for(LocalBackend, {"jobs_dir": tmp_path, "poll_interval": 2, "x": None}) == {
         "jobs_dir": tmp_path
     }
+
+
+def test_a_preview_without_a_cluster_to_ask_has_no_backend(monkeypatch, tmp_path):
+    from kale_ext.backends.choose import preview_backend
+    from kale_ext.errors import BackendError
+
+    monkeypatch.delenv("KALE_EXT_BACKEND", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(BackendError, match="no usable Kubernetes configuration"):
+        choose_backend("kubernetes")  # running needs the cluster
+    assert preview_backend("kubernetes") is None  # a preview does not
+    assert isinstance(preview_backend(None, jobs_dir=tmp_path / "jobs"), LocalBackend)

@@ -8,7 +8,7 @@ from kale_ext.backends.base import Backend, Submitted
 from kale_ext.backends.local import LocalBackend
 from kale_ext.backends.submit import preview, resolve_spec, submit
 from kale_ext.compile import compile_notebook
-from kale_ext.errors import ConfigError
+from kale_ext.errors import BackendError, ConfigError, NotFound
 from kale_ext.job.runtimes import TORCH_DISTRIBUTED
 from tests.conftest import notebook
 
@@ -95,6 +95,35 @@ def test_an_mpi_runtimes_job_is_previewed_here_and_refused_at_submit(tmp_path):
         submit(backend, NB, options)
     assert info.value.field == "runtime"
     assert "runtime 'deepspeed-distributed' runs only on a cluster" in str(info.value)
+
+
+class Unreachable(Recording):
+    """A cluster that does not answer."""
+
+    def get_runtime(self, name):
+        raise BackendError("cannot get it: cannot reach the Kubernetes API server", 503, "Down")
+
+
+@pytest.mark.parametrize("backend", [None, LocalBackend(), Unreachable()],
+                         ids=["no-cluster", "local", "unreachable"])  # fmt: skip
+def test_a_preview_with_no_cluster_to_ask_takes_the_published_runtime(backend):
+    shown = preview(backend, NB, {"runtime": "torch-distributed-with-cache"})
+    assert shown.spec.runtime.replicated_jobs == ("dataset-initializer", "node")
+    assert shown.trainjob["spec"]["runtimeRef"]["name"] == "torch-distributed-with-cache"
+    said = [w for w in shown.spec.warnings if "its facts are" in w]
+    assert said and "Kubeflow Trainer v2.3.0's published runtimes, not the cluster's" in said[0]
+
+
+def test_a_submit_asks_the_cluster_and_a_cluster_that_lacks_the_runtime_is_believed():
+    with pytest.raises(BackendError, match="cannot reach"):
+        resolve_spec(Unreachable(), compile_notebook(NB), {"runtime": "torch-distributed"})
+
+    class Lacking(Recording):
+        def get_runtime(self, name):
+            raise NotFound(f"runtime {name!r} not found in the cluster")
+
+    with pytest.raises(ConfigError, match="not found in the cluster"):
+        preview(Lacking(), NB, {"runtime": "torch-distributed-with-cache"})
 
 
 def test_preview_shows_the_job_and_the_command_its_nodes_run(tmp_path):

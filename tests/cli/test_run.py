@@ -336,3 +336,109 @@ def test_piped_progress_comes_right_after_the_line_that_made_it(jobs_env, write_
     for (i, line), epoch in zip(progress, range(1, 7), strict=True):
         assert lines[i - 1] == f"[rank 0] Epoch {epoch}/6", lines
         assert f"({epoch}/6 epochs)" in line
+
+
+def _no_cluster(monkeypatch, tmp_path) -> None:
+    """No kubeconfig anywhere: KUBECONFIG unset, a HOME without .kube, not inside a cluster."""
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KALE_EXT_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def _runtime_notebook(runtime: str) -> tuple[dict, list[str]]:
+    """A small notebook of the runtime's kind, and the flags that name the runtime: the SDK's
+    train() call names it for the data-cache, jax and xgboost runtimes; a tagged notebook
+    takes --runtime for the others."""
+    from tests.compile import sdk_notebooks
+
+    by_sdk = {
+        "torch-distributed-with-cache": sdk_notebooks.DATA_CACHE,
+        "jax-distributed": sdk_notebooks.JAX,
+        "xgboost-distributed": sdk_notebooks.XGBOOST,
+    }
+    if runtime in by_sdk:
+        return notebook(*by_sdk[runtime]), []
+    return notebook(("lr = 0.1", ["parameters"]), "print(lr)"), ["--runtime", runtime]
+
+
+def _every_published_runtime():
+    from kale_ext.job.published_runtimes import RUNTIMES
+
+    return sorted(RUNTIMES)
+
+
+@pytest.mark.parametrize("backend", ["auto", "kubernetes"])
+@pytest.mark.parametrize("runtime", list(_every_published_runtime()))
+def test_compile_trainjob_needs_no_cluster_for_any_published_runtime(
+    runtime, backend, tmp_path, monkeypatch, write_nb
+):
+    import yaml
+
+    from tests.harness.crd import validate_trainjob
+
+    _no_cluster(monkeypatch, tmp_path)
+    nb, flags = _runtime_notebook(runtime)
+    out = cli("compile", write_nb(nb), "-o", tmp_path / "out", "--trainjob", "--backend", backend,
+              *flags)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    obj = yaml.safe_load((tmp_path / "out" / "trainjob.yaml").read_text())
+    validate_trainjob(obj)
+    assert obj["spec"]["runtimeRef"]["name"] == runtime
+    # where the runtime's facts came from, unless the local backend runs it itself
+    local = backend == "auto" and runtime in ("torch-distributed", "jax-distributed",
+                                             "xgboost-distributed")  # fmt: skip
+    said = f"runtime {runtime}: its facts are Kubeflow Trainer v2.3.0's published runtimes"
+    assert (said in out.stdout) is not local
+
+
+def test_a_dry_run_needs_no_cluster_and_says_where_the_runtime_came_from(
+    tmp_path, monkeypatch, write_nb
+):
+    _no_cluster(monkeypatch, tmp_path)
+    nb, _ = _runtime_notebook("torch-distributed-with-cache")
+    out = cli("run", write_nb(nb), "--dry-run", "--backend", "kubernetes")
+    assert out.returncode == 0, out.stderr
+    assert "runtimeRef:" in out.stdout and "name: torch-distributed-with-cache" in out.stdout
+    assert (
+        "warning: runtime torch-distributed-with-cache: its facts are Kubeflow Trainer v2.3.0's "
+        "published runtimes, not the cluster's (no cluster is configured)"
+    ) in out.stdout
+
+
+def test_running_still_needs_the_cluster(tmp_path, monkeypatch, write_nb):
+    _no_cluster(monkeypatch, tmp_path)
+    nb, _ = _runtime_notebook("torch-distributed-with-cache")
+    out = cli("run", write_nb(nb), "--backend", "kubernetes")
+    assert out.returncode != 0 and "no usable Kubernetes configuration" in out.stderr
+    out = cli("run", write_nb(nb), "--backend", "local")
+    assert out.returncode != 0
+    assert "runtime 'torch-distributed-with-cache' runs only on a cluster" in out.stderr
+
+
+def test_a_tpu_notebook_is_refused_locally_as_a_gpu_one_is(jobs_env, write_nb, monkeypatch):
+    """The jax TPU notebook (google.com/tpu: 4) does not run on the CPU with no word."""
+    from tests.compile import sdk_notebooks
+
+    _no_cluster(monkeypatch, jobs_env)
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(jobs_env / "jobs"))
+
+    call = ("client = TrainerClient()\n"
+            "client.train(runtime='jax-distributed', trainer=CustomTrainer(func=train_jax,\n"
+            "    num_nodes=1, resources_per_node={'google.com/tpu': 4}))\n")  # fmt: skip
+    path = write_nb(notebook(sdk_notebooks.IMPORTS, sdk_notebooks.JAX_FN, call))
+    out = cli("run", path, "--backend", "local")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert (
+        "error: limits.google.com/tpu: the job asks for 4 google.com/tpu per node, and this "
+        "machine has no google.com/tpu: ask for no google.com/tpu, allow CPU for local runs, or "
+        "run on Kubernetes"
+    ) in out.stderr
+    assert not (jobs_env / "jobs").exists() or not any((jobs_env / "jobs").iterdir())
+    # the refusal's ways out, applied: the cluster takes it (a preview needs none) ...
+    shown = cli("run", path, "--backend", "kubernetes", "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    assert "google.com/tpu: '4'" in shown.stdout or "google.com/tpu: 4" in shown.stdout
+    # ... and a local run that allows the CPU runs it there
+    ran = cli("run", path, "--backend", "local", "--allow-cpu-for-gpu", "--follow")
+    assert ran.returncode == 0, ran.stderr
+    assert "jax process 0 10" in ran.stdout

@@ -146,6 +146,17 @@ ENV_TOKEN = [
     "client.train(trainer=CustomTrainer(func=train_patched, env={'HF_TOKEN': hf_token}))\n",
 ]
 
+#: refused: BuiltinTrainer (TorchTune), its names from a star import (as the Trainer's examples
+#: write it): one error, nothing else about the names the star import brings.
+BUILTIN_STAR = [
+    "from kubeflow.trainer import *\n",
+    "client = TrainerClient()\n"
+    "client.train(runtime=client.get_runtime('torchtune-llama3.2-1b'),\n"
+    "    initializer=Initializer(model=HuggingFaceModelInitializer(\n"
+    "        storage_uri='hf://meta-llama/Llama-3.2-1B-Instruct')),\n"
+    "    trainer=BuiltinTrainer(config=TorchTuneConfig(num_nodes=1)))\n",
+]
+
 #: refused: BuiltinTrainer (TorchTune).
 BUILTIN = [
     "from kubeflow.trainer import BuiltinTrainer, TorchTuneConfig, TrainerClient\n",

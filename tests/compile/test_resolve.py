@@ -91,7 +91,8 @@ def test_an_sdk_call_keeps_its_resolved_arguments():
         (
             ("import os", "token = os.environ['HF_TOKEN']"),
             "token",
-            "HF_TOKEN comes from the environment (cell 2, line 1): use --env-from-secret or --env",
+            "HF_TOKEN comes from the environment (cell 2, line 1), which kale_ext does not read "
+            "when it compiles",
         ),
         (("import os", "token = os.getenv('HF_TOKEN', '')"), "token", "HF_TOKEN comes from"),
         (("from os import environ", "t = environ.get('T')"), "t", "T comes from the environment"),

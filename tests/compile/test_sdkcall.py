@@ -103,6 +103,13 @@ def test_several_train_calls_the_last_unless_chosen():
             "something kale_ext runs: kale_ext runs a training function you write",
         ),  # fmt: skip
         (
+            nbs.BUILTIN_STAR,
+            1,
+            5,
+            "BuiltinTrainer (the runtime's own TorchTune post-training) is not "
+            "something kale_ext runs: kale_ext runs a training function you write",
+        ),  # fmt: skip
+        (
             [
                 nbs.IMPORTS,
                 nbs.PATCH_FN,
@@ -145,6 +152,14 @@ def test_what_cannot_be_read_is_one_error_at_its_cell_and_line(cells, cell, line
     assert (error.cell, error.line) == (cell, line) and said in error.message, error
 
 
+def test_the_sdk_names_of_a_star_import_are_the_sdks():
+    cells = ["from kubeflow.trainer import *\n", nbs.PATCH_FN,
+             "client = TrainerClient()\n"
+             "client.train(trainer=CustomTrainer(func=train_patched, num_nodes=2))\n"]  # fmt: skip
+    job = compile_notebook(notebook(*cells))
+    assert job.function_name == "train_patched" and job.settings["nodes"] == 2
+
+
 def test_a_token_from_the_environment_must_be_given_to_the_job():
     job = compile_notebook(notebook(*nbs.ENV_TOKEN))
     [warning] = [w for w in job.warnings if w.code == "needs"]
@@ -155,6 +170,38 @@ def test_a_token_from_the_environment_must_be_given_to_the_job():
     spec = build_job_spec(job, {"env": {"HF_TOKEN": "hf_x"}})
     assert [(e.name, e.value) for e in spec.config.env] == [("HF_TOKEN", "hf_x")]
     assert build_job_spec(job, {"env_from_secrets": ["hf-token"]}).config.env_from
+
+
+def test_a_token_given_under_another_name_is_asked_for_by_that_name():
+    cells = [nbs.IMPORTS, nbs.PATCH_FN, "client = TrainerClient()\n"
+             "client.train(trainer=CustomTrainer(func=train_patched,\n"
+             "    env={'TOKEN': os.environ['HF_TOKEN']}))\n"]  # fmt: skip
+    job = compile_notebook(notebook(*cells))
+    with pytest.raises(ConfigError, match="use --env-from-secret or --env TOKEN=...") as info:
+        build_job_spec(job)
+    assert info.value.field == "env.TOKEN"
+    assert build_job_spec(job, {"env": {"TOKEN": "hf_x"}})  # the suggestion, applied, works
+
+
+def test_a_setting_read_from_the_environment_when_compiling_suggests_what_works():
+    """A train() setting that the notebook computes from the environment (as the Trainer's
+    examples do with KUBEFLOW_TRAINER_EXEC_MODE) is read when kale_ext compiles, where the
+    job's --env does not reach: the error says to write the value, which works."""
+    setting = ("mode = os.environ.get('KUBEFLOW_TRAINER_EXEC_MODE', 'cluster')\n"
+               "nodes = 1 if mode == 'local' else 2\n")  # fmt: skip
+    call = ("client = TrainerClient()\n"
+            "client.train(trainer=CustomTrainer(func=train_patched, num_nodes=nodes))\n")  # fmt: skip
+    with pytest.raises(CompileError) as info:
+        compile_notebook(notebook(nbs.IMPORTS, nbs.PATCH_FN, setting, call))
+    [error] = info.value.errors
+    assert error.message.endswith(
+        "KUBEFLOW_TRAINER_EXEC_MODE comes from the environment (cell 3, line 1), which kale_ext "
+        "does not read when it compiles: write the value in the notebook"
+    )
+    assert "--env" not in error.message
+    written = setting.replace("os.environ.get('KUBEFLOW_TRAINER_EXEC_MODE', 'cluster')", "'local'")
+    job = compile_notebook(notebook(nbs.IMPORTS, nbs.PATCH_FN, written, call))
+    assert job.settings["nodes"] == 1
 
 
 def test_param_names_the_functions_real_arguments_and_settings_are_not_parameters():

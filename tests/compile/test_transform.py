@@ -242,3 +242,97 @@ def test_a_cell_compiled_without_ipython_is_the_program_ipython_gives(source):
     except Exception:  # IPython cannot read it: nor can Python, which says where
         expected = None
     assert program(source) == expected
+
+
+# -- IPython's automagic: a one-line cell whose first word is a line magic's name ---------------
+
+
+@pytest.fixture(scope="module")
+def shell():
+    """A real IPython shell (automagic on, nothing in its namespace): what a kernel runs."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    return InteractiveShell.instance()
+
+
+AUTOMAGIC_CELLS = [
+    "pip install requests",
+    "pip install requests  # for the downloads",
+    "\n\npip install 'numpy<3'",
+    "pip install x\n",
+    "pip install x\n\n",  # two lines: IPython reads it as Python
+    "cd ..",
+    "ls",
+    "ls -l",
+    "x = 1\npip install x",
+    "print(1)",
+    "pip.main(['install', 'x'])",
+    "%pip install x",
+    "list(range(3))",  # a builtin shadows %list... (none): Python
+    "time.sleep(1)",
+    # what follows the word decides (IPython's AssignmentChecker): Python after `=` or `,`
+    "alias = 1",
+    "ls=1",
+    "ls == 1",
+    "ls, b = 1, 2",
+    "ls ,",
+    "ls.x",
+    # a magic otherwise, even where the line is Python
+    "ls += 1",
+    "ls[0]",
+    "ls(1)",
+    "ls: int = 1",
+    "ls;",
+    "ls # c",
+    "time x=1",
+    "pip  install x",
+]
+
+
+@pytest.mark.parametrize("source", AUTOMAGIC_CELLS)
+def test_a_bare_magic_line_is_read_as_ipython_reads_it(shell, source):
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from kale_ext.compile.transform import automagic
+
+    static = TransformerManager().transform_cell  # IPython's transforms without automagic
+    ours = automagic(source)  # with the leading blank lines IPython drops (the line numbers)
+    assert shell.transform_cell(source) == (ours.lstrip("\n") if ours else static(source))
+
+
+def test_the_automagic_names_are_a_fresh_shells(shell):
+    import builtins
+    import keyword
+
+    from kale_ext.compile.transform import automagic_names
+
+    line = set(shell.magics_manager.lsmagic()["line"])
+    assert automagic_names() == line - set(dir(builtins)) - set(keyword.kwlist)
+    assert {"pip", "cd", "ls", "conda", "env", "time"} <= automagic_names()
+
+
+def test_a_bare_pip_install_cell_is_a_package_and_cd_is_the_magic_it_is():
+    pip = transform_cell(Cell(0, "code", "pip install requests"), [])
+    assert pip is not None and list(pip.packages) == ["requests"] and pip.source.strip() == ""
+    diags: list = []
+    assert transform_cell(Cell(0, "code", "cd .."), diags) is None
+    assert diags[0].code == "unsupported-magic" and "`%cd`" in diags[0].message
+    diags = []
+    assert transform_cell(Cell(0, "code", "\n\ncd .."), diags) is None
+    assert diags[0].line == 3  # the cell's line, after the blank lines IPython drops
+
+
+def test_a_bare_pip_line_among_others_says_how_to_write_it_and_the_fix_works():
+    from kale_ext.compile import compile_notebook
+    from kale_ext.errors import CompileError
+    from tests.conftest import notebook
+
+    with pytest.raises(CompileError) as refused:
+        compile_notebook(notebook("x = 1\npip install requests"))
+    [error] = refused.value.errors
+    assert (error.cell, error.line) == (0, 2) and error.message == (
+        "syntax error: invalid syntax: pip install requests (IPython runs a bare `pip` line as "
+        "%pip only in a cell of that one line: write %pip install requests)"
+    )
+    fixed = compile_notebook(notebook("x = 1\n%pip install requests"))
+    assert "requests" in fixed.packages

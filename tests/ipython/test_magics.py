@@ -176,6 +176,18 @@ def test_the_magics_start_from_the_panels_defaults(ip):
     assert dry.shape.startswith("1 node(s)")  # the magic's own option first
 
 
+def test_a_dry_run_needs_no_cluster(ip, monkeypatch, tmp_path):
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KALE_EXT_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config
+    cell = "%%trainjob --backend {} --dry-run --runtime torch-distributed-with-cache\nprint(1)\n"
+    for backend in ("kubernetes", "local"):
+        dry = run(ip, cell.format(backend))
+        assert "name: torch-distributed-with-cache" in dry.yaml
+        assert any("its facts are Kubeflow Trainer v2.3.0's published runtimes" in w
+                   for w in dry.warnings)  # fmt: skip
+
+
 def test_config_variable_is_laid_over(ip):
     run(
         ip,
@@ -456,6 +468,7 @@ BAD = [
     Bad("param unknown", "%%trainjob --backend local --param lr=1\nprint(1)", ("parameters.lr: the notebook has no such parameter",)),
     Bad("job name", "%%trainjob --backend local --dry-run --name Bad_Name\nprint(1)", ("%%trainjob: name: 'Bad_Name' is not a valid job name",)),
     Bad("gpu without a GPU", "%%trainjob --backend local --gpu 1\nprint(1)", ("%%trainjob: gpu: the job asks for 1 nvidia.com/gpu per node, and this machine has no GPU",)),
+    Bad("tpu without a TPU", "%%trainjob --backend local --config cfg\nprint(1)", ("%%trainjob: limits.google.com/tpu: the job asks for 4 google.com/tpu per node, and this machine has no google.com/tpu: ask for no google.com/tpu, allow CPU for local runs, or run on Kubernetes",), "from kale_ext.distributed import DistributedConfig\ncfg = DistributedConfig(limits={'google.com/tpu': '4'})"),
     Bad("runtime", "%%trainjob --backend local --runtime nope\nprint(1)", ("%%trainjob: runtime: runtime 'nope' not found (available: torch-distributed, xgboost-distributed, jax-distributed)",)),
     Bad("cluster-only runtime", "%%trainjob --backend local --runtime mlx-distributed\nprint(1)", ("%%trainjob: runtime: runtime 'mlx-distributed' runs only on a cluster: it starts MLX with mpirun over SSH",)),
     Bad("empty cell", "%%trainjob --nodes 2\n", ("%%trainjob is a cell magic, but the cell body is empty",)),

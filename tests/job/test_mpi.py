@@ -15,6 +15,7 @@ import pytest
 from kale_ext.compile import compile_notebook
 from kale_ext.errors import ConfigError
 from kale_ext.job import mpi
+from kale_ext.job.published_runtimes import published_runtime
 from kale_ext.job.runtimes import Runtime
 from kale_ext.job.spec import build_job_spec
 from kale_ext.job.trainjob import BOOTSTRAP, launcher_of, source_of, trainjob_dict
@@ -30,10 +31,10 @@ def official(name: str = "deepspeed-distributed", **changes) -> Runtime:
 
 @pytest.mark.parametrize("name", ["deepspeed-distributed", "mlx-distributed"])
 def test_the_published_runtimes_are_the_official_ones(name):
-    published = mpi.PUBLISHED[name]
-    assert dataclasses.replace(published, published=False) == official(name)
+    published = published_runtime(name, "no cluster is configured")
+    assert dataclasses.replace(published, published="") == official(name)
     assert published.published and not official(name).published
-    assert mpi.PUBLISHED[name].mpi and mpi.PUBLISHED[name].trainer_job == "launcher"
+    assert published.mpi and published.trainer_job == "launcher"
 
 
 def test_the_launcher_runs_mpirun_over_the_hostfile_and_each_process_the_function():
@@ -48,13 +49,14 @@ def test_the_launcher_runs_mpirun_over_the_hostfile_and_each_process_the_functio
     assert spec.warnings == []  # not "once per node": mpirun starts the slots per node
 
 
-def test_a_job_on_a_published_runtime_says_it_is_one_for_a_cluster():
+def test_a_job_on_a_published_runtime_says_where_its_facts_came_from():
     """The Local backend previews an MPI runtime's job from the Trainer's published runtime;
     the preview says so (a local run of it is refused)."""
-    spec = build_job_spec(compile_notebook(NB), {}, mpi.PUBLISHED["mlx-distributed"])
+    runtime = published_runtime("mlx-distributed", "the local backend has no cluster to ask")
+    spec = build_job_spec(compile_notebook(NB), {}, runtime)
     assert spec.warnings == [
-        "runtime mlx-distributed: the Kubeflow Trainer's published runtime (no cluster was "
-        "asked): this is its job on a cluster, where it runs"
+        "runtime mlx-distributed: its facts are Kubeflow Trainer v2.3.0's published runtimes, "
+        "not the cluster's (the local backend has no cluster to ask)"
     ]
 
 

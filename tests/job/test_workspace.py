@@ -134,6 +134,21 @@ def test_a_huge_folder_is_refused_early(tmp_path, monkeypatch):
         collect(tmp_path)
 
 
+def test_each_way_out_of_a_huge_folder_that_its_error_names_works(tmp_path, monkeypatch):
+    """`pick a smaller folder with --workspace DIR, exclude folders in .kaleignore, or ship
+    nothing with --no-workspace`: each one, applied, is accepted."""
+    monkeypatch.setattr("kale_ext.job.workspace.MAX_ENTRIES", 10)
+    tree(tmp_path, {**{f"data/f{i}.txt": "" for i in range(11)}, "code/train.py": ""})
+    place = Place(tmp_path)
+    with pytest.raises(ConfigError, match="--workspace DIR") as said:
+        choose({}, None, place)
+    assert "--no-workspace" in str(said.value) and ".kaleignore" in str(said.value)
+    assert choose({"workspace": "code"}, None, place).modules == ["train"]
+    assert choose({"no_workspace": True}, None, place) is None
+    (tmp_path / ".kaleignore").write_text("data/\n")
+    assert choose({}, None, place).modules == []
+
+
 def test_modules_and_packages_a_job_can_import(tmp_path):
     tree(tmp_path, {"helpers.py": "", "mylib/__init__.py": "", "mylib/core.py": "", "data/x.py": "",
                     "not-a-module.py": "", "sub/deep.py": ""})  # fmt: skip

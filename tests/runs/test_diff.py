@@ -123,3 +123,16 @@ def test_diff_sees_a_changed_initializer_and_runtime_patch(cluster, tmp_path):
         ], differ
         old, new = next(v for f, v in differ.items() if f.startswith(changed))
         assert ("sales" in old and "orders" in new) or ("cpu-pool" in old and "gpu-pool" in new)
+
+
+def test_the_defaults_of_a_notebooks_own_function_are_read_as_a_tagged_ones():
+    """A compiled function keeps the signature the notebook wrote (positional-or-keyword,
+    annotated): its defaults are what a job that set none ran with, as keyword-only ones are."""
+    from kale_ext.compile import compile_notebook
+    from kale_ext.runs.diff import parameter_defaults
+
+    own = "def train_fn(model: str, epochs: int = 2, *, lr=0.1):\n    print(model, epochs, lr)\n"
+    job = compile_notebook(notebook((own, ["entrypoint"])))
+    assert parameter_defaults(job.source, "train_fn") == {"epochs": "2", "lr": "0.1"}
+    tagged = compile_notebook(tiny(BEFORE))
+    assert parameter_defaults(tagged.source, tagged.function_name) == {"epochs": "2"}

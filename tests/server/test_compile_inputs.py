@@ -52,3 +52,23 @@ def test_invalid_defaults_are_said_and_the_backend_is_still_made(app):
         compile_inputs.preview_inputs(app, NB, {})
     assert e.value.field == "defaults.nodes"
     assert app._backend is not None and app._backend.name == "local"
+
+
+@pytest.mark.parametrize("backend", ["local", "kubernetes"])
+def test_the_preview_of_a_runtime_no_cluster_was_asked_about_is_the_published_one(app, backend):
+    """The panel's preview needs no cluster: the local backend's cluster-only runtime, or a
+    Kubernetes backend without a kubeconfig, gives the Trainer's published runtime."""
+    _lab_settings(f'{{"backend": "{backend}"}}')
+    options = {"runtime": "torch-distributed-with-cache"}
+    runtime, installed, _ = compile_inputs.preview_inputs(app, NB, options)
+    assert not isinstance(runtime, ConfigError), runtime
+    assert runtime.replicated_jobs == ("dataset-initializer", "node") and installed is None
+    assert runtime.published.startswith("Kubeflow Trainer v2.3.0's published runtimes")
+
+
+def test_a_runtime_the_trainer_does_not_publish_is_still_refused_without_a_cluster(app):
+    _lab_settings('{"backend": "kubernetes"}')
+    runtime, _, _ = compile_inputs.preview_inputs(app, NB, {"runtime": "my-runtime"})
+    assert isinstance(runtime, ConfigError) and runtime.field == "runtime"
+    assert "'my-runtime' is not one of Kubeflow Trainer v2.3.0's published runtimes" in str(runtime)
+    assert "no cluster is configured" in str(runtime)

@@ -155,3 +155,17 @@ def test_the_answer_says_where_each_package_comes_from_and_the_pinning(previews,
     assert [p["requirement"] for p in off["package_sources"]] == ["PyYAML"]
     assert off["package_sources"][0]["check"] == "import"
     assert off["pinning"] == {"on": False, "why": "--no-pin-packages asked"}
+
+
+def test_the_preview_of_a_runtime_only_a_cluster_runs_says_where_its_facts_came_from(root):
+    """The panel's preview needs no cluster: on the local backend, the data-cache runtime's
+    facts are the Trainer's published ones, and the answer's warnings say so."""
+    answer = ask(root, runtime_name="torch-distributed-with-cache")
+    assert answer["ok"], answer["errors"]
+    assert answer["runtime"] == "torch-distributed-with-cache"
+    assert "name: torch-distributed-with-cache" in answer["trainjob_yaml"]
+    said = [w["message"] for w in answer["warnings"] if "its facts are" in w["message"]]
+    assert said == [
+        "runtime torch-distributed-with-cache: its facts are Kubeflow Trainer v2.3.0's published "
+        "runtimes, not the cluster's (the local backend has no cluster to ask)"
+    ]

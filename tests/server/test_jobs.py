@@ -310,3 +310,18 @@ async def test_get_job_says_whether_its_return_value_was_saved(api, root):
     assert set(schema["required"]) == set(schema["properties"]) == set(saved["result"])
     doc = (EXAMPLES.parent / "docs" / "rest-api.md").read_text()
     assert "**JobResult**" in doc and '`{"saved": bool, "format":' in doc
+
+
+@pytest.mark.parametrize("limits", [{"nvidia.com/gpu": "1"}, {"google.com/tpu": "4"}])
+async def test_an_accelerator_this_machine_lacks_is_refused_naming_it(api, limits):
+    options = {"name": "wants-devices", "config": {"limits": limits}}
+    r = await api.post("jobs", {"path": "plain_python.ipynb", "options": options})
+    name, count = next(iter(limits.items()))
+    kind = "GPU" if name == "nvidia.com/gpu" else name
+    assert r.status == 400, r.text
+    assert (
+        f"the job asks for {count} {name} per node, and this machine has no {kind}"
+        in (r.json["message"])
+    )
+    assert r.json["field"] == ("gpu" if kind == "GPU" else f"limits.{name}")
+    assert (await api.get("jobs")).json["jobs"] == []

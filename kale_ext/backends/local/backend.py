@@ -20,7 +20,6 @@ from pathlib import Path
 from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
 from ...files import mark_jobs_dir, open_regular
-from ...job import mpi
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
@@ -43,6 +42,7 @@ from ..base import (
     Submitted,
 )
 from ..snapshots import forget
+from . import accelerators
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
@@ -89,10 +89,8 @@ class LocalBackend(Backend):
 
     def get_runtime(self, name: str) -> Runtime:
         """A local runtime; one of the Trainer's that only a cluster runs is refused saying
-        why (frameworks.cluster_only). An MPI runtime is the Trainer's published one: a job on
-        it compiles for a cluster here, and its submit is refused with the same sentence."""
-        if name in mpi.PUBLISHED:
-            return mpi.PUBLISHED[name]
+        why (frameworks.cluster_only); a preview then takes the Trainer's published runtime
+        (backends/submit.lookup_runtime)."""
         why = cluster_only(name)
         if why is not None:
             raise NotFound(why)
@@ -138,22 +136,10 @@ class LocalBackend(Backend):
         return env
 
     def _check_devices(self, spec: JobSpec) -> dict[str, str]:
-        gpus = {k: v for k, v in {**spec.config.requests, **spec.config.limits}.items()
-                if "gpu" in k or "mig-" in k}  # fmt: skip
-        if not gpus or all(v == "0" for v in gpus.values()):
-            return {}
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        has_gpu = shutil.which("nvidia-smi") is not None and visible not in ("", "-1")
-        if has_gpu:
-            return {}
-        what = ", ".join(f"{v} {k}" for k, v in gpus.items())
-        if not self.allow_cpu_for_gpu:
-            raise ConfigError(
-                "gpu",
-                f"the job asks for {what} per node, and this machine has no GPU: ask for 0 GPUs, "
-                "allow CPU for local runs, or run on Kubernetes",
-            )
-        return {"CUDA_VISIBLE_DEVICES": ""}
+        """Accelerators this machine cannot honour refused (accelerators.check), every kind
+        alike."""
+        c = spec.config
+        return accelerators.check(c.requests, c.limits, self.allow_cpu_for_gpu)
 
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
         if spec.runtime not in LOCAL_RUNTIMES:
