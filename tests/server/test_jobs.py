@@ -310,3 +310,28 @@ async def test_get_job_says_whether_its_return_value_was_saved(api, root):
     assert set(schema["required"]) == set(schema["properties"]) == set(saved["result"])
     doc = (EXAMPLES.parent / "docs" / "rest-api.md").read_text()
     assert "**JobResult**" in doc and '`{"saved": bool, "format":' in doc
+
+
+async def test_a_full_jobs_disk_is_a_507_naming_the_folder_and_no_job(api, monkeypatch):
+    """Issue 42: a full jobs disk answered 500 "internal error ... Errno 28". Now a 507 naming
+    the folder and what it is, as the OpenAPI document lists for every endpoint that writes;
+    nothing is left half-made."""
+    import errno
+    import os
+
+    import yaml
+
+    from kale_ext.server import handlers
+
+    def no_room(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("tempfile.mkstemp", no_room)  # every atomic write's first step
+    r = await api.post("jobs", {"path": "plain_python.ipynb", "options": {"name": "no-room"}})
+    assert r.status == 507, r.text
+    assert r.json["reason"] == "InsufficientStorage"
+    assert "the folder is full (no space left on the device)" in r.json["message"], r.text
+    monkeypatch.undo()
+    assert (await api.get("jobs/no-room")).status == 404  # no half-made job
+    openapi = yaml.safe_load(Path(handlers.__file__).with_name("openapi.yaml").read_text())
+    assert "507" in openapi["paths"]["/kale-ext/jobs"]["post"]["responses"]
