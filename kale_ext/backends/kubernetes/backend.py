@@ -34,10 +34,10 @@ import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
+from ...job.embed import check_embeddable
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
-from ...job.embed import check_embeddable
 from ...job.trainjob import OUTPUTS, source_of, trainjob_dict
 from ..base import (
     Backend,
