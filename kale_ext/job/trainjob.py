@@ -4,6 +4,10 @@ One builder, used by every backend, in the shape of the Kubeflow SDK's own model
 (``kubeflow_trainer_api``). The container command runs the compiled module byte-exact: the
 source travels compressed and base64-encoded as one argument of ``python -c`` (no shell ever
 reads it), so `$HOME`, backticks, backslashes or a line `EOM` in the notebook stay as they are.
+A source larger than one argument may be (MAX_ARGUMENT) travels in several, joined again.
+
+What a TrainJob may embed is bounded in job/embed.py (the Kubernetes backend checks it); a local
+run embeds nothing and has no such bound.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ RUNTIME_RESOURCES = ANNOTATION + "runtime-resources"
 STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
-#: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN).
+#: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN): the
+#: compressed source is cut into pieces of at most this.
 MAX_ARGUMENT = 128 * 1024 - 1
 #: Set on a local run's nodes: the local backend installed what the job lacks into this folder
 #: (backends/local/installs.py); the bootstrap installs nothing into the user's environment.
@@ -48,6 +53,7 @@ import base64, json, os, subprocess, sys, tempfile, zlib
 spec = json.loads(sys.argv[1])
 if spec.get("home") and os.path.isdir(spec["home"]):  # an MPI runtime's: files go under it
     tempfile.tempdir = spec["home"]
+source = "".join(sys.argv[2:])  # one argument, or several for a large source
 
 # what to install, each package as its check says (job/packages.py): "import", only when its
 # module cannot be imported; "version", unless the installed distribution is an accepted
@@ -117,7 +123,7 @@ os.makedirs(out, exist_ok=True)
 os.environ["KALE_EXT_OUTPUT_DIR"] = out
 path = os.path.join(tempfile.mkdtemp(prefix="kale_ext-"), spec["module"])
 with open(path, "wb") as f:
-    f.write(zlib.decompress(base64.b64decode(sys.argv[2])))
+    f.write(zlib.decompress(base64.b64decode(source)))
 os.environ.setdefault("PYTHONUNBUFFERED", "1")  # live logs
 launcher = []
 if spec["launcher"] == "torchrun":
@@ -135,7 +141,7 @@ os.execv(sys.executable, [sys.executable, *launcher, path, json.dumps(spec["args
 
 
 @functools.lru_cache(maxsize=16)
-def _payload(source: str) -> str:
+def payload(source: str) -> str:
     """The function's source as the command carries it. Kept for recent sources: a preview
     renders the command twice, and the panel previews one notebook again as options change
     (for the 44 KB source of benchmarks/server.py's notebook: level 9 2.0 ms a time, level 6
@@ -156,7 +162,7 @@ def install_plan(package) -> dict:
 def training_command(spec: JobSpec) -> list[str]:
     """The trainer container's command: the same on the cluster and in local runs. On an MPI
     runtime, mpirun runs it in every process, its files under the MPI user's home (job/mpi.py)."""
-    payload = _payload(spec.job.source)
+    data = payload(spec.job.source)
     plan = json.dumps(
         {
             **({"home": mpi.HOME} if spec.runtime.mpi else {}),
@@ -171,24 +177,30 @@ def training_command(spec: JobSpec) -> list[str]:
         },
         sort_keys=True,
     )
-    if len(payload.encode()) > MAX_ARGUMENT or len(plan.encode()) > MAX_ARGUMENT:
+    if len(plan.encode()) > MAX_ARGUMENT:
         raise ConfigError(
             "source",
-            f"the compiled function is too large to embed in a TrainJob ({len(payload) // 1024} "
-            "KiB compressed; the limit is 128 KiB): move data out of the notebook's code",
+            f"the job's plan (packages, index URLs, arguments) takes {len(plan) // 1024} KiB; "
+            f"the command line takes at most {MAX_ARGUMENT // 1024} KiB in one argument",
         )
-    command = ["python", "-c", BOOTSTRAP, plan, payload]
+    pieces = [data[i : i + MAX_ARGUMENT] for i in range(0, len(data), MAX_ARGUMENT)]
+    command = ["python", "-c", BOOTSTRAP, plan, *pieces]
     return mpi.launch(command) if spec.runtime.mpi else command
+
+
+def _ours(command: list[str]) -> bool:
+    """Whether ``command`` (after an MPI launch: mpi.unwrap) is a :func:`training_command`."""
+    return len(command) >= 5 and command[1:3] == ["-c", BOOTSTRAP]
 
 
 def source_of(command: list[str]) -> str | None:
     """The compiled module a :func:`training_command` carries (None: not one of ours)."""
     command = mpi.unwrap(command)
-    if len(command) != 5 or command[1:3] != ["-c", BOOTSTRAP]:
+    if not _ours(command):
         return None
     try:
-        return zlib.decompress(base64.b64decode(command[4])).decode("utf-8")
-    except (ValueError, zlib.error, UnicodeDecodeError):
+        return zlib.decompress(base64.b64decode("".join(command[4:]))).decode("utf-8")
+    except (ValueError, zlib.error, UnicodeDecodeError, TypeError):
         return None
 
 
@@ -196,7 +208,7 @@ def launcher_of(command: list[str] | None) -> str | None:
     """How a :func:`training_command` starts the function (torchrun, python); None: not one
     of ours."""
     command = mpi.unwrap(command or [])
-    if len(command) != 5 or command[1:3] != ["-c", BOOTSTRAP]:
+    if not _ours(command):
         return None
     try:
         launcher = json.loads(command[3]).get("launcher")

@@ -215,7 +215,8 @@ OTHER_EXTENSIONS_OFF = {
 class JupyterProcess:
     """`jupyter server` on a free loopback port with token auth, only kale_ext loaded."""
 
-    def __init__(self, root: Path, jobs_dir: Path, home: Path):
+    def __init__(self, root: Path, jobs_dir: Path, home: Path, settings: dict | None = None):
+        """``settings``: more of c.KaleExtApp."""
         self.port = free_port()
         self.token = "test-" + os.urandom(8).hex()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -239,6 +240,7 @@ class JupyterProcess:
                         "backend": "local",
                         "jobs_dir": str(jobs_dir),
                         "warm_up": False,
+                        **(settings or {}),
                     },
                 }
             )

@@ -1,5 +1,6 @@
 """TrainJob mapping: every generated object validates against the official v2.3.0 CRD."""
 
+import os
 from dataclasses import dataclass, field
 
 import pytest
@@ -265,3 +266,55 @@ def test_submit_options_are_recorded_for_a_rerun():
     obj = make({"nodes": 2, "parameters": {"epochs": 5}, "config": {"labels": {"a": "b"}}})
     recorded = json.loads(obj["metadata"]["annotations"]["kale-ext.io/options"])
     assert recorded == {"nodes": 2, "parameters": {"epochs": 5}, "config": {"labels": {"a": "b"}}}
+
+
+def many_cells(count: int) -> dict:
+    """A notebook of ``count`` one-line cells with JupyterLab's random 8-hex cell ids: little
+    code of the user's, a line map as long as the notebook (kale_ext's own)."""
+    import random
+
+    ids = random.Random(count)
+    nb = notebook(*[f"total = {i % 7}" for i in range(count)])
+    for cell in nb["cells"]:
+        cell["id"] = f"{ids.getrandbits(32):08x}"
+    return nb
+
+
+def test_the_embedded_limit_counts_the_notebooks_code_not_kale_exts_line_map():
+    """Issue 42: a 20,000-cell notebook was refused as "too large to embed", mostly for
+    kale_ext's own per-cell line map (one command-line argument held it all). Now the limit
+    counts the notebook's code; the source travels in pieces of at most one argument each, and
+    comes back whole."""
+    from kale_ext.job.embed import check_embeddable
+    from kale_ext.job.trainjob import MAX_ARGUMENT, source_of, training_command
+
+    job = compile_notebook(many_cells(20_000))
+    spec = build_job_spec(job)
+    command = training_command(spec)
+    assert len(command) > 5 and all(len(arg) <= MAX_ARGUMENT for arg in command)
+    assert source_of(command) == job.source
+    check_embeddable(spec, command)  # the notebook's code is small: no error
+    trainer = make(nb=many_cells(20_000))["spec"]["trainer"]
+    assert source_of(trainer["command"]) == job.source
+
+
+def test_a_source_in_pieces_runs_byte_exact(tmp_path, monkeypatch):
+    """The bootstrap joins the pieces again: a source cut into many runs as one."""
+    import json
+    import subprocess
+    import sys
+
+    from kale_ext.job import trainjob
+
+    monkeypatch.setattr(trainjob, "MAX_ARGUMENT", 200)
+    spec = build_job_spec(compile_notebook(NB), {"parameters": {"lr": 0.5}})
+    command = trainjob.training_command(spec)
+    assert len(command) > 6
+    plan = json.loads(command[3])
+    plan["launcher"] = "python"  # no torchrun: the module itself, as one process
+    command = [sys.executable, command[1], command[2], json.dumps(plan), *command[4:]]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KALE_EXT_")}
+    ran = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env={**env, "KALE_EXT_OUTPUT_DIR": str(tmp_path / "out")})  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout.splitlines()[0]) == {"lr": 0.5, "epochs": 2}

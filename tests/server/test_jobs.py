@@ -325,3 +325,28 @@ async def test_an_accelerator_this_machine_lacks_is_refused_naming_it(api, limit
     )
     assert r.json["field"] == ("gpu" if kind == "GPU" else f"limits.{name}")
     assert (await api.get("jobs")).json["jobs"] == []
+
+
+async def test_a_full_jobs_disk_is_a_507_naming_the_folder_and_no_job(api, monkeypatch):
+    """Issue 42: a full jobs disk answered 500 "internal error ... Errno 28". Now a 507 naming
+    the folder and what it is, as the OpenAPI document lists for every endpoint that writes;
+    nothing is left half-made."""
+    import errno
+    import os
+
+    import yaml
+
+    from kale_ext.server import handlers
+
+    def no_room(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("tempfile.mkstemp", no_room)  # every atomic write's first step
+    r = await api.post("jobs", {"path": "plain_python.ipynb", "options": {"name": "no-room"}})
+    assert r.status == 507, r.text
+    assert r.json["reason"] == "InsufficientStorage"
+    assert "the folder is full (no space left on the device)" in r.json["message"], r.text
+    monkeypatch.undo()
+    assert (await api.get("jobs/no-room")).status == 404  # no half-made job
+    openapi = yaml.safe_load(Path(handlers.__file__).with_name("openapi.yaml").read_text())
+    assert "507" in openapi["paths"]["/kale-ext/jobs"]["post"]["responses"]

@@ -227,6 +227,27 @@ def test_the_openapi_document_is_valid_and_resolves():
             assert "403" in op["responses"], (path, verb)
 
 
+#: Operations that write nothing the server keeps: a compile (its processes write nothing), the
+#: debug timer's reset (memory only). Every other POST, PUT and DELETE writes, and so does the
+#: packages probe (a probe job and its cache).
+WRITES_NOTHING = {("/kale-ext/compile", "post"), ("/kale-ext/debug/loop-lag", "delete")}
+
+
+def test_every_endpoint_that_writes_documents_the_full_disk():
+    """Issue 42: a full or read-only folder is a 507 naming it; the document says so wherever a
+    request writes, and the contract says which folders."""
+    spec = openapi()
+    writing = {(p, v) for p, item in spec["paths"].items() for v in item
+               if v in ("post", "put", "delete")} - WRITES_NOTHING  # fmt: skip
+    writing.add(("/kale-ext/runtimes/{name}/packages", "get"))
+    for path, verb in sorted(writing):
+        assert spec["paths"][path][verb]["responses"].get("507") == {
+            "$ref": "#/components/responses/InsufficientStorage"
+        }, (path, verb)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "rest-api.md").read_text()
+    assert "`507`" in doc and "InsufficientStorage" in doc
+
+
 def test_the_rest_contract_lists_every_endpoint():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "rest-api.md").read_text()
     for template, handler in server_handlers.ROUTES:

@@ -34,6 +34,7 @@ import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
+from ...job.embed import check_embeddable
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
@@ -206,6 +207,7 @@ class KubernetesBackend(Cluster, Backend):
             raise self._missing_runtime(spec.runtime.name)
         warnings = self._check_room(spec)
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
+        check_embeddable(spec, body["spec"]["trainer"]["command"])  # before anything is made
         what = f"create TrainJob {self.namespace}/{spec.name}"
         packed = spec.workspace.packed() if spec.workspace is not None else None
         made = workspace.upload(self, packed) if packed is not None else []  # see workspace.py

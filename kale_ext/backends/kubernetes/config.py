@@ -14,6 +14,7 @@ from typing import Any
 
 from ...job.trainjob import ANNOTATION
 from ..base import BackendError, NotFound
+from . import deadline
 
 BACKEND = "kubernetes"
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
@@ -29,6 +30,9 @@ CLEAN_POD_POLICY = ANNOTATION + "clean-pod-policy"
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 REQUEST_TIMEOUT = (10, 60)  # seconds to connect, and between bytes of an answer
 STREAM_TIMEOUT = (10, None)  # a followed log may stay quiet for hours
+#: Seconds a whole API call may take (connect, send, every byte of the answer; deadline.py): a
+#: server that trickles its answer or never sends it is an error naming it, not a hang.
+CALL_SECONDS = 60.0
 
 
 # ----- errors --------------------------------------------------------------------------------
@@ -171,16 +175,28 @@ class Cluster:
         self.namespace = namespace or default_namespace(config_file, context, in_cluster)
         self.host = configuration.host
         api = client.ApiClient(configuration)
+        deadline.install(api)  # every call within CALL_SECONDS in all
         self.custom = client.CustomObjectsApi(api)
         self.core = client.CoreV1Api(api)
 
     def call(self, what: str, method: Callable, *args, **kwargs):
-        """One API call; every failure becomes a BackendError with the server's message."""
+        """One API call, within CALL_SECONDS in all (a log read as a stream: until its answer
+        begins; its lines then come as they come); every failure becomes a BackendError with the
+        server's message."""
         kwargs.setdefault("_request_timeout", REQUEST_TIMEOUT)
-        try:
-            return method(*args, **kwargs)
-        except transport_errors() as e:
-            raise api_error(e, what, self.host) from e
+        seconds = CALL_SECONDS
+        with deadline.within(seconds) as bound:
+            try:
+                return method(*args, **kwargs)
+            except transport_errors() as e:
+                if bound is not None and bound.expired:
+                    raise BackendError(
+                        f"cannot {what}: the Kubernetes API server at {self.host} did not answer "
+                        f"within {seconds:g} s (kubernetes.config.CALL_SECONDS)",
+                        504,
+                        "Timeout",
+                    ) from e
+                raise api_error(e, what, self.host) from e
 
     def trainer_objects(self, what: str, verb: str, plural: str, *args, **kwargs):
         """``verb`` (get, list, create, delete) on trainer.kubeflow.org objects: the namespace's,

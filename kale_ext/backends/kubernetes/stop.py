@@ -103,19 +103,53 @@ def deactivate(cluster: Cluster, trainjob: dict, queue: str) -> list[str]:
     return [w["metadata"]["name"] for w in found]
 
 
+#: How many times a stop reads the TrainJob again when it changed between the read and the
+#: suspend (the controllers write its status as it runs); beyond, a 409 says to try again.
+STOP_TRIES = 5
+
+
+def _stoppable(cluster: Cluster, name: str, trainjob: dict) -> None:
+    """A 409 for a TrainJob being deleted or stopped already (by a stop or delete that came
+    first, from here or elsewhere)."""
+    meta = trainjob["metadata"]
+    if meta.get("deletionTimestamp"):
+        raise BackendError(f"job {name} is being deleted: there is nothing to stop", 409,
+                           "Conflict")  # fmt: skip
+    said = (meta.get("annotations") or {}).get(STOPPED)
+    if said and (trainjob.get("spec") or {}).get("suspend"):
+        raise BackendError(f"job {name} has ended already (Stopped: {said}): there is nothing "
+                           "to stop", 409, "Conflict")  # fmt: skip
+
+
 def stop(cluster: Cluster, name: str, reason: str) -> None:
     """Suspend TrainJob ``name``, saying ``reason`` in its STOPPED annotation; one in a Kueue
-    queue has its Workload deactivated first."""
+    queue has its Workload deactivated first.
+
+    Serialised with every other stop and delete, in any process: the suspend is sent with the
+    resourceVersion read (the API server refuses it, 409, when the TrainJob changed since), so
+    a stop that meets another stop or a delete that came first answers 409 (stopped already,
+    being deleted) or 404 (gone), never stops a job twice nor a deleted one."""
     trainjob = cluster.trainjob(name)
+    _stoppable(cluster, name, trainjob)
     queue = (trainjob["metadata"].get("labels") or {}).get(KUEUE_QUEUE)
     deactivated = deactivate(cluster, trainjob, queue) if queue else []
-    body = {"metadata": {"annotations": {STOPPED: reason}}, "spec": {"suspend": True}}
     what = f"stop TrainJob {cluster.namespace}/{name}"
-    try:
-        cluster.trainer_objects(what, "patch", TRAINJOBS, name, body)
-    except BackendError as e:
-        if deactivated:  # Kueue suspends it now, but the job does not say who stopped it
-            raise BackendError(f"{e}; its Kueue Workload {deactivated[0]} is deactivated, so "
-                               "Kueue stops its pods: stop it again to record who stopped it",
-                               e.status, e.reason) from None  # fmt: skip
-        raise
+    for tries_left in range(STOP_TRIES - 1, -1, -1):
+        version = trainjob["metadata"]["resourceVersion"]
+        body = {"metadata": {"annotations": {STOPPED: reason}, "resourceVersion": version},
+                "spec": {"suspend": True}}  # fmt: skip
+        try:
+            cluster.trainer_objects(what, "patch", TRAINJOBS, name, body)
+            return
+        except NotFound:
+            raise NotFound(f"job {name} was deleted while it was being stopped") from None
+        except BackendError as e:
+            if e.status == 409 and tries_left:  # changed since it was read: look again
+                trainjob = cluster.trainjob(name)  # NotFound: deleted meanwhile
+                _stoppable(cluster, name, trainjob)
+                continue
+            if deactivated:  # Kueue suspends it now, but the job does not say who stopped it
+                raise BackendError(f"{e}; its Kueue Workload {deactivated[0]} is deactivated, so "
+                                   "Kueue stops its pods: stop it again to record who stopped it",
+                                   e.status, e.reason) from None  # fmt: skip
+            raise

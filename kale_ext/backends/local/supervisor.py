@@ -12,6 +12,7 @@ supervisor itself is killed, the nodes end with it (lifetime.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,12 +24,14 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ...errors import StorageError
 from ...files import MAX_RECORD_BYTES, read_json, write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
 from ..base import BackendError, Failure, NotFound, Status
 from ..failure import exit_words
+from .diskroom import died_of_full_disk, full, give_back, keep_room, on_full_disk
 from .failures import local_failure, node_env
 from .frameworks import framework_env
 from .installs import InstallError, prepare
@@ -66,14 +69,20 @@ def write_record(job_dir: Path, record: dict) -> None:
 def update_record(job_dir: Path, change: Callable[[dict], None]) -> dict:
     """Change the job's record in place with ``change``, under the record's lock (joblock.py):
     read, changed, written back only when it changed, so what another process recorded
-    meanwhile is kept. The record as it is now. NotFound when the job is gone."""
+    meanwhile is kept. The record as it is now. NotFound when the job is gone. On a full disk
+    the room the supervisor kept (diskroom.py) is given back for the record."""
     with record_lock(job_dir):
         try:
             record = read_record(job_dir)
             before = json.dumps(record, sort_keys=True)
             change(record)
             if json.dumps(record, sort_keys=True) != before:
-                write_record(job_dir, record)
+                try:
+                    write_record(job_dir, record)
+                except StorageError:
+                    give_back(job_dir)
+                    write_record(job_dir, record)
+                    keep_room(job_dir)  # for the next record, when there is room again
         except FileNotFoundError:  # its folder went while the lock was taken: a delete
             raise NotFound(f"no local job named {job_dir.name!r} (it was deleted)") from None
     return record
@@ -83,6 +92,13 @@ def _this_process() -> dict:
     """This supervisor, as its job's record names it."""
     me = os.getpid()
     return {"supervisor_pid": me, "supervisor_started": start_time(me)}
+
+
+def _remember(job_dir: Path, processes: dict[int, str | None]) -> None:
+    """lifetime.remember, unless the disk is full (the job's end says so; its processes are
+    still stopped by this supervisor)."""
+    with contextlib.suppress(StorageError):
+        remember(job_dir, processes)
 
 
 def failing_text(ended: dict[int, int]) -> str:
@@ -222,9 +238,10 @@ def run(job_dir: Path) -> int:
         return not_started(job_dir, str(e))
     with claim:
         port = claim.port
+        keep_room(job_dir)  # for the record of a job that fills its disk
         procs = start_nodes(job_dir, record, port, packages)
         nodes = {p.pid: start_time(p.pid) for p in procs}
-        remember(job_dir, nodes)
+        _remember(job_dir, nodes)
         started = {"status": "Running", "started": now(), "master_port": port,
                    **_this_process(),
                    "nodes": [{"index": k, "state": "Running", "pid": p.pid}
@@ -236,6 +253,7 @@ def run(job_dir: Path) -> int:
         deadline_s = record.get("active_deadline_seconds")
         ends_by = time.monotonic() + deadline_s if deadline_s else None
         expired = False
+        was_full = False  # whether the disk was full when the first node failed
         family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run
         last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
         memory = MemoryWatch(record)
@@ -250,7 +268,7 @@ def run(job_dir: Path) -> int:
                 known = len(family)
                 family.update(descendants(running(procs)))
                 if len(family) > known:  # for whoever finds this supervisor gone
-                    remember(job_dir, {**nodes, **family})
+                    _remember(job_dir, {**nodes, **family})
                     groups.pending = True
                 last_scan = time.monotonic()
             if groups.pending:  # torchrun's workers lead sessions of their own
@@ -258,8 +276,10 @@ def run(job_dir: Path) -> int:
             ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
             if failed_at is None and any(ended.values()):
                 failed_at = time.monotonic()  # the others may still report what they saw
+                was_full = full(job_dir)  # its traceback may be missing for want of room
                 if len(ended) < len(procs):
-                    write_atomic(job_dir / FAILING, failing_text(ended))
+                    with contextlib.suppress(OSError):  # a full disk: the end says it
+                        write_atomic(job_dir / FAILING, failing_text(ended))
             if len(ended) == len(procs):
                 break
             if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
@@ -279,6 +299,8 @@ def run(job_dir: Path) -> int:
         failure = local_failure(job_dir, record, [*ended.items(), *stopped])
         if memory.killed is not None:
             failure = over_memory(failure, memory)
+        elif died_of_full_disk(failure, was_full):
+            failure = on_full_disk(failure, job_dir)
     if record.get("outputs"):
         gather(job_dir, Path(record["outputs"]))
     free_mounts(job_dir)
@@ -304,6 +326,7 @@ def run(job_dir: Path) -> int:
             record.update(status="Complete", reason=None)
         record["finished"] = now()
 
+    give_back(job_dir)
     record = update_record(job_dir, end)
     end_tracked_run(job_dir, record, cancelled=stopping)
     return 0

@@ -210,6 +210,18 @@ def test_a_missing_runtime_is_refused_before_creating(backend, kube):
     assert kube.count("create_namespaced_custom_object") == 0
 
 
+def test_a_notebook_too_large_to_embed_is_refused_before_creating(backend, kube, monkeypatch):
+    """The TrainJob carries the notebook's code: over MAX_EMBEDDED_CODE (here made 8 bytes) it
+    is a config error on `source` naming the notebook's code, and nothing is created."""
+    from kale_ext.job import embed
+
+    monkeypatch.setattr(embed, "MAX_EMBEDDED_CODE", 8)
+    with pytest.raises(ConfigError, match="the notebook's code is too large to embed") as e:
+        backend.submit(make_spec())
+    assert e.value.field == "source"
+    assert kube.count("create_namespaced_custom_object") == 0
+
+
 @dataclass
 class RoomCase:
     name: str

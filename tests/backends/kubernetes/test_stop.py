@@ -83,7 +83,9 @@ def test_a_stopped_kueue_job_stays_stopped_and_its_rerun_is_a_new_job(emulated_c
     assert wl["spec"]["active"] is False and evicted(wl) == ("True", "Deactivated")
     patches = [r.resource.plural for r in cluster.requests("PATCH")]
     patches = [p for p in patches if p in ("workloads", "trainjobs")]
-    assert patches == ["workloads", "trainjobs"]  # deactivated first: Kueue never resumes it
+    # deactivated first: Kueue never resumes it; Kueue suspending it meanwhile makes the
+    # suspend sent with the version read stale (a 409), and it is sent again on the new one
+    assert patches[0] == "workloads" and set(patches[1:]) == {"trainjobs"}, patches
     cluster.wait_for(lambda: not cluster.pods("fit"), 60, "the pods to go")
     said = [(e.object, e.reason, e.message) for e in k8s.events("fit")]  # the Workload's too
     evicting = (f"Workload/{wl['metadata']['name']}", "EvictedDueToDeactivated")
@@ -186,3 +188,69 @@ def test_a_suspend_that_fails_after_the_workload_is_deactivated_says_so(
     )
     again = stop(k8s, "fit", "ana")  # records who stopped it
     assert again.status_text == "Stopped" and again.reason.startswith("stopped by ana at ")
+
+
+@pytest.mark.parametrize("first", ["stop", "delete", "another change"])
+def test_a_stop_that_meets_a_stop_or_delete_that_came_first_is_refused(
+    emulated_cluster, k8s, slow, monkeypatch, first
+):
+    """Issue 42: a stop read the TrainJob, then suspended it whatever happened meanwhile: a stop
+    or a delete that came first (from another request, process or machine) was overwritten (two
+    stops both answered 200, the later's name kept) or a job being deleted was stopped. Now the
+    suspend is sent with the version read: the later stop is a 409 saying why, or a 404; a
+    change that stops nothing (the controllers write a running job's status) is read again and
+    the stop goes on."""
+    import threading
+
+    from kale_ext.backends.base import NotFound
+
+    cluster = emulated_cluster
+    start(k8s, cluster, slow, "fit", options=None)
+    late_read, go = threading.Event(), threading.Event()
+    read = k8s.trainjob
+
+    def held(name: str) -> dict:  # the later stop waits between its read and its suspend
+        obj = read(name)
+        if threading.current_thread().name == "late" and not late_read.is_set():
+            late_read.set()
+            assert go.wait(60)
+        return obj
+
+    monkeypatch.setattr(k8s, "trainjob", held)
+    out: dict = {}
+
+    def late() -> None:
+        try:
+            k8s.stop("fit", "stopped by late")
+        except BackendError as e:
+            out["error"] = e
+
+    thread = threading.Thread(target=late, name="late")
+    thread.start()
+    assert late_read.wait(60)
+    if first == "stop":
+        k8s.stop("fit", "stopped by first")
+    elif first == "delete":
+        k8s.delete("fit")
+    else:
+        k8s.trainer_objects(
+            "label", "patch", "trainjobs", "fit", {"metadata": {"labels": {"a": "b"}}}
+        )
+    go.set()
+    thread.join(60)
+    assert not thread.is_alive()
+    error = out.get("error")
+    if first == "stop":
+        assert isinstance(error, BackendError) and error.status == 409, out
+        assert "job fit has ended already (Stopped: stopped by first)" in str(error)
+        annotations = cluster.get(TRAINJOBS, "fit")["metadata"]["annotations"]
+        assert annotations["kale-ext.io/stopped"] == "stopped by first"  # not overwritten
+    elif first == "another change":
+        assert error is None, error
+        tj = cluster.get(TRAINJOBS, "fit")
+        assert tj["spec"]["suspend"] is True and tj["metadata"]["labels"]["a"] == "b"
+        assert tj["metadata"]["annotations"]["kale-ext.io/stopped"] == "stopped by late"
+    else:
+        assert isinstance(error, BackendError) and error.status in (404, 409), out
+        assert isinstance(error, NotFound) or "job fit is being deleted" in str(error), error
+        cluster.wait_for(lambda: cluster.get(TRAINJOBS, "fit") is None, 60, "the job to go")

@@ -368,3 +368,17 @@ def test_ttl_after_finished_reports_once_then_deletes(backend):
     name, info = run(backend, notebook(*STEPS), options)
     assert info.status is Status.COMPLETE  # the final state is seen once...
     assert backend.list_jobs() == []  # ...then the job is gone
+
+
+def test_a_notebook_too_large_for_a_trainjob_runs_locally(backend, monkeypatch):
+    """Issue 42: the TrainJob's embedded size limit refused a large notebook locally too. A
+    local run embeds nothing: a notebook over the TrainJob's limit (and over one command-line
+    argument: here made 4 KiB) runs."""
+    from kale_ext.job import embed, trainjob
+
+    monkeypatch.setattr(embed, "MAX_EMBEDDED_CODE", 1024)
+    monkeypatch.setattr(trainjob, "MAX_ARGUMENT", 4096)
+    nb = notebook(*[f"total = {i}" for i in range(300)], "print('total', total)")
+    name, info = run(backend, nb)
+    assert info.status == Status.COMPLETE, info.reason
+    assert lines(backend, name)[-1] == (0, "total 299")

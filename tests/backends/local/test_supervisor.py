@@ -46,9 +46,9 @@ def supervise(tmp_path) -> Iterator:
     started: list[subprocess.Popen] = []
 
     def start(
-        script: str, nodes: int = 2, env: dict | None = None
+        script: str, nodes: int = 2, env: dict | None = None, jobs: Path = tmp_path
     ) -> tuple[subprocess.Popen, Path]:
-        job_dir = tmp_path / f"job-{len(started)}"
+        job_dir = jobs / f"job-{len(started)}"
         job_dir.mkdir()
         write_record(
             job_dir,
@@ -197,3 +197,28 @@ def test_the_supervisor_runs_as_a_module_without_runpy_warning(tmp_path):
     )
     assert "RuntimeWarning" not in done.stderr, done.stderr
     assert "FileNotFoundError" in done.stderr  # it ran as far as reading the missing record
+
+
+#: Writes its outputs until the disk is full: its traceback cannot be written either.
+FILLS_THE_DISK = (
+    "import os\n"
+    "with open(os.path.join(os.environ['KALE_EXT_OUTPUT_DIR'], 'big.bin'), 'wb') as f:\n"
+    "    while True:\n"
+    "        f.write(b'x' * 65536)\n"
+)
+
+
+def test_a_job_that_fills_the_disk_says_the_disk_is_full(supervise, tmp_path):
+    """Issue 42: a job that filled its disk failed "exited with code 1 (no traceback)" (its
+    traceback and error record could not be written), or kept Running when its record could
+    not be written either. Now it fails saying the disk is full, naming the folder."""
+    from tests.harness.tmpfs import small_disk
+
+    with small_disk(tmp_path / "disk") as disk:
+        supervisor, job_dir = supervise(FILLS_THE_DISK, nodes=1, jobs=disk)
+        assert supervisor.wait(60) == 0
+        record = read_record(job_dir)
+        assert record["status"] == "Failed", record
+        assert record["reason"].startswith(f"the disk is full: no space left in {job_dir}"), record
+        assert "node 0" in record["reason"] and record["failure"]["exit_code"] == 1
+        assert record["nodes"][0]["state"] == "Failed"
