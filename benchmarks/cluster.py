@@ -65,24 +65,26 @@ SUBMITTED = re.compile(r"^submitted (\S+)")
 CLIENT_TIMEOUT = 900
 TICK = os.sysconf("SC_CLK_TCK")
 
-#: The SDK's client, as its docs use it (argv: module, function, func_args, packages as JSON).
+#: The SDK's client, as its docs use it (argv: module, function; func_args, packages, nodes as
+#: JSON).
 SDK_CLIENT = """\
 import importlib.util, json, sys
 from kubeflow.trainer import CustomTrainer, TrainerClient
-module, function, args, packages = sys.argv[1], sys.argv[2], *map(json.loads, sys.argv[3:5])
+module, function = sys.argv[1:3]
+args, packages, nodes = map(json.loads, sys.argv[3:6])
 spec = importlib.util.spec_from_file_location(function, module)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 client = TrainerClient()
 name = client.train(runtime="torch-distributed", trainer=CustomTrainer(
-    func=getattr(mod, function), func_args=args or None, num_nodes=%d,
+    func=getattr(mod, function), func_args=args or None, num_nodes=nodes,
     packages_to_install=packages))
 print("submitted", name, flush=True)
 client.wait_for_job_status(name, status={"Running", "Complete"}, polling_interval=1)
 for line in client.get_job_logs(name, follow=True):
     print(line, flush=True)
 client.wait_for_job_status(name, status={"Complete"}, polling_interval=1)
-""" % NODES
+"""
 
 
 def missing_binaries() -> list[str]:
@@ -243,9 +245,8 @@ class Watch:
             except ApiException as e:
                 if e.status != 404:
                     raise
-                pods = self.core.list_namespaced_pod(NAMESPACE,
-                                                     label_selector=f"{JOBSET_LABEL}={name}")  # fmt: skip
-                if not pods.items:
+                selector = f"{JOBSET_LABEL}={name}"
+                if not self.core.list_namespaced_pod(NAMESPACE, label_selector=selector).items:
                     return
             time.sleep(0.5)
         raise RuntimeError(f"{name}: not gone {timeout:.0f} s after its delete")
@@ -299,8 +300,8 @@ def kale_ext_client(folder: Path, parameters: dict) -> list[str]:
 
 
 def sdk_client(module: Path, function: str, parameters: dict, packages: list[str]) -> list[str]:
-    return [sys.executable, "-c", SDK_CLIENT, str(module), function, json.dumps(parameters),
-            json.dumps(packages)]  # fmt: skip
+    return [sys.executable, "-c", SDK_CLIENT, str(module), function,
+            *map(json.dumps, (parameters, packages, NODES))]  # fmt: skip
 
 
 def table(runs: dict[str, list[dict]]) -> list[str]:
@@ -320,8 +321,8 @@ def table(runs: dict[str, list[dict]]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of each client")
-    parser.add_argument("--kubeconfig", help="a control plane already running (`python -m "
-                        "tests.harness.controlplane --kubeconfig K`) instead of a new one")  # fmt: skip
+    parser.add_argument("--kubeconfig", help="use the control plane already running there "
+                        "(`python -m tests.harness.controlplane --kubeconfig K`)")  # fmt: skip
     parser.add_argument("--smoke", action="store_true", help=SMOKE)
     args = parser.parse_args()
     parameters = {"epochs": 1} if args.smoke else {}
