@@ -20,7 +20,8 @@ alternately, ``--repeat`` times each, two clients as a user runs them, each a pr
 
 For each run, in seconds from the client's start: both pods Running and the TrainJob's Complete
 condition (seen by a watch in this process), the function's first line (``N training and M test
-images``) in the client's output, the client's exit; the client's CPU seconds (in all, and after
+images``) and last (``saved digits_model.pt``, rank 0's) in the client's output, the client's
+exit; the client's CPU seconds (in all, and after
 ``submitted``: while it follows the job) and its peak RSS (``wait4``). Prints every run, the
 medians and the ratios kale_ext / SDK (target: every ratio ≤ 1.0). Each job is deleted before
 the next starts. Both worlds are checked to be 2 processes.
@@ -60,6 +61,8 @@ JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 NODES = 2
 #: The training function's first line (its data cell), in either client's output.
 FIRST_LINE = re.compile(r"\d+ training and \d+ test images, (\d+) process\(es\)")
+#: Its last line (rank 0's, after the test accuracy): the function is done on node 0.
+LAST_LINE = re.compile(r"saved digits_model\.pt")
 SUBMITTED = re.compile(r"^submitted (\S+)")
 #: Seconds a client may take (a job of the example: 20-60 s on the 2-core VM).
 CLIENT_TIMEOUT = 900
@@ -179,18 +182,20 @@ class Watch:
         self.complete: dict[str, float] = {}
         self._phases: dict[str, dict[str, str]] = {}
         self._changed = threading.Condition()
+        self.stopped = threading.Event()  # the control plane goes: its watches end quietly
 
     def start(self) -> None:
         for loop in (self._pods, self._trainjobs):
             threading.Thread(target=self._forever, args=(loop,), daemon=True).start()
 
     def _forever(self, loop) -> None:
-        while True:  # a watch ends when the server's timeout does: watch again
+        while not self.stopped.is_set():  # a watch ends when the server's timeout does
             try:
                 loop()
             except Exception as e:  # noqa: BLE001 (a dropped connection: say it, watch again)
-                print(f"watch: {e!r}; again", file=sys.stderr)
-                time.sleep(1)
+                if not self.stopped.is_set():
+                    print(f"watch: {e!r}; again", file=sys.stderr)
+                    self.stopped.wait(1)
 
     def _pods(self) -> None:
         from kubernetes import watch
@@ -258,6 +263,7 @@ class Watch:
 FIGURES = (
     ("running", "both pods Running", "s"),
     ("first_line", "first training line in the client", "s"),
+    ("last_line", "last training line in the client", "s"),
     ("complete", "TrainJob Complete", "s"),
     ("exit", "client exits", "s"),
     ("cpu", "client CPU, in all", "s"),
@@ -273,8 +279,8 @@ def measure(who: str, client: Client, watch: Watch) -> dict:
     if client.status or found is None:
         raise RuntimeError(f"{who}: exit status {client.status}:\n{client.output()}")
     name = found[1].group(1)
-    first = client.first(FIRST_LINE)
-    if first is None or int(first[1].group(1)) != NODES:
+    first, last = client.first(FIRST_LINE), client.first(LAST_LINE)
+    if first is None or last is None or int(first[1].group(1)) != NODES:
         raise RuntimeError(f"{who} {name}: no first line of a world of {NODES}:\n"
                            f"{client.output()}")  # fmt: skip
     started = client.started
@@ -285,6 +291,7 @@ def measure(who: str, client: Client, watch: Watch) -> dict:
         "name": name,
         "running": watch.running[name] - started,
         "first_line": first[0],
+        "last_line": last[0],
         "complete": complete - started,
         "exit": client.seconds,
         "cpu": client.cpu,
@@ -349,11 +356,12 @@ def main() -> int:
             plane = start_control_plane(folder / "cp", timeout=300, with_kueue=False)
             print(f"control plane ready in {time.monotonic() - started:.1f} s", flush=True)
         kubeconfig = Path(args.kubeconfig) if plane is None else plane.kubeconfig
+        watch = None
         try:
+            watch = Watch(kubeconfig)
             env = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1"}
             env.pop("KUBERNETES_SERVICE_HOST", None)
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-            watch = Watch(kubeconfig)
             watch.start()
             clients = {
                 "kale_ext": kale_ext_client(notebook, parameters),
@@ -370,6 +378,8 @@ def main() -> int:
                         f"{key} {run[key]:.2f}" for key, _, _ in FIGURES), flush=True)  # fmt: skip
                     watch.delete(run["name"])
         finally:
+            if watch is not None:
+                watch.stopped.set()
             if plane is not None:
                 stop_control_plane(plane)
     print(f"\n{EXAMPLE.name} on {NODES} nodes, {args.repeat} run(s) each, alternated"
