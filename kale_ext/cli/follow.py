@@ -15,10 +15,12 @@ from ..terminal import printable
 COMPLETE, FAILED, STOPPED = 0, 1, 3
 #: How often the status is asked while following (and once more at once when the logs end)...
 POLL = 0.5
-#: ... and while the job runs and its logs stream: they show it lives, and their end wakes the
-#: watcher at once. A cluster's status is 2-3 API calls (the TrainJob, its pods, the last log
-#: line for the stall check): at POLL, about half the CPU `--follow` spends (benchmarks/cluster.py).
-RUNNING_POLL = 2.0
+#: ... and while the job runs and its logs stream: they show it lives, their end wakes the
+#: watcher at once, and a job posts its progress to the Trainer at most every 5 s
+#: (trainer_status.SETTINGS). A cluster's status is 3 API calls (the TrainJob, its pods, the
+#: last log line for the stall check): asked each POLL, they were half the CPU `--follow` spent
+#: on a cluster (benchmarks/cluster.py).
+RUNNING_POLL = 5.0
 
 
 def add_follow(p: argparse.ArgumentParser) -> None:
