@@ -36,7 +36,7 @@ HELPERS = {
     "smoke.py": "this runner",
 }
 #: Started first when several run at once: the longest (real servers and jobs).
-LONGEST = ("server.py", "sweep.py", "tracking.py", "local_run.py", "hostile.py")
+LONGEST = ("cluster.py", "server.py", "sweep.py", "tracking.py", "local_run.py", "hostile.py")
 #: Lines of a failed script's output printed.
 TAIL = 25
 

@@ -13,8 +13,14 @@ from ..terminal import printable
 
 #: How `--follow` exits: the job completed, failed, or someone stopped it (kept, not failed).
 COMPLETE, FAILED, STOPPED = 0, 1, 3
-#: How often the status is asked while following (and once more at once when the logs end).
+#: How often the status is asked while following (and once more at once when the logs end)...
 POLL = 0.5
+#: ... and while the job runs and its logs stream: they show it lives, their end wakes the
+#: watcher at once, and a job posts its progress to the Trainer at most every 5 s
+#: (trainer_status.SETTINGS). A cluster's status is 3 API calls (the TrainJob, its pods, the
+#: last log line for the stall check): asked each POLL, they were half the CPU `--follow` spent
+#: on a cluster (benchmarks/cluster.py).
+RUNNING_POLL = 5.0
 
 
 def add_follow(p: argparse.ArgumentParser) -> None:
@@ -50,6 +56,7 @@ def follow(backend, name: str) -> int:
     from rich.console import Console
     from rich.text import Text
 
+    from ..backends.base import Status
     from ..display import log_text
 
     # soft_wrap: a line is never cut at 80 columns (a redirected log keeps whole lines)
@@ -58,6 +65,7 @@ def follow(backend, name: str) -> int:
     # Text, never markup: the bar's `[####----]` would be read as a style and dropped
     spinner = console.status(Text(f"{name}: submitted")) if console.is_terminal else None
     wake = threading.Event()  # the logs ended: ask the status at once, not after a POLL
+    logs_ended = threading.Event()
     tenths, lock = ProgressTenths(), threading.Lock()
     from_logs = LogProgress()
     last: list = [None]  # the watcher's last answer
@@ -84,7 +92,13 @@ def follow(backend, name: str) -> int:
                 say_progress(progress)  # the cluster's own: not in the logs
             if info.status.finished:
                 return
-            wake.wait(POLL)
+            asked = time.monotonic()
+            while not wake.wait(POLL):  # the spinner's clock ticks each POLL, asked or not
+                streaming = info.status is Status.RUNNING and not logs_ended.is_set()
+                if not streaming or time.monotonic() - asked >= RUNNING_POLL:
+                    break
+                if spinner is not None:
+                    spinner.update(Text(live_text(name, info, time.monotonic() - started)))
 
     watcher = threading.Thread(target=watch, daemon=True)
     if spinner is not None:
@@ -99,7 +113,8 @@ def follow(backend, name: str) -> int:
                 # right after the line that passed another tenth: a poll's answer could be
                 # older than the lines printed since
                 say_progress(from_logs.feed(line))
-        wake.set()  # a cluster's status may say the end a while after its pods' logs end
+        logs_ended.set()  # a cluster's status may say the end a while after its pods' logs end
+        wake.set()
         watcher.join()
     finally:
         if spinner is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import threading
+import time
 
 import pytest
 
@@ -59,6 +60,12 @@ def _followed(backend) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+@pytest.fixture(autouse=True)
+def running_poll(monkeypatch):
+    """A scripted job's status is asked each POLL while it runs too, unless a test says."""
+    monkeypatch.setattr(following, "RUNNING_POLL", following.POLL, raising=False)
+
+
 @pytest.fixture
 def terminal(monkeypatch):
     """stderr is a terminal, as rich tells one (a live spinner, redrawn)."""
@@ -108,6 +115,43 @@ def test_it_ends_when_the_status_does_however_long_after_the_logs(monkeypatch):
     monkeypatch.setattr(following, "POLL", 0.01)
     job = Scripted([_running(None)] * 40 + [_running(None, Status.COMPLETE)])
     assert _followed(job) == (0, "[job] Running\n[job] Complete\n")
+
+
+def test_while_it_runs_and_its_logs_stream_the_status_is_asked_each_running_poll(monkeypatch):
+    """A cluster's status is 2-3 API calls: asked each POLL while the job runs, they were half
+    the CPU `--follow` spent (benchmarks/cluster.py). The logs stream 0.3 s here, far less than
+    RUNNING_POLL: the status is asked once then, and at once when they end."""
+    monkeypatch.setattr(following, "POLL", 0.01)
+    monkeypatch.setattr(following, "RUNNING_POLL", 600, raising=False)
+    streaming_until = time.monotonic() + 0.3
+    ended = threading.Event()
+
+    class EndsWithItsLogs(Scripted):
+        def get_job(self, name):
+            super().get_job(name)
+            return _running(None, Status.COMPLETE if ended.is_set() else None)
+
+    def logs_end():
+        if time.monotonic() > streaming_until:
+            ended.set()
+        return ended.is_set()
+
+    job = EndsWithItsLogs([None], ["step 1"], logs_end=logs_end)
+    assert _followed(job) == (0, "[job] Running\n[job] Complete\n")
+    assert job.polls == 2  # before: one each POLL while the logs streamed, about 30
+
+
+def test_a_terminal_s_clock_ticks_between_the_running_polls(terminal, monkeypatch):
+    """The spinner's elapsed seconds are redrawn each POLL, the status asked or not."""
+    monkeypatch.setattr(following, "POLL", 0.01)
+    monkeypatch.setattr(following, "RUNNING_POLL", 600, raising=False)
+    drawn = []
+    monkeypatch.setattr(following, "live_text", lambda name, info, elapsed: drawn.append(
+        elapsed) or f"{name}: {elapsed:.2f}")  # fmt: skip
+    job = Scripted([_running(None), _running(None, Status.COMPLETE)], ["step 1"],
+                   logs_end=lambda: len(drawn) >= 5 or job.polls >= 2)  # fmt: skip
+    assert _followed(job)[0] == 0
+    assert job.polls == 2 and len(drawn) >= 5  # before: drawn once a poll, 2
 
 
 @pytest.mark.parametrize(

@@ -43,13 +43,14 @@ class RunningControlPlane:
         return out
 
 
-def start_control_plane(folder: Path, timeout: float = READY_TIMEOUT) -> RunningControlPlane:
+def start_control_plane(folder: Path, timeout: float = READY_TIMEOUT,
+                        with_kueue: bool = True) -> RunningControlPlane:  # fmt: skip
     """Start the control plane in a process of its own; return once it printed ``ready``."""
     folder.mkdir(parents=True, exist_ok=True)
     kubeconfig = folder / "kubeconfig"
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.harness.controlplane", "--kubeconfig", str(kubeconfig),
-         "--folder", str(folder / "state")],
+         "--folder", str(folder / "state"), *([] if with_kueue else ["--no-kueue"])],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     running = RunningControlPlane(process, kubeconfig, folder / "state")
