@@ -119,6 +119,11 @@ def summary(backend: Backend, info: JobInfo) -> dict | None:
     if not info.status.finished:
         return None
     none = {"saved": False, "format": None, "size": 0}
+    if info.status is Status.UNREADABLE:  # nothing is known of how it ended
+        return {
+            **none,
+            "reason": f"its record cannot be read ({info.reason}), so neither can its value",
+        }
     if info.status is not Status.COMPLETE:
         return {**none, "reason": f"the job {_ended(info)}: it returned no value"}
     try:
@@ -137,6 +142,8 @@ def failed(info: JobInfo) -> JobFailed:
     if info.failure is not None:
         return JobFailed(f"job {info.name} failed: {info.failure.summary}", info.failure)
     reason = f": {info.reason}" if info.reason else ""
+    if info.status is Status.UNREADABLE:
+        return JobFailed(f"job {info.name}: its record cannot be read{reason}")
     return JobFailed(f"job {info.name} {_ended(info)}{reason}")
 
 

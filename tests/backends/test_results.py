@@ -226,8 +226,9 @@ WHERE = "node 1, rank 1: cell 3 (\"training\"), line 2: KeyError: 'label'"
         ("Failed", "stopped early: accuracy 0.1 at step 3", None,
          "job fit stopped early: stopped early: accuracy 0.1 at step 3",
          "the job stopped early: it returned no value"),
-        ("Unreadable", "job.json: not JSON", None, "job fit unreadable: job.json: not JSON",
-         "the job unreadable: it returned no value"),
+        ("Unreadable", "job.json: not JSON", None,
+         "job fit: its record cannot be read: job.json: not JSON",
+         "its record cannot be read (job.json: not JSON), so neither can its value"),
     ],
     ids=["failed", "stopped", "stopped-early", "unreadable"],
 )  # fmt: skip
