@@ -51,4 +51,20 @@ describe('ParametersEditor', () => {
     expect(input.getAttribute('aria-label')).toBe('Parameter epochs');
     expect(input.value).toBe('6');
   });
+
+  it('says an emptied field uses the default, which it shows greyed', async () => {
+    widget = await render(
+      <ParametersEditor
+        form={{ ...emptyForm(), parameters: { epochs: '' } }}
+        errors={[]}
+        onChange={() => undefined}
+        defaults={{ epochs: 6 }}
+        state="known"
+      />
+    );
+    const input = widget.node.querySelector('input')!;
+    expect(input.value).toBe('');
+    expect(input.getAttribute('placeholder')).toBe('6');
+    expect(widget.node.textContent).toContain('empty: the default 6 is used');
+  });
 });

@@ -155,6 +155,9 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   }
   const parameters: { [name: string]: JSONValue } = {};
   for (const [key, text] of Object.entries(form.parameters)) {
+    if (text.trim() === '') {
+      continue; // an empty field: the notebook's default
+    }
     const stored = form.storedParameters[key];
     parameters[key] =
       stored !== undefined && formatParameter(stored) === text ? stored : text;

@@ -79,9 +79,15 @@ export class FormState {
     this._options.changed();
   }
 
-  /** Go back to the notebook's own values from those restored at load. */
+  /**
+   * Go back to the notebook's own values from those restored at load (the
+   * fields the note still lists).
+   */
   useNotebook(): void {
-    const values = this.memory.useNotebook();
+    const values = this.memory.useNotebook({
+      form: this.form,
+      sweep: this.sweep
+    });
     if (values) {
       this._apply(values);
     }
