@@ -1,11 +1,4 @@
-import {
-  expect,
-  galata,
-  IJupyterLabPageFixture,
-  JOB_TIMEOUT,
-  KaleUI,
-  test
-} from './fixtures';
+import { expect, galata, JOB_TIMEOUT, test } from './fixtures';
 
 /**
  * What a user meets in the first hour with the panel (issue 41's walk): an
@@ -25,23 +18,6 @@ test.use({
     '@jupyterlab/docmanager-extension:plugin': { autosave: false }
   }
 });
-
-/** Resolves when the panel has kept a state holding `text` on the server. */
-function kept(page: IJupyterLabPageFixture, text: string) {
-  return page.waitForResponse(
-    r =>
-      r.url().includes('/kale-ext/panel-state') &&
-      r.request().method() === 'PUT' &&
-      (r.request().postData() ?? '').includes(text) &&
-      r.status() === 200
-  );
-}
-
-/** Reload as a user does: leave the notebook's unsaved changes. */
-async function reload(kale: KaleUI): Promise<void> {
-  kale.page.once('dialog', dialog => void dialog.accept());
-  await kale.reload();
-}
 
 test('an emptied parameter runs with its default; a taken name is refused before Submit; a deleted job’s logs tab closes, and is not restored once deleted elsewhere', async ({
   page,
@@ -156,7 +132,7 @@ test('an emptied parameter runs with its default; a taken name is refused before
   await saved;
   const deleted = await page.request.delete(`kale-ext/jobs/${gone}`);
   expect(deleted.status()).toBeLessThan(300);
-  await reload(kale);
+  await kale.reloadLeaving();
   // (both tabs are restored through the same reading of the jobs list)
   await expect(kale.logs(stays)).toBeAttached({ timeout: 30_000 });
   await expect(kale.logs(gone)).toHaveCount(0);
@@ -166,21 +142,18 @@ test('an emptied parameter runs with its default; a taken name is refused before
 });
 
 test('a field edited after a reload’s restore leaves the note, and “Use the notebook’s values” leaves the edit as it is', async ({
-  page,
   kale
 }) => {
   await kale.parameters('restore.ipynb', 'epochs = 2', {
     settle: true,
     compiles: true
   });
-  const both = kept(page, '"epochs":"5"');
+  const both = kale.kept('"epochs":"5"');
   await kale.fill({ Nodes: '2', 'Parameter epochs': '5' });
   await both;
-  await reload(kale);
+  await kale.reloadLeaving();
   const again = await kale.openPanel();
-  const note = again.getByRole('status', {
-    name: 'Restored from your last session'
-  });
+  const note = kale.restoredNote;
   await expect(note).toBeVisible({ timeout: 30_000 });
   const fields = note.locator('li');
   await expect(fields).toHaveText([
@@ -200,18 +173,15 @@ test('a field edited after a reload’s restore leaves the note, and “Use the 
     again.getByLabel('Parameter epochs', { exact: true })
   ).toHaveValue('2');
 
-  // The last restored field edited: the note leaves.
+  // The last restored fields edited: the note leaves.
+  const last = kale.kept('"epochs":"7"');
   await kale.fill({ 'Parameter epochs': '7' });
-  const last = kept(page, '"epochs":"7"');
   await last;
-  await reload(kale);
-  const third = await kale.openPanel();
-  const note3 = third.getByRole('status', {
-    name: 'Restored from your last session'
-  });
-  await expect(note3).toBeVisible({ timeout: 30_000 });
+  await kale.reloadLeaving();
+  await kale.openPanel();
+  await expect(note).toBeVisible({ timeout: 30_000 });
   await kale.fill({ Nodes: '', 'Parameter epochs': '2' });
-  await expect(note3).toHaveCount(0);
+  await expect(note).toHaveCount(0);
 });
 
 test('a sweep with no metric says its trials are not ranked, and its form shows no made-up metric', async ({
