@@ -4,6 +4,7 @@ summary, and a log line (the CLI prints them, the magics return them)."""
 from __future__ import annotations
 
 from .backends.base import STOPPED_TEXT, Failure, JobInfo, JobOutputs, LogLine, Status
+from .job.procs import shape_text
 from .progress import Progress, bar, eta_text, percent_text, summary
 from .terminal import printable
 
@@ -90,7 +91,7 @@ def _ending(failure: Failure) -> str | None:
 
 def job_status(info: JobInfo) -> str:
     """One job's status as `kale-ext status NAME` and `%kale_status NAME` show it."""
-    shape = f"{info.num_nodes} node(s) × {info.procs_per_node} process(es)"
+    shape = shape_text(info.num_nodes, info.procs_per_node)
     if info.procs_why:
         shape += f" ({info.procs_why})"
     where = ", ".join(x for x in (info.backend, info.runtime, shape) if x)

@@ -96,7 +96,7 @@ def test_a_failed_jobs_status_says_where_and_why_on_one_screen():
     info = job("broken", Status.FAILED, FAILED.summary)
     info.failure, info.finished = FAILED, "2026-11-25T01:02:00Z"
     assert job_status(info).splitlines() == [
-        "broken: Failed (local, 2 node(s) × 1 process(es))",
+        "broken: Failed (local, 2 nodes × 1 process)",
         "created 2026-11-25T01:00:00Z, finished 2026-11-25T01:02:00Z",
         FAILED.summary,
         "failed first  node 1, rank 3",
@@ -154,7 +154,7 @@ def test_text_from_a_job_is_shown_with_its_control_characters_escaped():
 
 def test_a_jobs_status_says_where_its_processes_per_node_come_from():
     info = job("fit", Status.RUNNING)
-    info.procs_per_node, info.procs_why = 3, "the runtime's choice: 3 CPU(s) per node"
+    info.procs_per_node, info.procs_why = 3, "the runtime's choice: 3 CPUs per node"
     assert job_status(info).splitlines()[0] == (
-        "fit: Running (local, 2 node(s) × 3 process(es) (the runtime's choice: 3 CPU(s) per node))"
+        "fit: Running (local, 2 nodes × 3 processes (the runtime's choice: 3 CPUs per node))"
     )

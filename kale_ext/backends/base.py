@@ -118,7 +118,7 @@ class JobInfo:
     runtime: str = ""
     num_nodes: int = 1
     procs_per_node: int = 1
-    #: where procs_per_node comes from: "asked", or "the runtime's choice: 4 CPU(s) per node"
+    #: where procs_per_node comes from: "asked", or "the runtime's choice: 4 CPUs per node"
     procs_why: str | None = None
     reason: str | None = None  # plain language, for failures and waits
     nodes: list[NodeState] = field(default_factory=list)

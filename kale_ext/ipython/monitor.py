@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..backends.base import STOPPED_TEXT, Failure, JobInfo, LogLine, Status
+from ..job.procs import shape_text
 from ..metrics import MAX_POINTS, format_value, is_metric_line, metric_values, parse_metric
 from ..progress import Progress, summary
 from .plots import Point, downsample
@@ -311,7 +312,7 @@ class MonitorModel:
     @property
     def shape(self) -> str:
         why = f" ({self.procs_why})" if self.procs_why else ""
-        return f"{self.nodes} node(s) × {self.procs_per_node} process(es){why}"
+        return f"{shape_text(self.nodes, self.procs_per_node)}{why}"
 
     def summary(self, now: datetime | None = None) -> str:
         reason = f": {self.reason}" if self.reason else ""

@@ -30,7 +30,7 @@ class Preview:
 
     @property
     def shape(self) -> str:
-        """`2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)`."""
+        """`2 nodes × 4 processes (the runtime's choice: 4 CPUs per node)`."""
         return self.spec.shape
 
     def summary(self) -> list[str]:

@@ -29,6 +29,16 @@ from .k8s_values import quantity_value
 from .options import BY_NAME, check
 
 
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """`1 node`, `2 nodes`, `1 process`, `4 processes` (``many``: when not ``one`` + s)."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def shape_text(nodes: int, procs: int) -> str:
+    """`2 nodes × 4 processes`: a job's nodes and the processes each starts."""
+    return f"{counted(nodes, 'node')} × {counted(procs, 'process', 'processes')}"
+
+
 @dataclass(frozen=True)
 class Procs:
     """The processes each node starts, and where that count comes from."""
@@ -38,12 +48,12 @@ class Procs:
     asked: bool = False  # numProcPerNode is in the TrainJob
 
     def text(self) -> str:
-        """`4 process(es) (the runtime's choice: 4 CPUs per node)`."""
-        return f"{self.count} process(es) ({self.why})"
+        """`4 processes (the runtime's choice: 4 CPUs per node)`."""
+        return f"{counted(self.count, 'process', 'processes')} ({self.why})"
 
     def shape(self, nodes: int) -> str:
-        """`2 node(s) × 4 process(es) (the runtime's choice: 4 CPUs per node)`."""
-        return f"{nodes} node(s) × {self.text()}"
+        """`2 nodes × 4 processes (the runtime's choice: 4 CPUs per node)`."""
+        return f"{shape_text(nodes, self.count)} ({self.why})"
 
 
 ASKED = "asked"
@@ -109,17 +119,18 @@ def procs_per_node(
     whose = "" if own else " (from the runtime's container)"
     gpus = gpu_count(resources)
     if gpus:
-        return Procs(gpus, f"the runtime's choice: {gpus} GPU(s) per node{whose}")
+        return Procs(gpus, f"the runtime's choice: {counted(gpus, 'GPU')} per node{whose}")
     cpus = cpu_count(resources)
     hidden = own and gpu_count(runtime_resources)
     note = (
-        f"; the runtime's {gpu_count(runtime_resources)} GPU(s) are not counted: Trainer v2.3.0 "
+        f"; the runtime's {counted(gpu_count(runtime_resources), 'GPU')} are not counted: "
+        "Trainer v2.3.0 "
         "reads only the TrainJob's resourcesPerNode when it has one"
         if hidden
         else ""
     )
     if cpus:
-        return Procs(cpus, f"the runtime's choice: {cpus} CPU(s) per node{whose}{note}")
+        return Procs(cpus, f"the runtime's choice: {counted(cpus, 'CPU')} per node{whose}{note}")
     unknown = "" if own or runtime_known else " (the runtime's resources not known here)"
     return Procs(1, f"the runtime's choice: 1, no CPUs or GPUs stated per node{unknown}{note}")
 
@@ -147,7 +158,8 @@ def how_to_ask(procs: Procs) -> str:
     if procs.asked:
         return "ask for fewer processes per node (--procs-per-node, the panel's Processes)"
     return (
-        f"{procs.count} process(es) per node is {procs.why}: set procs_per_node explicitly "
+        f"{counted(procs.count, 'process', 'processes')} per node is {procs.why}: set "
+        "procs_per_node explicitly "
         "(--procs-per-node N, the panel's Processes per node, options.procs_per_node) or ask "
         "for fewer CPUs/GPUs per node"
     )

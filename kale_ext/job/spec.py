@@ -72,7 +72,7 @@ class JobSpec:
 
     @property
     def shape(self) -> str:
-        """`2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)`."""
+        """`2 nodes × 4 processes (the runtime's choice: 4 CPUs per node)`."""
         return self.procs.shape(self.nodes)
 
 

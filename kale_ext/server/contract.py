@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ..compile.notebook import TAGS, Role
 from ..job.k8s_values import rules
 from ..job.options import OPTIONS
 from ..job.outputs import MOUNT
@@ -40,8 +41,9 @@ def contract() -> dict:
     sweep = {"ranges": list(RANGES), "searches": list(SEARCHES), "goals": list(GOALS),
              "max_trials": MAX_TRIALS, "max_parallel": MAX_PARALLEL,
              "max_name": MAX_NAME}  # fmt: skip
+    tags = {"skip": next(r.pattern for r in TAGS if r.role is Role.SKIP)}
     return {"k8s": rules(), "options": options, "metrics": frontend_constants(),
-            "volumes": volumes, "sweep": sweep}  # fmt: skip
+            "volumes": volumes, "sweep": sweep, "tags": tags}  # fmt: skip
 
 
 def render() -> str:

@@ -212,6 +212,7 @@ def preview(
         "nodes": None,
         "procs_per_node": None,
         "shape": None,
+        "procs_why": None,
         "job_name": None,
         "trainjob_yaml": None,
         "workspace": None,
@@ -255,6 +256,7 @@ def preview(
             raise runtime
         from ..job.preview import provenance as notebook_provenance
         from ..job.preview import render
+        from ..job.procs import shape_text
         from ..job.spec import build_job_spec, notebook_arguments
 
         shown = render(build_job_spec(job, options, runtime, defaults, workspace), path)
@@ -289,7 +291,8 @@ def preview(
         runtime=spec.runtime.name,
         nodes=spec.nodes,
         procs_per_node=spec.procs_per_node,
-        shape=spec.shape,
+        shape=shape_text(spec.nodes, spec.procs_per_node),
+        procs_why=spec.procs.why,
         job_name=spec.name,
         trainjob_yaml=shown.yaml,
         creates=shown.creates(),

@@ -105,6 +105,7 @@ interface IContract {
   metrics: IMetricsContract;
   volumes: IVolumesContract;
   sweep: ISweepContract;
+  tags: { skip: string };
 }
 
 const contract = data as IContract;
@@ -161,3 +162,9 @@ export const VOLUMES: Readonly<IVolumesContract> = contract.volumes;
  * The sweeps' rules.
  */
 export const SWEEP: Readonly<ISweepContract> = contract.sweep;
+
+/**
+ * The cell tag that leaves a cell out of the job (`kale_ext/compile/notebook.py`'s
+ * `TAGS`): a cell the panel inserts carries it.
+ */
+export const SKIP_TAG: string = contract.tags.skip;

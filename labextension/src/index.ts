@@ -118,11 +118,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.shell.add(panel, 'left', { rank: 1000 });
     // After a reload: the panel as it was (open or not), the logs tabs open.
     restorer?.add(panel, PANEL_ID);
+    // (a restored logs tab only if its job is still listed: a job deleted
+    // elsewhere, or while the page was away, has none)
     void restorer?.restore(logs, {
       command: CommandIDs.openLogs,
-      args: widget => ({ name: widget.content.jobName }),
+      args: widget => ({ name: widget.content.jobName, restoring: true }),
       name: widget => widget.content.jobName
     });
+    // A job deleted from the panel: its logs tab closes first.
+    state.jobList.jobDeleting.connect((_, name) => {
+      logs.find(w => w.content.jobName === name)?.dispose();
+    });
+    const listed = Private.once(() => service.listJobs());
     void restorer?.restore(sweeps, {
       command: CommandIDs.openSweep,
       args: widget => ({ name: widget.content.sweepName }),
@@ -139,10 +146,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     app.commands.addCommand(CommandIDs.openLogs, {
       label: args => (args.name ? `Logs of ${args.name}` : 'Job logs'),
-      execute: args => {
+      execute: async args => {
         const name = String(args.name ?? '');
         if (!name) {
           return;
+        }
+        if (args.restoring && !(await Private.isListed(listed, name))) {
+          return; // deleted since the page last showed it
         }
         const open = logs.find(w => w.content.jobName === name);
         if (open) {
@@ -276,6 +286,31 @@ namespace Private {
       return files.some(f => f.path === path);
     } catch {
       return false;
+    }
+  }
+
+  /**
+   * `make()`'s promise, made at the first call (the jobs as listed when the
+   * layout is restored).
+   */
+  export function once<T>(make: () => Promise<T>): () => Promise<T> {
+    let made: Promise<T> | null = null;
+    return () => (made ??= make());
+  }
+
+  /**
+   * Whether job `name` is in the jobs list (asked of the list, never of the
+   * job: a job that is gone would answer 404, in the browser's console).
+   * When the list cannot be read, it is taken to be there.
+   */
+  export async function isListed(
+    jobs: () => Promise<{ name: string }[]>,
+    name: string
+  ): Promise<boolean> {
+    try {
+      return (await jobs()).some(job => job.name === name);
+    } catch {
+      return true;
     }
   }
 

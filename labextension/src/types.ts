@@ -99,9 +99,11 @@ export namespace Kale {
     runtime?: string;
     nodes?: number;
     procs_per_node?: number;
-    /** `2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)`: the processes
-     * per node and where they come from (asked, or what the runtime will choose). */
+    /** `2 nodes × 4 processes`: the nodes and the processes per node. */
     shape?: string | null;
+    /** Where the processes per node come from: `asked`, or what the
+     * runtime will choose (`the runtime's choice: 4 CPUs per node`). */
+    procs_why?: string | null;
     job_name?: string;
     trainjob_yaml?: string;
     /** The files the job gets as its working directory (none: null). */
@@ -269,7 +271,7 @@ export namespace Kale {
     runtime: string;
     num_nodes: number;
     procs_per_node: number;
-    /** Where procs_per_node comes from: `asked`, or `the runtime's choice: 4 CPU(s) per node`. */
+    /** Where procs_per_node comes from: `asked`, or `the runtime's choice: 4 CPUs per node`. */
     procs_why?: string | null;
     nodes: INodeState[];
     created?: string | null;

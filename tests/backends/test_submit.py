@@ -132,7 +132,7 @@ def test_preview_shows_the_job_and_the_command_its_nodes_run(tmp_path):
     assert shown.trainjob["spec"]["trainer"]["numNodes"] == 2
     assert shown.command == shown.trainjob["spec"]["trainer"]["command"]
     assert shown.summary()[1] == (
-        "runtime    torch-distributed: 2 node(s) × 1 process(es) "
+        "runtime    torch-distributed: 2 nodes × 1 process "
         "(the runtime's choice: 1, no CPUs or GPUs stated per node)"
     )
     assert 'arguments  {"debug": true}' in shown.summary()

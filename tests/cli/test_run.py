@@ -89,7 +89,7 @@ def test_compile_trainjob_applies_submit_settings(tmp_path):
               "--name", "digits-run")  # fmt: skip
     assert out.returncode == 0, out.stderr
     # --param values are typed by the parameters cell: epochs = 6 is an int, lr = 0.05 a float
-    assert "2 node(s) × 1 process(es)" in out.stdout
+    assert "2 nodes × 1 process" in out.stdout
     assert '{"epochs": 3, "lr": 0.001}' in out.stdout
     labels = [line.split()[0] for line in out.stdout.splitlines() if line.startswith("  ")]
     assert labels.count("packages") == 1 and labels.count("function") == 1  # each line once
@@ -201,7 +201,7 @@ def test_run_of_a_failing_job_exits_non_zero_with_the_reason(jobs_env, write_nb)
     status = cli("status", name, "--backend", "local")
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
-    assert lines[0].startswith(f"{name}: Failed (local, torch-distributed, 1 node(s)")
+    assert lines[0].startswith(f"{name}: Failed (local, torch-distributed, 1 node")
     assert said in lines and "failed first  node 0, rank 0" in lines
     assert 'where         cell 1 ("training"), line 2 (cell id c0)' in lines
     assert "last " in status.stdout and "  [rank 0] before" in lines
@@ -226,9 +226,9 @@ def test_run_dry_run_submits_nothing(jobs_env):
 
 @pytest.mark.parametrize(
     "flags, shape, written",
-    [(["--cpu", "2.5"], "2 node(s) × 3 process(es) (the runtime's choice: 3 CPU(s) per node)",
+    [(["--cpu", "2.5"], "2 nodes × 3 processes (the runtime's choice: 3 CPUs per node)",
       False),
-     (["--cpu", "2.5", "--procs-per-node", "1"], "2 node(s) × 1 process(es) (asked)", True)],
+     (["--cpu", "2.5", "--procs-per-node", "1"], "2 nodes × 1 process (asked)", True)],
 )  # fmt: skip
 def test_run_dry_run_says_what_the_runtime_will_choose(jobs_env, flags, shape, written):
     out = cli("run", EXAMPLES / "plain_python.ipynb", "--backend", "local", "--nodes", "2",

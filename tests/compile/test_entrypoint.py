@@ -94,7 +94,7 @@ def test_cli_compiles_an_sdk_style_notebook(write_nb, tmp_path):
     out = cli("compile", path, "-o", tmp_path / "out", "--trainjob")
     assert out.returncode == 0, out.stderr
     assert "function   train_fn(lr=0.01, epochs=2)" in out.stdout
-    assert "2 node(s)" in out.stdout and "drives TrainerClient" in out.stdout
+    assert "2 nodes" in out.stdout and "drives TrainerClient" in out.stdout
     assert (tmp_path / "out" / "train_fn.py").exists() and (
         tmp_path / "out" / "trainjob.yaml"
     ).exists()

@@ -52,7 +52,7 @@ def test_a_two_node_job_from_run_to_delete_and_each_nodes_log_is_its_own(
 
     assert re.search(rf"^{name}\s+Complete\s+2\s", cli("jobs", *K8S).stdout, re.M)
     status = cli("status", name, *K8S).stdout.splitlines()
-    assert status[0].startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 node(s)")
+    assert status[0].startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 nodes")
     assert "node 0 Succeeded" in status and "node 1 Succeeded" in status
     events = cli("events", name, *K8S).stdout
     assert events.count("Started container node") == 2 and "jobset completed successfully" in events

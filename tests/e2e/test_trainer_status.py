@@ -69,7 +69,7 @@ def test_a_compiled_jobs_progress_and_metrics_reach_its_trainjob_and_kale_ext_sh
     status = cli("status", name, *K8S)
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
-    assert lines[0].startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 node(s)")
+    assert lines[0].startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 nodes")
     assert any(re.fullmatch(r"progress\s+reached 100%", line) for line in lines), lines
     assert any(line.startswith("trainer ") and "loss 0.125" in line for line in lines), lines
 

@@ -145,7 +145,7 @@ def test_dry_run_options_reach_the_trainjob(ip):
         "--memory 4Gi --name my-job --param epochs=5 --package 'requests>=2'\n"
         "for e in range(epochs):\n    print(e)\n",
     )
-    assert dry.name == "my-job" and dry.shape == "3 node(s) × 2 process(es) (asked)"
+    assert dry.name == "my-job" and dry.shape == "3 nodes × 2 processes (asked)"
     assert dry.parameters == {"epochs": 5}
     assert "requests>=2" in dry.packages
     assert "numNodes: 3" in dry.yaml and "numProcPerNode: 2" in dry.yaml
@@ -171,9 +171,9 @@ def test_the_magics_start_from_the_panels_defaults(ip):
     path.parent.mkdir(parents=True)
     path.write_text('{"nodes": 2, "memory": "3Gi"}  // JupyterLab settings')
     dry = run(ip, "%%trainjob --backend local --dry-run\nprint(1)\n")
-    assert dry.shape.startswith("2 node(s)") and "memory: 3Gi" in dry.yaml
+    assert dry.shape.startswith("2 nodes") and "memory: 3Gi" in dry.yaml
     dry = run(ip, "%%trainjob --backend local --dry-run --nodes 1\nprint(1)\n")
-    assert dry.shape.startswith("1 node(s)")  # the magic's own option first
+    assert dry.shape.startswith("1 node")  # the magic's own option first
 
 
 def test_a_dry_run_needs_no_cluster(ip, monkeypatch, tmp_path):

@@ -81,11 +81,11 @@ def test_lines_without_a_rank_show_their_node():
 
 def test_the_shape_says_where_the_processes_per_node_come_from():
     m = MonitorModel("job", nodes=2, now=T0)
-    assert m.shape == "2 node(s) × 1 process(es)"
+    assert m.shape == "2 nodes × 1 process"
     job = info(Status.RUNNING, nodes=2)
-    job.procs_per_node, job.procs_why = 4, "the runtime's choice: 4 CPU(s) per node"
+    job.procs_per_node, job.procs_why = 4, "the runtime's choice: 4 CPUs per node"
     m.on_info(job, at(1))
-    assert m.shape == "2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)"
+    assert m.shape == "2 nodes × 4 processes (the runtime's choice: 4 CPUs per node)"
 
 
 def test_max_lines_must_be_positive():

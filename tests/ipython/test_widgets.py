@@ -18,7 +18,7 @@ def test_polling_feeds_the_text_view(capsys):
     assert monitor.wait(10) == "Complete"
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (
-        "[job] submitted to the fake backend: 2 node(s) × 1 process(es); logs follow "
+        "[job] submitted to the fake backend: 2 nodes × 1 process; logs follow "
         "(cancel: %kale_delete job)"
     )
     assert [o.split(" (")[0] for o in out[1:]] == [

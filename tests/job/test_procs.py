@@ -35,26 +35,26 @@ class Case:
 CASES = [
     Case("nothing stated", None, None, 1, "the runtime's choice: 1, no CPUs or GPUs"),
     Case("cpu request", {"requests": {"cpu": "4"}, "limits": {"cpu": "8"}}, None, 4,
-         "4 CPU(s) per node"),
-    Case("cpu limit when no request", {"limits": {"cpu": "3"}}, None, 3, "3 CPU(s)"),
+         "4 CPUs per node"),
+    Case("cpu limit when no request", {"limits": {"cpu": "3"}}, None, 3, "3 CPUs"),
     Case("cpu request zero: the limit", {"requests": {"cpu": "0"}, "limits": {"cpu": "2"}}, None,
-         2, "2 CPU(s)"),
-    Case("fractional cpu rounds up", {"requests": {"cpu": "500m"}}, None, 1, "1 CPU(s)"),
-    Case("2.5 cpus are 3", {"requests": {"cpu": "2.5"}}, None, 3, "3 CPU(s)"),
+         2, "2 CPUs"),
+    Case("fractional cpu rounds up", {"requests": {"cpu": "500m"}}, None, 1, "1 CPU"),
+    Case("2.5 cpus are 3", {"requests": {"cpu": "2.5"}}, None, 3, "3 CPUs"),
     Case("gpu request before limit", {"requests": {"nvidia.com/gpu": "1"},
                                       "limits": {"nvidia.com/gpu": "4", "cpu": "16"}}, None, 1,
-         "1 GPU(s) per node"),
+         "1 GPU per node"),
     Case("gpu limit over cpus", {"requests": {"cpu": "8"}, "limits": {"nvidia.com/gpu": "2"}},
-         None, 2, "2 GPU(s) per node"),
-    Case("any resource named gpu", {"limits": {"amd.com/gpu": "3"}}, None, 3, "3 GPU(s)"),
+         None, 2, "2 GPUs per node"),
+    Case("any resource named gpu", {"limits": {"amd.com/gpu": "3"}}, None, 3, "3 GPUs"),
     Case("mig is no gpu to the rule", {"limits": {"nvidia.com/mig-1g.5gb": "1", "cpu": "2"}},
-         None, 2, "2 CPU(s)"),
-    Case("the runtime's gpus", None, GPU_RUNTIME, 2, "2 GPU(s) per node (from the runtime's"),
+         None, 2, "2 CPUs"),
+    Case("the runtime's gpus", None, GPU_RUNTIME, 2, "2 GPUs per node (from the runtime's"),
     Case("the runtime's cpus", None, {"requests": {"cpu": "6"}, "limits": {}}, 6,
-         "6 CPU(s) per node (from the runtime's"),
+         "6 CPUs per node (from the runtime's"),
     Case("v2.3.0 bug: resourcesPerNode hides the runtime's gpus",
          {"requests": {"memory": "4Gi", "cpu": "2"}}, GPU_RUNTIME, 2,
-         "the runtime's 2 GPU(s) are not counted"),
+         "the runtime's 2 GPUs are not counted"),
     Case("asked wins", {"requests": {"cpu": "8"}}, GPU_RUNTIME, 3, "asked", asked=3),
     Case("python launcher: one per node", {"requests": {"cpu": "8"}}, None, 1,
          "one process per node", launcher="python"),
@@ -95,10 +95,10 @@ def test_num_proc_per_node_only_when_asked(options, written, count):
 
 def test_preview_says_what_the_runtime_will_choose():
     shown = render(spec({"nodes": 2, "cpu": "4"}))
-    assert shown.shape == "2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)"
+    assert shown.shape == "2 nodes × 4 processes (the runtime's choice: 4 CPUs per node)"
     assert any(line.endswith(shown.shape) for line in shown.summary())
     asked = render(spec({"nodes": 2, "cpu": "4", "procs_per_node": 1}))
-    assert asked.shape == "2 node(s) × 1 process(es) (asked)"
+    assert asked.shape == "2 nodes × 1 process (asked)"
 
 
 def test_a_runtime_with_gpus_of_its_own():
@@ -130,7 +130,7 @@ def test_a_choice_beyond_the_site_limit_is_refused_saying_how_to_ask(monkeypatch
         with pytest.raises(ConfigError) as e:
             spec({"cpu": "8"})
         assert e.value.field == "procs_per_node"
-        assert "the runtime's choice: 8 CPU(s) per node" in e.value.message
+        assert "the runtime's choice: 8 CPUs per node" in e.value.message
         assert "--procs-per-node" in e.value.message
         assert spec({"cpu": "8", "procs_per_node": 4}).procs_per_node == 4
     finally:

@@ -109,4 +109,4 @@ def test_the_magics_hold_to_the_servers_limits(site_limits, shell, monkeypatch, 
     assert SAID in str(result.error_in_exec)
     assert "Traceback" not in capsys.readouterr().err
     result = shell.run_cell("%%trainjob --backend local --dry-run --nodes 2\nprint(1)\n")
-    assert result.error_in_exec is None and result.result.shape.startswith("2 node(s)")
+    assert result.error_in_exec is None and result.result.shape.startswith("2 nodes")

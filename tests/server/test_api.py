@@ -33,9 +33,8 @@ async def test_compile_by_path(api, root):
     assert data["parameters"]["steps"] == 400
     assert "def plain_python(" in data["source"]
     assert (data["runtime"], data["nodes"], data["procs_per_node"]) == ("torch-distributed", 1, 1)
-    assert data["shape"] == (
-        "1 node(s) × 1 process(es) (the runtime's choice: 1, no CPUs or GPUs stated per node)"
-    )
+    assert data["shape"] == "1 node × 1 process"
+    assert data["procs_why"] == "the runtime's choice: 1, no CPUs or GPUs stated per node"
     trainjob = yaml.safe_load(data["trainjob_yaml"])
     assert "numProcPerNode" not in trainjob["spec"]["trainer"]  # the runtime chooses, as the SDK
     assert trainjob["kind"] == "TrainJob"
@@ -61,7 +60,7 @@ async def test_compile_by_json_with_options(api, root):
     assert data["function_name"] == "notebook"
     assert (data["nodes"], data["job_name"]) == (2, "my-job")
     assert data["config"]["limits"] == {"cpu": "2", "memory": "4Gi"}
-    assert data["shape"] == "2 node(s) × 1 process(es) (asked)"  # not the runtime's 2 CPUs
+    assert (data["shape"], data["procs_why"]) == ("2 nodes × 1 process", "asked")  # not 2 CPUs
     assert yaml.safe_load(data["trainjob_yaml"])["spec"]["trainer"]["numProcPerNode"] == 1
     assert data["local_resources"]["cpu"].startswith("2 core(s) per node")  # what Local does
     assert data["local_resources"]["memory"].startswith("4Gi per node: a node over it is stopped")

@@ -30,3 +30,4 @@ def test_the_contract_carries_the_rules_the_checks_use():
     assert data["volumes"]["kinds"] == ["configmap", "emptydir", "pvc", "secret"]
     assert data["sweep"]["ranges"] == ["uniform", "loguniform", "int"]
     assert data["sweep"]["max_parallel"] == 64
+    assert data["tags"] == {"skip": "skip"}  # a cell the panel inserts is left out of the job

@@ -400,6 +400,13 @@ export class KaleUI {
     return this.panel.locator('.kale-ext-Notice');
   }
 
+  /** The note of the values a reload restored ("Restored from your last session"). */
+  get restoredNote(): Locator {
+    return this.panel.getByRole('status', {
+      name: 'Restored from your last session'
+    });
+  }
+
   /** The Submit button. */
   get submitButton(): Locator {
     return this.panel.getByRole('button', { name: 'Submit' });
@@ -620,6 +627,26 @@ export class KaleUI {
     await page.evaluate(async () => {
       await window.jupyterapp.restored;
     });
+  }
+
+  /**
+   * Reload as a user does while the notebook has unsaved changes:
+   * JupyterLab asks before leaving; leave anyway.
+   */
+  async reloadLeaving(): Promise<void> {
+    this.page.once('dialog', dialog => void dialog.accept());
+    await this.reload();
+  }
+
+  /** Resolves when the panel has kept a state holding `text` on the server. */
+  kept(text: string): Promise<Response> {
+    return this.page.waitForResponse(
+      r =>
+        r.url().includes('/kale-ext/panel-state') &&
+        r.request().method() === 'PUT' &&
+        (r.request().postData() ?? '').includes(text) &&
+        r.status() === 200
+    );
   }
 
   /**

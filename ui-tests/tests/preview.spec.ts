@@ -21,8 +21,9 @@ test('the preview sums the job up, folds the YAML, copies and downloads it, and 
   // The summary, first.
   const preview = panel.locator('[data-section="preview"]');
   const fact = (name: string) => preview.locator(`[data-fact="${name}"]`);
-  await expect(fact('shape')).toHaveText(
-    /^2 node\(s\) × 1 process\(es\) \(the runtime's choice: 1 CPU/
+  await expect(fact('shape')).toHaveText('2 nodes × 1 process');
+  await expect(fact('procs-why')).toHaveText(
+    /^processes per node: the runtime's choice: 1 CPU per node/
   );
   await expect(fact('backend')).toHaveText('Local: processes on this machine');
   await expect(fact('resources')).toHaveText('CPU 1');

@@ -105,6 +105,12 @@ test('a running 2-node job shows a progress bar with an ETA in its row and its l
     { timeout: JOB_TIMEOUT }
   );
   await expect(load).not.toHaveAttribute('aria-disabled', 'true');
+  // the notebook is checked again with the inserted cell
+  const checked = page.waitForResponse(
+    r =>
+      /\/kale-ext\/compile(\?.*)?$/.test(r.url()) &&
+      (r.request().postData() ?? '').includes('get_job')
+  );
   await load.click();
   await expect(row.getByRole('status')).toContainText(
     'Inserted cell 2 of progress.ipynb: run it to load the result'
@@ -126,7 +132,8 @@ test('a running 2-node job shows a progress bar with an ETA in its row and its l
       source: [
         'from kale_ext import get_job',
         `result = get_job("${name}").result()`,
-        `# get_job("${name}").outputs  # the files it wrote; .load("name") reads one`
+        `# get_job("${name}").outputs: the files it wrote; .load("name") reads one`,
+        'result'
       ].join('\n'),
       outputs: []
     },
@@ -138,12 +145,15 @@ test('a running 2-node job shows a progress bar with an ETA in its row and its l
     /jp-mod-dirty/
   );
 
-  // Run, it gives back what the job returned.
+  // Left out of the job (it is no training code): the notebook still compiles.
+  expect(await kale.cellTags(1)).toEqual(['skip']);
+  expect((await (await checked).json()).errors).toEqual([]);
+  await kale.compiles();
+
+  // Run, it shows what the job returned.
   await page.notebook.runCell(1, true);
-  await page.notebook.addCell('code', 'print(result)');
-  await page.notebook.runCell(3, true);
-  expect(await page.notebook.getCellTextOutput(3)).toEqual([
-    "{'steps': 40, 'loss': 0.025}\n"
+  expect(await page.notebook.getCellTextOutput(1)).toEqual([
+    "{'steps': 40, 'loss': 0.025}"
   ]);
 
   // Its notebook gone since, the cell goes to the current notebook.

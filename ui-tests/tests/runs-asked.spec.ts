@@ -95,26 +95,6 @@ async function sweepOf(page: IJupyterLabPageFixture, name: string) {
   return response.json();
 }
 
-/**
- * Reload the page as a user does: the notebook has unsaved changes, and
- * JupyterLab asks before leaving; leave anyway.
- */
-async function reload(kale: KaleUI): Promise<void> {
-  kale.page.once('dialog', dialog => void dialog.accept());
-  await kale.reload();
-}
-
-/** Resolves when the panel has kept a state holding `text` on the server. */
-function kept(page: IJupyterLabPageFixture, text: string) {
-  return page.waitForResponse(
-    r =>
-      r.url().includes('/kale-ext/panel-state') &&
-      r.request().method() === 'PUT' &&
-      (r.request().postData() ?? '').includes(text) &&
-      r.status() === 200
-  );
-}
-
 test('a sweep with epochs set and a volume, two at a time, through a reload, a Stop and a Rerun: every trial and the rerun print the epochs set', async ({
   page,
   kale
@@ -129,7 +109,7 @@ test('a sweep with epochs set and a volume, two at a time, through a reload, a S
   });
   await p.locator('[data-section="storage"] > summary').click();
   await p.getByRole('button', { name: 'Add volume' }).click();
-  const keptAll = kept(page, mount);
+  const keptAll = kale.kept(mount);
   await kale.fill({ 'Volume 1': volume });
   await keptAll;
 
@@ -144,11 +124,9 @@ test('a sweep with epochs set and a volume, two at a time, through a reload, a S
     .toBe(2);
 
   // Reload mid-sweep: the form comes back as last shown, and says so.
-  await reload(kale);
+  await kale.reloadLeaving();
   const again = await kale.openPanel();
-  const note = again.getByRole('status', {
-    name: 'Restored from your last session'
-  });
+  const note = kale.restoredNote;
   await expect(note).toBeVisible({ timeout: 30_000 });
   for (const line of [
     'parameter epochs: 4 (the notebook: none)',

@@ -158,7 +158,10 @@ test('an SDK notebook with no tag compiles; the preview says where each setting 
     ).toBeVisible();
   }
   await expect(preview.locator('[data-fact="shape"]')).toHaveText(
-    /^2 node\(s\) × 1 process\(es\) \(the runtime's choice/
+    '2 nodes × 1 process'
+  );
+  await expect(preview.locator('[data-fact="procs-why"]')).toHaveText(
+    /^processes per node: the runtime's choice/
   );
   await kale.screenshot('sdk-notebook.png', preview);
 
@@ -197,7 +200,7 @@ test('an SDK notebook with no tag compiles; the preview says where each setting 
     'overridden by the panel: 4'
   );
   await expect(preview.locator('[data-fact="shape"]')).toHaveText(
-    /^4 node\(s\) × 1 process\(es\) \(the runtime's choice/
+    '4 nodes × 1 process'
   );
   await expect(setting(kale, 'env')).not.toContainText('overridden');
 });
@@ -214,15 +217,11 @@ test('a notebook with two train() calls: the panel names each by its cell and li
     'Call 2: cell 4, line 1 (the last)'
   ]);
   const shape = kale.panel.locator('[data-fact="shape"]');
-  await expect(shape).toHaveText(
-    /^3 node\(s\) × 1 process\(es\) \(the runtime's choice/
-  );
+  await expect(shape).toHaveText('3 nodes × 1 process');
   await expect(setting(kale, 'nodes').locator('code')).toHaveText('3');
 
   await choice.selectOption({ label: 'Call 1: cell 3, line 2' });
-  await expect(shape).toHaveText(
-    /^1 node\(s\) × 1 process\(es\) \(the runtime's choice/
-  );
+  await expect(shape).toHaveText('1 node × 1 process');
   await expect(setting(kale, 'nodes').locator('code')).toHaveText('1');
   await expect(
     setting(kale, 'nodes').getByRole('button', { name: 'Go to cell 3, line 2' })

@@ -23,7 +23,7 @@ from ...files import mark_jobs_dir, open_regular
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
-from ...job.procs import how_to_ask
+from ...job.procs import how_to_ask, shape_text
 from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import provenance, source_of, training_command
@@ -369,7 +369,7 @@ class LocalBackend(Backend):
         record = self._record(name)
         events = [Event(record["created"], "Normal", "Created", f"job {name} created")]
         if record.get("started"):
-            shape = f"{record['num_nodes']} node(s) × {record['procs_per_node']} process(es)"
+            shape = shape_text(record["num_nodes"], record["procs_per_node"])
             events.append(Event(record["started"], "Normal", "Started", f"started {shape}"))
         if record.get("finished"):
             kind = "Normal" if record["status"] == "Complete" else "Warning"

@@ -4,9 +4,13 @@ import type { KaleService } from '../api';
 import { FormState } from '../panel/form/form-state';
 import { ServerFacts } from '../panel/form/server-facts';
 import type { Kale } from '../types';
-import { compileResult, fakeNotebook, fakeService } from './fakes';
+import { compileResult, fakeNotebook, fakeService, jobInfo } from './fakes';
 
-function setup(metadata?: unknown, compile: Kale.ICompileResult | null = null) {
+function setup(
+  metadata?: unknown,
+  compile: Kale.ICompileResult | null = null,
+  jobs: Kale.IJobInfo[] | null = null
+) {
   const nb = fakeNotebook({ metadata });
   const service = fakeService();
   const calls = {
@@ -22,6 +26,7 @@ function setup(metadata?: unknown, compile: Kale.ICompileResult | null = null) {
     ready: () => true,
     compile: () => compile,
     jobName: () => 'nb-abcde',
+    jobs: () => jobs,
     ...calls
   });
   return { ...nb, service, forms, ...calls };
@@ -75,5 +80,28 @@ describe('FormState', () => {
     forms.readMetadata();
     forms.reset();
     expect(forms.form.nodes).toBe('');
+  });
+
+  it('says before Submit that a job of the typed name exists, as soon as it is listed', () => {
+    const listed: Kale.IJobInfo[] = [];
+    const { forms, changed } = setup(undefined, null, listed);
+    forms.update({ name: 'long-run' });
+    expect(forms.fieldErrors).toEqual([]);
+    listed.push(jobInfo('long-run', {})); // the first submit, now listed
+    changed.mockClear();
+    forms.jobsListed();
+    expect(forms.fieldErrors).toEqual([
+      {
+        field: 'name',
+        message:
+          'a job named long-run exists already: choose another name, or leave it empty for a new one'
+      }
+    ]);
+    expect(changed).toHaveBeenCalled();
+    changed.mockClear();
+    forms.jobsListed(); // still taken: nothing new to say
+    expect(changed).not.toHaveBeenCalled();
+    forms.updateSweep({ params: { lr: '0.1,0.2' } }); // a sweep's name is its own
+    expect(forms.fieldErrors).toEqual([]);
   });
 });

@@ -84,30 +84,49 @@ describe('the job form, checked by the contract', () => {
     });
   });
 
+  const REPORTED = {
+    cpu: '2 core(s) per node, its own',
+    memory: '4Gi per node: stopped over it'
+  };
+
   it.each([
     [
-      'the general rule',
-      null,
-      'Locally: pinned to whole cores on this machine',
-      'Locally: not enforced'
-    ],
-    [
-      "the server's words",
-      {
-        cpu: '2 core(s) per node, its own',
-        memory: '4Gi per node: stopped over it'
-      },
+      'CPU and memory set',
+      { cpuLimit: '2', memoryRequest: '4Gi' },
+      REPORTED,
       'Locally: 2 core(s) per node, its own',
       'Locally: 4Gi per node: stopped over it'
+    ],
+    ['nothing set', {}, REPORTED, undefined, undefined],
+    [
+      'only the CPU set',
+      { cpuRequest: '2' },
+      REPORTED,
+      'Locally: 2 core(s) per node, its own',
+      undefined
+    ],
+    [
+      'a CPU that is no quantity',
+      { cpuLimit: '2 cores', memoryLimit: '4Gi' },
+      REPORTED,
+      undefined,
+      'Locally: 4Gi per node: stopped over it'
+    ],
+    [
+      'no preview (the notebook has an error)',
+      { cpuLimit: '2', memoryLimit: '4Gi' },
+      null,
+      undefined,
+      undefined
     ]
-  ])(
-    'on Local says what CPU and memory do, by %s',
-    async (_, reported, cpu, memory) => {
-      const form = emptyForm();
+  ] as [string, Partial<IJobForm>, typeof REPORTED | null, string?, string?][])(
+    "on Local says in the server's words what CPU and memory do, only for values set and valid: %s",
+    async (_, values, reported, cpu, memory) => {
+      const form = { ...emptyForm(), ...values };
       widget = await render(
         <ResourceFields
           form={form}
-          errors={[]}
+          errors={validateForm(form)}
           onChange={() => undefined}
           local
           reported={reported}

@@ -56,7 +56,7 @@ describe('JobsList', () => {
   });
 
   it('says where a job’s processes per node come from', async () => {
-    const why = "the runtime's choice: 4 CPU(s) per node";
+    const why = "the runtime's choice: 4 CPUs per node";
     widget = await list({
       jobs: [job('nb-four', { procs_per_node: 4, procs_why: why })]
     });
@@ -64,7 +64,7 @@ describe('JobsList', () => {
       '[data-job="nb-four"] .kale-ext-JobRow-meta'
     )!;
     expect(meta.textContent).toContain('2 × 4 nodes');
-    expect(meta.getAttribute('title')).toBe(`4 process(es) per node: ${why}`);
+    expect(meta.getAttribute('title')).toBe(`4 processes per node: ${why}`);
   });
 
   it('shows each job’s state, parameters, duration and final metric', async () => {

@@ -20,7 +20,7 @@ const SAVED: Record<string, ISaved> = {
       size: 0,
       reason: 'the function returned None'
     },
-    files: 0
+    files: []
   }
 };
 

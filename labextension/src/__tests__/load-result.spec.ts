@@ -4,7 +4,7 @@ import { jobInfo } from './fakes';
 
 const saved = (
   result: Partial<Kale.IJobResult> | null,
-  files: number | null = 0
+  files: string[] | null = []
 ): ISaved => ({
   result: result && {
     saved: true,
@@ -41,7 +41,7 @@ describe('loadOffer', () => {
     ],
     [
       'Complete',
-      saved({ saved: false, reason: 'the function returned None' }, 0),
+      saved({ saved: false, reason: 'the function returned None' }, []),
       {
         enabled: false,
         withResult: false,
@@ -50,7 +50,11 @@ describe('loadOffer', () => {
     ],
     [
       'Complete',
-      saved({ saved: false, reason: 'the function returned None' }, 3),
+      saved({ saved: false, reason: 'the function returned None' }, [
+        'a',
+        'b',
+        'c'
+      ]),
       {
         enabled: true,
         withResult: false,
@@ -60,7 +64,7 @@ describe('loadOffer', () => {
     ],
     [
       'Failed',
-      saved(null, 1),
+      saved(null, ['a.pt']),
       {
         enabled: true,
         withResult: false,
@@ -81,24 +85,44 @@ describe('loadOffer', () => {
 });
 
 describe('resultCellSource', () => {
-  it('loads the result, with the outputs a line away', () => {
-    expect(resultCellSource('digits-ddp-k3v9q', true)).toBe(
+  it('loads the result and shows it, with the outputs a line away', () => {
+    expect(resultCellSource('digits-ddp-k3v9q', saved({}))).toBe(
       [
         'from kale_ext import get_job',
         'result = get_job("digits-ddp-k3v9q").result()',
-        '# get_job("digits-ddp-k3v9q").outputs  # the files it wrote; .load("name") reads one'
+        '# get_job("digits-ddp-k3v9q").outputs: the files it wrote; .load("name") reads one',
+        'result'
       ].join('\n')
     );
   });
 
-  it('lists the outputs when no result was saved', () => {
-    expect(resultCellSource('j', false)).toBe(
-      'from kale_ext import get_job\noutputs = get_job("j").outputs  # it saved no result; .load("name") reads a file'
+  it('names the files it wrote when no result was saved, and shows them', () => {
+    const none = saved({ saved: false, reason: 'the function returned None' }, [
+      'digits_model.pt'
+    ]);
+    expect(resultCellSource('j', none)).toBe(
+      [
+        'from kale_ext import get_job',
+        '# j saved no result (the function returned None); it wrote 1 output file: digits_model.pt',
+        'outputs = get_job("j").outputs',
+        '# outputs.load("digits_model.pt") reads one',
+        'outputs'
+      ].join('\n')
+    );
+  });
+
+  it('names five files at most', () => {
+    const many = saved(
+      null,
+      Array.from({ length: 7 }, (_, i) => `f${i}.pt`)
+    );
+    expect(resultCellSource('j', many).split('\n')[1]).toBe(
+      '# j saved no result; it wrote 7 output files: f0.pt, f1.pt, f2.pt, f3.pt, f4.pt, … (7 output files)'
     );
   });
 
   it('writes any name as a Python string literal', () => {
-    expect(resultCellSource('a"b\\c', true).split('\n')[1]).toBe(
+    expect(resultCellSource('a"b\\c', saved({})).split('\n')[1]).toBe(
       'result = get_job("a\\"b\\\\c").result()'
     );
   });

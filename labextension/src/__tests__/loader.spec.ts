@@ -87,11 +87,13 @@ describe('ResultLoader', () => {
     expect(sources(own)).toEqual([
       'import torch',
       'train()',
-      'from kale_ext import get_job\nresult = get_job("nb-k3v9q").result()\n# get_job("nb-k3v9q").outputs  # the files it wrote; .load("name") reads one',
+      'from kale_ext import get_job\nresult = get_job("nb-k3v9q").result()\n# get_job("nb-k3v9q").outputs: the files it wrote; .load("name") reads one\nresult',
       'x'
     ]);
     const cell = own.model.sharedModel.cells[2];
     expect(cell.cell_type).toBe('code');
+    // left out of the job: it is no training code (the compiler's skip tag)
+    expect(cell.getMetadata('tags')).toEqual(['skip']);
     expect(cell.toJSON().outputs).toEqual([]);
     expect(cell.toJSON().execution_count).toBeNull();
     expect(own.model.dirty).toBe(true);
@@ -129,13 +131,22 @@ describe('ResultLoader', () => {
       openNotebook: async () => {
         throw new Error('a/nb.ipynb: no such file');
       },
-      saved: { result: null, files: 2 }
+      saved: { result: null, files: ['digits_model.pt', 'log.csv'] }
     });
     await loader.load(job());
     expect(sources(current)).toEqual([
       'a',
       'b',
-      'from kale_ext import get_job\noutputs = get_job("nb-k3v9q").outputs  # it saved no result; .load("name") reads a file'
+      [
+        'from kale_ext import get_job',
+        '# nb-k3v9q saved no result; it wrote 2 output files: digits_model.pt, log.csv',
+        'outputs = get_job("nb-k3v9q").outputs',
+        '# outputs.load("digits_model.pt") reads one',
+        'outputs'
+      ].join('\n')
+    ]);
+    expect(current.model.sharedModel.cells[2].getMetadata('tags')).toEqual([
+      'skip'
     ]);
     expect(say).toHaveBeenCalledWith(
       'nb-k3v9q',
@@ -155,7 +166,7 @@ describe('ResultLoader', () => {
   });
 
   it.each([
-    ['nothing was saved', { result: null, files: 0 }],
+    ['nothing was saved', { result: null, files: [] }],
     ['what was saved is not read yet', undefined]
   ])('changes no notebook when %s', async (_, saved) => {
     const own = notebookAt('a/nb.ipynb', ['a'], 0);

@@ -45,8 +45,32 @@ describe('PanelMemory', () => {
     ]);
     expect(memory.note?.saved).toBe('2026-01-01T00:00:00+00:00');
     expect(changed).toHaveBeenCalled();
-    expect(memory.useNotebook()).toEqual(disk);
+    expect(memory.useNotebook(restored!)).toEqual(disk);
     expect(memory.note).toBeNull();
+  });
+
+  it('lists only the restored fields not edited since, and leaves when none is left', async () => {
+    const { service, memory } = setup();
+    service.getPanelState.mockResolvedValue(
+      kept(values('my-run', ['pvc:k:/k=./k']))
+    );
+    const disk = values('', ['pvc:d:/d=./d']);
+    await memory.recall('nb.ipynb', disk);
+    const note = (m: PanelMemory) =>
+      m.note?.fields.map(f => `${f.label}: ${f.restored}`);
+    expect(note(memory)).toEqual(['job name: my-run', 'volumes: pvc:k:/k=./k']);
+    // the user edits the restored name: theirs now, not restored
+    memory.remember(values('newer', ['pvc:k:/k=./k']));
+    expect(note(memory)).toEqual(['volumes: pvc:k:/k=./k']);
+    // the notebook's values go back only where the note says: the edit stays
+    expect(memory.useNotebook(values('newer', ['pvc:k:/k=./k']))).toEqual(
+      values('newer', ['pvc:d:/d=./d'])
+    );
+    expect(memory.note).toBeNull();
+
+    await memory.recall('nb.ipynb', disk);
+    memory.remember(values('newer', ['pvc:d:/d=./d']));
+    expect(memory.note).toBeNull(); // no field holds its restored value
   });
 
   it.each([

@@ -145,4 +145,53 @@ describe('kale-ext:plugin', () => {
     await until(() => open.mock.calls.length === 2);
     panel.dispose();
   });
+
+  it("restores no logs tab of a job deleted since, asks nothing of it, and closes a job's tab when it is deleted", async () => {
+    const makeRequest = jest
+      .spyOn(ServerConnection, 'makeRequest')
+      .mockImplementation(async (url, init) => {
+        const path = new URL(String(url)).pathname;
+        const body = path.endsWith('/kale-ext/jobs')
+          ? { jobs: [{ name: 'kept', status: 'Complete' }] }
+          : path.endsWith('/tags')
+            ? { tags: [] }
+            : path.endsWith('/runtimes')
+              ? { runtimes: [] }
+              : {};
+        return init?.method === 'DELETE'
+          ? new Response(null, { status: 204 })
+          : new Response(JSON.stringify(body), { status: 200 });
+      });
+    jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const commands = new CommandRegistry();
+    const app = fakeApp(commands);
+    plugin.activate(app as unknown as JupyterFrontEnd, tracker(), null, null);
+    const panel = app.shell.add.mock.calls[0][0] as KalePanel;
+    const asked = () =>
+      makeRequest.mock.calls.map(([url]) => new URL(String(url)).pathname);
+
+    // as the layout restorer asks after a reload
+    const gone = await commands.execute(CommandIDs.openLogs, {
+      name: 'gone',
+      restoring: true
+    });
+    expect(gone).toBeUndefined();
+    const kept = (await commands.execute(CommandIDs.openLogs, {
+      name: 'kept',
+      restoring: true
+    })) as Widget;
+    expect(kept.id).toBe('kale-ext-logs-kept');
+    expect(asked().filter(a => a.includes('/jobs/gone'))).toEqual([]);
+
+    // deleted from the panel: its tab closes before the delete is sent
+    let openAtDelete: boolean | null = null;
+    makeRequest.mockImplementationOnce(async () => {
+      openAtDelete = !kept.isDisposed;
+      return new Response(null, { status: 204 });
+    });
+    await panel.state.jobList.delete('kept');
+    expect(openAtDelete).toBe(false);
+    expect(kept.isDisposed).toBe(true);
+    panel.dispose();
+  });
 });

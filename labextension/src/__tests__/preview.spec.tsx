@@ -134,11 +134,16 @@ describe('PreviewView', () => {
     });
   });
 
-  it('says where the processes per node come from, as the server words it', async () => {
-    const shape =
-      "2 node(s) × 4 process(es) (the runtime's choice: 4 CPU(s) per node)";
-    widget = await preview({ procs_per_node: 4, shape });
-    expect(facts(widget).shape).toBe(shape);
+  it('says where the processes per node come from on a line of its own, as the server words it', async () => {
+    widget = await preview({
+      procs_per_node: 4,
+      shape: '2 nodes × 4 processes',
+      procs_why: "the runtime's choice: 4 CPUs per node"
+    });
+    expect(facts(widget).shape).toBe('2 nodes × 4 processes');
+    expect(facts(widget)['procs-why']).toBe(
+      "processes per node: the runtime's choice: 4 CPUs per node"
+    );
   });
 
   it('shows the exact command and the volumes when the server gives them', async () => {

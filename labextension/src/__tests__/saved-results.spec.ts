@@ -69,9 +69,12 @@ describe('SavedResults', () => {
     results.want(jobs); // asked again while reading: not read twice
     await until(() => results.get('gone'));
     expect(results.get('saved')).toEqual({ result: RESULT, files: null });
-    expect(results.get('none-files')).toEqual({ result: NONE, files: 2 });
+    expect(results.get('none-files')).toEqual({
+      result: NONE,
+      files: ['f0.pt', 'f1.pt']
+    });
     expect(results.get('none-cluster')).toEqual({ result: NONE, files: null });
-    expect(results.get('gone')).toEqual({ result: null, files: 0 });
+    expect(results.get('gone')).toEqual({ result: null, files: [] });
     expect(results.get('running')).toBeUndefined();
     expect(service.getJob.mock.calls.map(c => c[0])).toEqual([
       'saved',

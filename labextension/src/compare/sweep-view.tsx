@@ -202,7 +202,12 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
       </div>
     );
   }
-  const trials = sortTrials(sweep, view.sort);
+  // no metric: nothing to sort by but the trials' own order
+  const sort: ITrialSort =
+    sweep.metric || view.sort.by !== 'metric'
+      ? view.sort
+      : { by: 'number', reversed: false };
+  const trials = sortTrials(sweep, sort);
   const metric = sweep.metric ?? 'metric';
   const goal = goalIsMin(sweep) ? 'lowest' : 'highest';
   return (
@@ -249,6 +254,14 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
       <p className="kale-ext-SweepView-progress" role="status">
         {sweepProgress(sweep)}
       </p>
+      {!sweep.metric && (
+        <p className="kale-ext-SweepView-hint" role="note">
+          No metric was chosen, so no trial is ranked or marked best. For the
+          next sweep, name one your notebook reports with kale_ext.report (for
+          example accuracy) in the panel&apos;s Metric field, or{' '}
+          <code>--metric NAME</code>.
+        </p>
+      )}
       {sweep.reason && !sweep.reason.startsWith(sweep.tally ?? '\0') && (
         <p
           className={`kale-ext-mod-${sweep.status === 'Failed' ? 'error' : 'info'}`}
@@ -267,16 +280,16 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
       >
         <thead>
           <tr>
-            {HEADERS.map(h => {
+            {HEADERS.filter(h => sweep.metric || h.by !== 'metric').map(h => {
               const label = h.by === 'metric' ? metric : h.label;
-              const active = h.by !== null && view.sort.by === h.by;
+              const active = h.by !== null && sort.by === h.by;
               return (
                 <th
                   key={h.label}
                   scope="col"
                   aria-sort={
                     active
-                      ? view.sort.reversed
+                      ? sort.reversed
                         ? 'descending'
                         : 'ascending'
                       : undefined
@@ -290,7 +303,7 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
                       onClick={() => view.setSort(h.by!)}
                     >
                       {label}
-                      {active && (view.sort.reversed ? ' ▾' : ' ▴')}
+                      {active && (sort.reversed ? ' ▾' : ' ▴')}
                     </button>
                   ) : (
                     label
@@ -341,18 +354,20 @@ export function SweepRoot(props: { view: SweepView }): JSX.Element {
                   </div>
                 )}
               </td>
-              <td>
-                {t.metric === null || t.metric === undefined ? (
-                  '—'
-                ) : (
-                  <>
-                    {formatValue(t.metric)}
-                    {t.step !== null && t.step !== undefined && (
-                      <span className="kale-ext-Muted"> step {t.step}</span>
-                    )}
-                  </>
-                )}
-              </td>
+              {sweep.metric && (
+                <td>
+                  {t.metric === null || t.metric === undefined ? (
+                    '—'
+                  ) : (
+                    <>
+                      {formatValue(t.metric)}
+                      {t.step !== null && t.step !== undefined && (
+                        <span className="kale-ext-Muted"> step {t.step}</span>
+                      )}
+                    </>
+                  )}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

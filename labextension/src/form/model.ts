@@ -65,13 +65,15 @@ export interface IJobForm {
 
 /**
  * What the server told us that validating needs: the notebook's parameters
- * with their defaults, the runtime (its name limit).
+ * with their defaults, the runtime (its name limit), the jobs listed.
  */
 export interface IFormContext {
   parameters?: { [name: string]: JSONValue };
   runtime?: Kale.IRuntime;
   /** The job runs on the Local backend (volumes need a local folder). */
   local?: boolean;
+  /** The jobs that exist (their names): a job name must be another. */
+  jobs?: string[];
 }
 
 /**
@@ -155,6 +157,9 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   }
   const parameters: { [name: string]: JSONValue } = {};
   for (const [key, text] of Object.entries(form.parameters)) {
+    if (text.trim() === '') {
+      continue; // an empty field: the notebook's default
+    }
     const stored = form.storedParameters[key];
     parameters[key] =
       stored !== undefined && formatParameter(stored) === text ? stored : text;

@@ -130,107 +130,208 @@ export function restoredFields(
   notebook: IPanelValues,
   restored: IPanelValues
 ): IRestoredField[] {
-  const out: IRestoredField[] = [];
-  const add = (
-    label: string,
-    section: string,
-    text: (v: IPanelValues) => string
-  ) => {
-    const [a, b] = [text(restored), text(notebook)];
-    if (a !== b) {
-      out.push({
-        label,
-        section,
-        restored: Private.shown(a),
-        notebook: Private.shown(b)
-      });
-    }
-  };
-  for (const [label, section, text] of FIELDS) {
-    add(label, section, text);
-  }
-  const names = (pick: (v: IPanelValues) => { [k: string]: string }) => [
-    ...new Set([...Object.keys(pick(restored)), ...Object.keys(pick(notebook))])
-  ];
-  const params = (v: IPanelValues) => v.form.parameters;
-  for (const name of names(params)) {
-    add(`parameter ${name}`, 'parameters', v => params(v)[name] ?? '');
-  }
-  const swept = (v: IPanelValues) => v.sweep.params;
-  for (const name of names(swept)) {
-    add(`sweep of ${name}`, 'parameters', v => swept(v)[name] ?? '');
-  }
-  for (const [label, text] of SWEEP_FIELDS) {
-    if (
-      Object.keys(swept(restored)).length + Object.keys(swept(notebook)).length
-    ) {
-      add(label, 'parameters', text);
+  return Private.fields(notebook, restored)
+    .map(field => ({ field, a: field.text(restored), b: field.text(notebook) }))
+    .filter(({ a, b }) => a !== b)
+    .map(({ field, a, b }) => ({
+      label: field.label,
+      section: field.section,
+      restored: Private.shown(a),
+      notebook: Private.shown(b)
+    }));
+}
+
+/**
+ * The note's fields once the form holds `now`: those of `fields` still
+ * holding their restored value (a field the user edited since is theirs,
+ * not a restored one).
+ */
+export function stillRestored(
+  fields: IRestoredField[],
+  notebook: IPanelValues,
+  now: IPanelValues
+): IRestoredField[] {
+  return restoredFields(notebook, now).filter(f =>
+    fields.some(o => o.label === f.label && o.restored === f.restored)
+  );
+}
+
+/**
+ * `current` with the fields named `labels` (as `restoredFields` names
+ * them) set back to the notebook's values; every other field as it is.
+ */
+export function withNotebookValues(
+  current: IPanelValues,
+  notebook: IPanelValues,
+  labels: string[]
+): IPanelValues {
+  const out: IPanelValues = JSON.parse(JSON.stringify(current));
+  const from: IPanelValues = JSON.parse(JSON.stringify(notebook));
+  for (const field of Private.fields(notebook, current)) {
+    if (labels.includes(field.label)) {
+      field.copy(from, out);
     }
   }
   return out;
 }
 
-type Field = [string, string, (v: IPanelValues) => string];
+/** A field as the note names it, how it reads, and how it is copied. */
+interface IField {
+  label: string;
+  section: string;
+  text: (v: IPanelValues) => string;
+  /** Set `to`'s value of this field to `from`'s. */
+  copy: (from: IPanelValues, to: IPanelValues) => void;
+}
+
+/** A field of the form that is one or more of its keys. */
+function formField(
+  label: string,
+  section: string,
+  keys: (keyof IJobForm)[],
+  text: (v: IPanelValues) => string
+): IField {
+  return {
+    label,
+    section,
+    text,
+    copy: (from, to) => {
+      for (const key of keys) {
+        (to.form as unknown as Record<string, unknown>)[key] = from.form[key];
+      }
+    }
+  };
+}
 
 /** The form's fields as the note names them, with their section. */
-const FIELDS: Field[] = [
-  ['job name', 'job', v => v.form.name.trim()],
-  ['runtime', 'job', v => v.form.runtime],
-  ['train() call', 'job', v => v.form.trainCall],
-  ['nodes', 'job', v => v.form.nodes.trim()],
-  ['processes per node', 'job', v => v.form.procsPerNode.trim()],
-  ['other options', 'job', v => Private.json(v.form.extraOptions)],
-  [
-    'GPUs',
-    'resources',
-    v =>
-      v.form.gpuMode === 'count'
-        ? v.form.gpuCount
-        : v.form.gpuMode === 'mig'
-          ? v.form.migProfile
-          : ''
-  ],
-  ['CPU request', 'resources', v => v.form.cpuRequest.trim()],
-  ['CPU limit', 'resources', v => v.form.cpuLimit.trim()],
-  ['memory request', 'resources', v => v.form.memoryRequest.trim()],
-  ['memory limit', 'resources', v => v.form.memoryLimit.trim()],
-  ['other config', 'resources', v => Private.json(v.form.extraConfig)],
-  [
-    'environment variables',
-    'env',
-    v =>
-      v.form.env
-        .filter(r => r.name.trim())
-        .map(r =>
-          r.source === 'secret'
-            ? `${r.name} from ${r.secret}/${r.key}`
-            : `${r.name}=${r.value}`
-        )
-        .join(', ')
-  ],
-  ['volumes', 'storage', v => Private.listed(v.form.volumes)],
-  ['shared memory', 'storage', v => v.form.shmSize.trim()],
-  ['outputs volume', 'storage', v => v.form.outputs.trim()],
-  [
-    'packages',
-    'packages',
-    v =>
-      v.form.packages === null
-        ? '(as detected)'
-        : Private.listed(v.form.packages)
-  ]
+const FIELDS: IField[] = [
+  formField('job name', 'job', ['name'], v => v.form.name.trim()),
+  formField('runtime', 'job', ['runtime'], v => v.form.runtime),
+  formField('train() call', 'job', ['trainCall'], v => v.form.trainCall),
+  formField('nodes', 'job', ['nodes'], v => v.form.nodes.trim()),
+  formField('processes per node', 'job', ['procsPerNode'], v =>
+    v.form.procsPerNode.trim()
+  ),
+  formField('other options', 'job', ['extraOptions'], v =>
+    Private.json(v.form.extraOptions)
+  ),
+  formField('GPUs', 'resources', ['gpuMode', 'gpuCount', 'migProfile'], v =>
+    v.form.gpuMode === 'count'
+      ? v.form.gpuCount
+      : v.form.gpuMode === 'mig'
+        ? v.form.migProfile
+        : ''
+  ),
+  formField('CPU request', 'resources', ['cpuRequest'], v =>
+    v.form.cpuRequest.trim()
+  ),
+  formField('CPU limit', 'resources', ['cpuLimit'], v =>
+    v.form.cpuLimit.trim()
+  ),
+  formField('memory request', 'resources', ['memoryRequest'], v =>
+    v.form.memoryRequest.trim()
+  ),
+  formField('memory limit', 'resources', ['memoryLimit'], v =>
+    v.form.memoryLimit.trim()
+  ),
+  formField('other config', 'resources', ['extraConfig'], v =>
+    Private.json(v.form.extraConfig)
+  ),
+  formField('environment variables', 'env', ['env'], v =>
+    v.form.env
+      .filter(r => r.name.trim())
+      .map(r =>
+        r.source === 'secret'
+          ? `${r.name} from ${r.secret}/${r.key}`
+          : `${r.name}=${r.value}`
+      )
+      .join(', ')
+  ),
+  formField('volumes', 'storage', ['volumes'], v =>
+    Private.listed(v.form.volumes)
+  ),
+  formField('shared memory', 'storage', ['shmSize'], v =>
+    v.form.shmSize.trim()
+  ),
+  formField('outputs volume', 'storage', ['outputs'], v =>
+    v.form.outputs.trim()
+  ),
+  formField('packages', 'packages', ['packages'], v =>
+    v.form.packages === null ? '(as detected)' : Private.listed(v.form.packages)
+  )
 ];
 
-const SWEEP_FIELDS: [string, (v: IPanelValues) => string][] = [
-  ['sweep search', v => v.sweep.search],
-  ['sweep trials', v => v.sweep.trials],
-  ['trials at a time', v => v.sweep.parallel],
-  ['sweep metric', v => v.sweep.metric],
-  ['sweep goal', v => v.sweep.goal],
-  ['early stopping', v => (v.sweep.earlyStop ? 'on' : 'off')]
-];
+/** The sweep's settings (shown when either side sweeps a parameter). */
+const SWEEP_FIELDS: [string, keyof ISweepForm, (v: IPanelValues) => string][] =
+  [
+    ['sweep search', 'search', v => v.sweep.search],
+    ['sweep trials', 'trials', v => v.sweep.trials],
+    ['trials at a time', 'parallel', v => v.sweep.parallel],
+    ['sweep metric', 'metric', v => v.sweep.metric],
+    ['sweep goal', 'goal', v => v.sweep.goal],
+    ['early stopping', 'earlyStop', v => (v.sweep.earlyStop ? 'on' : 'off')]
+  ];
 
 namespace Private {
+  /**
+   * Every field either side holds, in the form's order: the form's, each
+   * parameter, each swept parameter, the sweep's settings.
+   */
+  export function fields(a: IPanelValues, b: IPanelValues): IField[] {
+    const names = (pick: (v: IPanelValues) => { [k: string]: string }) => [
+      ...new Set([...Object.keys(pick(a)), ...Object.keys(pick(b))])
+    ];
+    const params = (v: IPanelValues) => v.form.parameters;
+    const swept = (v: IPanelValues) => v.sweep.params;
+    const out = [...FIELDS];
+    for (const name of names(params)) {
+      out.push({
+        label: `parameter ${name}`,
+        section: 'parameters',
+        text: v => params(v)[name] ?? '',
+        copy: (from, to) => {
+          copyKey(from.form.parameters, to.form.parameters, name);
+          copyKey(from.form.storedParameters, to.form.storedParameters, name);
+        }
+      });
+    }
+    for (const name of names(swept)) {
+      out.push({
+        label: `sweep of ${name}`,
+        section: 'parameters',
+        text: v => swept(v)[name] ?? '',
+        copy: (from, to) => copyKey(from.sweep.params, to.sweep.params, name)
+      });
+    }
+    if (Object.keys(swept(a)).length + Object.keys(swept(b)).length) {
+      for (const [label, key, text] of SWEEP_FIELDS) {
+        out.push({
+          label,
+          section: 'parameters',
+          text,
+          copy: (from, to) => {
+            (to.sweep as unknown as Record<string, unknown>)[key] =
+              from.sweep[key];
+          }
+        });
+      }
+    }
+    return out;
+  }
+
+  /** `to[name]` as `from[name]` (absent when it is). */
+  export function copyKey<T>(
+    from: { [k: string]: T },
+    to: { [k: string]: T },
+    name: string
+  ): void {
+    if (name in from) {
+      to[name] = from[name];
+    } else {
+      delete to[name];
+    }
+  }
+
   export function object(value: unknown): JSONObject {
     return typeof value === 'object' && value !== null && !Array.isArray(value)
       ? (value as JSONObject)

@@ -51,6 +51,11 @@ export function validateForm(
         'name',
         `${name.length} characters; this runtime allows at most ${limit}${instead}`
       );
+    } else if (context.jobs?.includes(name)) {
+      add(
+        'name',
+        `a job named ${name} exists already: choose another name, or leave it empty for a new one`
+      );
     }
   }
   if (!nodes.ok) {

@@ -14,8 +14,11 @@ export class JobStatusPoll implements IDisposable {
     this._poll = new Poll({
       factory: async () => {
         try {
-          timelines.observe(await service.getJob(name));
+          timelines.observe(await service.getJob(name, this._abort.signal));
         } catch (reason) {
+          if (this._abort.signal.aborted) {
+            return; // disposed (the tab closed, the job deleted)
+          }
           if (
             reason instanceof KaleAPIError &&
             reason.response.status === 404
@@ -61,9 +64,11 @@ export class JobStatusPoll implements IDisposable {
   }
 
   dispose(): void {
+    this._abort.abort(); // a request on its way too
     this._poll.dispose();
   }
 
+  private _abort = new AbortController();
   private _poll: Poll;
   private _note = '';
 }

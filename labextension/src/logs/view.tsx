@@ -14,7 +14,8 @@ import { TimelinePane } from './timeline';
  * The stream's state, as the status line shows it.
  */
 export interface IStreamState {
-  phase: 'connecting' | 'open' | 'reconnecting' | 'ended' | 'failed';
+  /** `gone`: the server has no such job (deleted meanwhile). */
+  phase: 'connecting' | 'open' | 'reconnecting' | 'ended' | 'failed' | 'gone';
   /** The job's final status (`end` event), or the error. */
   detail?: string;
 }
@@ -140,7 +141,8 @@ function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
     open: 'Streaming',
     reconnecting: 'Reconnecting…',
     ended: `Ended${stream.detail ? `: ${stream.detail}` : ''}`,
-    failed: `Failed: ${stream.detail ?? ''}`
+    failed: `Failed: ${stream.detail ?? ''}`,
+    gone: `Gone: ${stream.detail ?? ''}`
   }[stream.phase];
   // Hidden metrics lines are not counted (the toggle tells how many).
   const total = view.showMetricLines

@@ -4,7 +4,7 @@ import { Debouncer } from '@lumino/polling';
 import { Signal } from '@lumino/signaling';
 import * as React from 'react';
 
-import type { KaleService } from '../api';
+import { KaleAPIError, type KaleService } from '../api';
 import { errorMessage } from '../errors';
 import { MetricsStore } from '../metrics/store';
 import { JobTimelines } from '../timeline';
@@ -156,8 +156,11 @@ export class LogsView extends ReactWidget implements ILogsModel {
       })
       .catch(reason => {
         if (!abort.signal.aborted) {
+          // a job deleted elsewhere is not a failed job
+          const gone =
+            reason instanceof KaleAPIError && reason.response.status === 404;
           this._setStream({
-            phase: 'failed',
+            phase: gone ? 'gone' : 'failed',
             detail: errorMessage(reason)
           });
         }

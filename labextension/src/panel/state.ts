@@ -62,6 +62,7 @@ export class PanelState extends VDomModel {
       server: this.server,
       compile: () => this.compile,
       jobName: () => this._name.name,
+      jobs: () => this.jobList?.jobs ?? null,
       changed: emit,
       edited: () => this.actions.clearNotice(),
       validated: () =>
@@ -92,7 +93,10 @@ export class PanelState extends VDomModel {
       pollInterval: options.pollInterval,
       store: options.jobsViewStore
     });
-    this.jobList.changed.connect(() => this.stateChanged.emit());
+    this.jobList.changed.connect(() => {
+      this._forms.jobsListed(); // a name typed may be taken now
+      this.stateChanged.emit();
+    });
     this.actions = new JobActions({
       service: options.service,
       jobs: this.jobList,

@@ -9,11 +9,12 @@ import type { Kale } from '../types';
 
 /**
  * What an ended job left to load: its saved result (null: none recorded)
- * and how many output files it wrote (null: the server cannot list them).
+ * and the output files it wrote, by path (null: not read, when it saved a
+ * result, or the server cannot list them).
  */
 export interface ISaved {
   result: Kale.IJobResult | null;
-  files: number | null;
+  files: string[] | null;
 }
 
 /**
@@ -65,30 +66,51 @@ export function loadOffer(
   const why = result?.reason
     ? `No result was saved: ${result.reason}`
     : 'No result was saved';
-  if (files) {
+  if (files?.length) {
     return {
       enabled: true,
       withResult: false,
-      title: `${why}. Insert a cell that lists its ${files} output ${files === 1 ? 'file' : 'files'}`
+      title: `${why}. Insert a cell that lists its ${Private.files(files.length)}`
     };
   }
   return { enabled: false, withResult: false, title: why };
 }
 
 /**
- * The cell that loads a job's result (or lists its outputs) in a kernel.
- * The job's name is a Python string literal whatever it holds.
+ * The cell that loads a job's result (or lists its outputs) in a kernel,
+ * its last line the value, so running it shows it. The job's name is a
+ * Python string literal whatever it holds; `saved` says what the job left
+ * (no result: why, and its files by name).
  */
-export function resultCellSource(name: string, withResult: boolean): string {
+export function resultCellSource(name: string, saved: ISaved): string {
   const job = `get_job(${JSON.stringify(name)})`;
-  return withResult
-    ? [
-        'from kale_ext import get_job',
-        `result = ${job}.result()`,
-        `# ${job}.outputs  # the files it wrote; .load("name") reads one`
-      ].join('\n')
-    : [
-        'from kale_ext import get_job',
-        `outputs = ${job}.outputs  # it saved no result; .load("name") reads a file`
-      ].join('\n');
+  if (saved.result?.saved) {
+    return [
+      'from kale_ext import get_job',
+      `result = ${job}.result()`,
+      `# ${job}.outputs: the files it wrote; .load("name") reads one`,
+      'result'
+    ].join('\n');
+  }
+  const files = saved.files ?? [];
+  const why = saved.result?.reason ? ` (${saved.result.reason})` : '';
+  const shown = files.slice(0, Private.SHOWN).join(', ');
+  const more =
+    files.length > Private.SHOWN ? `, … (${Private.files(files.length)})` : '';
+  return [
+    'from kale_ext import get_job',
+    `# ${name} saved no result${why}; it wrote ${Private.files(files.length)}: ${shown}${more}`,
+    `outputs = ${job}.outputs`,
+    `# outputs.load(${JSON.stringify(files[0] ?? 'name')}) reads one`,
+    'outputs'
+  ].join('\n');
+}
+
+namespace Private {
+  /** The files a cell's comment names at most. */
+  export const SHOWN = 5;
+
+  export function files(n: number): string {
+    return `${n} output ${n === 1 ? 'file' : 'files'}`;
+  }
 }

@@ -3,6 +3,7 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { errorMessage } from '../errors';
 import { notebookOf } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
+import { SKIP_TAG } from '../contract';
 import { ISaved, loadOffer, resultCellSource } from './load-result';
 
 /**
@@ -22,8 +23,9 @@ export class ResultLoader {
    */
   async load(job: Kale.IJobInfo): Promise<void> {
     const { saved, say } = this._options;
-    const offer = loadOffer(job, saved(job.name));
-    if (!offer?.enabled) {
+    const what = saved(job.name);
+    const offer = loadOffer(job, what);
+    if (!what || !offer?.enabled) {
       return;
     }
     try {
@@ -34,7 +36,7 @@ export class ResultLoader {
       this._options.activate?.(panel); // in front first: then the cell is made active
       const index = await insertCodeCell(
         panel,
-        resultCellSource(job.name, offer.withResult)
+        resultCellSource(job.name, what)
       );
       const file = panel.context.localPath.split('/').pop();
       say(
@@ -76,8 +78,10 @@ export class ResultLoader {
 
 /**
  * Insert a code cell holding `source` below the notebook's active cell (at
- * the end when none is active), make it the active and only selected cell,
- * in command mode, and bring it into view. Returns its index.
+ * the end when none is active), tagged to be left out of the job (it reads
+ * a job's result in the kernel: it is not training code), make it the
+ * active and only selected cell, in command mode, and bring it into view.
+ * Returns its index.
  */
 export async function insertCodeCell(
   panel: NotebookPanel,
@@ -96,7 +100,7 @@ export async function insertCodeCell(
     cell_type: 'code',
     source,
     // made by the user's action, as JupyterLab's own "insert below"
-    metadata: { trusted: true }
+    metadata: { trusted: true, tags: [SKIP_TAG] }
   });
   notebook.activeCellIndex = index;
   notebook.deselectAll();

@@ -43,16 +43,19 @@ namespace Private {
           : ((await service.getJob(job.name, signal)).result ?? null);
     } catch {
       // unreadable (deleted meanwhile): nothing to load, not asked again
-      return { result: null, files: 0 };
+      return { result: null, files: [] };
     }
     if (result?.saved) {
       return { result, files: null };
     }
     try {
       const outputs = await service.jobOutputs(job.name, signal);
-      return { result, files: outputs.listed ? outputs.files.length : null };
+      return {
+        result,
+        files: outputs.listed ? outputs.files.map(f => f.path) : null
+      };
     } catch {
-      return { result, files: 0 };
+      return { result, files: [] };
     }
   }
 }

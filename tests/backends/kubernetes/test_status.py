@@ -95,8 +95,8 @@ def test_status_from_conditions_and_pods(case, backend, kube):
 @pytest.mark.parametrize(
     "trainer, notes, procs, why",
     [({"numProcPerNode": 2, "resourcesPerNode": {"requests": {"cpu": "8"}}}, {}, 2, "asked"),
-     ({"resourcesPerNode": {"requests": {"cpu": "2.5"}}}, {}, 3, "the runtime's choice: 3 CPU(s)"),
-     ({"resourcesPerNode": {"limits": {"nvidia.com/gpu": "4", "cpu": "16"}}}, {}, 4, "4 GPU(s)"),
+     ({"resourcesPerNode": {"requests": {"cpu": "2.5"}}}, {}, 3, "the runtime's choice: 3 CPUs"),
+     ({"resourcesPerNode": {"limits": {"nvidia.com/gpu": "4", "cpu": "16"}}}, {}, 4, "4 GPUs"),
      ({}, {"kale-ext.io/version": "1", "kale-ext.io/runtime-resources":
            '{"limits": {"nvidia.com/gpu": "2"}, "requests": {}}'}, 2, "from the runtime's"),
      ({}, {}, 1, "not known here")],

@@ -86,7 +86,7 @@ def test_the_runtimes_choice_of_processes_runs_as_on_a_cluster(backend):
                     "os.environ['LOCAL_WORLD_SIZE'], flush=True)")  # fmt: skip
     name, info = run(backend, seen, {"cpu": "1500m"})  # 1.5 CPUs: 2 processes
     assert info.status is Status.COMPLETE, info.reason
-    assert info.procs_per_node == 2 and "the runtime's choice: 2 CPU(s)" in info.procs_why
+    assert info.procs_per_node == 2 and "the runtime's choice: 2 CPUs" in info.procs_why
     assert sorted(lines(backend, name)) == [(0, "procs 2 2"), (1, "procs 2 2")]
 
 
@@ -95,7 +95,7 @@ def test_a_runtimes_choice_beyond_the_capacity_is_refused_saying_how_to_ask(back
         submit(backend, notebook(*STEPS), {"nodes": 2, "cpu": "4"})
     said = refused.value.message
     assert refused.value.field == "procs_per_node" and "local capacity of 4" in said
-    assert "the runtime's choice: 4 CPU(s) per node" in said and "--procs-per-node" in said
+    assert "the runtime's choice: 4 CPUs per node" in said and "--procs-per-node" in said
     assert not list(backend.jobs_dir.glob("*/job.json"))  # nothing started
 
 

@@ -81,7 +81,7 @@ def test_digits_on_two_nodes_from_run_to_delete(control_plane_env, tmp_path):
 
         assert re.search(rf"^{name}\s+Complete\s+2\s", cli("jobs", *K8S).stdout, re.M)
         status = cli("status", name, *K8S).stdout.splitlines()
-        assert status[0].startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 node(s)")
+        assert status[0].startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 nodes")
         assert "node 0 Succeeded" in status and "node 1 Succeeded" in status
         events = cli("events", name, *K8S).stdout
         assert events.count("Started container node") == 2

@@ -151,3 +151,36 @@ describe('cancelling a sweep', () => {
     );
   });
 });
+
+describe('a sweep with no metric', () => {
+  let view: SweepView | undefined;
+  afterEach(() => view?.dispose());
+
+  const headers = (v: SweepView) =>
+    [...v.node.querySelectorAll('thead th')].map(th => th.textContent);
+
+  it('says its trials are not ranked and how to rank them, with no column of dashes', async () => {
+    ({ view } = await open(
+      { ...sweep('Complete', 'Complete'), metric: null },
+      jest.fn()
+    ));
+    expect(view.node.querySelector('[role="note"]')?.textContent).toContain(
+      'No metric was chosen, so no trial is ranked or marked best'
+    );
+    // in the trials' own order
+    expect(headers(view)).toEqual(['Trial ▴', 'Job', 'Parameters', 'Status']);
+    expect(view.node.querySelector('tbody tr')?.textContent).not.toContain('—');
+  });
+
+  it('ranks by the metric chosen, with no note', async () => {
+    ({ view } = await open(sweep('Complete', 'Complete'), jest.fn()));
+    expect(view.node.querySelector('[role="note"]')).toBeNull();
+    expect(headers(view)).toEqual([
+      'Trial',
+      'Job',
+      'Parameters',
+      'Status',
+      'loss ▴'
+    ]);
+  });
+});

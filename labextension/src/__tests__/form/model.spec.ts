@@ -97,6 +97,16 @@ describe('toOptions: the form as JobOptions', () => {
     expect(toOptions(jobForm()).parameters).toBeUndefined();
   });
 
+  it("sends no value for an emptied parameter: the notebook's default is used", () => {
+    const options = toOptions(
+      jobForm({ parameters: { epochs: '', lr: '  ', batch: '64' } })
+    );
+    expect(options.parameters).toEqual({ batch: '64' });
+    expect(
+      toOptions(jobForm({ parameters: { epochs: '' } })).parameters
+    ).toBeUndefined();
+  });
+
   it('sends the values the metadata held as they were, until edited', () => {
     const stored = { lr: 0.5, debug: false };
     const f = jobForm({

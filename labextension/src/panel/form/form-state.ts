@@ -53,8 +53,23 @@ export class FormState {
     return {
       parameters: this._options.compile()?.parameters,
       runtime: this.runtime,
-      local: this._options.server.backend?.name === 'local'
+      local: this._options.server.backend?.name === 'local',
+      // a sweep's name is its own (its trials get names of their own)
+      jobs: Object.keys(this.sweep.params).length
+        ? undefined
+        : this._options.jobs()?.map(j => j.name)
     };
+  }
+
+  /**
+   * The jobs list changed: checked again when the typed name became taken
+   * (or free), so the form says so before Submit.
+   */
+  jobsListed(): void {
+    if (this._nameTaken() !== this._taken) {
+      this.validate();
+      this._options.changed();
+    }
   }
 
   /**
@@ -79,9 +94,15 @@ export class FormState {
     this._options.changed();
   }
 
-  /** Go back to the notebook's own values from those restored at load. */
+  /**
+   * Go back to the notebook's own values from those restored at load (the
+   * fields the note still lists).
+   */
   useNotebook(): void {
-    const values = this.memory.useNotebook();
+    const values = this.memory.useNotebook({
+      form: this.form,
+      sweep: this.sweep
+    });
     if (values) {
       this._apply(values);
     }
@@ -141,6 +162,7 @@ export class FormState {
    * compile's errors about a field (a parameter's type, ...).
    */
   validate(): void {
+    this._taken = this._nameTaken();
     const { compile, jobName } = this._options;
     const result = compile();
     this.fieldErrors = formErrors(
@@ -185,7 +207,14 @@ export class FormState {
     );
   }
 
+  /** Whether the typed name is a listed job's. */
+  private _nameTaken(): boolean {
+    const name = this.form.name.trim();
+    return !!name && !!this.context.jobs?.includes(name);
+  }
+
   private _options: FormState.IOptions;
+  private _taken = false;
 }
 
 export namespace FormState {
@@ -201,6 +230,8 @@ export namespace FormState {
     compile: () => Kale.ICompileResult | null;
     /** The name the job gets when the form names none. */
     jobName: () => string | null;
+    /** The jobs listed (null: not yet). */
+    jobs: () => Kale.IJobInfo[] | null;
     /** Something shown changed. */
     changed: () => void;
     /** The user changed the form or the sweep (before it is checked). */

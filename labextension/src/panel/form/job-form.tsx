@@ -182,7 +182,7 @@ export function ResourceFields(
   }
 ): JSX.Element {
   const { form, errors, onChange, defaultGpu } = props;
-  const hints = props.local ? localHints(props.reported) : null;
+  const hints = props.local ? localHints(form, errors, props.reported) : null;
   // Choosing nothing leaves the GPUs to the defaults.
   const unset =
     !defaultGpu || defaultGpu === '0' ? 'None' : `Default (${defaultGpu})`;
@@ -242,7 +242,7 @@ export function ResourceFields(
           onChange={cpuLimit => onChange({ cpuLimit })}
         />
       </div>
-      {hints && (
+      {hints?.cpu && (
         <div className="kale-ext-Field-hint" data-hint="cpu">
           {hints.cpu}
         </div>
@@ -267,7 +267,7 @@ export function ResourceFields(
           onChange={memoryLimit => onChange({ memoryLimit })}
         />
       </div>
-      {hints && (
+      {hints?.memory && (
         <div className="kale-ext-Field-hint" data-hint="memory">
           {hints.memory}
         </div>
@@ -277,15 +277,25 @@ export function ResourceFields(
 }
 
 /**
- * What CPU and memory per node do on the Local backend: the server's words
- * when its preview says, else the general rule.
+ * What CPU and memory per node do on the Local backend, in the server's
+ * words (its last preview), each only when its fields hold a value and
+ * none of them has an error: null otherwise (no hint about a value no one
+ * set, nor while the form or the notebook has an error and no preview
+ * says).
  */
-export function localHints(reported?: Kale.ILocalResources | null): {
-  cpu: string;
-  memory: string;
-} {
+export function localHints(
+  form: IJobForm,
+  errors: IFieldError[],
+  reported?: Kale.ILocalResources | null
+): { cpu: string | null; memory: string | null } {
+  const hint = (fields: (keyof IJobForm & string)[], text?: string) =>
+    text &&
+    fields.some(f => String(form[f]).trim() !== '') &&
+    fields.every(f => !errorOf(errors, f))
+      ? `Locally: ${text}`
+      : null;
   return {
-    cpu: `Locally: ${reported?.cpu ?? 'pinned to whole cores on this machine'}`,
-    memory: `Locally: ${reported?.memory ?? 'not enforced'}`
+    cpu: hint(['cpuRequest', 'cpuLimit'], reported?.cpu),
+    memory: hint(['memoryRequest', 'memoryLimit'], reported?.memory)
   };
 }

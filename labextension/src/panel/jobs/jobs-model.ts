@@ -76,6 +76,15 @@ export class JobsModel implements IDisposable {
     return this._changed;
   }
 
+  /**
+   * A job is about to be deleted here (its name): what shows it elsewhere
+   * (its logs tab) closes before the delete goes, so nothing asks for it
+   * after (a 404, in the browser's console).
+   */
+  get jobDeleting(): ISignal<this, string> {
+    return this._deleting;
+  }
+
   get isDisposed(): boolean {
     return this._poll.isDisposed;
   }
@@ -144,6 +153,7 @@ export class JobsModel implements IDisposable {
       // nothing of it is read from now on, and no read is on its way when
       // the delete goes (it would answer 404, in the browser's console)
       await Promise.all([this.metrics.forget(name), this.results.forget(name)]);
+      this._deleting.emit(name);
       try {
         await this._service.deleteJob(name);
       } catch (reason) {
@@ -221,6 +231,7 @@ export class JobsModel implements IDisposable {
   private _poll: Poll;
   private _visible = false;
   private _changed = new Signal<this, void>(this);
+  private _deleting = new Signal<this, string>(this);
 }
 
 export namespace JobsModel {

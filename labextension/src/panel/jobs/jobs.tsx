@@ -300,7 +300,7 @@ function JobRow(
           className="kale-ext-JobRow-meta"
           title={
             job.procs_why
-              ? `${job.procs_per_node} process(es) per node: ${job.procs_why}`
+              ? `${job.procs_per_node} ${job.procs_per_node === 1 ? 'process' : 'processes'} per node: ${job.procs_why}`
               : undefined
           }
         >

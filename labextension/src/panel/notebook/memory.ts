@@ -4,7 +4,9 @@ import {
   IRestoredField,
   fromStored,
   restoredFields,
-  toStored
+  stillRestored,
+  toStored,
+  withNotebookValues
 } from '../../form/restore';
 
 /**
@@ -92,6 +94,7 @@ export class PanelMemory {
     if (this._path === null) {
       return; // not recalled yet: the notebook's own values
     }
+    this._follow(values);
     if (path !== undefined && path !== this._path) {
       this._path = path;
       this._last = null;
@@ -103,12 +106,18 @@ export class PanelMemory {
   }
 
   /**
-   * The notebook's own values, to go back to (the note is gone).
+   * `current` with the fields the note lists set back to the notebook's
+   * own values (a field edited since the restore stays as edited); null
+   * without a note. The note is gone.
    */
-  useNotebook(): IPanelValues | null {
-    const values = this._note?.notebook ?? null;
+  useNotebook(current: IPanelValues): IPanelValues | null {
+    const note = this._note;
     this._setNote(null);
-    return values;
+    if (!note) {
+      return null;
+    }
+    const labels = note.fields.map(f => f.label);
+    return withNotebookValues(current, note.notebook, labels);
   }
 
   /** Keep the restored values; the note is gone. */
@@ -150,6 +159,23 @@ export class PanelMemory {
     this._saving = null;
     if (generation === this._generation) {
       void this._flush(); // what changed meanwhile
+    }
+  }
+
+  /**
+   * The form now holds `values`: the note lists only the fields that still
+   * hold their restored value, and leaves when none does.
+   */
+  private _follow(values: IPanelValues): void {
+    const note = this._note;
+    if (!note) {
+      return;
+    }
+    const fields = stillRestored(note.fields, note.notebook, values);
+    if (fields.length === 0) {
+      this._setNote(null);
+    } else if (JSON.stringify(fields) !== JSON.stringify(note.fields)) {
+      this._setNote({ ...note, fields });
     }
   }
 

@@ -118,6 +118,11 @@ function PreviewSummary(props: {
           </>
         )}
       </dd>
+      {compile.procs_why && (
+        <dd data-fact="procs-why" className="kale-ext-Muted">
+          processes per node: {compile.procs_why}
+        </dd>
+      )}
       <dt>Resources</dt>
       <dd data-fact="resources">{Private.resources(compile.config)}</dd>
       <dt>Runtime</dt>

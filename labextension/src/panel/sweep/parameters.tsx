@@ -9,7 +9,8 @@ import { SWEEP_HINT, SweepSettings } from './sweep-fields';
 
 /**
  * The notebook's parameters (its `parameters` cells), with their defaults;
- * a changed value is sent as `options.parameters`.
+ * a changed value is sent as `options.parameters`, an empty field is not
+ * (the default is used).
  */
 export function ParametersEditor(
   props: IFormProps & {
@@ -119,10 +120,13 @@ export function ParametersEditor(
               name={`parameters.${name}`}
               ariaLabel={`Parameter ${name}`}
               value={value}
+              placeholder={known ? formatParameter(defaults[name]) : undefined}
               hint={
-                known
-                  ? `default ${JSON.stringify(defaults[name])}`
-                  : 'not in the notebook'
+                !known
+                  ? 'not in the notebook'
+                  : value.trim() === ''
+                    ? `empty: the default ${JSON.stringify(defaults[name])} is used`
+                    : `default ${JSON.stringify(defaults[name])}`
               }
               error={errorOf(errors, `parameters.${name}`)}
               onChange={text => set(name, text)}

@@ -84,8 +84,11 @@ export function SweepSettings(props: {
           name="sweep.metric"
           ariaLabel="Sweep metric"
           value={sweep.metric}
-          placeholder="accuracy"
-          hint="a kale_ext.report metric; the best trial is marked by it"
+          hint={
+            sweep.metric.trim()
+              ? 'a kale_ext.report metric; the best trial is marked by it'
+              : 'none: trials are not ranked. Name a kale_ext.report metric (e.g. accuracy) to mark the best'
+          }
           error={errorOf(errors, 'sweep.metric')}
           onChange={metric => onChange({ metric })}
         />
