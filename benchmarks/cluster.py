@@ -340,6 +340,7 @@ def main() -> int:
               "`python -m tests.harness.controlplane.build` builds them (Go 1.26+)")  # fmt: skip
         return 1
     from kale_ext.compile.compiler import compile_notebook, write_module
+    from kale_ext.compile.packages import requirements
     from tests.harness.controlplane.fixtures import start_control_plane, stop_control_plane
 
     load = os.getloadavg()[0]
@@ -366,7 +367,7 @@ def main() -> int:
             clients = {
                 "kale_ext": kale_ext_client(notebook, parameters),
                 "sdk": sdk_client(module, compiled.function_name, parameters,
-                                  list(compiled.packages)),
+                                  requirements(compiled.packages)),
             }  # fmt: skip
             runs: dict[str, list[dict]] = {"kale_ext": [], "sdk": []}
             for i in range(args.repeat):  # alternated: the machine's load hits both alike
