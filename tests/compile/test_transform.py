@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kale_ext.compile.notebook import Cell
+from kale_ext.compile.packages import requirements
 from kale_ext.compile.transform import needs_ipython, transform_cell
 
 
@@ -335,4 +336,4 @@ def test_a_bare_pip_line_among_others_says_how_to_write_it_and_the_fix_works():
         "%pip only in a cell of that one line: write %pip install requests)"
     )
     fixed = compile_notebook(notebook("x = 1\n%pip install requests"))
-    assert "requests" in fixed.packages
+    assert "requests" in requirements(fixed.packages)

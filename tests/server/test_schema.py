@@ -69,3 +69,22 @@ def _said(result) -> list:
 @pytest.mark.parametrize("body", BODIES, ids=range(len(BODIES)))
 def test_a_body_judged_again_gets_the_same_answer(body):
     assert _said(schema.check_body(body)) == _said(schema.check_body(body))
+
+
+def test_every_name_in_the_document_is_text():
+    """YAML reads a bare `on`, `off`, `yes` or `no` as a boolean: a property named `on` became
+    the key True, and `required: [on]` demanded a property named True of every answer."""
+
+    def names(node, where="$"):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                yield key, where
+                if key == "required" and isinstance(value, list):
+                    yield from ((item, f"{where}.required") for item in value)
+                yield from names(value, f"{where}.{key}")
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                yield from names(item, f"{where}[{i}]")
+
+    wrong = [(name, where) for name, where in names(schema.document()) if not isinstance(name, str)]
+    assert not wrong, wrong
