@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..job.procs import counted
 from .common import add_backend, add_output, backend_of, defaults, emit
 
 
@@ -36,7 +37,7 @@ def _runtimes(args) -> int:
     def table(rows):
         for r in rows:
             accel = ", ".join(f"{v} {k}" for k, v in r["accelerators"].items()) or "no accelerators"
-            shape = f"{r['num_nodes']} node(s)"
+            shape = counted(r["num_nodes"], "node")
             print(f"{r['name']:<32} {r['framework']:<10} {shape}  {accel}  {r['image']}")
 
     emit(args, [r.to_dict() for r in backend_of(args).list_runtimes()], table)

@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import KaleExtError
+from ..job.procs import counted
 
 #: resources_per_node keys → kale_ext's per-node option (the SDK's "gpu" is nvidia.com/gpu).
 RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "gpu", "nvidia.com/gpu": "gpu"}
@@ -131,7 +132,7 @@ class KaleExtSdkBackend:
         spec = submitted.spec
         print(
             f"kale_ext: {submitted.name} submitted to the {submitted.backend} backend "
-            f"({spec.nodes} node(s), runtime {spec.runtime.name})",
+            f"({counted(spec.nodes, 'node')}, runtime {spec.runtime.name})",
             file=sys.stderr,
         )
         return submitted.name

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .distributed import DistributedConfig
 from .k8s_values import quantity_value
+from .procs import counted
 
 THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: How often the watchdog reads the nodes' memory (seconds).
@@ -71,20 +72,21 @@ class LocalResources:
         if want is None:
             return None
         have = cores if cores is not None else available_cores()
-        shape = f"{nodes} node(s) × {self.cpu} CPU"
+        shape = f"{counted(nodes, 'node')} × {self.cpu} CPU"
         if want >= len(have):
             sets = [list(have) for _ in range(nodes)]
             warning = None
             if want > len(have) or nodes > 1:
                 warning = (f"cpu: the job asks for {shape} and this machine gives jobs "
-                           f"{len(have)} core(s): every node shares all {len(have)}")  # fmt: skip
+                           f"{counted(len(have), 'core')}: every node shares all "
+                           f"{len(have)}")  # fmt: skip
         elif want * nodes <= len(have):
             sets = [have[k * want : (k + 1) * want] for k in range(nodes)]
             warning = None
         else:
             sets = [[have[(k * want + i) % len(have)] for i in range(want)] for k in range(nodes)]
-            warning = (f"cpu: the job asks for {shape} and this machine gives jobs {len(have)} "
-                       f"core(s): nodes share cores")  # fmt: skip
+            warning = (f"cpu: the job asks for {shape} and this machine gives jobs "
+                       f"{counted(len(have), 'core')}: nodes share cores")  # fmt: skip
         threads = max(1, len(sets[0]) // max(1, procs))
         return CorePlan(sets, threads, warning)
 
@@ -94,7 +96,7 @@ class LocalResources:
             return "not limited (no CPU asked): nodes share every core"
         rounded = "" if str(self.cores) == self.cpu else f" ({self.cpu} rounded up)"
         shared = "shared" if plan.warning else "its own"
-        return (f"{len(plan.sets[0])} core(s) per node{rounded}, {shared}; "
+        return (f"{counted(len(plan.sets[0]), 'core')} per node{rounded}, {shared}; "
                 f"{'/'.join(THREAD_ENV)}={plan.threads}")  # fmt: skip
 
     def memory_text(self) -> str:

@@ -73,7 +73,7 @@ def test_asked_processes_per_node_reach_the_trainjob():
     slots: more processes per node are the TrainJob's numProcPerNode."""
     spec = build_job_spec(compile_notebook(NB), {"procs_per_node": 2, "nodes": 2}, official())
     assert trainjob_dict(spec)["spec"]["trainer"]["numProcPerNode"] == 2
-    assert spec.shape == "2 node(s) × 2 process(es) (asked)"
+    assert spec.shape == "2 nodes × 2 processes (asked)"
     jax = Runtime(name="jax-distributed", framework="jax")
     with pytest.raises(ConfigError, match="starts one process per node"):
         build_job_spec(compile_notebook(NB), {"procs_per_node": 2}, jax)

@@ -62,7 +62,7 @@ async def test_compile_by_json_with_options(api, root):
     assert data["config"]["limits"] == {"cpu": "2", "memory": "4Gi"}
     assert (data["shape"], data["procs_why"]) == ("2 nodes × 1 process", "asked")  # not 2 CPUs
     assert yaml.safe_load(data["trainjob_yaml"])["spec"]["trainer"]["numProcPerNode"] == 1
-    assert data["local_resources"]["cpu"].startswith("2 core(s) per node")  # what Local does
+    assert data["local_resources"]["cpu"].startswith("2 cores per node")  # what Local does
     assert data["local_resources"]["memory"].startswith("4Gi per node: a node over it is stopped")
     assert data["config"]["env"] == [{"name": "MODE", "value": "fast"}]
     trainjob = yaml.safe_load(data["trainjob_yaml"])

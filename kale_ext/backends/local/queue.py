@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ConfigError
-from ...job.procs import ASKED, Procs, how_to_ask
+from ...job.procs import ASKED, Procs, counted, how_to_ask
 from .ledger import locked_json
 from .processes import runs, start_time
 
@@ -89,7 +89,7 @@ def need_of(record: dict) -> Need:
 
 def check_fits(need: Need, record: dict, machine: Need) -> None:
     """A job that could never start here is refused at submit, not queued forever."""
-    shape = f"{record['num_nodes']} node(s) × "
+    shape = f"{counted(record['num_nodes'], 'node')} × "
     if need.procs > machine.procs:
         why = record.get("procs_why")
         chosen = why not in (None, ASKED) and record["procs_per_node"] > 1

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...job.node_resources import MEMORY_PERIOD, LocalResources, over_limit_text, thread_env
+from ...job.procs import counted
 from ...job.spec import JobSpec
 from .processes import descendants, kill, kill_group
 
@@ -31,8 +32,8 @@ def resources_record(spec: JobSpec) -> tuple[dict, list[str]]:
         if plan.warning:
             warnings.append(plan.warning)
         if str(asked.cores) != asked.cpu:
-            warnings.append(f"cpu: {asked.cpu} is rounded up to {asked.cores} whole core(s) "
-                            "per node locally")  # fmt: skip
+            cores = counted(asked.cores, "whole core")
+            warnings.append(f"cpu: {asked.cpu} is rounded up to {cores} per node locally")
     return record, warnings
 
 

@@ -118,6 +118,6 @@ def test_a_job_larger_than_the_capacity_is_refused_at_submit(backend, tmp_path):
     with pytest.raises(ConfigError) as refused:
         submit(backend, gated(tmp_path / "gate"), {"nodes": 2, "name": "too-big"})
     assert refused.value.field == "nodes"
-    assert "needs 2 processes at once (2 node(s) × 1 per node)" in refused.value.message
+    assert "needs 2 processes at once (2 nodes × 1 per node)" in refused.value.message
     assert "more than the local capacity of 1" in refused.value.message
     assert not (tmp_path / "jobs" / "too-big").exists()

@@ -117,8 +117,8 @@ def test_a_node_over_its_memory_limit_is_stopped_with_that_reason(backend):
     "options, cpu, memory",
     [
         ({}, "not limited (no CPU asked)", "not limited (no memory asked)"),
-        ({"cpu": "1", "memory": "2Gi"}, "1 core(s) per node", "2Gi per node: a node over it is"),
-        ({"cpu": "1500m"}, "2 core(s) per node (1500m rounded up)", "not limited"),
+        ({"cpu": "1", "memory": "2Gi"}, "1 core per node", "2Gi per node: a node over it is"),
+        ({"cpu": "1500m"}, "2 cores per node (1500m rounded up)", "not limited"),
     ],
 )
 def test_dry_run_says_what_a_local_run_does(backend, options, cpu, memory):
