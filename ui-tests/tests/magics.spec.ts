@@ -6,6 +6,7 @@ const TRAINJOB = [
   '',
   "dist.init_process_group('gloo')",
   'print(f"hello from rank {dist.get_rank()} of {dist.get_world_size()}")',
+  'dist.barrier()  # no rank leaves before the other has joined',
   'dist.destroy_process_group()'
 ].join('\n');
 

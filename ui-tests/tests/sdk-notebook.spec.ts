@@ -31,6 +31,7 @@ const TORCH: ICell[] = [
       '    rank, size = dist.get_rank(), dist.get_world_size()\n' +
       '    for _ in range(repeat):\n' +
       '        print(f"{greeting} {os.environ[\'WHO\']} from rank {rank} of {size}")\n' +
+      '    dist.barrier()\n' +
       '    dist.destroy_process_group()'
   },
   {
