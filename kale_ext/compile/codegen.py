@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .. import __version__, trainer_status
 from ..metrics import PREFIX as METRIC_PREFIX
 from ..mlflow_api import RUN_ID_ENV
-from . import excepthook, kept, resultsave
+from . import excepthook, kept, leave, resultsave
 from .notebook import source_lines
 
 INDENT = "    "
@@ -235,6 +235,7 @@ def render_module(
     if "report" in shims:  # report()'s progress to Kubeflow Trainer (trainer_status.py)
         lines += ["", "", _trainer_status()]  # one block, built once a process
     lines += ["", "", *error_hook(notebook_name, source_map), "", "", _keep_source()]
+    lines += ["", "", _leave_source()]
     keep = (resultsave.FOLDER, resultsave.MAX_BYTES, resultsave.MAX_BYTES_ENV)
     call = f"{function_name}(**(json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{}}))"
     lines += [
@@ -249,6 +250,7 @@ def render_module(
         f"{INDENT}except SystemExit as stop:",
         f"{INDENT * 2}_kale_ext_exit(stop)",
         f"{INDENT * 2}raise",
+        f"{INDENT}_kale_ext_leave()",
         "",
     ]
     return "\n".join(lines), source_map
@@ -271,6 +273,12 @@ def _cell_lines(section: Section, count: int) -> list[int] | None:
 @functools.cache
 def _hook_source() -> str:
     return inspect.getsource(excepthook._kale_ext_errors).rstrip("\n")
+
+
+@functools.cache
+def _leave_source() -> str:
+    """How a rank ends once the function returned (compile/leave.py), copied verbatim."""
+    return inspect.getsource(leave._kale_ext_leave).rstrip("\n")
 
 
 @functools.cache

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kale_ext import __version__
-from kale_ext.compile import excepthook, resultsave
+from kale_ext.compile import excepthook, leave, resultsave
 from kale_ext.compile.codegen import Section, function_name_for, indent_code, render_module
 from kale_ext.compile.compiler import compile_notebook
 from tests.conftest import notebook
@@ -130,6 +130,9 @@ def test_the_module_byte_for_byte():
         f"{inspect.getsource(resultsave._kale_ext_keep)}"
         "\n"
         "\n"
+        f"{inspect.getsource(leave._kale_ext_leave)}"
+        "\n"
+        "\n"
         'if __name__ == "__main__":\n'
         "    import json\n"
         "    import sys\n"
@@ -140,6 +143,7 @@ def test_the_module_byte_for_byte():
         "    except SystemExit as stop:\n"
         "        _kale_ext_exit(stop)\n"
         "        raise\n"
+        "    _kale_ext_leave()\n"
     )
 
 
