@@ -48,6 +48,7 @@ from ..base import (
     LogLine,
     LogQuery,
     NotFound,
+    Queue,
     Status,
     Submitted,
 )
@@ -68,6 +69,7 @@ from .config import (
     Cluster,
 )
 from .diagnose import closer_look
+from .kueue import list_queues, states_of
 from .logs import job_logs
 from .status import belongs_to, iso, job_info, parse_time, recall, said
 from .stop import stop as stop_trainjob
@@ -198,6 +200,25 @@ class KubernetesBackend(Cluster, Backend):
             f"(available: {known})"
         )
 
+    # -- queues --
+
+    def list_queues(self) -> tuple[list[Queue], str | None]:
+        """The namespace's Kueue LocalQueues (kueue.py); none, saying why, where Kueue is not
+        installed or the user may not list them."""
+        try:
+            queues = list_queues(self)
+        except NotFound:
+            return [], ("this cluster does not serve localqueues.kueue.x-k8s.io/v1beta2: Kueue "
+                        "(≥ 0.15) is not installed, so jobs run without a queue")  # fmt: skip
+        except BackendError as e:
+            if e.status not in (401, 403):
+                raise
+            return [], (f"{e}; listing queues needs list on localqueues.kueue.x-k8s.io in "
+                        f"namespace {self.namespace} (its Role)")  # fmt: skip
+        if not queues:
+            return [], f"namespace {self.namespace} has no Kueue LocalQueue"
+        return queues, None
+
     # -- submit --
 
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
@@ -285,13 +306,17 @@ class KubernetesBackend(Cluster, Backend):
 
     def list_jobs(self) -> list[JobInfo]:
         """Every TrainJob in the namespace, newest first: two calls, however many jobs (three
-        when a failed job's pods are gone: its kept failure)."""
+        when a failed job's pods are gone: its kept failure; two to six more while a job waits
+        in a Kueue queue: kueue.states_of)."""
         what = f"list TrainJobs in {self.namespace}"
         items = self.trainer_objects(what, "list", TRAINJOBS)["items"]
         pods_of: dict[str, list] = {}
         for pod in self.pods(f"{STEP_LABEL}={NODE}"):
             pods_of.setdefault((pod.metadata.labels or {}).get(JOBSET_LABEL), []).append(pod)
-        infos = [job_info(obj, pods_of.get(obj["metadata"]["name"], [])) for obj in items]
+        waits = states_of(self, items, pods_of)  # a queued job's Kueue state (kueue.py)
+        infos = [job_info(obj, pods_of.get(obj["metadata"]["name"], []),
+                          kueue=waits.get(obj["metadata"]["name"]))
+                 for obj in items]  # fmt: skip
         if any(i.status is Status.FAILED and not pods_of.get(i.name) for i in infos):
             kept = kept_failure.listed(self)  # one more call: the failures kept (kept.py)
             infos = [recall(i, kept.get(i.name), pods_of.get(i.name, [])) for i in infos]
