@@ -58,12 +58,8 @@ class Option:
 _URL = r"^https?://\S+$"
 _URI = r"^(hf|s3|cache)://\S+$"
 _QUEUE = PATTERNS["dns_label"]["pattern"]  # a LocalQueue's name, and the label value it becomes
-#: What a text must be, in words, by its pattern.
-_PATTERN_WORDS = {
-    _URL: "an http(s) URL",
-    _URI: "a URI such as hf://… or s3://…",
-    _QUEUE: "a Kueue LocalQueue name (lower-case letters, digits and '-', at most 63)",
-}
+_PATTERN_WORDS = {_URL: "an http(s) URL", _URI: "a URI such as hf://… or s3://…",  # in words
+                  _QUEUE: "a Kueue LocalQueue name (a-z, 0-9 and '-', at most 63)"}  # fmt: skip
 
 OPTIONS: tuple[Option, ...] = (
     Option("name", "text", "job name (default: from the notebook, with a random suffix)",

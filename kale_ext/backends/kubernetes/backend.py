@@ -69,7 +69,7 @@ from .config import (
     Cluster,
 )
 from .diagnose import closer_look
-from .kueue import list_queues, states_of
+from .kueue import queues_or_why, states_of
 from .logs import job_logs
 from .status import belongs_to, iso, job_info, parse_time, recall, said
 from .stop import stop as stop_trainjob
@@ -203,21 +203,8 @@ class KubernetesBackend(Cluster, Backend):
     # -- queues --
 
     def list_queues(self) -> tuple[list[Queue], str | None]:
-        """The namespace's Kueue LocalQueues (kueue.py); none, saying why, where Kueue is not
-        installed or the user may not list them."""
-        try:
-            queues = list_queues(self)
-        except NotFound:
-            return [], ("this cluster does not serve localqueues.kueue.x-k8s.io/v1beta2: Kueue "
-                        "(≥ 0.15) is not installed, so jobs run without a queue")  # fmt: skip
-        except BackendError as e:
-            if e.status not in (401, 403):
-                raise
-            return [], (f"{e}; listing queues needs list on localqueues.kueue.x-k8s.io in "
-                        f"namespace {self.namespace} (its Role)")  # fmt: skip
-        if not queues:
-            return [], f"namespace {self.namespace} has no Kueue LocalQueue"
-        return queues, None
+        """The namespace's Kueue LocalQueues, or why none (kueue.queues_or_why)."""
+        return queues_or_why(self)
 
     # -- submit --
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...job.trainjob import KUEUE_QUEUE, STOPPED
-from ..base import BackendError, Queue
+from ..base import BackendError, NotFound, Queue
 from .config import Cluster
 
 log = logging.getLogger(__name__)
@@ -280,3 +280,21 @@ def list_queues(cluster: Cluster) -> list[Queue]:
             admitted=status.get("admittedWorkloads"),
         ))  # fmt: skip
     return sorted(out, key=lambda q: q.name)
+
+
+def queues_or_why(cluster: Cluster) -> tuple[list[Queue], str | None]:
+    """The namespace's LocalQueues; none, saying why, where Kueue is not installed or the
+    user may not list them (another failure is a BackendError)."""
+    try:
+        queues = list_queues(cluster)
+    except NotFound:
+        return [], ("this cluster does not serve localqueues.kueue.x-k8s.io/v1beta2: Kueue "
+                    "(≥ 0.15) is not installed, so jobs run without a queue")  # fmt: skip
+    except BackendError as e:
+        if e.status not in (401, 403):
+            raise
+        return [], (f"{e}; listing queues needs list on localqueues.kueue.x-k8s.io in "
+                    f"namespace {cluster.namespace} (its Role)")  # fmt: skip
+    if not queues:
+        return [], f"namespace {cluster.namespace} has no Kueue LocalQueue"
+    return queues, None
