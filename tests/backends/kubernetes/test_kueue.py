@@ -3,10 +3,12 @@ words, and the states every view shows through get_job and list_jobs on the fake
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kale_ext.backends.base import BackendError, Queue, Status
-from kale_ext.backends.kubernetes import kueue
+from kale_ext.backends.kubernetes import KubernetesBackend, kueue
 from kale_ext.backends.kubernetes.kueue import (
     ADMITTED,
     DEACTIVATED,
@@ -19,7 +21,12 @@ from kale_ext.backends.kubernetes.kueue import (
     positions,
     workload_state,
 )
+from kale_ext.backends.submit import submit
+from kale_ext.runs.stop import stop
+from tests.conftest import notebook
 from tests.harness.kube_wire import status_error
+
+pytest_plugins = ["tests.harness.emulated"]  # the emulated cluster, for the last test
 
 QUEUE = {"kueue.x-k8s.io/queue-name": "team-a"}
 NO_QUOTA = ("couldn't assign flavors to pod set node: insufficient quota for cpu in flavor "
@@ -257,3 +264,51 @@ def test_another_failure_to_list_queues_is_an_error(backend, kube):
     kube.failures["list_namespaced_custom_object"] = status_error(500, "InternalError", "etcd down")
     with pytest.raises(BackendError, match="etcd down"):
         backend.list_queues()
+
+
+# ----- on the emulated cluster, with its Kueue and visibility API (tests/harness/cluster) --------
+
+SLOW = notebook(
+    ("steps = 2000\n", ["parameters"]),
+    "import time\nfor step in range(steps):\n    print(f'step {step}', flush=True)\n"
+    "    time.sleep(0.05)",
+)
+
+
+@pytest.mark.parametrize("emulated_cluster", [{"kueue": True, "kueue_quota": 1}], indirect=True)
+def test_waiting_jobs_read_their_cluster_queue_and_place_until_quota_frees(
+    emulated_cluster, kube_api, tmp_path
+):
+    """Kueue admits one Workload at a time: the others wait, each with its ClusterQueue (from
+    the LocalQueue) and its position (from the visibility API), in `get_job` and `list_jobs`;
+    a stop releases the quota, the next job runs and the one behind it moves up."""
+    cluster, custom = emulated_cluster, kube_api[1]
+    custom.create_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", "team", "localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "team-a"}, "spec": {"clusterQueue": "cluster-queue"}})  # fmt: skip
+    k8s = KubernetesBackend(poll_interval=0.1)
+    path = tmp_path / "slow.ipynb"
+    path.write_text(json.dumps(SLOW))
+    for name in ("first", "second", "third"):
+        submit(k8s, path, {"queue": "team-a", "name": name})
+        if name == "first":
+            cluster.wait_for(
+                lambda: k8s.get_job("first").status is Status.RUNNING, 120, "first runs"
+            )
+    waits = "waiting for quota (Kueue: ClusterQueue cluster-queue, position {}): couldn't assign"
+
+    def reasons() -> dict:
+        return {n: k8s.get_job(n).reason for n in ("second", "third")}
+
+    said = cluster.wait_for(lambda: all("position" in (r or "") for r in reasons().values())
+                            and reasons(), 60, "both wait with a position")  # fmt: skip
+    assert said["second"].startswith(waits.format(1)), said
+    assert said["third"].startswith(waits.format(2)), said
+    listed = {i.name: i for i in k8s.list_jobs()}
+    assert listed["third"].status_text.startswith(f"Queued ({waits.format(2)}")
+
+    stopped = stop(k8s, "first", "ana")
+    assert stopped.status_text == "Stopped" and "suspended by the user" in stopped.reason
+    cluster.wait_for(lambda: k8s.get_job("second").status is Status.RUNNING, 120, "second runs")
+    cluster.wait_for(lambda: waits.format(1) in (k8s.get_job("third").reason or ""), 60,
+                     "third moves up")  # fmt: skip
