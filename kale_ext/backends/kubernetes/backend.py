@@ -24,8 +24,9 @@ Which library does what, and why:
   The SDK's constants (group, plurals, labels) are mirrored in ``config``; a test checks them.
 
 The package's modules: ``config`` (kubeconfig, namespace, API errors), ``status`` (states and
-reasons from a TrainJob and its pods), ``logs`` (pod logs), ``stop`` (stopping a job, one that Kueue
-queues too) and this one (the Backend verbs).
+reasons from a TrainJob and its pods), ``kueue`` (what a queued job's Kueue Workload says, the
+namespace's LocalQueues), ``logs`` (pod logs), ``stop`` (stopping a job, one that Kueue queues
+too) and this one (the Backend verbs).
 """
 
 from __future__ import annotations

@@ -46,6 +46,9 @@ VISIBILITY = "visibility.kueue.x-k8s.io"
 JOB_UID = "kueue.x-k8s.io/job-uid"
 #: The most pending Workloads of one LocalQueue read for a position; beyond, none is shown.
 MAX_PENDING = 500
+#: Seconds to connect to, and between bytes of, the visibility API (an aggregated API server that
+#: may be down): a position is a detail, not worth the wait of an ordinary call.
+VISIBILITY_TIMEOUT = (5, 10)
 #: The most LocalQueues whose pending Workloads one listing of jobs reads.
 MAX_QUEUES_ASKED = 4
 #: The most LocalQueues `GET queues` lists (a namespace holds a handful).
@@ -184,6 +187,7 @@ def pending_summary(cluster: Cluster, queue: str) -> dict:
         response_type="object",
         auth_settings=["BearerToken"],
         _return_http_data_only=True,
+        _request_timeout=VISIBILITY_TIMEOUT,
     )
 
 
