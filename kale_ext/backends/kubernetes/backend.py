@@ -70,7 +70,7 @@ from .config import (
     Cluster,
 )
 from .diagnose import closer_look
-from .kueue import queues_or_why, states_of
+from .kueue import queue_warnings, queues_or_why, states_of
 from .logs import job_logs
 from .status import belongs_to, iso, job_info, parse_time, recall, said
 from .stop import stop as stop_trainjob
@@ -215,6 +215,9 @@ class KubernetesBackend(Cluster, Backend):
         if self._runtime_manifest(spec.runtime.kind, spec.runtime.name) is None:
             raise self._missing_runtime(spec.runtime.name)
         warnings = self._check_room(spec)
+        sched = spec.config.run_policy.scheduling_policy if spec.config.run_policy else None
+        if sched is not None and sched.queue:
+            warnings += queue_warnings(self, sched.queue)  # no Kueue, no such LocalQueue
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         check_embeddable(spec, body["spec"]["trainer"]["command"])  # before anything is made
         what = f"create TrainJob {self.namespace}/{spec.name}"

@@ -55,8 +55,9 @@ MAX_QUEUES_ASKED = 4
 MAX_QUEUES = 200
 
 #: A Workload's states (``Waiting.state``).
-WAITING, RESERVED, ADMITTED, EVICTED, PREEMPTED, DEACTIVATED, FINISHED = (
-    "waiting", "reserved", "admitted", "evicted", "preempted", "deactivated", "finished"
+WAITING, RESERVED, ADMITTED, EVICTED, PREEMPTED, DEACTIVATED, FINISHED, INADMISSIBLE = (
+    "waiting", "reserved", "admitted", "evicted", "preempted", "deactivated", "finished",
+    "inadmissible",
 )  # fmt: skip
 
 
@@ -110,9 +111,13 @@ def workload_state(
     if _true(conditions, "QuotaReserved"):
         return Waiting(RESERVED, f"quota reserved, waiting for admission checks (Kueue: "
                        f"{where[0]})")  # fmt: skip
+    pending = conditions.get("QuotaReserved") or {}
+    if pending.get("reason") == "Inadmissible":  # no such LocalQueue, an inactive ClusterQueue
+        return Waiting(INADMISSIBLE, f"not admissible (Kueue: {where[0]}): "
+                       f"{pending.get('message') or 'Inadmissible'}; it waits until that is "
+                       "fixed")  # fmt: skip
     if position is not None:
         where.append(f"position {position}")
-    pending = conditions.get("QuotaReserved") or {}
     why = f": {pending['message']}" if pending.get("message") else ""
     return Waiting(WAITING, f"waiting for quota (Kueue: {', '.join(where)}){why}")
 
@@ -265,6 +270,24 @@ def states_of(cluster: Cluster, trainjobs: list[dict], pods_of: dict) -> dict[st
         place = places.get(workload["metadata"]["name"])
         out[name] = workload_state(workload, queues.get(local), place)
     return out
+
+
+def queue_warnings(cluster: Cluster, queue: str) -> list[str]:
+    """What a submit to LocalQueue ``queue`` should say: that the cluster has no Kueue (the
+    label then does nothing: the job runs at once), or no such LocalQueue (the job waits,
+    inadmissible, until one is made); nothing when it cannot tell."""
+    try:
+        _cluster_queue_of(cluster, queue)
+    except NotFound as e:
+        if "could not find the requested resource" in str(e):
+            return [f"queue {queue}: this cluster does not serve {LOCAL_QUEUES}.{GROUP}/"
+                    f"{VERSION} (is Kueue installed?), so the job runs without waiting for "
+                    "quota"]  # fmt: skip
+        return [f"queue {queue}: namespace {cluster.namespace} has no such Kueue LocalQueue, "
+                "so the job waits until one is made (`kale-ext queues` lists them)"]  # fmt: skip
+    except BackendError as e:
+        log.debug("Kueue: %s", e)
+    return []
 
 
 def list_queues(cluster: Cluster) -> list[Queue]:

@@ -14,6 +14,7 @@ from kale_ext.backends.kubernetes.kueue import (
     DEACTIVATED,
     EVICTED,
     FINISHED,
+    INADMISSIBLE,
     PREEMPTED,
     RESERVED,
     WAITING,
@@ -75,7 +76,8 @@ DEACTIVATED_ = cond("Evicted", "True", "Deactivated", "The workload is deactivat
         (workload(PENDING), "cq", None, WAITING, f"waiting for quota (Kueue: ClusterQueue cq): {NO_QUOTA}"),
         (workload(), None, None, WAITING, "waiting for quota (Kueue: LocalQueue team-a)"),
         (workload(cond("QuotaReserved", "False", "Inadmissible", "LocalQueue team-a doesn't exist")),
-         None, None, WAITING, "waiting for quota (Kueue: LocalQueue team-a): LocalQueue team-a doesn't exist"),
+         None, None, INADMISSIBLE,
+         "not admissible (Kueue: LocalQueue team-a): LocalQueue team-a doesn't exist; it waits until that is fixed"),
         (workload(RESERVED_, ADMITTED_, admitted_by="cq"), None, None, ADMITTED,
          "admitted (Kueue: ClusterQueue cq)"),
         (workload(RESERVED_, cond("Admitted", "False", "NoChecks"), admitted_by="cq"), None, None,
@@ -233,6 +235,26 @@ def test_a_listing_reads_the_workloads_once_however_many_jobs(backend, kube, vis
     # the TrainJobs, the Workloads, the LocalQueues; and one LocalQueue's positions
     assert kube.count("list_namespaced_custom_object") - before == 3
     assert visibility[1] == ["team-a"]
+
+
+def test_a_submit_to_a_queue_that_cannot_hold_it_says_so(backend, kube):
+    from tests.harness.kube_fixtures import make_spec
+
+    kube.put("localqueues", {"metadata": {"name": "team-a"}, "spec": {"clusterQueue": "cq"}})
+    assert backend.submit(make_spec({"queue": "team-a"})).warnings == ()
+    missing = backend.submit(make_spec({"queue": "team-b", "name": "fit-2"}))
+    assert missing.warnings == ("queue team-b: namespace team has no such Kueue LocalQueue, so "
+                                "the job waits until one is made (`kale-ext queues` lists them)",)  # fmt: skip
+    kube.failures["get_namespaced_custom_object"] = status_error(
+        404, "NotFound", "the server could not find the requested resource"
+    )
+    unserved = backend.submit(make_spec({"queue": "team-a", "name": "fit-3"}))
+    assert unserved.warnings == ("queue team-a: this cluster does not serve localqueues.kueue."
+                                 "x-k8s.io/v1beta2 (is Kueue installed?), so the job runs without "
+                                 "waiting for quota",)  # fmt: skip
+    assert kube.get("trainjobs", "fit-3")["metadata"]["labels"] == {
+        "kueue.x-k8s.io/queue-name": "team-a"
+    }  # what was asked, with the warning
 
 
 def test_the_namespaces_queues(backend, kube):
