@@ -14,7 +14,9 @@ False when quota is reserved again):
   with ``Preempted`` True and its reason (``InClusterQueue``, ``InCohortReclamation``, ...)
   when preempted: stopped by Kueue, and waiting for quota again;
 - ``spec.active`` false: deactivated (kale_ext's stop does it; so does ``kueuectl stop``):
-  suspended by the user, holding no quota;
+  suspended by the user, holding no quota; unless Kueue deactivated it itself (``Evicted``
+  reason ``DeactivatedDueTo<cause>``: too many requeues, its maximum execution time, a
+  rejected admission check: pkg/workload/workload.go ``Evict``);
 - ``Finished`` True: the TrainJob's own conditions say how it ended.
 
 The ClusterQueue of a waiting Workload is its LocalQueue's ``spec.clusterQueue`` (an admitted
@@ -97,6 +99,11 @@ def workload_state(
     if _true(conditions, "Finished"):
         return Waiting(FINISHED, "finished (Kueue)")
     if spec.get("active") is False:
+        evicted = _true(conditions, "Evicted") or {}
+        if (evicted.get("reason") or "").startswith("DeactivatedDueTo"):  # Kueue's own doing
+            return Waiting(DEACTIVATED, f"deactivated by Kueue ({_said(evicted)}), holding no "
+                           f"quota: Kueue runs it only once its spec.active is true again "
+                           f"(LocalQueue {local})")  # fmt: skip
         return Waiting(DEACTIVATED, f"suspended by the user: its Kueue Workload is deactivated, "
                        f"holding no quota, and Kueue runs it only once its spec.active is true "
                        f"again (LocalQueue {local})")  # fmt: skip

@@ -90,6 +90,11 @@ DEACTIVATED_ = cond("Evicted", "True", "Deactivated", "The workload is deactivat
          "again (Kueue: ClusterQueue cq)"),
         (workload(DEACTIVATED_, active=False), "cq", None, DEACTIVATED,
          "suspended by the user: its Kueue Workload is deactivated"),
+        (workload(cond("Evicted", "True", "DeactivatedDueToRequeuingLimitExceeded",
+                       "The workload is deactivated due to exceeding the maximum number of "
+                       "re-queuing retries"), active=False), "cq", None, DEACTIVATED,
+         "deactivated by Kueue (DeactivatedDueToRequeuingLimitExceeded: The workload is "
+         "deactivated due to exceeding the maximum number of re-queuing retries), holding no quota"),
         (workload(ADMITTED_, cond("Finished", "True", "Succeeded"), admitted_by="cq"), None, None,
          FINISHED, "finished"),
         # conditions reset to False once quota is reserved again (pkg/workload/workload.go)
