@@ -61,6 +61,8 @@ WAITING, RESERVED, ADMITTED, EVICTED, PREEMPTED, DEACTIVATED, FINISHED, INADMISS
     "waiting", "reserved", "admitted", "evicted", "preempted", "deactivated", "finished",
     "inadmissible",
 )  # fmt: skip
+#: The states of a Workload that waits for quota: its ClusterQueue is worth naming.
+FOR_QUOTA = frozenset({WAITING, RESERVED, EVICTED, PREEMPTED})
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,7 @@ def state_of(cluster: Cluster, trainjob: dict, pods: Iterable) -> Waiting | None
         return None
     workload = found[0]
     first = workload_state(workload)
-    if first.state not in (WAITING, EVICTED, PREEMPTED, RESERVED):
+    if first.state not in FOR_QUOTA:
         return first
     local = (workload.get("spec") or {}).get("queueName") or queue
     cluster_queue = _quietly(_cluster_queue_of, cluster, local)
@@ -261,7 +263,7 @@ def states_of(cluster: Cluster, trainjobs: list[dict], pods_of: dict) -> dict[st
         if uid in looked and owned_by(workload, uid):
             mine[looked[uid]] = workload
     firsts = {name: workload_state(w) for name, w in mine.items()}
-    waiting = {n for n, s in firsts.items() if s.state in (WAITING, EVICTED, PREEMPTED, RESERVED)}
+    waiting = {n for n, s in firsts.items() if s.state in FOR_QUOTA}
     if not waiting:
         return firsts
     queues = {q.name: q.cluster_queue for q in _quietly(list_queues, cluster, default=[])}
