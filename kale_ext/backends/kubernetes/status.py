@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED, trainjob_procs
-from ..base import Event, JobInfo, NodeState, Status
+from ..base import STOPPED_BY, Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
 from .failures import cluster_failure
 from .kept import KEPT_LINES, Kept
@@ -97,9 +97,10 @@ def finished_condition(obj: dict) -> dict | None:
 
 #: A suspended TrainJob outside Kueue: someone suspended it (or submitted it suspended).
 SUSPENDED = "suspended by the user (spec.suspend is true): it starts once resumed"
-#: Said after a kale_ext stop of a job in a Kueue queue (its Workload deactivated: stop.py).
-STOPPED_IN_KUEUE = ("suspended by the user: its Kueue Workload is deactivated, so it holds no "
-                    "quota and Kueue does not start it again")  # fmt: skip
+#: Said after a kale_ext stop of a job in a Kueue queue (its Workload deactivated: stop.py); by
+#: the user unless a sweep stopped it (early, or cancelled with it).
+STOPPED_IN_KUEUE = ("suspended{who}: its Kueue Workload is deactivated, so it holds no quota and "
+                    "Kueue does not start it again")  # fmt: skip
 
 
 def job_status(
@@ -160,7 +161,8 @@ def job_info(
     if notes.get(STOPPED) and status is not Status.COMPLETE:  # suspended by a stop, and kept
         status, reason, failure = Status.FAILED, notes[STOPPED], None
         if (meta.get("labels") or {}).get(KUEUE_QUEUE):
-            reason = f"{reason}; {STOPPED_IN_KUEUE}"
+            who = " by the user" if reason.startswith(STOPPED_BY) else ""
+            reason = f"{reason}; {STOPPED_IN_KUEUE.format(who=who)}"
         finished = _conditions(obj).get("Suspended") or {"lastTransitionTime": None}
     if meta.get("deletionTimestamp"):  # Foreground deletion: gone once its pods are
         reason = f"being deleted; {reason}" if reason else "being deleted"

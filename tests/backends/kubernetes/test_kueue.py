@@ -213,6 +213,15 @@ def test_a_job_stopped_by_the_user_reads_suspended_by_the_user(backend, kube, vi
         assert "waiting" not in info.reason
 
 
+def test_a_job_its_sweep_stopped_is_suspended_not_by_the_user(backend, kube, visibility):
+    queued_job(kube, workload(DEACTIVATED_, active=False))
+    kube.get("trainjobs", "fit")["metadata"]["annotations"] = {
+        "kale-ext.io/stopped": "stopped early: loss 0.9 at step 3"}  # fmt: skip
+    info = backend.get_job("fit")
+    assert info.status_text == "Stopped early"
+    assert info.reason.startswith("stopped early: loss 0.9 at step 3; suspended: its Kueue")
+
+
 def test_a_workload_deactivated_elsewhere_reads_suspended_by_the_user(backend, kube, visibility):
     queued_job(kube, workload(DEACTIVATED_, active=False))
     for info in (backend.get_job("fit"), backend.list_jobs()[0]):
