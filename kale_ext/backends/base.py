@@ -32,6 +32,7 @@ __all__ = [
     "NodeState",
     "NotFound",
     "OutputFile",
+    "Queue",
     "Status",
     "Submitted",
 ]
@@ -196,6 +197,20 @@ class JobOutputs:
 
 
 @dataclass(frozen=True)
+class Queue:
+    """A queue a job may wait in for quota: on Kubernetes, a Kueue LocalQueue of the namespace
+    (its ClusterQueue, and how many Workloads wait in it and were admitted from it)."""
+
+    name: str
+    cluster_queue: str | None = None
+    pending: int | None = None
+    admitted: int | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class Submitted:
     """What a backend's submit returns: the job's name and what the user should know (checks
     that could not run, say). Per submit: a backend keeps no state of its last submit."""
@@ -304,6 +319,11 @@ class Backend(abc.ABC):
         """Python distributions (canonical name → version) a runtime's image has, or None when
         the backend cannot tell."""
         return None
+
+    def list_queues(self) -> tuple[list[Queue], str | None]:
+        """The queues a job may name (``--queue``), and why there are none when none can be
+        listed."""
+        return [], f"the {self.name} backend has no queues: Kueue's LocalQueues are on a cluster"
 
     @abc.abstractmethod
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:

@@ -1,4 +1,5 @@
-"""What jobs start from: the training runtimes (and their images' packages) and the defaults."""
+"""What jobs start from: the training runtimes (and their images' packages), the queues they
+may wait in and the defaults."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ def register(sub) -> dict:
         metavar="RUNTIME",
         help="list the Python packages of RUNTIME's image (runs a short job once, then cached)",
     )
+    qs = sub.add_parser(
+        "queues",
+        help="list the queues a job may wait in (--queue): the namespace's Kueue LocalQueues",
+    )
+    add_backend(qs)
+    add_output(qs)
     df = sub.add_parser(
         "defaults",
         help="the defaults every job starts from, and where each is set",
@@ -27,7 +34,7 @@ def register(sub) -> dict:
         "command's flags come before all of them.",
     )
     add_output(df)
-    return {"runtimes": _runtimes, "defaults": _show_defaults}
+    return {"runtimes": _runtimes, "queues": _queues, "defaults": _show_defaults}
 
 
 def _runtimes(args) -> int:
@@ -41,6 +48,24 @@ def _runtimes(args) -> int:
             print(f"{r['name']:<32} {r['framework']:<10} {shape}  {accel}  {r['image']}")
 
     emit(args, [r.to_dict() for r in backend_of(args).list_runtimes()], table)
+    return 0
+
+
+def _queues(args) -> int:
+    """The LocalQueues, or why there are none (on stderr: a listing stays empty)."""
+    import sys
+
+    queues, reason = backend_of(args).list_queues()
+
+    def table(rows):
+        for q in rows:
+            counts = ", ".join(f"{q[k]} {k}" for k in ("pending", "admitted") if q[k] is not None)
+            cluster = f"ClusterQueue {q['cluster_queue']}" if q["cluster_queue"] else ""
+            print(f"{q['name']:<32} {cluster:<32} {counts}".rstrip())
+
+    emit(args, [q.to_dict() for q in queues], table)
+    if reason:
+        print(f"no queues: {reason}", file=sys.stderr)
     return 0
 
 

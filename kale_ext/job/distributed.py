@@ -389,10 +389,20 @@ def _run_policy_over(under: V1RunPolicy | None, over: V1RunPolicy | None) -> V1R
     deadline a lower layer set (a Kubeflow SDK notebook's ActiveDeadlineSeconds)."""
     if under is None or over is None:
         return over if over is not None else under
-    return V1RunPolicy(
+    merged = _fields_over(under, over, V1RunPolicy)
+    # the scheduling policy too: a queue chosen at submit keeps the notebook's priority class
+    sched_under, sched_over = under.scheduling_policy, over.scheduling_policy
+    if sched_under is not None and sched_over is not None:
+        merged.scheduling_policy = _fields_over(sched_under, sched_over, V1SchedulingPolicy)
+    return merged
+
+
+def _fields_over(under, over, cls):
+    """A ``cls`` with ``over``'s fields where set, else ``under``'s."""
+    return cls(
         **{
             f.name: getattr(over, f.name) if getattr(over, f.name) is not None
             else getattr(under, f.name)
-            for f in dataclasses.fields(V1RunPolicy)
+            for f in dataclasses.fields(cls)
         }
     )  # fmt: skip

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from .k8s_values import quantity
+from .k8s_values import PATTERNS, quantity
 from .limits_held import WHERE, site_maximum
 
 MAX_NODES = 1_000
@@ -57,6 +57,9 @@ class Option:
 
 _URL = r"^https?://\S+$"
 _URI = r"^(hf|s3|cache)://\S+$"
+_QUEUE = PATTERNS["dns_label"]["pattern"]  # a LocalQueue's name, and the label value it becomes
+_PATTERN_WORDS = {_URL: "an http(s) URL", _URI: "a URI such as hf://… or s3://…",  # in words
+                  _QUEUE: "a Kueue LocalQueue name (a-z, 0-9 and '-', at most 63)"}  # fmt: skip
 
 OPTIONS: tuple[Option, ...] = (
     Option("name", "text", "job name (default: from the notebook, with a random suffix)",
@@ -116,6 +119,9 @@ OPTIONS: tuple[Option, ...] = (
            "--service-account", "NAME", maximum=253),
     Option("image_pull_secrets", "texts", "a Secret to pull the image with (repeatable)",
            "--image-pull-secret", "NAME", maximum=16),
+    Option("queue", "text", "on Kubernetes, the Kueue LocalQueue of the namespace the job waits "
+           "in for quota (its kueue.x-k8s.io/queue-name label; `kale-ext queues` lists them)",
+           "--queue", "NAME", maximum=63, pattern=_QUEUE),
 )  # fmt: skip
 
 BY_NAME = {o.name: o for o in OPTIONS}
@@ -187,8 +193,8 @@ def _text(option: Option, value: Any, where: str) -> str:
     most, said = _most(option)
     if most is not None and len(value) > most:
         raise ConfigError(where, f"is {len(value)} characters; at most {most} allowed{said}")
-    if option.pattern and not re.match(option.pattern, value):
-        what = "an http(s) URL" if option.pattern == _URL else "a URI such as hf://… or s3://…"
+    if option.pattern and not re.fullmatch(option.pattern, value):
+        what = _PATTERN_WORDS[option.pattern]
         raise ConfigError(where, f"{_short(value)} is not {what}")
     return value
 

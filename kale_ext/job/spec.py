@@ -433,5 +433,7 @@ def options_layer(o, where: str = ""):
         service_account_name=o.service_account,
         image_pull_secrets=o.image_pull_secrets or [],
         shm_size=o.shm_size,
+        # a queue (--queue) is the run policy's, as the Training Operator's config said it
+        run_policy={"scheduling_policy": {"queue": o.queue}} if o.queue else None,
     )
     return layer, {s.volume_name: s.local for s in shorts if s.local}

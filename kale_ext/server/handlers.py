@@ -259,6 +259,16 @@ class RuntimePackagesHandler(KaleExtHandler):
             self.reply(await self.call(service.known_packages, backend, name))
 
 
+class QueuesHandler(KaleExtHandler):
+    @tornado.web.authenticated
+    async def get(self):
+        """The queues a job may name (Kueue's LocalQueues of the namespace), and why there
+        are none when none can be listed (the local backend, a cluster without Kueue)."""
+        backend = await self.backend()
+        queues, reason = await self.call(backend.list_queues)
+        self.reply({"queues": [q.to_dict() for q in queues], "reason": reason})
+
+
 class BackendHandler(KaleExtHandler):
     @tornado.web.authenticated
     async def get(self):
@@ -358,6 +368,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("runtimes", RuntimesHandler),
     ("runtimes/{name}", RuntimeHandler),
     ("runtimes/{name}/packages", RuntimePackagesHandler),
+    ("queues", QueuesHandler),
     ("jobs", JobsHandler),
     ("jobs/{name}", JobHandler),
     ("jobs/{name}/logs", LogsHandler),

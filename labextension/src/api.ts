@@ -106,6 +106,11 @@ export class KaleService {
       .runtimes;
   }
 
+  /** The queues a job may wait in (Kueue's LocalQueues), or why none. */
+  listQueues(): Promise<Kale.IQueues> {
+    return this._get('queues');
+  }
+
   getRuntime(name: string): Promise<Kale.IRuntime> {
     return this._get(`runtimes/${encodeURIComponent(name)}`);
   }

@@ -62,6 +62,8 @@ export namespace Kale {
     shm_size?: string;
     /** The outputs volume on Kubernetes, `pvc:NAME[:/mount]`. */
     outputs?: string;
+    /** The Kueue LocalQueue the job waits in for quota. */
+    queue?: string;
     [key: string]: JSONValue | IDistributedConfig | undefined;
   }
 
@@ -222,6 +224,22 @@ export namespace Kale {
     /** Its files (the first 1000), with their sizes. */
     list?: { path: string; size: number }[];
     list_truncated?: boolean;
+  }
+
+  /**
+   * `GET queues`: the namespace's Kueue LocalQueues a job may wait in, and
+   * why there are none (the local backend, a cluster without Kueue).
+   */
+  export interface IQueue {
+    name: string;
+    cluster_queue: string | null;
+    pending: number | null;
+    admitted: number | null;
+  }
+
+  export interface IQueues {
+    queues: IQueue[];
+    reason: string | null;
   }
 
   export interface IRuntime {

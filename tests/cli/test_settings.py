@@ -4,6 +4,7 @@ import pytest
 
 from tests.cli import cli
 from tests.conftest import EXAMPLES
+from tests.harness.kube_fixtures import kube, kubeconfig  # noqa: F401 (fixtures)
 
 
 def test_runtimes_and_bad_backend(jobs_env):
@@ -39,3 +40,24 @@ def test_auto_is_a_backend_as_the_help_and_the_defaults_say(monkeypatch, tmp_pat
     monkeypatch.setenv("KALE_EXT_BACKEND", "auto")
     out = cli("jobs", "-o", "json")
     assert (out.returncode, out.stdout, out.stderr) == (0, "[]\n", "")
+
+
+def test_queues_on_the_local_backend_are_none_and_say_why(monkeypatch, tmp_path):
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
+    out = cli("queues", "--backend", "local")
+    assert (out.returncode, out.stdout) == (0, "")
+    assert (
+        out.stderr
+        == "no queues: the local backend has no queues: Kueue's LocalQueues are on a cluster\n"
+    )
+
+
+def test_queues_list_the_namespaces_local_queues(kube, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
+    kube.put("localqueues", {"metadata": {"name": "team-a"}, "spec": {"clusterQueue": "cq"},
+                             "status": {"pendingWorkloads": 2, "admittedWorkloads": 1}})  # fmt: skip
+    out = cli("queues", "--backend", "kubernetes")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["team-a", "ClusterQueue", "cq", "2", "pending,", "1", "admitted"]
+    as_json = json.loads(cli("queues", "--backend", "kubernetes", "-o", "json").stdout)
+    assert as_json == [{"name": "team-a", "cluster_queue": "cq", "pending": 2, "admitted": 1}]

@@ -26,7 +26,8 @@ def test_joboptions_has_a_field_per_option_and_nothing_else():
 def test_flags_give_the_rest_apis_json():
     args = parser().parse_args(
         ["--nodes", "2", "--gpu", "0", "--cpu", "500m", "--param", "lr=0.1", "--param", "debug=False",
-         "--package", "numpy>=2", "--env", "A=b=c", "--pip-index-url", "https://x.example/simple"]
+         "--package", "numpy>=2", "--env", "A=b=c", "--pip-index-url", "https://x.example/simple",
+         "--queue", "team-a"]
     )  # fmt: skip
     assert from_args(args) == {
         "nodes": 2,
@@ -36,6 +37,7 @@ def test_flags_give_the_rest_apis_json():
         "packages": ["numpy>=2"],
         "env": {"A": "b=c"},
         "pip_index_urls": ["https://x.example/simple"],
+        "queue": "team-a",
     }
     # what the flags chose is what the REST schema accepts
     jsonschema.validate(from_args(args), json_schema())
@@ -56,6 +58,7 @@ def test_flags_give_the_rest_apis_json():
         (["--memory", "lots"], "is not a Kubernetes quantity"),
         (["--cpu", "0"], "argument --cpu: must be more than 0, got 0"),
         (["--memory", "0Gi"], "argument --memory: must be more than 0, got 0Gi"),
+        (["--queue", "Team_A"], "'Team_A' is not a Kueue LocalQueue name"),
     ],
 )
 def test_a_bad_flag_says_why(argv, message):
@@ -79,6 +82,8 @@ def test_a_bad_flag_says_why(argv, message):
         ({"cpu": 0}, "cpu", "must be more than 0, got 0"),
         ({"cpu": "0m"}, "cpu", "must be more than 0, got 0m"),
         ({"pin_packages": "yes"}, "pin_packages", "must be true or false"),
+        ({"queue": "team-a\n"}, "queue", "is not a Kueue LocalQueue name"),  # a whole match
+        ({"queue": "q" * 64}, "queue", "at most 63 allowed"),
     ],
 )
 def test_rest_values_are_checked_by_the_same_table(data, field, message):

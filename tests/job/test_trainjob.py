@@ -77,6 +77,11 @@ CASES = [
         "metadata.labels": {"kueue.x-k8s.io/queue-name": "team-a", "kueue.x-k8s.io/priority-class": "high"},
         "metadata.annotations.kale-ext.io/ttl-seconds-after-finished": "60",
         "metadata.annotations.kale-ext.io/clean-pod-policy": "All"}),
+    Case("a queue chosen (--queue)", {"queue": "team-b"}, {
+        "metadata.labels": {"kueue.x-k8s.io/queue-name": "team-b"}}),
+    Case("a queue chosen over the config's, its priority class kept", {"queue": "team-b", "config": {
+        "run_policy": {"scheduling_policy": {"queue": "team-a", "priority_class": "high"}}}}, {
+        "metadata.labels": {"kueue.x-k8s.io/queue-name": "team-b", "kueue.x-k8s.io/priority-class": "high"}}),
     Case("parameters", {"parameters": {"epochs": 5}}, {}),
     Case("image and packages", {"image": "python:3.11", "packages": ["requests==2.0"]},
          {"spec.trainer.image": "python:3.11"}),

@@ -216,6 +216,12 @@ async def test_runtimes(api):
     assert invalid.status == 400
 
 
+async def test_queues_on_the_local_backend_are_none_and_say_why(api):
+    data = (await api.get("queues")).json
+    assert data == {"queues": [], "reason": "the local backend has no queues: Kueue's "
+                    "LocalQueues are on a cluster"}  # fmt: skip
+
+
 async def test_backend(api):
     data = (await api.get("backend")).json
     assert data == {"name": "local", "reason": "set in the server configuration", "namespace": None}
@@ -308,6 +314,7 @@ async def test_a_body_within_the_limit_is_parsed_off_the_event_loop(api):
     [
         ("GET", "runtimes"),
         ("GET", "runtimes/torch-distributed"),
+        ("GET", "queues"),
         ("GET", "jobs"),
         ("GET", "jobs/some-job"),
         ("GET", "jobs/some-job/events"),

@@ -60,6 +60,30 @@ async def test_backend_and_runtimes(api, kube):
     assert missing.status == 404 and "deepspeed-distributed" in missing.json["message"]
 
 
+async def test_queues_are_the_namespaces_local_queues_as_the_document_says(api, kube):
+    from pathlib import Path
+
+    import yaml
+
+    from kale_ext.server import handlers
+
+    assert (await api.get("queues")).json == {
+        "queues": [], "reason": "namespace team has no Kueue LocalQueue"}  # fmt: skip
+    kube.put("localqueues", {"metadata": {"name": "team-a"}, "spec": {"clusterQueue": "cq"},
+                             "status": {"pendingWorkloads": 3, "admittedWorkloads": 1}})  # fmt: skip
+    data = (await api.get("queues")).json
+    assert data == {"queues": [{"name": "team-a", "cluster_queue": "cq", "pending": 3,
+                                "admitted": 1}], "reason": None}  # fmt: skip
+    openapi = yaml.safe_load(Path(handlers.__file__).with_name("openapi.yaml").read_text())
+    schema = openapi["components"]["schemas"]["Queue"]
+    assert set(schema["required"]) == set(schema["properties"]) == set(data["queues"][0])
+    kube.failures["list_namespaced_custom_object"] = status_error(
+        403, "Forbidden", 'localqueues.kueue.x-k8s.io is forbidden: User "ana" cannot list'
+    )
+    forbidden = (await api.get("queues")).json
+    assert forbidden["queues"] == [] and "needs list on localqueues" in forbidden["reason"]
+
+
 async def test_compile_and_submit_create_a_valid_trainjob(api, kube):
     preview = (await api.post("compile", {"notebook": NB, "options": {"nodes": 2}})).json
     assert preview["ok"] and preview["runtime"] == "torch-distributed"

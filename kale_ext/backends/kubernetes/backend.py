@@ -24,8 +24,9 @@ Which library does what, and why:
   The SDK's constants (group, plurals, labels) are mirrored in ``config``; a test checks them.
 
 The package's modules: ``config`` (kubeconfig, namespace, API errors), ``status`` (states and
-reasons from a TrainJob and its pods), ``logs`` (pod logs), ``stop`` (stopping a job, one that Kueue
-queues too) and this one (the Backend verbs).
+reasons from a TrainJob and its pods), ``kueue`` (what a queued job's Kueue Workload says, the
+namespace's LocalQueues), ``logs`` (pod logs), ``stop`` (stopping a job, one that Kueue queues
+too) and this one (the Backend verbs).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ..base import (
     LogLine,
     LogQuery,
     NotFound,
+    Queue,
     Status,
     Submitted,
 )
@@ -68,6 +70,7 @@ from .config import (
     Cluster,
 )
 from .diagnose import closer_look
+from .kueue import queue_warnings, queues_or_why, states_of
 from .logs import job_logs
 from .status import belongs_to, iso, job_info, parse_time, recall, said
 from .stop import stop as stop_trainjob
@@ -198,6 +201,12 @@ class KubernetesBackend(Cluster, Backend):
             f"(available: {known})"
         )
 
+    # -- queues --
+
+    def list_queues(self) -> tuple[list[Queue], str | None]:
+        """The namespace's Kueue LocalQueues, or why none (kueue.queues_or_why)."""
+        return queues_or_why(self)
+
     # -- submit --
 
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
@@ -206,6 +215,9 @@ class KubernetesBackend(Cluster, Backend):
         if self._runtime_manifest(spec.runtime.kind, spec.runtime.name) is None:
             raise self._missing_runtime(spec.runtime.name)
         warnings = self._check_room(spec)
+        sched = spec.config.run_policy.scheduling_policy if spec.config.run_policy else None
+        if sched is not None and sched.queue:
+            warnings += queue_warnings(self, sched.queue)  # no Kueue, no such LocalQueue
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         check_embeddable(spec, body["spec"]["trainer"]["command"])  # before anything is made
         what = f"create TrainJob {self.namespace}/{spec.name}"
@@ -285,13 +297,17 @@ class KubernetesBackend(Cluster, Backend):
 
     def list_jobs(self) -> list[JobInfo]:
         """Every TrainJob in the namespace, newest first: two calls, however many jobs (three
-        when a failed job's pods are gone: its kept failure)."""
+        when a failed job's pods are gone: its kept failure; two to six more while a job waits
+        in a Kueue queue: kueue.states_of)."""
         what = f"list TrainJobs in {self.namespace}"
         items = self.trainer_objects(what, "list", TRAINJOBS)["items"]
         pods_of: dict[str, list] = {}
         for pod in self.pods(f"{STEP_LABEL}={NODE}"):
             pods_of.setdefault((pod.metadata.labels or {}).get(JOBSET_LABEL), []).append(pod)
-        infos = [job_info(obj, pods_of.get(obj["metadata"]["name"], [])) for obj in items]
+        waits = states_of(self, items, pods_of)  # a queued job's Kueue state (kueue.py)
+        infos = [job_info(obj, pods_of.get(obj["metadata"]["name"], []),
+                          kueue=waits.get(obj["metadata"]["name"]))
+                 for obj in items]  # fmt: skip
         if any(i.status is Status.FAILED and not pods_of.get(i.name) for i in infos):
             kept = kept_failure.listed(self)  # one more call: the failures kept (kept.py)
             infos = [recall(i, kept.get(i.name), pods_of.get(i.name, [])) for i in infos]

@@ -11,6 +11,7 @@ from ..base import BackendError, JobInfo, LogLine, Status, split_rank
 from . import kept as kept_failure
 from .config import NODE, REQUEST_TIMEOUT
 from .failures import cluster_failure, failed_ending, pod_failure
+from .kueue import state_of
 from .status import job_info, newest_by_node, node_container, parse_time, recall, restarts
 
 #: How many of the failing pod's last lines are read (for torchrun's report and the tail).
@@ -19,21 +20,23 @@ _STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?Z ")
 
 
 def closer_look(backend, obj: dict, pods: list) -> JobInfo:
-    """The job's info with the events, logs and stall a single job's view deserves; a failure
-    a pod shows is kept, and a kept one recalled once the pods no longer show it (kept.py)."""
+    """The job's info with the events, logs, Kueue state and stall a single job's view
+    deserves; a failure a pod shows is kept, and a kept one recalled once the pods no longer
+    show it (kept.py)."""
     name = obj["metadata"]["name"]
-    info = job_info(obj, pods)
+    kueue = state_of(backend, obj, pods)  # None unless it waits in a Kueue queue
+    info = job_info(obj, pods, kueue=kueue)
     if info.status is Status.CREATED:
         info.reason = backend._latest_warning(name)  # e.g. the JobSet could not be created
         return info
     if info.status in (Status.QUEUED, Status.FAILED):
         events = _events(backend, name)
-        info = job_info(obj, pods, events)
+        info = job_info(obj, pods, events, kueue=kueue)
         failed_node = info.failure.node if info.failure else None
         if failed_node is not None:
             pod = newest_by_node(pods)[failed_node]
             logs = {failed_node: _last_lines(backend, pod, failed_node, info.procs_per_node)}
-            info = job_info(obj, pods, events, logs)
+            info = job_info(obj, pods, events, logs, kueue)
     endings = _endings(pods)
     if endings or info.status is Status.FAILED:
         kept = kept_failure.read(backend, name)

@@ -12,10 +12,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED, trainjob_procs
-from ..base import Event, JobInfo, NodeState, Status
+from ..base import STOPPED_BY, Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
 from .failures import cluster_failure
 from .kept import KEPT_LINES, Kept
+from .kueue import ADMITTED, Waiting
 from .reasons import condition_reason, container_of, kueue_wait, pod_reason
 from .reasons import said as said  # the backend's too
 from .trainer_status import trainer_metrics, trainer_progress
@@ -94,10 +95,19 @@ def finished_condition(obj: dict) -> dict | None:
     return None
 
 
+#: A suspended TrainJob outside Kueue: someone suspended it (or submitted it suspended).
+SUSPENDED = "suspended by the user (spec.suspend is true): it starts once resumed"
+#: Said after a kale_ext stop of a job in a Kueue queue (its Workload deactivated: stop.py); by
+#: the user unless a sweep stopped it (early, or cancelled with it).
+STOPPED_IN_KUEUE = ("suspended{who}: its Kueue Workload is deactivated, so it holds no quota and "
+                    "Kueue does not start it again")  # fmt: skip
+
+
 def job_status(
-    obj: dict, nodes: list[NodeState], events: Iterable[Event] = ()
+    obj: dict, nodes: list[NodeState], events: Iterable[Event] = (), kueue: Waiting | None = None
 ) -> tuple[Status, str | None]:
-    """The status and its plain reason: conditions first, then what the pods say.
+    """The status and its plain reason: conditions first, then what the pods say; ``kueue``:
+    what its Kueue Workload says (kueue.py), when read.
 
     Running pods make a job Running; a pending pod makes it Queued with the scheduler's reason.
     """
@@ -110,11 +120,15 @@ def job_status(
     suspended = (_conditions(obj).get("Suspended") or {}).get("status") == "True"
     if suspended or (obj.get("spec") or {}).get("suspend"):
         queue_name = (obj["metadata"].get("labels") or {}).get(KUEUE_QUEUE)
-        return Status.QUEUED, kueue_wait(queue_name, events) if queue_name else "suspended"
+        if queue_name and kueue is not None:
+            return Status.QUEUED, kueue.text
+        return Status.QUEUED, kueue_wait(queue_name, events) if queue_name else SUSPENDED
     pending = [n for n in nodes if n.state == "Pending"]
     if pending:
         waits = (f"node {n.index}: {n.reason}" for n in pending if n.reason)
-        return Status.QUEUED, next(waits, "pods are starting")
+        wait = next(waits, "pods are starting")
+        admitted = kueue is not None and kueue.state == ADMITTED
+        return Status.QUEUED, f"{kueue.text}; {wait}" if admitted else wait
     if nodes:
         trouble = (f"node {n.index}: {n.reason}" for n in nodes if n.reason)
         return Status.RUNNING, next(trouble, None)
@@ -122,16 +136,20 @@ def job_status(
 
 
 def job_info(
-    obj: dict, pods: Iterable, events: Iterable[Event] = (), logs: dict | None = None
+    obj: dict,
+    pods: Iterable,
+    events: Iterable[Event] = (),
+    logs: dict | None = None,
+    kueue: Waiting | None = None,
 ) -> JobInfo:
     """A JobInfo from a TrainJob (Kubernetes JSON form), its node pods and, when known, the
-    job's events and a node's last log lines; a failed job's with its failure summary; the
-    progress and metrics Kubeflow Trainer holds in its status.trainerStatus."""
+    job's events, a node's last log lines and its Kueue state; a failed job's with its failure
+    summary; the progress and metrics Kubeflow Trainer holds in its status.trainerStatus."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     trainer = spec.get("trainer") or {}
     pods, events = list(pods), list(events)
     nodes = node_states(pods, events)
-    status, reason = job_status(obj, nodes, events)
+    status, reason = job_status(obj, nodes, events, kueue)
     failure = None
     if status is Status.FAILED:
         failure = cluster_failure(obj, newest_by_node(pods), events, logs)
@@ -142,6 +160,9 @@ def job_info(
     finished = finished_condition(obj)
     if notes.get(STOPPED) and status is not Status.COMPLETE:  # suspended by a stop, and kept
         status, reason, failure = Status.FAILED, notes[STOPPED], None
+        if (meta.get("labels") or {}).get(KUEUE_QUEUE):
+            who = " by the user" if reason.startswith(STOPPED_BY) else ""
+            reason = f"{reason}; {STOPPED_IN_KUEUE.format(who=who)}"
         finished = _conditions(obj).get("Suspended") or {"lastTransitionTime": None}
     if meta.get("deletionTimestamp"):  # Foreground deletion: gone once its pods are
         reason = f"being deleted; {reason}" if reason else "being deleted"

@@ -26,16 +26,10 @@ from __future__ import annotations
 from ...job.trainjob import KUEUE_QUEUE, STOPPED
 from ..base import BackendError, NotFound
 from .config import TRAINJOBS, Cluster
+from .kueue import GROUP, JOB_UID, VERSION, WORKLOADS, workloads_of
 
-GROUP, VERSION, WORKLOADS = "kueue.x-k8s.io", "v1beta2", "workloads"
-JOB_UID = "kueue.x-k8s.io/job-uid"
+__all__ = ["JOB_UID", "deactivate", "stop"]
 PERMISSION = f"list and patch {WORKLOADS}.{GROUP}"
-
-
-def _owned_by(workload: dict, uid: str) -> bool:
-    refs = workload["metadata"].get("ownerReferences") or []
-    return any(r.get("uid") == uid and r.get("kind") == "TrainJob" and r.get("controller")
-               for r in refs)  # fmt: skip
 
 
 def _refused(name: str, queue: str, why: str, status: int, reason: str) -> BackendError:
@@ -53,21 +47,6 @@ def _failed(cluster: Cluster, name: str, queue: str, e: BackendError) -> Backend
     if e.status in (401, 403):
         needs = f"; kale_ext needs {PERMISSION} in namespace {cluster.namespace} (its Role)"
     return _refused(name, queue, f"{e}{needs}", e.status, e.reason)
-
-
-def workloads_of(cluster: Cluster, trainjob: dict) -> list[dict]:
-    """The Workloads Kueue made for ``trainjob``: labelled with its uid, controlled by it."""
-    uid = trainjob["metadata"]["uid"]
-    listed = cluster.call(
-        f"list the Kueue Workloads in {cluster.namespace}",
-        cluster.custom.list_namespaced_custom_object,
-        GROUP,
-        VERSION,
-        cluster.namespace,
-        WORKLOADS,
-        label_selector=f"{JOB_UID}={uid}",
-    )
-    return [w for w in listed.get("items") or [] if _owned_by(w, uid)]
 
 
 def deactivate(cluster: Cluster, trainjob: dict, queue: str) -> list[str]:

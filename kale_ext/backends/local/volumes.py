@@ -90,6 +90,10 @@ def local_warnings(spec: JobSpec) -> list[str]:
     named = [name for name, value in settings.items() if value]
     if named:
         out.append(f"{', '.join(named)}: for a cluster's pods; a local run does without")
+    sched = c.run_policy.scheduling_policy if c.run_policy else None
+    if sched is not None and sched.queue:
+        out.append(f"queue {sched.queue}: Kueue's queues are a cluster's; a local job waits in "
+                   "this machine's own queue instead")  # fmt: skip
     return out
 
 

@@ -223,6 +223,11 @@ export function fakeService() {
       .fn()
       .mockResolvedValue({ name: 'local', reason: 'r', namespace: null }),
     listRuntimes: jest.fn().mockResolvedValue([]),
+    listQueues: jest.fn().mockResolvedValue({
+      queues: [],
+      reason:
+        "the local backend has no queues: Kueue's LocalQueues are on a cluster"
+    }),
     getDefaults: jest.fn().mockResolvedValue(defaultsResponse()),
     listTags: jest.fn().mockResolvedValue([
       { tag: 'imports', role: 'imports', help: '' },

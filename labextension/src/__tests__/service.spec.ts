@@ -50,6 +50,13 @@ describe('KaleService', () => {
       [{ name: 'r' }]
     ],
     [
+      'listQueues',
+      'queues',
+      [],
+      { queues: [{ name: 'team-a' }], reason: null },
+      null
+    ],
+    [
       'getRuntime',
       'runtimes/torch%20distributed',
       ['torch distributed'],

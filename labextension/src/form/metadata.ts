@@ -50,6 +50,7 @@ export function fromMetadata(value: unknown): IJobForm {
     'shm_size',
     'outputs',
     'train_call',
+    'queue',
     'config'
   ];
   const text = (v: unknown) =>
@@ -60,6 +61,7 @@ export function fromMetadata(value: unknown): IJobForm {
   form.nodes = text(options.nodes);
   form.procsPerNode = text(options.procs_per_node);
   form.trainCall = text(options.train_call);
+  form.queue = text(options.queue);
   const gpu = options.gpu;
   if (
     typeof gpu === 'number' ||

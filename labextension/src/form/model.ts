@@ -57,6 +57,8 @@ export interface IJobForm {
   outputs: string;
   /** Which train() call of a Kubeflow SDK notebook is the job, 1-based ('' the last). */
   trainCall: string;
+  /** The Kueue LocalQueue the job waits in for quota ('' none). */
+  queue: string;
   /** Options the panel does not edit (image, dataset_uri, ...), kept as found. */
   extraOptions: JSONObject;
   /** Config the panel does not edit (labels, tolerations, ...), kept as found. */
@@ -100,6 +102,7 @@ export function emptyForm(): IJobForm {
     shmSize: '',
     outputs: '',
     trainCall: '',
+    queue: '',
     extraOptions: {},
     extraConfig: {}
   };
@@ -143,6 +146,9 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   const call = parseCount(form.trainCall, 'train_call');
   if (call.ok && call.value !== undefined) {
     options.train_call = call.value;
+  }
+  if (form.queue) {
+    options.queue = form.queue;
   }
   if (form.gpuMode === 'count') {
     const gpus = parseCount(form.gpuCount, 'gpu');

@@ -14,6 +14,7 @@ import {
   ResourceFields,
   RuntimePicker,
   ShapeFields,
+  QueueChoice,
   TrainCallChoice
 } from './form/job-form';
 import { PackagesEditor } from './form/packages';
@@ -181,6 +182,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           />
         )}
         <ShapeFields {...common} runtime={state.runtime} compile={compile} />
+        <QueueChoice {...common} queues={state.server.queues} />
       </Section>
       <Section id="resources" title="Resources per node" {...mark('resources')}>
         <ResourceFields

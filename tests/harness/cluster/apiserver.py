@@ -18,7 +18,8 @@ the kubernetes client and kale_ext rely on from a real API server and kmock 0.8 
   rule for owner references: an object goes when its last owner goes;
 - Events recorded by the emulated controllers (``record_event``), counted as the API server
   aggregates them;
-- the ``pods/log`` subresource, and faults (``faults.py``), through hooks the cluster sets.
+- the ``pods/log`` subresource, Kueue's visibility API (a LocalQueue's ``pendingworkloads``,
+  with Kueue on) and faults (``faults.py``), through hooks the cluster sets.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class ApiServer(Store, kmock.KubernetesEmulator):
     admission: Any = None  # admission.Admission
     faults: Any = None  # faults.Faults
     pod_logs: Callable | None = None  # (request) -> payload: the pods/log subresource
+    pending_workloads: Callable | None = None  # (request) -> payload: Kueue's visibility API
     tokens: Any = None  # trainer_status.Tokens: the service-account token issuer, when on
     graceful: Callable | None = None  # (pod) -> bool: whether a kubelet stops it before it goes
     watchers: list = attrs.field(factory=list)  # (event type, resource, object) after a change
@@ -77,6 +79,7 @@ class ApiServer(Store, kmock.KubernetesEmulator):
             self.resources[key] = info
         # after any reaction a test adds, before kmock's own fallbacks
         (self**-1)[lambda r: r.subresource == "log"] << self._serve_log
+        (self**-1)[lambda r: r.subresource == "pendingworkloads"] << self._serve_pending
         (self**-1)[lambda r: r.method == "DELETE" and r.resource and not r.name] << self._collection
 
     # ----- requests ---------------------------------------------------------------------------
@@ -108,6 +111,11 @@ class ApiServer(Store, kmock.KubernetesEmulator):
         if self.pod_logs is None:
             raise status_error(404, "NotFound", "the server could not find the requested resource")
         return await self.pod_logs(request)
+
+    async def _serve_pending(self, request):
+        if self.pending_workloads is None or request.method != "GET":
+            raise status_error(404, "NotFound", "the server could not find the requested resource")
+        return self.pending_workloads(request)
 
     async def _serve_list(self, request):  # type: ignore[override]
         kind, _ = self._info(request.resource)

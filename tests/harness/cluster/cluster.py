@@ -143,6 +143,7 @@ class EmulatedCluster:
             self.trainer = Trainer(self.api, self.admission, self.kubelet, self.status_server)
             if self._kueue[0]:
                 self.kueue = Kueue(self.api, self.admission, self._kueue[1])
+                self.api.pending_workloads = self.kueue.pending
             self.api.pod_logs = PodLogs(self.api, self.kubelet)
             self.api.watchers.append(self._heard)
             await self._seed()

@@ -20,11 +20,17 @@ What it does for a TrainJob with the label ``kueue.x-k8s.io/queue-name``, as Kue
   released (``QuotaReserved`` and ``Admitted`` False, ``Requeued`` False with reason
   ``Deactivated``); it is never started while inactive. Active again: ``Requeued`` True
   (``Reactivated``), ``Evicted`` False, and it queues for admission again;
-- a finished TrainJob: its Workload ``Finished`` and its quota released.
+- a finished TrainJob: its Workload ``Finished`` and its quota released;
+- the visibility API (``visibility.kueue.x-k8s.io/v1beta2``, served by Kueue's visibility
+  server): ``localqueues/NAME/pendingworkloads`` lists the Workloads of that LocalQueue waiting
+  for quota in the order they were made (the order quota released goes to them: first in, first
+  admitted, as Kueue's StrictFIFO without priorities), each with its position in the
+  ClusterQueue and in the LocalQueue, from 0; ``offset`` and ``limit`` as Kueue reads them.
 
-Not emulated: ClusterQueue, LocalQueue and ResourceFlavor objects (every queue name is served,
-admitted to the ClusterQueue ``cluster-queue``), resource quotas (``quota`` counts Workloads),
-preemption, admission checks, waitForPodsReady, pod set templates.
+Not emulated: ClusterQueue and ResourceFlavor objects (every queue name is served, admitted to
+the ClusterQueue ``cluster-queue``; LocalQueue objects are only stored, for a client to read),
+resource quotas (``quota`` counts Workloads), priorities, preemption, admission checks,
+waitForPodsReady, pod set templates.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ class Kueue:
         self.api, self.quota = api, quota
         self.queue: asyncio.Queue = asyncio.Queue()
         self.seen: dict[tuple[str, str], tuple] = {}  # what a reconcile found nothing to do on
+        self.made: dict[str, int] = {}  # Workload uid → the order Kueue made it in (its queue)
         self.busy = False
         self.worker = asyncio.get_running_loop().create_task(self._work())
         api.watchers.append(self.heard)
@@ -187,8 +194,39 @@ class Kueue:
                      "podSets": [{"name": "node", "count": nodes}]},
         }  # fmt: skip
         made = await self.api.create(WORKLOADS, meta["namespace"], wl)
+        self.made[made["metadata"]["uid"]] = len(self.made)
         said = f"Created Workload: {meta['namespace']}/{made['metadata']['name']}"
         await self._event(tj, "Normal", "CreatedWorkload", said)
+
+    # ----- the visibility API -------------------------------------------------------------------
+
+    def _place(self, wl: dict) -> int:
+        """A Workload's place in the queue: the order Kueue made them in (first in, first
+        admitted)."""
+        return self.made.get(wl["metadata"].get("uid", ""), len(self.made))
+
+    def pending(self, request) -> dict:
+        """A LocalQueue's pending Workloads (a ``PendingWorkloadsSummary``; see above)."""
+        waiting = [w for w in self.api.items(WORKLOADS, None)
+                   if not condition(w, "Admitted") and not condition(w, "Finished")
+                   and (w.get("spec") or {}).get("active", True)]  # fmt: skip
+        waiting.sort(key=self._place)
+        items: list[dict] = []
+        for place, wl in enumerate(waiting):
+            meta = wl["metadata"]
+            if (meta.get("namespace"), wl["spec"].get("queueName")) != (request.namespace,
+                                                                         request.name):  # fmt: skip
+                continue
+            items.append({
+                "metadata": {"name": meta["name"], "namespace": meta["namespace"],
+                             "creationTimestamp": meta.get("creationTimestamp")},
+                "priority": 0, "localQueueName": request.name,
+                "positionInClusterQueue": place, "positionInLocalQueue": len(items),
+            })  # fmt: skip
+        offset = int(request.params.get("offset") or 0)
+        limit = int(request.params.get("limit") or 1000)
+        return {"kind": "PendingWorkloadsSummary", "apiVersion": "visibility.kueue.x-k8s.io/v1beta2",
+                "metadata": {}, "items": items[offset:offset + limit]}  # fmt: skip
 
     # ----- admission and the workload controller ------------------------------------------------
 
@@ -250,7 +288,7 @@ class Kueue:
                 _set(wl, kind, "False", "Pending", "The workload has no reservation")
         (wl.get("status") or {}).pop("admission", None)
         await self.api.put(WORKLOADS, wl["metadata"]["namespace"], wl)
-        for other in self.api.items(WORKLOADS, None):
+        for other in sorted(self.api.items(WORKLOADS, None), key=self._place):
             if not condition(other, "Admitted"):
                 for ref in other["metadata"].get("ownerReferences") or []:
                     self.queue.put_nowait((other["metadata"]["namespace"], ref["name"]))

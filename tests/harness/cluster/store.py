@@ -29,6 +29,7 @@ RESOURCES: dict[str, tuple[str, bool]] = {
     "trainer.kubeflow.org/v1alpha1/trainingruntimes": ("TrainingRuntime", True),
     "trainer.kubeflow.org/v1alpha1/clustertrainingruntimes": ("ClusterTrainingRuntime", False),
     "kueue.x-k8s.io/v1beta2/workloads": ("Workload", True),  # Kueue runs if asked: kueue.py
+    "kueue.x-k8s.io/v1beta2/localqueues": ("LocalQueue", True),  # stored, as a test makes them
 }
 VERBS = {"create", "delete", "deletecollection", "get", "list", "patch", "watch"}
 NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes draws generated names from

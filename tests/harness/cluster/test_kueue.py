@@ -175,3 +175,34 @@ def test_kueue_is_off_unless_asked(emulated_cluster, kube_api):
     cluster = emulated_cluster
     assert cluster.wait_for(lambda: finished(cluster, "fit"), 60, "the job to finish") == "Complete"
     assert cluster.items(WORKLOADS) == [] and cluster.kueue is None
+
+
+def pending(custom, queue: str, **params) -> list[tuple[str, int, int]]:
+    """The visibility API's answer for LocalQueue ``queue``: (Workload, position in the
+    ClusterQueue, position in the LocalQueue) each."""
+    path = "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{namespace}/localqueues/{name}"
+    answer = custom.api_client.call_api(
+        path + "/pendingworkloads", "GET", path_params={"namespace": NS, "name": queue},
+        query_params=list(params.items()), response_type="object", auth_settings=["BearerToken"],
+        _return_http_data_only=True)  # fmt: skip
+    assert answer["kind"] == "PendingWorkloadsSummary"
+    return [(i["metadata"]["name"], i["positionInClusterQueue"], i["positionInLocalQueue"])
+            for i in answer["items"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("emulated_cluster", ONE_AT_A_TIME, indirect=True)
+def test_the_visibility_api_lists_a_local_queues_pending_workloads_in_order(
+    emulated_cluster, kube_api
+):
+    cluster, custom = emulated_cluster, kube_api[1]
+    submit(custom, queued("first"))
+    cluster.wait_for(lambda: running(cluster, "first"), 60, "the first job to run")
+    for name, queue in (("second", "team-a"), ("third", "team-b"), ("fourth", "team-a")):
+        submit(custom, queued(name, queue=queue))
+        cluster.wait_for(lambda n=name: said(workload(cluster, n) or {}, "QuotaReserved"), 30,
+                         f"{name} to wait")  # fmt: skip
+    names = {n: workload(cluster, n)["metadata"]["name"] for n in ("second", "third", "fourth")}
+    assert pending(custom, "team-a") == [(names["second"], 0, 0), (names["fourth"], 2, 1)]
+    assert pending(custom, "team-b") == [(names["third"], 1, 0)]
+    assert pending(custom, "team-a", offset=1, limit=5) == [(names["fourth"], 2, 1)]
+    assert pending(custom, "nobody") == []

@@ -443,6 +443,82 @@ def test_a_kueue_queued_job_is_admitted_then_stopped_and_kept_stopped(control_pl
         api.close()
 
 
+def _kueue_object(custom, plural: str, body: dict, namespace: str | None = None) -> None:
+    """Create a Kueue object, or leave the one of that name the session has made already."""
+    from kubernetes.client.exceptions import ApiException
+
+    kinds = {"resourceflavors": "ResourceFlavor", "clusterqueues": "ClusterQueue",
+             "localqueues": "LocalQueue"}  # fmt: skip
+    body = {"apiVersion": "/".join(KUEUE), "kind": kinds[plural], **body}
+    try:
+        if namespace:
+            custom.create_namespaced_custom_object(*KUEUE, namespace, plural, body)
+        else:
+            custom.create_cluster_custom_object(*KUEUE, plural, body)
+    except ApiException as e:
+        if e.status != 409:
+            raise
+
+
+def _quota(cpu: str) -> dict:
+    return {"namespaceSelector": {}, "resourceGroups": [{
+        "coveredResources": ["cpu", "memory"],
+        "flavors": [{"name": "default-flavor", "resources": [
+            {"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": "64Gi"}]}]}]}  # fmt: skip
+
+
+def test_kueue_states_waiting_for_quota_admitted_and_suspended_by_the_user(
+    control_plane_env, tmp_path
+):
+    """On the real Kueue: a job (--queue) in a LocalQueue whose ClusterQueue has no CPU quota
+    reads "waiting for quota" with its ClusterQueue named in `kale-ext status` and `jobs` (no
+    position: the control plane serves no visibility API); given quota, it is admitted and
+    Running; the user's stop reads Stopped, suspended by the user, not waiting."""
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    try:
+        _kueue_object(custom, "resourceflavors", {"metadata": {"name": "default-flavor"}})
+        _kueue_object(
+            custom, "clusterqueues", {"metadata": {"name": "cq-none"}, "spec": _quota("0")}
+        )
+        _kueue_object(custom, "localqueues", {"metadata": {"name": "no-room"},
+                                              "spec": {"clusterQueue": "cq-none"}}, "default")  # fmt: skip
+        listed = cli("queues", *K8S)
+        assert listed.returncode == 0, listed.stderr
+        assert re.search(r"^no-room +ClusterQueue cq-none", listed.stdout, re.M), listed.stdout
+        path = tmp_path / "waits.ipynb"
+        path.write_text(json.dumps(SLOW))
+        out = cli("run", path, *K8S, "--queue", "no-room", "--cpu", "1", "--name", "waits")
+        assert out.returncode == 0, out.stderr
+
+        def status() -> str:
+            shown = cli("status", "waits", *K8S)
+            assert shown.returncode == 0, shown.stderr
+            return shown.stdout
+
+        waiting = "waiting for quota (Kueue: ClusterQueue cq-none): couldn't assign flavors"
+        said = _wait("Kueue finds no quota for it", lambda: waiting in status() and status(), 90)
+        assert said.startswith("waits: Queued (waiting for quota (Kueue: ClusterQueue cq-none)")
+        assert "insufficient quota for cpu in flavor default-flavor" in said, said
+        row = [line for line in cli("jobs", *K8S).stdout.splitlines() if line.startswith("waits ")]
+        assert row and waiting in row[0], row
+
+        custom.patch_cluster_custom_object(
+            *KUEUE, "clusterqueues", "cq-none", {"spec": _quota("4")}
+        )
+        _wait("admitted, it runs", lambda: status().startswith("waits: Running"), 120)
+        tj = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", "waits")
+        assert tj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "no-room"
+
+        stopped = cli("stop", "waits", *K8S)
+        assert stopped.returncode == 0, stopped.stderr
+        shown = status()
+        assert shown.startswith("waits: Stopped"), shown
+        assert "suspended by the user: its Kueue Workload is deactivated" in shown, shown
+        assert "waiting" not in shown, shown
+    finally:
+        api.close()
+
+
 def test_the_mpi_example_gets_the_mpi_plugins_launcher_and_nodes_on_the_real_trainer(
     control_plane_env, tmp_path
 ):

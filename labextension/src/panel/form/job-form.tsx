@@ -119,6 +119,51 @@ export function TrainCallChoice(
 }
 
 /**
+ * The Kueue LocalQueue the job waits in for quota: "None", or one the
+ * namespace lists (a kept choice it no longer lists stays, marked). Nothing
+ * when there are none to choose (the local backend, a cluster without
+ * Kueue) and none is chosen.
+ */
+export function QueueChoice(
+  props: IFormProps & { queues: Kale.IQueues | null }
+): JSX.Element | null {
+  const { form } = props;
+  const listed = props.queues?.queues ?? [];
+  if (listed.length === 0 && form.queue === '') {
+    return null;
+  }
+  const options = [
+    { value: '', label: 'None' },
+    ...listed.map(q => ({
+      value: q.name,
+      label: q.cluster_queue
+        ? `${q.name} (ClusterQueue ${q.cluster_queue})`
+        : q.name
+    }))
+  ];
+  if (form.queue && !listed.some(q => q.name === form.queue)) {
+    options.push({ value: form.queue, label: `${form.queue} (not found)` });
+  }
+  const error = errorOf(props.errors, 'queue');
+  return (
+    <>
+      <SelectField
+        label="Queue"
+        name="queue"
+        value={form.queue}
+        options={options}
+        onChange={queue => props.onChange({ queue })}
+      />
+      {error && (
+        <div className="kale-ext-Field-error" role="alert">
+          {error}
+        </div>
+      )}
+    </>
+  );
+}
+
+/**
  * Job name, nodes and processes per node.
  */
 export function ShapeFields(

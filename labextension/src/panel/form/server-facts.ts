@@ -3,7 +3,7 @@ import { errorMessage } from '../../errors';
 import type { Kale } from '../../types';
 
 /**
- * What the server offers the panel: the backend, its runtimes, the defaults
+ * What the server offers the panel: the backend, its runtimes and queues, the defaults
  * jobs start from, and the tag grammar. Loading again (the user's settings
  * changed) keeps what a failed request could not replace.
  */
@@ -14,6 +14,8 @@ export class ServerFacts {
 
   backend: Kale.IBackend | null = null;
   runtimes: Kale.IRuntime[] = [];
+  /** The queues a job may wait in (`GET queues`), and why there are none. */
+  queues: Kale.IQueues | null = null;
   /** The tag grammar (`GET tags`). */
   tags: Kale.ITag[] = [];
   /** The defaults jobs start from (`GET defaults`), and who set each. */
@@ -40,7 +42,7 @@ export class ServerFacts {
       });
     let defaultsError = '';
     const service = this._service;
-    const [backend, runtimes, defaults, tags] = await Promise.all([
+    const [backend, runtimes, defaults, tags, queues] = await Promise.all([
       get(service.getBackend()),
       get(service.listRuntimes()),
       get(
@@ -49,12 +51,14 @@ export class ServerFacts {
           throw reason;
         })
       ),
-      withTags ? get(service.listTags()) : undefined
+      withTags ? get(service.listTags()) : undefined,
+      get(service.listQueues())
     ]);
     this.tags = tags ?? this.tags;
     if (generation === this._loads) {
       this.backend = backend ?? this.backend;
       this.runtimes = runtimes ?? this.runtimes;
+      this.queues = queues ?? this.queues;
       this.defaults = defaults ?? this.defaults;
       this.defaultsError = defaultsError;
       this.loadError = errors[0] ?? '';
