@@ -52,7 +52,7 @@ def parse_age(text: object, field: str = "older_than") -> int:
 def parse_statuses(value: object, field: str = "statuses") -> tuple[str, ...]:
     """``complete,failed`` (or a list of those words) → the kinds of job to prune, in
     STATUSES' order; ConfigError on ``field`` for an unknown or empty one."""
-    words = value.split(",") if isinstance(value, str) else value
+    words = [w for w in value.split(",") if w.strip()] if isinstance(value, str) else value
     if not isinstance(words, (list, tuple)) or not words:
         raise ConfigError(field, f"must name one or more of {', '.join(STATUSES)}")
     chosen = set()
