@@ -23,7 +23,10 @@ def ago(seconds: float) -> str:
     return (NOW - timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def job(name, status, finished=None, reason=None, created=ago(10 * 86400)):
+TEN_DAYS_AGO = ago(10 * 86400)
+
+
+def job(name, status, finished=None, reason=None, created=TEN_DAYS_AGO):
     return JobInfo(name, status, "test", reason=reason, created=created, finished=finished)
 
 
