@@ -11,10 +11,13 @@ unless asked, as for a delete."""
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 from ..errors import BackendError, ConfigError
 from .base import CANCELLED_WITH_SWEEP, STOPPED_BY, STOPPED_EARLY, Backend, JobInfo, Status
@@ -146,3 +149,53 @@ def prune(
                 item.note = f"left: {e}"
         done.append(item)
     return done
+
+
+#: A submit prunes (the defaults' keep_finished_days) at most this often, per jobs folder or
+#: cluster namespace.
+AUTO_EVERY_SECONDS = 3600
+#: The file whose time says when a submit last pruned: in the local jobs folder (no job's name
+#: starts with a dot), else in kale_ext's data folder, per backend and namespace.
+STAMP = ".last-prune"
+
+
+def stamp_of(backend: Backend) -> Path:
+    jobs_dir = getattr(backend, "jobs_dir", None)
+    if jobs_dir is not None:
+        return Path(jobs_dir) / STAMP
+    from ..files import jobs_dir as local_jobs_dir
+
+    where = f"{backend.name}-{getattr(backend, 'namespace', None) or 'default'}"
+    return local_jobs_dir().parent / "pruned" / where
+
+
+def auto_prune(backend: Backend, keep_days: int | None, now: float | None = None) -> list[str]:
+    """At a submit: prune every kind of finished job older than ``keep_days`` (the defaults'
+    keep_finished_days; None: off), their outputs kept, unless this backend was pruned so in
+    the last AUTO_EVERY_SECONDS (one stat when it was). What it did or why it could not, as
+    the submit's warnings; it never fails the submit."""
+    if keep_days is None:
+        return []
+    stamp, now = stamp_of(backend), time.time() if now is None else now
+    try:
+        if now - stamp.stat().st_mtime < AUTO_EVERY_SECONDS:
+            return []
+    except OSError:
+        pass  # never pruned here
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+        os.utime(stamp, (now, now))
+        done = prune(backend, keep_days * 86400, now=datetime.fromtimestamp(now, timezone.utc))
+    except (OSError, BackendError) as e:
+        return [f"finished jobs older than {keep_days} days could not be pruned "
+                f"(keep_finished_days): {e}"]  # fmt: skip
+    from ..job.procs import counted
+
+    gone = [p.name for p in done if p.deleted]
+    if not gone:
+        return []
+    shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+    days = counted(keep_days, "day")
+    return [f"pruned {counted(len(gone), 'job')} finished more than {days} ago "
+            f"(keep_finished_days; their outputs stay): {shown}"]  # fmt: skip

@@ -7,7 +7,10 @@ import pytest
 
 from kale_ext.backends.base import JobInfo, Status
 from kale_ext.backends.prune import (
+    AUTO_EVERY_SECONDS,
     MAX_AGE_SECONDS,
+    STAMP,
+    auto_prune,
     kind_of,
     parse_age,
     parse_statuses,
@@ -122,3 +125,35 @@ def test_a_dry_run_asks_nothing_and_a_refusal_leaves_the_job():
         ("b", False, "left: job b is Running: only a finished job is pruned"),
         ("a", True, "kept its outputs"),
     ]
+
+
+def test_a_submit_prunes_at_most_once_an_hour_and_only_when_asked(tmp_path):
+    jobs = [job("week-old", Status.COMPLETE, ago(8 * 86400)), job("new", Status.FAILED, ago(60))]
+    backend = Recording(jobs)
+    backend.jobs_dir = tmp_path  # the local backend's: the stamp goes there
+    now = NOW.timestamp()
+    assert auto_prune(backend, None, now) == [] and not (tmp_path / STAMP).exists()
+    said = auto_prune(backend, 7, now)
+    assert backend.asked == [("week-old", False)]  # outputs kept
+    assert said == [
+        "pruned 1 job finished more than 7 days ago (keep_finished_days; their outputs "
+        "stay): week-old"
+    ]
+    assert auto_prune(backend, 7, now + AUTO_EVERY_SECONDS - 1) == []
+    assert backend.asked == [("week-old", False)]  # within the hour: one stat, nothing listed
+    auto_prune(backend, 7, now + AUTO_EVERY_SECONDS)
+    assert len(backend.asked) == 2
+
+
+def test_a_failing_prune_is_a_warning_never_a_failed_submit(tmp_path):
+    class Unreachable(Recording):
+        def list_jobs(self):
+            raise BackendError("the cluster does not answer", 503)
+
+    backend = Unreachable([])
+    backend.jobs_dir = tmp_path
+    [said] = auto_prune(backend, 3, NOW.timestamp())
+    assert said == (
+        "finished jobs older than 3 days could not be pruned (keep_finished_days): the "
+        "cluster does not answer"
+    )

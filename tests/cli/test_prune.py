@@ -108,3 +108,26 @@ def test_bad_ages_and_statuses_are_refused_naming_the_flag(jobs_env):
         out = cli("prune", f"{flag}={value}", *LOCAL)
         assert out.returncode == 1 and out.stderr.startswith(f"error: {flag}: "), out.stderr
         assert said in out.stderr
+
+
+def test_keep_finished_days_prunes_at_a_submit(jobs_env, write_nb):
+    """A job recorded as finished two days ago goes at the next submit (keep_finished_days 1);
+    the submit says so, and the new job and the old one's outputs stay."""
+    old = _run(write_nb, "print(1)", "old.ipynb")
+    record = jobs_env / "jobs" / old / "job.json"
+    data = json.loads(record.read_text())
+    data["finished"] = "2000-01-01T00:00:00Z"  # as a record of a job long finished reads
+    record.write_text(json.dumps(data))
+    settings = lab_settings_file()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"keep_finished_days": 1}')
+    new = cli("run", write_nb(notebook("print(2)"), "new.ipynb"), *LOCAL, "--follow")
+    assert new.returncode == 0, new.stderr
+    assert (
+        f"warning: pruned 1 job finished more than 1 day ago (keep_finished_days; their "
+        f"outputs stay): {old}" in new.stderr
+    )
+    assert not (jobs_env / "jobs" / old).exists()
+    assert [j["status"] for j in json.loads(cli("jobs", *LOCAL, "-o", "json").stdout)] == [
+        "Complete"
+    ]
