@@ -26,6 +26,7 @@ from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
 from .notebooks import NotebookHandler
 from .panel_state import PanelStateHandler
+from .prune import PruneHandler
 from .sweeps import SweepHandler, SweepsHandler
 
 NAMESPACE = "kale-ext"
@@ -359,6 +360,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("runtimes/{name}", RuntimeHandler),
     ("runtimes/{name}/packages", RuntimePackagesHandler),
     ("jobs", JobsHandler),
+    ("jobs/prune", PruneHandler),  # before jobs/{name}: GET and DELETE are the job prune's
     ("jobs/{name}", JobHandler),
     ("jobs/{name}/logs", LogsHandler),
     ("jobs/{name}/events", EventsHandler),
