@@ -1,6 +1,6 @@
 """REST handler of POST jobs/prune: remove finished jobs older than an age (kale-ext prune,
 kale_ext/backends/prune.py), or list them (``dry_run``). Its path is a job's path too: GET and
-DELETE jobs/prune are those of the job named `prune`, as for any other name."""
+DELETE jobs/prune are those of the job named `prune`, as for any other name (handlers.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def prune(backend, body: dict) -> dict:
     return {"dry_run": dry_run, "jobs": [p.to_dict() for p in done]}
 
 
-class PruneHandler(KaleExtHandler):
-    params = {"DELETE": frozenset({"outputs"})}  # the job named prune's, as JobHandler's
+class PruneJobs(KaleExtHandler):
+    """POST jobs/prune (handlers.PruneHandler adds GET and DELETE: the job named prune's)."""
 
     @tornado.web.authenticated
     async def post(self):
@@ -39,15 +39,3 @@ class PruneHandler(KaleExtHandler):
             raise ApiError(400, str(error), "InvalidBody", field=error.field)
         backend = await self.backend()
         self.reply(await self.work(prune, backend, body))
-
-    @tornado.web.authenticated
-    async def get(self):  # the job named prune
-        from .handlers import JobHandler
-
-        await JobHandler.get(self, "prune")
-
-    @tornado.web.authenticated
-    async def delete(self):  # the job named prune
-        from .handlers import JobHandler
-
-        await JobHandler.delete(self, "prune")

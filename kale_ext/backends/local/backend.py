@@ -50,10 +50,10 @@ from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
 from .links import claim, hand_over
 from .logfiles import node_logs
-from .outputs import final_folder, keep_note, kept, listing
+from .outputs import final_folder, kept, listing
 from .processes import start_time
 from .progressfile import read_progress
-from .queue import capacity, check_fits, launch, leave, need_of
+from .queue import capacity, check_fits, launch, need_of
 from .records import Unreadable, half_made, settled, unreadable_info
 from .resources import resources_record
 from .supervisor import FAILING, now, update_record, write_record
@@ -400,18 +400,11 @@ class LocalBackend(Backend):
 
     def _remove(self, name: str, outputs: bool) -> str | None:
         """Delete job ``name`` (its action lock held): what became of its outputs."""
-        from .stop import remove_job
+        from .stop import delete_job
 
-        final = remove_job(self._dir(name), name)
+        note = delete_job(self.jobs_dir, name, outputs)
         forget(self, name)  # its notebook snapshot, kept for a rerun
-        leave(self.jobs_dir, name)
-        if final is None or not final.is_dir():
-            return None
-        keep_note(self.jobs_dir, name, None if outputs else final)
-        if outputs:
-            shutil.rmtree(final, ignore_errors=True)
-            return f"deleted its outputs in {final}"
-        return f"kept its outputs in {final} (delete them too with --outputs)"
+        return note
 
     def prune_job(self, name: str, outputs: bool = False) -> str | None:
         """Delete job ``name`` if its record, read again under its action lock, says it has
