@@ -160,15 +160,17 @@ def pruned_table(done: list[Pruned], dry_run: bool) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join([*(v.ljust(w) for v, w in zip(row, widths, strict=False)), row[4]]).rstrip()
              for row in rows]  # fmt: skip
-    gone = sum(p.deleted for p in done)
-    total = sum(p.disk_bytes or 0 for p in done if dry_run or p.deleted)
     from .job.workspace import size_text
 
+    counted = [p for p in done if dry_run or p.deleted]
+    sizes = [p.disk_bytes for p in counted if p.disk_bytes is not None]
+    size = f", {size_text(sum(sizes))}" if sizes else ""  # a cluster's: unknown here
     if dry_run:
-        lines.append(f"would remove {len(done)} job(s), {size_text(total)} (a dry run: nothing "
-                     "removed)")  # fmt: skip
+        lines.append(f"would remove {len(done)} job(s){size} (a dry run: nothing removed)")
     else:
-        lines.append(f"removed {gone} of {len(done)} job(s), freed {size_text(total)}")
+        lines.append(
+            f"removed {len(counted)} of {len(done)} job(s){size and ', freeing' + size[1:]}"
+        )
     return "\n".join(lines)
 
 

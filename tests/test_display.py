@@ -188,5 +188,7 @@ def test_the_prune_table_lists_name_status_age_disk_and_what_became_of_outputs()
     real = pruned_table(rows, dry_run=False).splitlines()
     assert real[1].endswith("kept its outputs in /o/old-a")
     assert real[2].endswith("left: another action is under way")
-    assert real[3] == "removed 1 of 2 job(s), freed 2.0 KiB"
+    assert real[3] == "removed 1 of 2 job(s), freeing 2.0 KiB"
     assert pruned_table([], dry_run=True) == "no finished job to prune"
+    cluster = pruned_table([Pruned("tj", "Complete", 60, None)], dry_run=True).splitlines()
+    assert cluster[-1] == "would remove 1 job(s) (a dry run: nothing removed)"  # size unknown
