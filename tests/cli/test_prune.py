@@ -4,6 +4,8 @@ another action holds) alone."""
 
 import json
 
+import pytest
+
 from kale_ext.backends.local.joblock import acting_on
 from kale_ext.job.defaults import lab_settings_file
 from tests.backends.local.waiting import until
@@ -70,6 +72,14 @@ def test_prune_removes_finished_jobs_only(jobs_env, write_nb):
             j["name"]: j["status"] for j in json.loads(cli("jobs", *LOCAL, "-o", "json").stdout)
         }
         assert left == {failed: "Failed", running: "Running", queued: "Queued"}
+
+        from kale_ext.backends.local import LocalBackend
+        from kale_ext.errors import BackendError
+
+        for name in (running, queued):  # chosen from a listing, it is looked at again: refused
+            with pytest.raises(BackendError) as e:
+                LocalBackend(jobs).prune_job(name)
+            assert e.value.status == 409 and "only a finished job is pruned" in str(e.value)
 
         with acting_on(jobs / failed, failed):  # a stop or a delete holds it: it stays
             busy = cli("prune", "--older-than", "0s", *LOCAL, "-o", "json")

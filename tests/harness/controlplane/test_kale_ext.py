@@ -540,6 +540,12 @@ def test_prune_deletes_finished_trainjobs_and_never_a_running_one(control_plane_
         _wait("the pruned TrainJob goes (foreground: after its JobSet and pods)", gone, 60)
         status = json.loads(cli("status", "slow-running", *K8S, "-o", "json").stdout)
         assert status["status"] == "Running", status
+        from kale_ext.backends.kubernetes import KubernetesBackend
+        from kale_ext.errors import BackendError
+
+        with pytest.raises(BackendError) as e:  # looked at again before it would go: refused
+            KubernetesBackend(namespace=ns).prune_job("slow-running")
+        assert e.value.status == 409 and "only a finished job is pruned" in str(e.value)
     finally:
         cli("delete", "slow-running", *K8S)
         core.delete_namespace(ns)
