@@ -4,11 +4,12 @@ summary, and a log line (the CLI prints them, the magics return them)."""
 from __future__ import annotations
 
 from .backends.base import STOPPED_TEXT, Failure, JobInfo, JobOutputs, LogLine, Status
+from .backends.prune import Pruned
 from .job.procs import shape_text
 from .progress import Progress, bar, eta_text, percent_text, summary
 from .terminal import printable
 
-JOB_COLUMNS = ("NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "REASON")
+JOB_COLUMNS = ("NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "DISK", "REASON")
 #: The PROGRESS column's bar, in characters between its brackets.
 TABLE_BAR = 10
 #: What `kale-ext jobs --status` filters by: a backend's statuses, and `stalled` (running, quiet).
@@ -22,9 +23,19 @@ def job_rows(jobs: list[JobInfo]) -> list[tuple[str, ...]]:
     return [
         tuple(printable(cell) for cell in (
             j.name, j.status_text, str(j.num_nodes), *progress_cells(j.progress_shown),
-            j.created or "", j.reason or ""))
+            j.created or "", disk_text(j.disk_bytes, j.disk_partial), j.reason or ""))
         for j in jobs
     ]  # fmt: skip
+
+
+def disk_text(size: int | None, partial: bool = False) -> str:
+    """A job's disk use: `12.0 MiB`, `>= 1.2 GiB` when its count stopped at the bound, `-`
+    when unknown (a cluster's job: its files are on volumes only a pod reads)."""
+    from .job.workspace import size_text
+
+    if size is None:
+        return "-"
+    return (">= " if partial else "") + size_text(size)
 
 
 def progress_cells(progress: Progress | None) -> tuple[str, str]:
@@ -133,6 +144,44 @@ def jobs_table(jobs: list[JobInfo]) -> str:
         ]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     return "\n".join(lines)
+
+
+def pruned_table(done: list[Pruned], dry_run: bool) -> str:
+    """What a prune removed (or, ``dry_run``, would remove): name, status, age, disk, and what
+    became of each job's outputs."""
+    if not done:
+        return "no finished job to prune"
+    rows = [("NAME", "STATUS", "AGE", "DISK", "OUTPUTS" if not dry_run else "")]
+    for p in done:
+        note = "" if dry_run else (p.note or ("" if p.deleted else "left"))
+        rows.append(tuple(printable(c) for c in (
+            p.name, p.status, age_text(p.age_seconds), disk_text(p.disk_bytes, p.disk_partial),
+            note)))  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join([*(v.ljust(w) for v, w in zip(row, widths, strict=False)), row[4]]).rstrip()
+             for row in rows]  # fmt: skip
+    from .job.workspace import size_text
+
+    counted = [p for p in done if dry_run or p.deleted]
+    sizes = [p.disk_bytes for p in counted if p.disk_bytes is not None]
+    size = f", {size_text(sum(sizes))}" if sizes else ""  # a cluster's: unknown here
+    if dry_run:
+        lines.append(f"would remove {len(done)} job(s){size} (a dry run: nothing removed)")
+    else:
+        lines.append(
+            f"removed {len(counted)} of {len(done)} job(s){size and ', freeing' + size[1:]}"
+        )
+    return "\n".join(lines)
+
+
+def age_text(seconds: float) -> str:
+    """`3d 4h`, `2h 05m`, `12m`, `40s`: how long ago a job finished."""
+    s = int(seconds)
+    if s >= 86400:
+        return f"{s // 86400}d {s % 86400 // 3600}h"
+    if s >= 3600:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 60}m" if s >= 60 else f"{s}s"
 
 
 def log_text(line: LogLine, raw: bool = False) -> str:

@@ -14,7 +14,9 @@ def job(name: str, status: Status = Status.RUNNING, reason: str | None = None) -
 def test_columns_stay_aligned_with_long_names():
     long = "a-very-long-training-job-name-that-goes-on-and-on-x1y2z"
     lines = jobs_table([job("short"), job(long, Status.FAILED, "node 1 exited 1")]).splitlines()
-    assert lines[0].split() == ["NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "REASON"]
+    assert lines[0].split() == [
+        "NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "DISK", "REASON"
+    ]  # fmt: skip
     status_column = lines[0].index("STATUS")
     assert lines[1][status_column:].startswith("Running")
     assert lines[2][status_column:].startswith("Failed")
@@ -158,3 +160,35 @@ def test_a_jobs_status_says_where_its_processes_per_node_come_from():
     assert job_status(info).splitlines()[0] == (
         "fit: Running (local, 2 nodes × 3 processes (the runtime's choice: 3 CPUs per node))"
     )
+
+
+def test_disk_use_reads_for_people_and_says_when_it_is_a_lower_bound():
+    from kale_ext.display import disk_text
+
+    assert [disk_text(None), disk_text(512), disk_text(3 * 2**20, partial=True)] == [
+        "-", "512 B", ">= 3.0 MiB"
+    ]  # fmt: skip
+
+
+def test_the_prune_table_lists_name_status_age_disk_and_what_became_of_outputs():
+    from kale_ext.backends.prune import Pruned
+    from kale_ext.display import pruned_table
+
+    rows = [Pruned("old-a", "Complete", 3 * 86400 + 7200, 2048),
+            Pruned("old-b", "Stopped", 125, None)]  # fmt: skip
+    dry = pruned_table(rows, dry_run=True).splitlines()
+    assert [line.split() for line in dry[:3]] == [
+        ["NAME", "STATUS", "AGE", "DISK"],
+        ["old-a", "Complete", "3d", "2h", "2.0", "KiB"],
+        ["old-b", "Stopped", "2m", "-"],
+    ]
+    assert dry[3] == "would remove 2 job(s), 2.0 KiB (a dry run: nothing removed)"
+    rows[0].deleted, rows[0].note = True, "kept its outputs in /o/old-a"
+    rows[1].note = "left: another action is under way"
+    real = pruned_table(rows, dry_run=False).splitlines()
+    assert real[1].endswith("kept its outputs in /o/old-a")
+    assert real[2].endswith("left: another action is under way")
+    assert real[3] == "removed 1 of 2 job(s), freeing 2.0 KiB"
+    assert pruned_table([], dry_run=True) == "no finished job to prune"
+    cluster = pruned_table([Pruned("tj", "Complete", 60, None)], dry_run=True).splitlines()
+    assert cluster[-1] == "would remove 1 job(s) (a dry run: nothing removed)"  # size unknown

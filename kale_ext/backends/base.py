@@ -133,6 +133,8 @@ class JobInfo:
     sweep: str | None = None  # the sweep it is a trial of (from its SWEEP_LABEL annotation)
     progress: Progress | None = None  # the last progress it reported (kept once it ended)
     trainer_metrics: dict[str, str] | None = None  # Kubeflow Trainer's status.trainerStatus
+    disk_bytes: int | None = None  # what its folder here takes (None: unknown, a cluster's)
+    disk_partial: bool = False  # the count stopped at its bound: at least disk_bytes
 
     def __post_init__(self) -> None:
         if self.sweep is None:
@@ -288,6 +290,11 @@ def lines_left(backend: Backend, name: str, **kwargs) -> Iterator[LogLine]:
         return
 
 
+def not_finished(name: str, status: str) -> BackendError:
+    """A prune's refusal of a job that has not finished (it reads ``status`` now)."""
+    return BackendError(f"job {name} is {status}: only a finished job is pruned", 409, "Running")
+
+
 class Backend(abc.ABC):
     """A place where jobs run."""
 
@@ -362,6 +369,14 @@ class Backend(abc.ABC):
     def delete(self, name: str, outputs: bool = False) -> str | None:
         """Stop and delete a job. Its outputs stay unless ``outputs``; returns what happened to
         them, in words (None when it had none)."""
+
+    def prune_job(self, name: str, outputs: bool = False) -> str | None:
+        """Delete job ``name`` as ``delete`` does, only if it has finished (prune.py chose it
+        from a listing: it is looked at again here); a 409 otherwise."""
+        info = self.get_job(name)
+        if not info.status.finished:
+            raise not_finished(name, info.status_text)
+        return self.delete(name, outputs)
 
     def stop(self, name: str, reason: str) -> None:
         """Stop a running job, saying ``reason`` (a sweep stopping a trial early). A backend

@@ -15,6 +15,7 @@ from ..job.spec import JobSpec, build_job_spec, runtime_name, train_call_choice
 from ..job.workspace import Place, Workspace, choose, modules_beside
 from .base import Backend
 from .choose import UNREACHABLE
+from .prune import auto_prune
 from .snapshots import save, snapshot_of
 from .tracking import start_run
 
@@ -245,6 +246,8 @@ def submit(
         raise
     warnings = [str(w) for w in job.compiled.warnings] + spec.warnings + list(submitted.warnings)
     warnings += tracked.warnings
+    if job.defaults is not None:  # at most once an hour (prune.py)
+        warnings += auto_prune(backend, job.defaults.keep_finished_days)
     kept = snapshot if snapshot is not None else snapshot_of(notebook)
     if kept is not None:
         try:

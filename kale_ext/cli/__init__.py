@@ -21,6 +21,7 @@ EXAMPLES = """examples:
   kale-ext stop digits-ddp-x1y2z
   kale-ext rerun digits-ddp-x1y2z --param epochs=4
   kale-ext delete digits-ddp-x1y2z
+  kale-ext prune --older-than 7d --status complete,failed --dry-run
   kale-ext diff digits-ddp-x1y2z digits-ddp-a3b4c
   kale-ext sweep nb.ipynb --param lr=1e-3,1e-2 --param batch=32,64 --parallel 2
   kale-ext defaults -o json
@@ -40,7 +41,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The parser of every command, and each command's handler by name."""
-    from . import actions, diff, jobs, run, settings, sweep
+    from . import actions, diff, jobs, prune, run, settings, sweep
 
     parser = Parser(
         prog="kale-ext",
@@ -53,6 +54,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
         **run.register(sub, EXAMPLES),
         **jobs.register(sub),
         **actions.register(sub),
+        **prune.register(sub),
         **settings.register(sub),
         **sweep.register(sub),
         **diff.register(sub),

@@ -46,6 +46,8 @@ MAX_LOCAL_CAPACITY = 4096
 #: How much lower than the server local jobs run (the nice value of their processes): 0 to 19.
 LOCAL_NICE = 10
 MAX_LOCAL_NICE = 19
+#: keep_finished_days: the bounds of how long finished jobs are kept (the prune's own bound).
+MAX_KEEP_FINISHED_DAYS = 3650
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,10 @@ class Defaults:
     # server's own; 19: the lowest). Below the server's, so that the server, the panel and the
     # kernels stay responsive while jobs take every core; on an idle machine they get it all.
     local_nice: int = LOCAL_NICE
+    # Finished jobs (Complete, Failed, Stopped) older than this many days are pruned at a
+    # submit, at most once an hour (backends/prune.py: auto_prune); their outputs stay. None:
+    # never (`kale-ext prune` by hand).
+    keep_finished_days: int | None = None
     sources: dict = field(default_factory=dict, compare=False)  # field -> the layer that set it
 
     def to_dict(self) -> dict:
@@ -129,6 +135,7 @@ UNSET = {
     "stall_seconds": "never: a quiet job is not flagged",
     "mlflow_tracking_uri": "off, unless MLFLOW_TRACKING_URI is set",
     "local_capacity": "the CPU count",
+    "keep_finished_days": "forever: finished jobs are pruned by hand",
 }
 
 
@@ -170,6 +177,11 @@ def check(name: str, value: Any, where: str) -> Any:
             raise bad(f"must be a whole number of processes, not {value!r}")
         if not 1 <= value <= MAX_LOCAL_CAPACITY:
             raise bad(f"must be between 1 and {MAX_LOCAL_CAPACITY} processes, got {value}")
+    elif name == "keep_finished_days":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad(f"must be a whole number of days, not {value!r}")
+        if not 1 <= value <= MAX_KEEP_FINISHED_DAYS:
+            raise bad(f"must be between 1 and {MAX_KEEP_FINISHED_DAYS} days, got {value}")
     elif name == "mlflow_tracking_uri":
         if not isinstance(value, str):
             raise bad(f"must be the address of an MLflow tracking server, not {value!r}")

@@ -106,6 +106,12 @@ class KaleExtApp(ExtensionApp):
         "priority) to 19 (the lowest). Below the server's, so that the server, the panel and the "
         "kernels stay responsive while jobs take every core; an idle machine gives jobs all of it.",
     ).tag(config=True)
+    keep_finished_days = Int(
+        None,
+        allow_none=True,
+        help="Finished jobs older than this many days are pruned at a submit, at most once an "
+        "hour (their outputs stay). None: kept until pruned by hand (kale-ext prune).",
+    ).tag(config=True)
 
     option_limits = Dict(
         value_trait=Int(),

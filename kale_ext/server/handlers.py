@@ -26,6 +26,7 @@ from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
 from .notebooks import NotebookHandler
 from .panel_state import PanelStateHandler
+from .prune import PruneJobs
 from .sweeps import SweepHandler, SweepsHandler
 
 NAMESPACE = "kale-ext"
@@ -111,6 +112,18 @@ class JobHandler(KaleExtHandler):
         finally:
             self.app.deleting.discard(name)
         self.reply({"deleted": name, "outputs": note})
+
+
+class PruneHandler(PruneJobs, JobHandler):
+    """POST jobs/prune (prune.py); GET and DELETE are the job named prune's, as for any name."""
+
+    @tornado.web.authenticated
+    async def get(self):
+        await JobHandler.get(self, "prune")
+
+    @tornado.web.authenticated
+    async def delete(self):
+        await JobHandler.delete(self, "prune")
 
 
 class OutputsHandler(KaleExtHandler):
@@ -370,6 +383,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("runtimes/{name}/packages", RuntimePackagesHandler),
     ("queues", QueuesHandler),
     ("jobs", JobsHandler),
+    ("jobs/prune", PruneHandler),  # before jobs/{name}: GET and DELETE are the job prune's
     ("jobs/{name}", JobHandler),
     ("jobs/{name}/logs", LogsHandler),
     ("jobs/{name}/events", EventsHandler),

@@ -183,6 +183,14 @@ export class KaleService {
     return this._send(`${Private.jobPath(name)}/stop`, 'POST');
   }
 
+  /**
+   * Remove the finished jobs older than `body.older_than` (or, `dry_run`,
+   * list them); never a created, queued or running one.
+   */
+  pruneJobs(body: Kale.IPruneBody): Promise<Kale.IPruneResult> {
+    return this._send('jobs/prune', 'POST', body);
+  }
+
   /** The panel's form kept for the notebook at `path` (state null: none). */
   getPanelState(path: string): Promise<Kale.IPanelStateRecord> {
     return this._get(`panel-state${URLExt.objectToQueryString({ path })}`);

@@ -309,6 +309,36 @@ export namespace Kale {
     progress?: IProgress | null;
     /** What its function returned, once it ended (`GET jobs/{name}`). */
     result?: IJobResult | null;
+    /** What a local job's folder takes on disk (`GET jobs`; null: unknown). */
+    disk_bytes?: number | null;
+    /** The count stopped at its bound: at least `disk_bytes`. */
+    disk_partial?: boolean;
+  }
+
+  /** `POST jobs/prune`: which finished jobs go. */
+  export interface IPruneBody {
+    /** An age: a whole number and s, m, h, d or w (`7d`). */
+    older_than: string;
+    statuses?: ('complete' | 'failed' | 'stopped')[];
+    dry_run?: boolean;
+    outputs?: boolean;
+  }
+
+  /** A job a prune removed (or, in a dry run, would remove). */
+  export interface IPruned {
+    name: string;
+    status: string;
+    age_seconds: number;
+    disk_bytes: number | null;
+    disk_partial: boolean;
+    deleted: boolean;
+    /** What became of its outputs, or why it stayed. */
+    note: string | null;
+  }
+
+  export interface IPruneResult {
+    dry_run: boolean;
+    jobs: IPruned[];
   }
 
   /**

@@ -84,6 +84,7 @@ def test_every_schema_value_the_schema_allows_is_accepted_and_every_default_docu
         "mlflow_tracking_uri": "http://mlflow.example:5000",
         "local_capacity": 8,
         "local_nice": 0,
+        "keep_finished_days": 30,
     }
     jsonschema.validate(sample, SCHEMA)
     assert defaults.resolve(("test", sample)).to_dict()["defaults"] == sample
@@ -152,6 +153,8 @@ def test_a_changed_settings_file_is_read_again():
         ('{"local_nice": -5}', "defaults.local_nice: must be between 0"),
         ('{"local_nice": "low"}', "defaults.local_nice: must be a whole number (a nice value)"),
         ('{"local_nice": null}', "defaults.local_nice: must be set"),
+        ('{"keep_finished_days": 0}', "defaults.keep_finished_days: must be between 1 and 3650"),
+        ('{"keep_finished_days": "7d"}', "keep_finished_days: must be a whole number of days"),
         ('{"cpu": ', "cannot read the JupyterLab settings file plugin.jupyterlab-settings"),
         ("[1]", "must hold an object"),
     ],

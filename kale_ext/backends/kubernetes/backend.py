@@ -52,6 +52,7 @@ from ..base import (
     Queue,
     Status,
     Submitted,
+    not_finished,
 )
 from ..snapshots import forget
 from ..torchrun_report import fold_by_node
@@ -400,6 +401,14 @@ class KubernetesBackend(Cluster, Backend):
         if outputs:
             return f"its outputs stay in {kept.location}: delete them from a pod that mounts it"
         return f"kept its outputs in {kept.location}"
+
+    def prune_job(self, name: str, outputs: bool = False) -> str | None:
+        """Delete the TrainJob if its conditions (or a stop's note) still say it finished: one
+        read, not the closer look of ``get_job``; a 409 for one that runs or waits."""
+        info = job_info(self.trainjob(name), [])
+        if not info.status.finished:
+            raise not_finished(name, info.status_text)
+        return self.delete(name, outputs)
 
     def stop(self, name: str, reason: str) -> None:
         """Suspend the TrainJob and keep it, saying ``reason``; a job in a Kueue queue has its

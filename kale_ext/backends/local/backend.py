@@ -40,18 +40,20 @@ from ..base import (
     NotFound,
     Status,
     Submitted,
+    not_finished,
 )
 from ..snapshots import forget
 from . import accelerators
+from .diskuse import disk_use
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
 from .links import claim, hand_over
 from .logfiles import node_logs
-from .outputs import final_folder, keep_note, kept, listing
+from .outputs import final_folder, kept, listing
 from .processes import start_time
 from .progressfile import read_progress
-from .queue import capacity, check_fits, launch, leave, need_of
+from .queue import capacity, check_fits, launch, need_of
 from .records import Unreadable, half_made, settled, unreadable_info
 from .resources import resources_record
 from .supervisor import FAILING, now, update_record, write_record
@@ -337,9 +339,13 @@ class LocalBackend(Backend):
         infos = []
         for job_dir in sorted(self.jobs_dir.iterdir()):
             try:
-                infos.append(self.get_job(job_dir.name))
+                info = self.get_job(job_dir.name)
             except (NotFound, BackendError):
                 continue
+            used = disk_use(job_dir)  # bounded (diskuse.py)
+            if used is not None:
+                info.disk_bytes, info.disk_partial = used
+            infos.append(info)
         return sorted(infos, key=lambda i: i.created or "", reverse=True)
 
     @staticmethod
@@ -386,22 +392,29 @@ class LocalBackend(Backend):
     # -- delete --
 
     def delete(self, name: str, outputs: bool = False) -> str | None:
-        from .stop import remove_job
-
         if half_made(folder := self._folder(name)):  # an interrupted submit's
             shutil.rmtree(folder, ignore_errors=True)
             return None
         with acting_on(self._dir(name), name):  # a stop or delete under way ends first
-            final = remove_job(self._dir(name), name)
-            forget(self, name)  # its notebook snapshot, kept for a rerun
-            leave(self.jobs_dir, name)
-            if final is None or not final.is_dir():
-                return None
-            keep_note(self.jobs_dir, name, None if outputs else final)
-            if outputs:
-                shutil.rmtree(final, ignore_errors=True)
-                return f"deleted its outputs in {final}"
-        return f"kept its outputs in {final} (delete them too with --outputs)"
+            return self._remove(name, outputs)
+
+    def _remove(self, name: str, outputs: bool) -> str | None:
+        """Delete job ``name`` (its action lock held): what became of its outputs."""
+        from .stop import delete_job
+
+        note = delete_job(self.jobs_dir, name, outputs)
+        forget(self, name)  # its notebook snapshot, kept for a rerun
+        return note
+
+    def prune_job(self, name: str, outputs: bool = False) -> str | None:
+        """Delete job ``name`` if its record, read again under its action lock, says it has
+        finished; a 409 when it has not, or when a stop or a delete holds it now (a prune does
+        not wait for another action)."""
+        with acting_on(self._dir(name), name, wait=0):
+            record = self._record(name)
+            if not Status(record["status"]).finished:
+                raise not_finished(name, self._info(record).status_text)
+            return self._remove(name, outputs)
 
     def stop(self, name: str, reason: str) -> None:
         from .stop import stop_job

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from ..base import Status
 from .lifetime import remembered, stop_leftovers
-from .outputs import gather
+from .outputs import gather, keep_note
 from .processes import alive, kill_group, runs, terminate
+from .queue import leave
 from .records import Unreadable, read_checked
 from .supervisor import STOP_REASON, now, read_record, update_record
 from .volumes import free_mounts
@@ -44,6 +45,20 @@ def remove_job(job_dir: Path, name: str) -> Path | None:
     free_mounts(job_dir)
     shutil.rmtree(job_dir, ignore_errors=True)
     return final
+
+
+def delete_job(jobs_dir: Path, name: str, outputs: bool) -> str | None:
+    """Remove job ``name`` (:func:`remove_job`) and its place in line; its outputs deleted when
+    ``outputs``, else kept and noted (`outputs NAME` still finds them): what became of them."""
+    final = remove_job(jobs_dir / name, name)
+    leave(jobs_dir, name)
+    if final is None or not final.is_dir():
+        return None
+    keep_note(jobs_dir, name, None if outputs else final)
+    if outputs:
+        shutil.rmtree(final, ignore_errors=True)
+        return f"deleted its outputs in {final}"
+    return f"kept its outputs in {final} (delete them too with --outputs)"
 
 
 def stop_job(job_dir: Path, reason: str) -> None:

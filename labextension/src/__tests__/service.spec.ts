@@ -150,6 +150,22 @@ describe('KaleService', () => {
     expect(call().url).toBe(`${BASE}/defaults`);
   });
 
+  it('POSTs jobs/prune with the body, and throws the field of a bad one', async () => {
+    const result = { dry_run: true, jobs: [] };
+    respond(json(result));
+    const body: Kale.IPruneBody = { older_than: '7d', dry_run: true };
+    await expect(service.pruneJobs(body)).resolves.toEqual(result);
+    expect(call().url).toBe(`${BASE}/jobs/prune`);
+    expect(call().init.method).toBe('POST');
+    expect(JSON.parse(call().init.body as string)).toEqual(body);
+
+    respond(
+      json({ message: 'older_than: must match', field: 'older_than' }, 400)
+    );
+    const error = await service.pruneJobs({ older_than: '7y' }).catch(e => e);
+    expect(error.message).toBe('older_than: must match');
+  });
+
   it('DELETEs a job and reports a missing one', async () => {
     respond(json({ deleted: 'a' }));
     await service.deleteJob('a');

@@ -95,6 +95,8 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           outputs={name => state.service.jobOutputs(name)}
           loadOffer={job => loadOffer(job, jobs.results.get(job.name))}
           onLoadResult={job => void state.loader.load(job)}
+          onPrune={body => state.service.pruneJobs(body)}
+          onPruned={() => jobs.refresh()}
         />
       </Section>
       {notebook && (

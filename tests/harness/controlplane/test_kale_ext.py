@@ -570,3 +570,59 @@ def test_the_mpi_example_gets_the_mpi_plugins_launcher_and_nodes_on_the_real_tra
               lambda: not core.list_namespaced_pod("default", label_selector=selector).items)  # fmt: skip
     finally:
         api.close()
+
+
+def test_prune_deletes_finished_trainjobs_and_never_a_running_one(control_plane_env, tmp_path):
+    """In a namespace of its own (the session's other jobs are not this test's to prune): the
+    Trainer has no TTL, so `prune` deletes a Complete TrainJob, and leaves a running one."""
+    from kale_ext.job.defaults import lab_settings_file
+
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    ns = "prune-test"
+    core.create_namespace({"metadata": {"name": ns}})
+    settings = lab_settings_file()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"namespace": ns}))
+    quick, slow = tmp_path / "quick.ipynb", tmp_path / "slow.ipynb"
+    quick.write_text(json.dumps(notebook("print('quick')")))
+    slow.write_text(json.dumps(SLOW))
+    try:
+        _wait("the namespace's default account", lambda: core.list_namespaced_service_account(
+            ns, field_selector="metadata.name=default").items)  # fmt: skip
+        done = cli("run", quick, *K8S, "--name", "quick-done", "--follow")
+        assert done.returncode == 0, done.stdout + done.stderr
+        started = cli("run", slow, *K8S, "--name", "slow-running")
+        assert started.returncode == 0, started.stderr
+        _wait("step 3 in the running job's log",
+              lambda: "step 3" in cli("logs", "slow-running", *K8S).stdout, 120)  # fmt: skip
+
+        dry = cli("prune", "--older-than", "0s", "--status", "complete", "--dry-run", *K8S,
+                  "-o", "json")  # fmt: skip
+        assert dry.returncode == 0, dry.stderr
+        listed = json.loads(dry.stdout)
+        assert [(p["name"], p["status"], p["disk_bytes"]) for p in listed] == [
+            ("quick-done", "Complete", None)
+        ]
+        custom.get_namespaced_custom_object(GROUP, VERSION, ns, "trainjobs", "quick-done")
+
+        real = cli("prune", "--older-than", "0s", *K8S)  # every finished kind
+        assert real.returncode == 0, real.stdout + real.stderr
+        assert "removed 1 of 1 job(s)" in real.stdout, real.stdout
+
+        def gone() -> bool:
+            names = custom.list_namespaced_custom_object(GROUP, VERSION, ns, "trainjobs")
+            return [t["metadata"]["name"] for t in names["items"]] == ["slow-running"]
+
+        _wait("the pruned TrainJob goes (foreground: after its JobSet and pods)", gone, 60)
+        status = json.loads(cli("status", "slow-running", *K8S, "-o", "json").stdout)
+        assert status["status"] == "Running", status
+        from kale_ext.backends.kubernetes import KubernetesBackend
+        from kale_ext.errors import BackendError
+
+        with pytest.raises(BackendError) as e:  # looked at again before it would go: refused
+            KubernetesBackend(namespace=ns).prune_job("slow-running")
+        assert e.value.status == 409 and "only a finished job is pruned" in str(e.value)
+    finally:
+        cli("delete", "slow-running", *K8S)
+        core.delete_namespace(ns)
+        api.close()

@@ -9,6 +9,7 @@ import type { Kale } from '../../types';
 import { Button } from '../shared/fields';
 import { JobOutputs } from '../storage/job-outputs';
 import { formatAge } from '../shared/format';
+import { hideOlder, PruneControls } from './prune';
 import type { RowActions } from './row-actions';
 import {
   COLUMN_LABELS,
@@ -61,6 +62,9 @@ export interface IJobsProps {
   /** An ended job's "Load into the notebook" (null: none), and using it. */
   loadOffer?: (job: Kale.IJobInfo) => ILoadOffer | null;
   onLoadResult?: (job: Kale.IJobInfo) => void;
+  /** `POST jobs/prune` (none: no prune action), and listing again after one. */
+  onPrune?: (body: Kale.IPruneBody) => Promise<Kale.IPruneResult>;
+  onPruned?: () => void;
 }
 
 const COLUMNS: JobColumn[] = [
@@ -78,7 +82,9 @@ const COLUMNS: JobColumn[] = [
  * to the cell it failed in.
  */
 export function JobsList(props: IJobsProps): JSX.Element {
-  const { jobs, error, view, notebook } = props;
+  const { error, view, notebook } = props;
+  const [hide, setHide] = React.useState<number | null>(null);
+  const jobs = props.jobs && hideOlder(props.jobs, hide, props.now);
   const names = metricNames(
     (jobs ?? []).map(j => props.metrics(j.name) ?? new Map())
   );
@@ -97,6 +103,15 @@ export function JobsList(props: IJobsProps): JSX.Element {
   return (
     <div className="kale-ext-Jobs">
       <JobsToolbar {...props} metric={metric} names={names} />
+      {props.onPrune && (
+        <PruneControls
+          hide={hide}
+          hidden={(props.jobs?.length ?? 0) - (jobs?.length ?? 0)}
+          onHide={setHide}
+          prune={props.onPrune}
+          onPruned={props.onPruned}
+        />
+      )}
       {error && (
         <div className="kale-ext-Field-error" role="alert">
           Could not list the jobs: {error}
