@@ -115,8 +115,10 @@ def test_the_next_attempt_parts_the_logs_and_its_failure_is_read_from_its_own_li
     next_attempt(tmp_path, 2, "restart 1 of 1 after node 1 failed: boom")
     for k in (0, 1):
         assert not error_file(tmp_path, k).exists() and not torchrun_dir(tmp_path, k).exists()
-        assert (tmp_path / f"node-{k}.log").read_text().endswith(
-            "Traceback\n\nkale_ext: restart 1 of 1 after node 1 failed: boom\n"
+        assert (
+            (tmp_path / f"node-{k}.log")
+            .read_text()
+            .endswith("Traceback\n\nkale_ext: restart 1 of 1 after node 1 failed: boom\n")
         )
     assert log_end(tmp_path, 0, 1) == []  # nothing of the last attempt is this one's
     with open(tmp_path / "node-0.log", "a") as log:
