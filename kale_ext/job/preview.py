@@ -73,6 +73,8 @@ class Preview:
             names = configmap_names(packed)
             for name, size in zip(names, packed.part_sizes(), strict=True):
                 out.append({"kind": "ConfigMap", "name": name, "size": size})
+        if self.spec.max_restarts:  # its JobSet's failure policy (job/restarts.py)
+            out.append({"kind": "TrainingRuntime", "name": self.spec.name})
         return out + [{"kind": "TrainJob", "name": self.spec.name}]
 
     def write_files(self, folder: Path) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
+from ...job.restarts import asked_runtime
 from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED, trainjob_procs
 from ..base import Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
@@ -149,7 +150,7 @@ def job_info(
         name=meta["name"],
         status=status,
         backend=BACKEND,
-        runtime=(spec.get("runtimeRef") or {}).get("name", ""),
+        runtime=asked_runtime(notes) or (spec.get("runtimeRef") or {}).get("name", ""),
         num_nodes=trainer.get("numNodes") or max(len(nodes), 1),
         procs_per_node=procs.count,
         procs_why=procs.why,
