@@ -4,8 +4,9 @@ TrainJob and owned by it once that is made, so the garbage collector takes it wi
 
 from __future__ import annotations
 
-from ...job.restarts import RUNTIME_OF, restart_runtime
+from ...job.restarts import RESTART_ATTEMPT_LABEL, RUNTIME_OF, restart_runtime
 from ...job.spec import JobSpec
+from ...job.trainjob import MAX_RESTARTS
 from .config import GROUP, RUNTIMES, VERSION, Cluster
 from .workspace import owner_of
 
@@ -40,3 +41,14 @@ def remove(cluster: Cluster, name: str) -> None:
 def a_jobs_own(manifest: dict) -> bool:
     """Whether a runtime is a job's own (listed with the job, not among the runtimes)."""
     return RUNTIME_OF in ((manifest.get("metadata") or {}).get("annotations") or {})
+
+
+def restart_said(pods, annotations: dict, reason: str | None) -> str | None:
+    """``reason`` after the JobSet's restart its pods belong to (`restart 1 of 2`), when the
+    job was started again; as it was otherwise."""
+    attempts = [(p.metadata.labels or {}).get(RESTART_ATTEMPT_LABEL, "") for p in pods]
+    attempt = max((int(a) for a in attempts if a.isdigit()), default=0)
+    if not attempt:
+        return reason
+    note = f"restart {attempt} of {annotations.get(MAX_RESTARTS, '?')}"
+    return f"{note}; {reason}" if reason else note

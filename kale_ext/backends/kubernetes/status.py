@@ -19,6 +19,7 @@ from .failures import cluster_failure
 from .kept import KEPT_LINES, Kept
 from .reasons import condition_reason, container_of, kueue_wait, pod_reason
 from .reasons import said as said  # the backend's too
+from .restarts import restart_said
 from .trainer_status import trainer_metrics, trainer_progress
 
 
@@ -139,6 +140,8 @@ def job_info(
         condition = condition_reason(obj, finished_condition(obj))
         reason = failure.summary if failure.node is None else f"{failure.summary}; {condition}"
     notes = meta.get("annotations") or {}
+    if status is not Status.FAILED:  # which start of its JobSet runs (a job with restarts)
+        reason = restart_said(pods, notes, reason)
     procs = trainjob_procs(obj)
     finished = finished_condition(obj)
     if notes.get(STOPPED) and status is not Status.COMPLETE:  # suspended by a stop, and kept
