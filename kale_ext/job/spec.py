@@ -22,7 +22,7 @@ from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
 from .packages import Pinning, job_packages, pinning, sdk_index_urls
 from .procs import Procs, checked_procs
-from .restarts import restart_warnings
+from .restarts import restart_warnings, restarts_of
 from .runtimes import DEFAULT_RUNTIME, Runtime
 from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
 
@@ -328,7 +328,7 @@ def build_job_spec(
     }
     _check_required(job, func_args)
     _check_needs(settings.get("needs") or {}, config)
-    max_restarts, restarts_from = _restarts(explicit, stored, named)
+    max_restarts, restarts_from = restarts_of(explicit, stored, named)
     warnings += restart_warnings(max_restarts, job.source)
     chosen = {k: v for k, v in explicit.chosen().items() if k != "name"}
     if "config" in chosen:
@@ -357,17 +357,6 @@ def build_job_spec(
         max_restarts=max_restarts,
         restarts_from=restarts_from,
     )
-
-
-def _restarts(explicit: JobOptions, stored: JobOptions, configs: dict) -> tuple[int, str | None]:
-    """How many times the job is started again after a node fails, and where that was set:
-    the submit's options > the notebook's metadata > the config layers, highest first (the
-    options' config, the metadata's, the `distributed` cell's)."""
-    sources = [("max_restarts", explicit.max_restarts),
-               ("metadata.kale_ext.options.max_restarts", stored.max_restarts)]  # fmt: skip
-    sources += [(f"{where} max_restarts", getattr(config, "max_restarts", None))
-                for where, config in reversed(configs.items())]  # fmt: skip
-    return next(((value, where) for where, value in sources if value is not None), (0, None))
 
 
 def notebook_arguments(job: CompiledJob) -> dict:

@@ -25,7 +25,7 @@ from . import mpi
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
 from .procs import Procs, procs_per_node, resources_per_node
-from .restarts import RUNTIME_OF, runtime_ref
+from .restart_runtime import RUNTIME_OF, runtime_ref
 from .shipping import plan as workspace_plan
 from .spec import JobSpec
 from .volumes import WORKDIR

@@ -4,7 +4,7 @@ TrainJob and owned by it once that is made, so the garbage collector takes it wi
 
 from __future__ import annotations
 
-from ...job.restarts import RESTART_ATTEMPT_LABEL, RUNTIME_OF, restart_runtime
+from ...job.restart_runtime import RESTART_ATTEMPT_LABEL, RUNTIME_OF, restart_runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import MAX_RESTARTS
 from .config import GROUP, RUNTIMES, VERSION, Cluster

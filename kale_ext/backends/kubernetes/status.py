@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from ...job.restarts import asked_runtime
+from ...job.restart_runtime import asked_runtime
 from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED, trainjob_procs
 from ..base import Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
