@@ -50,6 +50,7 @@ export function fromMetadata(value: unknown): IJobForm {
     'shm_size',
     'outputs',
     'train_call',
+    'max_restarts',
     'config'
   ];
   const text = (v: unknown) =>
@@ -60,6 +61,7 @@ export function fromMetadata(value: unknown): IJobForm {
   form.nodes = text(options.nodes);
   form.procsPerNode = text(options.procs_per_node);
   form.trainCall = text(options.train_call);
+  form.maxRestarts = text(options.max_restarts);
   const gpu = options.gpu;
   if (
     typeof gpu === 'number' ||

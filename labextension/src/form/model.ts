@@ -57,6 +57,8 @@ export interface IJobForm {
   outputs: string;
   /** Which train() call of a Kubeflow SDK notebook is the job, 1-based ('' the last). */
   trainCall: string;
+  /** How many times the whole job starts again when a node fails ('' not chosen: 0). */
+  maxRestarts: string;
   /** Options the panel does not edit (image, dataset_uri, ...), kept as found. */
   extraOptions: JSONObject;
   /** Config the panel does not edit (labels, tolerations, ...), kept as found. */
@@ -100,6 +102,7 @@ export function emptyForm(): IJobForm {
     shmSize: '',
     outputs: '',
     trainCall: '',
+    maxRestarts: '',
     extraOptions: {},
     extraConfig: {}
   };
@@ -143,6 +146,10 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   const call = parseCount(form.trainCall, 'train_call');
   if (call.ok && call.value !== undefined) {
     options.train_call = call.value;
+  }
+  const restarts = parseCount(form.maxRestarts, 'max_restarts');
+  if (restarts.ok && restarts.value !== undefined) {
+    options.max_restarts = restarts.value;
   }
   if (form.gpuMode === 'count') {
     const gpus = parseCount(form.gpuCount, 'gpu');

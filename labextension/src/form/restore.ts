@@ -58,7 +58,8 @@ export function fromStored(value: unknown): IPanelValues | null {
     'memoryLimit',
     'shmSize',
     'outputs',
-    'trainCall'
+    'trainCall',
+    'maxRestarts'
   ] as const;
   for (const key of texts) {
     const v = raw[key];
@@ -212,6 +213,7 @@ const FIELDS: IField[] = [
   formField('processes per node', 'job', ['procsPerNode'], v =>
     v.form.procsPerNode.trim()
   ),
+  formField('restarts', 'job', ['maxRestarts'], v => v.form.maxRestarts.trim()),
   formField('other options', 'job', ['extraOptions'], v =>
     Private.json(v.form.extraOptions)
   ),
