@@ -4,8 +4,6 @@ attempts' logs stay readable, parted by a line naming the restart."""
 
 from __future__ import annotations
 
-import signal
-
 import pytest
 
 from kale_ext.backends.base import Failure, LogQuery, Status
@@ -124,12 +122,3 @@ def test_the_next_attempt_parts_the_logs_and_its_failure_is_read_from_its_own_li
     with open(tmp_path / "node-0.log", "a") as log:
         log.write("second attempt\n")
     assert [line.text for line in log_end(tmp_path, 0, 1)] == ["second attempt"]
-
-
-def test_a_signal_stops_a_job_between_attempts_too():
-    """The supervisor's stop is one flag over every attempt (it is never restarted)."""
-    from kale_ext.backends.local.supervisor import _Stop
-
-    stop = _Stop()
-    stop(signal.SIGTERM, None)
-    assert stop.asked
