@@ -166,6 +166,7 @@ class DistributedConfig:
     image_pull_secrets: list = field(default_factory=list)  # names (or {"name": ...})
     security_context: Any = None  # V1PodSecurityContext
     shm_size: str | None = None  # a memory-backed /dev/shm of this size
+    max_restarts: int | None = None  # the whole job started again after a node fails, at most
     # False for one layer of a job's config (build_job_spec lays the notebook's metadata, the
     # request's options ... over each other): a request above its limit is judged once, on the
     # values that run, not in a layer whose request or limit a higher layer replaces.
@@ -243,6 +244,7 @@ class DistributedConfig:
                 if key in values:
                     check(BY_NAME[key], values[key], f"{section}.{key}")
         check(BY_NAME["shm_size"], self.shm_size, "shm_size")
+        self.max_restarts = check(BY_NAME["max_restarts"], self.max_restarts, "max_restarts")
 
     @staticmethod
     def _env(value, i):
@@ -364,6 +366,7 @@ class DistributedConfig:
             ),
             security_context=other.security_context or self.security_context,
             shm_size=other.shm_size or self.shm_size,
+            max_restarts=self.max_restarts if other.max_restarts is None else other.max_restarts,
             whole=whole,
         )
 

@@ -23,6 +23,9 @@ MAX_NODES = 1_000
 MAX_PROCS_PER_NODE = 256
 MAX_GPUS = 64
 MAX_TRAIN_CALLS = 100
+#: The most times a job is started again after a node fails (locally by its supervisor, on a
+#: cluster by its JobSet's failure policy).
+MAX_RESTARTS = 20
 TI = 2**40
 #: The largest quantities a job may ask for (cores; bytes): far above any node, far below what
 #: overflows a scheduler's arithmetic.
@@ -73,6 +76,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("procs_per_node", "count", "processes per node (default: the runtime's choice: the "
            "GPUs, else the CPUs per node, else 1)",
            "--procs-per-node", minimum=1, maximum=MAX_PROCS_PER_NODE),
+    Option("max_restarts", "count", "start the whole job again, up to this many times, when a "
+           "node fails (default 0; the function resumes from checkpoint.latest())",
+           "--max-restarts", "N", minimum=0, maximum=MAX_RESTARTS),
     Option("gpu", "gpu", "GPUs per node: a count, or a MIG profile such as mig-1g.5gb", "--gpu",
            minimum=0, maximum=MAX_GPUS),
     Option("cpu", "quantity", "CPU per node (requests and limits), e.g. 4 or 500m", "--cpu",

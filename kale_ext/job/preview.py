@@ -38,6 +38,8 @@ class Preview:
         s = self.spec
         lines = [f"job        {s.name}", f"runtime    {s.runtime.name}: {self.shape}"]
         lines += provenance_lines(provenance(s.job, s.options))
+        if s.restarts_from is not None:
+            lines.append(f"restarts   {restarts_text(s.max_restarts)} ({s.restarts_from})")
         if s.func_args:
             lines.append(f"arguments  {json.dumps(s.func_args)}")
         lines += package_lines(s.packages, s.pinning)
@@ -71,6 +73,8 @@ class Preview:
             names = configmap_names(packed)
             for name, size in zip(names, packed.part_sizes(), strict=True):
                 out.append({"kind": "ConfigMap", "name": name, "size": size})
+        if self.spec.max_restarts:  # its JobSet's failure policy (job/restarts.py)
+            out.append({"kind": "TrainingRuntime", "name": self.spec.name})
         return out + [{"kind": "TrainJob", "name": self.spec.name}]
 
     def write_files(self, folder: Path) -> None:
@@ -136,6 +140,13 @@ def provenance_lines(entries: list[dict]) -> list[str]:
             line += f"; overridden by {', '.join(p['overridden_by'])}"
         lines.append(line)
     return lines
+
+
+def restarts_text(most: int) -> str:
+    """`up to 2 times when a node fails`, `none`."""
+    if not most:
+        return "none"
+    return f"up to {most} {'time' if most == 1 else 'times'} when a node fails"
 
 
 def outputs_text(spec: JobSpec) -> str:

@@ -22,6 +22,7 @@ from .options import BY_NAME, JobOptions, check
 from .outputs import parse_outputs
 from .packages import Pinning, job_packages, pinning, sdk_index_urls
 from .procs import Procs, checked_procs
+from .restarts import restart_warnings, restarts_of
 from .runtimes import DEFAULT_RUNTIME, Runtime
 from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
 
@@ -59,6 +60,8 @@ class JobSpec:
     initializer: dict | None = None  # the train() call's initializer, as the TrainJob has it
     runtime_patches: list[dict] = field(default_factory=list)  # the train() call's RuntimePatches
     pinning: Pinning | None = None  # whether packages were pinned to the versions here, and why
+    max_restarts: int = 0  # the whole job started again after a node fails, at most this often
+    restarts_from: str | None = None  # where max_restarts was set (None: nowhere, 0)
 
     @property
     def requirements(self) -> list[str]:
@@ -254,13 +257,17 @@ def build_job_spec(
     )
     # Each layer's values are checked where it is read; a request above its limit once, in the
     # config that runs (the panel's request carries the form, its notebook's metadata the same).
-    layers = [tags, config_of(job)]
+    cell = config_of(job)
+    layers = [tags, cell]
+    named = {"the distributed cell": cell}  # the config layers that may set max_restarts
     if meta.get("config") is not None:
         layers.append(
             DistributedConfig.from_dict(meta["config"], "metadata.kale_ext.config", whole=False)
         )
+        named["metadata.kale_ext.config"] = layers[-1]
     if explicit.config is not None:
         layers.append(DistributedConfig.from_dict(explicit.config, "options.config", whole=False))
+        named["options.config"] = layers[-1]
     stored_pod, stored_local = options_layer(stored, "metadata.kale_ext.options.")
     explicit_pod, explicit_local = options_layer(explicit)
     layers += [_flag_config(stored), _flag_config(explicit), stored_pod, explicit_pod]
@@ -321,6 +328,8 @@ def build_job_spec(
     }
     _check_required(job, func_args)
     _check_needs(settings.get("needs") or {}, config)
+    max_restarts, restarts_from = restarts_of(explicit, stored, named)
+    warnings += restart_warnings(max_restarts, job.source)
     chosen = {k: v for k, v in explicit.chosen().items() if k != "name"}
     if "config" in chosen:
         chosen["config"] = DistributedConfig.from_dict(chosen["config"]).to_dict()
@@ -345,6 +354,8 @@ def build_job_spec(
         initializer=settings.get("initializer"),
         runtime_patches=list(settings.get("runtime_patches") or []),
         pinning=pin,
+        max_restarts=max_restarts,
+        restarts_from=restarts_from,
     )
 
 

@@ -25,6 +25,7 @@ from . import mpi
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
 from .procs import Procs, procs_per_node, resources_per_node
+from .restart_runtime import RUNTIME_OF, runtime_ref
 from .shipping import plan as workspace_plan
 from .spec import JobSpec
 from .volumes import WORKDIR
@@ -38,6 +39,7 @@ SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
 #: counted the processes per node from, for the job's status views (job/procs.py).
 RUNTIME_RESOURCES = ANNOTATION + "runtime-resources"
 STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
+MAX_RESTARTS = ANNOTATION + "max-restarts"  # how often its JobSet may start it again
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 #: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN): the
@@ -303,6 +305,9 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         out[OUTPUTS] = f"{spec.outputs}/{spec.name}"
     if spec.runtime.resources is not None:
         out[RUNTIME_RESOURCES] = json.dumps(spec.runtime.resources, sort_keys=True)
+    if spec.max_restarts:  # it runs on a TrainingRuntime of its own (job/restarts.py)
+        out[RUNTIME_OF] = f"{spec.runtime.kind}/{spec.runtime.name}"
+        out[MAX_RESTARTS] = str(spec.max_restarts)
     if SWEEP in spec.config.labels:  # a sweep's trial: every backend's record names the sweep
         out[SWEEP] = spec.config.labels[SWEEP]
     policy = spec.config.run_policy
@@ -381,6 +386,7 @@ def build_trainjob(
         labels[KUEUE_PRIORITY] = sched.priority_class
     annotations = {**config.annotations, **provenance(spec, notebook_path)}
 
+    ref_name, ref_kind = runtime_ref(spec)  # a job with restarts: its own (job/restarts.py)
     patch = runtime_patch(spec)
     patches = [*spec.runtime_patches, *([patch] if patch else [])]
     initializer = _initializer(spec)
@@ -392,7 +398,7 @@ def build_trainjob(
         ),
         spec=m.TrainerV1alpha1TrainJobSpec(
             runtimeRef=m.TrainerV1alpha1RuntimeRef(
-                name=spec.runtime.name, kind=spec.runtime.kind, apiGroup="trainer.kubeflow.org"
+                name=ref_name, kind=ref_kind, apiGroup="trainer.kubeflow.org"
             ),
             trainer=trainer,
             runtimePatches=[m.TrainerV1alpha1RuntimePatch.from_dict(p) for p in patches] or None,

@@ -46,6 +46,7 @@ export namespace Kale {
     runtime?: string;
     nodes?: number;
     procs_per_node?: number;
+    max_restarts?: number;
     gpu?: number | string;
     cpu?: string;
     memory?: string;

@@ -104,8 +104,13 @@ class ConfigMaps:
         return self._model({"status": "Success"}, "V1Status")
 
     def collect_garbage(self, namespace: str, uid: str) -> None:
-        """An owner is gone: its ConfigMaps lose it, and go when it was their last owner."""
-        store = self._store("configmaps", namespace)
+        """An owner is gone: its ConfigMaps (and TrainingRuntimes) lose it, and go when it was
+        their last owner."""
+        for plural in ("configmaps", "trainingruntimes"):
+            self._collect(plural, namespace, uid)
+
+    def _collect(self, plural: str, namespace: str, uid: str) -> None:
+        store = self._store(plural, namespace)
         for name, obj in list(store.items()):
             owners = obj["metadata"].get("ownerReferences") or []
             left = [o for o in owners if o["uid"] != uid]

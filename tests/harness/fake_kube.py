@@ -95,6 +95,7 @@ class FakeKube(ConfigMaps):
                     "list_namespaced_custom_object",
                     "list_cluster_custom_object",
                     "delete_namespaced_custom_object",
+                    "patch_namespaced_custom_object",
                 ),
             ),
             (
@@ -204,6 +205,15 @@ class FakeKube(ConfigMaps):
             for pod in [p for p in pods.values() if _job_of(p) == name]:
                 del pods[pod["metadata"]["name"]]
         return {"kind": "Status", "apiVersion": "v1", "status": "Success"}
+
+    def patch_namespaced_custom_object(self, group, version, namespace, plural, name, body, **kw):
+        """A merge patch of the object's metadata (what kale_ext patches: its owners)."""
+        obj = self._store(plural, namespace).get(name)
+        if obj is None:
+            raise not_found(f"{plural}.{group}", name)
+        assert set(body) == {"metadata"}, f"only metadata is patched here, not {sorted(body)}"
+        obj["metadata"].update(copy.deepcopy(body["metadata"]))
+        return copy.deepcopy(obj)
 
     # -- CoreV1Api --
 

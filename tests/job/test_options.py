@@ -49,6 +49,8 @@ def test_flags_give_the_rest_apis_json():
         (["--nodes", "0"], "must be at least 1, got 0"),
         (["--nodes", "1001"], "must be at most 1000, got 1001"),
         (["--procs-per-node", "257"], "must be at most 256"),
+        (["--max-restarts", "21"], "argument --max-restarts: must be at most 20, got 21"),
+        (["--max-restarts", "-1"], "must be at least 0, got -1"),
         (["--gpu", "lots"], "must be a GPU count or a MIG profile"),
         (["--package", "-e /etc"], "'-e /etc' is a pip option, not a package"),
         (["--package=--index-url=http://x"], "is a pip option"),

@@ -57,7 +57,7 @@ from ..base import (
 from ..snapshots import forget
 from ..torchrun_report import fold_by_node
 from . import kept as kept_failure
-from . import workspace
+from . import restarts, workspace
 from .config import (
     BACKEND,
     CLEAN_POD_POLICY,
@@ -159,6 +159,8 @@ class KubernetesBackend(Cluster, Backend):
         found.update({m["metadata"]["name"]: m for m in namespaced})
         out = []
         for name in sorted(found):
+            if restarts.a_jobs_own(found[name]):
+                continue  # a job's own, for its restarts (restarts.py): not one to choose
             if FRAMEWORK_LABEL in (found[name]["metadata"].get("labels") or {}):
                 out.append(Runtime.from_manifest(found[name]))
             else:
@@ -213,7 +215,8 @@ class KubernetesBackend(Cluster, Backend):
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
         """Check what the SDK does not (the runtime exists, one node has room), then create the
         TrainJob with strict field validation. Checks that cannot run become warnings."""
-        if self._runtime_manifest(spec.runtime.kind, spec.runtime.name) is None:
+        manifest = self._runtime_manifest(spec.runtime.kind, spec.runtime.name)
+        if manifest is None:
             raise self._missing_runtime(spec.runtime.name)
         warnings = self._check_room(spec)
         sched = spec.config.run_policy.scheduling_policy if spec.config.run_policy else None
@@ -224,18 +227,24 @@ class KubernetesBackend(Cluster, Backend):
         what = f"create TrainJob {self.namespace}/{spec.name}"
         packed = spec.workspace.packed() if spec.workspace is not None else None
         made = workspace.upload(self, packed) if packed is not None else []  # see workspace.py
+        own_runtime = None
         try:
+            own_runtime = restarts.make(self, spec, manifest)  # a job with restarts: its own
             # Strict: the server rejects unknown fields instead of pruning them silently
             strict = {"field_validation": "Strict"}
             created = self.trainer_objects(what, "create", TRAINJOBS, body, **strict)
-            if packed is not None:
-                try:
+            try:
+                if packed is not None:
                     workspace.adopt(self, packed, created)
-                except BackendError:
-                    self._tidy(self._delete_trainjob, f"delete TrainJob {spec.name}", spec.name)
-                    raise
+                if own_runtime is not None:
+                    restarts.adopt(self, own_runtime, created)
+            except BackendError:
+                self._tidy(self._delete_trainjob, f"delete TrainJob {spec.name}", spec.name)
+                raise
         except BackendError:
             workspace.remove(self, made)
+            if own_runtime is not None:
+                self._tidy(restarts.remove, self, own_runtime)
             raise
         for warning in warnings:
             log.warning("%s: %s", spec.name, warning)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
+from ...job.restart_runtime import asked_runtime
 from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED, trainjob_procs
 from ..base import STOPPED_BY, Event, JobInfo, NodeState, Status
 from .config import BACKEND, INDEX_LABEL, STEPS
@@ -19,6 +20,7 @@ from .kept import KEPT_LINES, Kept
 from .kueue import ADMITTED, Waiting
 from .reasons import condition_reason, container_of, kueue_wait, pod_reason
 from .reasons import said as said  # the backend's too
+from .restarts import restart_said
 from .trainer_status import trainer_metrics, trainer_progress
 
 
@@ -156,6 +158,8 @@ def job_info(
         condition = condition_reason(obj, finished_condition(obj))
         reason = failure.summary if failure.node is None else f"{failure.summary}; {condition}"
     notes = meta.get("annotations") or {}
+    if status is not Status.FAILED:  # which start of its JobSet runs (a job with restarts)
+        reason = restart_said(pods, notes, reason)
     procs = trainjob_procs(obj)
     finished = finished_condition(obj)
     if notes.get(STOPPED) and status is not Status.COMPLETE:  # suspended by a stop, and kept
@@ -170,7 +174,7 @@ def job_info(
         name=meta["name"],
         status=status,
         backend=BACKEND,
-        runtime=(spec.get("runtimeRef") or {}).get("name", ""),
+        runtime=asked_runtime(notes) or (spec.get("runtimeRef") or {}).get("name", ""),
         num_nodes=trainer.get("numNodes") or max(len(nodes), 1),
         procs_per_node=procs.count,
         procs_why=procs.why,

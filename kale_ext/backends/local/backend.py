@@ -223,6 +223,7 @@ class LocalBackend(Backend):
             "resources": resources,
             "nice": self.nice,
             "active_deadline_seconds": policy.active_deadline_seconds if policy else None,
+            "max_restarts": spec.max_restarts,  # the supervisor starts it again (restarts.py)
             "nodes": [{"index": k, "state": "Pending"} for k in range(spec.nodes)],
             "queue": {"need": [need.procs, need.gpus], "capacity": [machine.procs, machine.gpus]},
             "submitter": [os.getpid(), start_time(os.getpid())],  # until its supervisor starts
@@ -377,6 +378,8 @@ class LocalBackend(Backend):
         if record.get("started"):
             shape = shape_text(record["num_nodes"], record["procs_per_node"])
             events.append(Event(record["started"], "Normal", "Started", f"started {shape}"))
+        for restart in record.get("restarts") or []:
+            events.append(Event(restart["time"], "Warning", "Restarted", restart["reason"]))
         if record.get("finished"):
             kind = "Normal" if record["status"] == "Complete" else "Warning"
             events.append(

@@ -26,6 +26,9 @@ from ..torchrun_report import find_reports, fold_reports
 
 #: How much of the end of a node's log is read for its report and the failing rank's lines.
 LOG_WINDOW = 256 * 1024
+#: How the line parting two attempts of a restarted job starts in every node's log
+#: (restarts.py): a failure is read from the lines after the last one.
+RESTART_MARK = "kale_ext: restart "
 
 
 def error_file(job_dir: Path, node: int) -> Path:
@@ -45,7 +48,8 @@ def node_env(job_dir: Path, node: int) -> dict[str, str]:
 
 
 def log_end(job_dir: Path, node: int, procs_per_node: int) -> list[LogLine]:
-    """The last lines of a node's log (at most LOG_WINDOW bytes), reports not folded."""
+    """The last lines of a node's log (at most LOG_WINDOW bytes) since the last restart,
+    reports not folded."""
     path = job_dir / f"node-{node}.log"
     try:
         with open_regular(path) as f:
@@ -57,9 +61,11 @@ def log_end(job_dir: Path, node: int, procs_per_node: int) -> list[LogLine]:
     raw = data.split(b"\n")
     if size > LOG_WINDOW:
         raw = raw[1:]  # begins inside a line
-    out = []
+    out: list[LogLine] = []
     for chunk in raw:
-        if chunk:
+        if chunk.startswith(RESTART_MARK.encode()):
+            out = []  # an earlier attempt's
+        elif chunk:
             text = chunk.decode("utf-8", "replace").rstrip("\r")
             rank, text = split_rank(node, procs_per_node, text)
             out.append(LogLine(node, text, rank))

@@ -20,13 +20,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 from ...errors import StorageError
 from ...files import MAX_RECORD_BYTES, read_json, write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
+from ...job.restarts import RESTART_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
 from ..base import BackendError, Failure, NotFound, Status
@@ -44,6 +46,7 @@ from .processes import descendants, kill, kill_group, start_time
 from .progressfile import ProgressFollower
 from .queue import Need, leave, wait_turn
 from .resources import MemoryWatch, chain, node_settings
+from .restarts import completed_after, next_attempt, recorded, restart_note
 from .volumes import free_mounts, make_mounts
 
 #: After a node fails, how long the others may take to end by themselves (and report what
@@ -218,118 +221,158 @@ def not_started(job_dir: Path, reason: str) -> int:
     return 0
 
 
-def run(job_dir: Path) -> int:
-    record = read_record(job_dir)
-    stopping = False
+@dataclass
+class Attempt:
+    """How one start of the job's nodes ended."""
 
-    def stop(*_):
-        nonlocal stopping
-        stopping = True
+    procs: list[subprocess.Popen]
+    failure: Failure | None = None  # a node failed (not stopped, not past the deadline)
+    expired: bool = False  # the job ran past its deadline
 
-    signal.signal(signal.SIGTERM, _cancel)  # while packages install: pip is stopped with it
-    try:
-        packages = prepare(job_dir, record)  # what the job lacks, in its own folder
-        signal.signal(signal.SIGTERM, stop)
-    except (InstallError, Cancelled) as e:
-        return not_started(job_dir, str(e) if isinstance(e, InstallError) else "cancelled")
-    try:
-        claim = claim_port()
-    except BackendError as e:
-        return not_started(job_dir, str(e))
-    with claim:
-        port = claim.port
-        keep_room(job_dir)  # for the record of a job that fills its disk
-        procs = start_nodes(job_dir, record, port, packages)
-        nodes = {p.pid: start_time(p.pid) for p in procs}
-        _remember(job_dir, nodes)
-        started = {"status": "Running", "started": now(), "master_port": port,
-                   **_this_process(),
-                   "nodes": [{"index": k, "state": "Running", "pid": p.pid}
-                             for k, p in enumerate(procs)]}  # fmt: skip
-        record = update_record(job_dir, lambda r: r.update(started))
 
-        ended: dict[int, int] = {}  # node -> exit code, in the order the nodes ended
-        failed_at: float | None = None
-        deadline_s = record.get("active_deadline_seconds")
-        ends_by = time.monotonic() + deadline_s if deadline_s else None
-        expired = False
-        was_full = False  # whether the disk was full when the first node failed
-        family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run
-        last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
-        memory = MemoryWatch(record)
-        progress = ProgressFollower(job_dir, record["procs_per_node"])  # rank 0's, as it logs
-        groups = Groups(record.get("nice", 0))  # the job's sessions, below the server
-        while not stopping:
-            progress.poll()
-            if failed_at is None:
-                # a node over its memory limit is stopped (one that ended has no pid any more)
-                memory.check([p.pid if p.returncode is None else None for p in procs])
-            if time.monotonic() - last_scan > 0.5:
-                known = len(family)
-                family.update(descendants(running(procs)))
-                if len(family) > known:  # for whoever finds this supervisor gone
-                    _remember(job_dir, {**nodes, **family})
-                    groups.pending = True
-                last_scan = time.monotonic()
-            if groups.pending:  # torchrun's workers lead sessions of their own
-                groups.lower([*running(procs), *family])
-            ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
-            if failed_at is None and any(ended.values()):
-                failed_at = time.monotonic()  # the others may still report what they saw
-                was_full = full(job_dir)  # its traceback may be missing for want of room
-                if len(ended) < len(procs):
-                    with contextlib.suppress(OSError):  # a full disk: the end says it
-                        write_atomic(job_dir / FAILING, failing_text(ended))
-            if len(ended) == len(procs):
-                break
-            if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
-                break
-            if failed_at is None and ends_by is not None and time.monotonic() > ends_by:
-                expired = True
-                break
-            time.sleep(0.05)
-        stop_nodes(procs, family)
+class _Stop:
+    """Whether the job was asked to stop (SIGTERM), for every attempt."""
+
+    asked = False
+
+    def __call__(self, *_) -> None:
+        self.asked = True
+
+
+def watch(
+    job_dir: Path, record: dict, port: int, extra: dict[str, str], ends_by: float | None,
+    stop: _Stop, progress: ProgressFollower,
+) -> Attempt:  # fmt: skip
+    """Start the nodes, follow them until they end, one fails (the others given FAILURE_GRACE),
+    the deadline passes or a stop is asked; stop what is left; how it ended."""
+    procs = start_nodes(job_dir, record, port, extra)
+    nodes = {p.pid: start_time(p.pid) for p in procs}
+    _remember(job_dir, nodes)
+    started = {"status": "Running", "master_port": port, **_this_process(),
+               "nodes": [{"index": k, "state": "Running", "pid": p.pid}
+                         for k, p in enumerate(procs)]}  # fmt: skip
+    update_record(job_dir, lambda r: r.update(started, started=r.get("started") or now()))
+
+    ended: dict[int, int] = {}  # node -> exit code, in the order the nodes ended
+    failed_at: float | None = None
+    expired = False
+    was_full = False  # whether the disk was full when the first node failed
+    family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run
+    last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
+    memory = MemoryWatch(record)
+    groups = Groups(record.get("nice", 0))  # the job's sessions, below the server
+    while not stop.asked:
+        progress.poll()
+        if failed_at is None:
+            # a node over its memory limit is stopped (one that ended has no pid any more)
+            memory.check([p.pid if p.returncode is None else None for p in procs])
+        if time.monotonic() - last_scan > 0.5:
+            known = len(family)
+            family.update(descendants(running(procs)))
+            if len(family) > known:  # for whoever finds this supervisor gone
+                _remember(job_dir, {**nodes, **family})
+                groups.pending = True
+            last_scan = time.monotonic()
+        if groups.pending:  # torchrun's workers lead sessions of their own
+            groups.lower([*running(procs), *family])
+        ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
+        if failed_at is None and any(ended.values()):
+            failed_at = time.monotonic()  # the others may still report what they saw
+            was_full = full(job_dir)  # its traceback may be missing for want of room
+            if len(ended) < len(procs):
+                with contextlib.suppress(OSError):  # a full disk: the end says it
+                    write_atomic(job_dir / FAILING, failing_text(ended))
+        if len(ended) == len(procs):
+            break
+        if failed_at is not None and time.monotonic() - failed_at > FAILURE_GRACE:
+            break
+        if failed_at is None and ends_by is not None and time.monotonic() > ends_by:
+            expired = True
+            break
+        time.sleep(0.05)
+    stop_nodes(procs, family)
     (job_dir / FAILING).unlink(missing_ok=True)
     remove_scratch(job_dir)
     progress.poll(every=0)  # what rank 0 logged last
 
     failure = None
-    if not stopping and not expired and failed_at is not None:
+    if not stop.asked and not expired and failed_at is not None:
         stopped = [(k, p.returncode) for k, p in enumerate(procs) if k not in ended]
         failure = local_failure(job_dir, record, [*ended.items(), *stopped])
         if memory.killed is not None:
             failure = over_memory(failure, memory)
         elif died_of_full_disk(failure, was_full):
             failure = on_full_disk(failure, job_dir)
+    return Attempt(procs, failure, expired)
+
+
+def run(job_dir: Path) -> int:
+    record = read_record(job_dir)
+    stop = _Stop()
+    signal.signal(signal.SIGTERM, _cancel)  # while packages install: pip is stopped with it
+    try:
+        packages = prepare(job_dir, record)  # what the job lacks, in its own folder
+        signal.signal(signal.SIGTERM, stop)
+    except (InstallError, Cancelled) as e:
+        return not_started(job_dir, str(e) if isinstance(e, InstallError) else "cancelled")
+    deadline_s = record.get("active_deadline_seconds")  # over every attempt
+    ends_by = time.monotonic() + deadline_s if deadline_s else None
+    most = record.get("max_restarts") or 0
+    progress = ProgressFollower(job_dir, record["procs_per_node"])  # rank 0's, as it logs
+    keep_room(job_dir)  # for the record of a job that fills its disk
+    tried: Attempt | None = None
+    not_restarted = ""  # why a failed node's job was not started again, when it could be
+    for attempt in range(most + 1):
+        try:  # a port of its own each time: the last one's may linger in TIME_WAIT
+            claim = claim_port()
+        except BackendError as e:
+            if tried is None:
+                return not_started(job_dir, str(e))
+            not_restarted = f" (not restarted: {e})"
+            break
+        with claim:
+            extra = {**packages, RESTART_ENV: str(attempt)}
+            tried = watch(job_dir, record, claim.port, extra, ends_by, stop, progress)
+        if tried.failure is None or stop.asked or attempt == most:
+            break
+        note = restart_note(attempt + 1, most, tried.failure)
+        next_attempt(job_dir, record["num_nodes"], note)
+        record = update_record(job_dir, partial(recorded, attempt=attempt + 1, note=note, at=now()))
+    last = tried
+    assert last is not None
     if record.get("outputs"):
         gather(job_dir, Path(record["outputs"]))
     free_mounts(job_dir)
-
-    def end(record: dict) -> None:  # on the record as it is now: what others recorded stays
-        for k, p in enumerate(procs):
-            state = "Succeeded" if p.returncode == 0 else "Failed"
-            record["nodes"][k].update(state=state, exit_code=p.returncode)
-        if stopping:  # a stop says why it stopped the job (stop.py), a delete does not
-            reason = record.pop(STOP_REASON, None)
-            record.update(status="Failed", reason=reason or "cancelled")
-            for k, p in enumerate(procs):
-                if reason and p.returncode != 0:
-                    record["nodes"][k]["state"] = "Stopped"
-        elif expired:
-            record.update(status="Failed",
-                          reason=f"DeadlineExceeded: ran longer than {deadline_s} s")  # fmt: skip
-        elif failure is not None:
-            if failure.node is not None:
-                record["nodes"][failure.node]["reason"] = failure.summary
-            record.update(status="Failed", reason=failure.summary, failure=asdict(failure))
-        else:
-            record.update(status="Complete", reason=None)
-        record["finished"] = now()
-
     give_back(job_dir)
-    record = update_record(job_dir, end)
-    end_tracked_run(job_dir, record, cancelled=stopping)
+    record = update_record(job_dir, lambda r: _ended(r, last, stop.asked, not_restarted))
+    end_tracked_run(job_dir, record, cancelled=stop.asked)
     return 0
+
+
+def _ended(record: dict, last: Attempt, stopping: bool, not_restarted: str) -> None:
+    """Record how the job ended, on the record as it is now: what others recorded stays."""
+    procs, failure = last.procs, last.failure
+    for k, p in enumerate(procs):
+        state = "Succeeded" if p.returncode == 0 else "Failed"
+        record["nodes"][k].update(state=state, exit_code=p.returncode)
+    if stopping:  # a stop says why it stopped the job (stop.py), a delete does not
+        reason = record.pop(STOP_REASON, None)
+        record.update(status="Failed", reason=reason or "cancelled")
+        for k, p in enumerate(procs):
+            if reason and p.returncode != 0:
+                record["nodes"][k]["state"] = "Stopped"
+    elif last.expired:
+        deadline_s = record.get("active_deadline_seconds")
+        record.update(status="Failed",
+                      reason=f"DeadlineExceeded: ran longer than {deadline_s} s")  # fmt: skip
+    elif failure is not None:
+        if failure.node is not None:
+            record["nodes"][failure.node]["reason"] = failure.summary
+        record.update(status="Failed", reason=failure.summary + not_restarted,
+                      failure=asdict(failure))  # fmt: skip
+    else:
+        record.update(status="Complete", reason=completed_after(record.get("restarts") or []))
+    record["finished"] = now()
 
 
 #: The record's field a stop writes before it signals the supervisor: the reason to record.

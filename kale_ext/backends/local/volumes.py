@@ -109,6 +109,8 @@ def make_mounts(job_dir: Path, mounts: list[dict], node: int, workdir: Path) -> 
             source.mkdir(parents=True, exist_ok=True)
         link = workdir / m["path"]
         link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink():  # made by the job's last attempt (restarts.py)
+            link.unlink()
         link.symlink_to(source, target_is_directory=True)
 
 

@@ -69,6 +69,18 @@ describe('the job form, checked by the contract', () => {
     expect(field(widget, 'nodes').invalid).toBe(false);
   });
 
+  it("marks restarts above the max_restarts option's maximum, naming the bound", async () => {
+    const { maximum } = contract.options.max_restarts;
+    widget = await shape({ maxRestarts: String(maximum + 1) });
+    expect(field(widget, 'maxRestarts')).toEqual({
+      invalid: true,
+      message: `must be at most ${maximum}, not ${maximum + 1}`
+    });
+    widget.dispose();
+    widget = await shape({ maxRestarts: '0' });
+    expect(field(widget, 'maxRestarts').invalid).toBe(false);
+  });
+
   it('marks a memory that is no quantity by the quantity pattern', async () => {
     const form = { ...emptyForm(), memoryLimit: '4GB' };
     widget = await render(

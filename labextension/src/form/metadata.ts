@@ -51,6 +51,7 @@ export function fromMetadata(value: unknown): IJobForm {
     'outputs',
     'train_call',
     'queue',
+    'max_restarts',
     'config'
   ];
   const text = (v: unknown) =>
@@ -62,6 +63,7 @@ export function fromMetadata(value: unknown): IJobForm {
   form.procsPerNode = text(options.procs_per_node);
   form.trainCall = text(options.train_call);
   form.queue = text(options.queue);
+  form.maxRestarts = text(options.max_restarts);
   const gpu = options.gpu;
   if (
     typeof gpu === 'number' ||

@@ -59,6 +59,8 @@ export interface IJobForm {
   trainCall: string;
   /** The Kueue LocalQueue the job waits in for quota ('' none). */
   queue: string;
+  /** How many times the whole job starts again when a node fails ('' not chosen: 0). */
+  maxRestarts: string;
   /** Options the panel does not edit (image, dataset_uri, ...), kept as found. */
   extraOptions: JSONObject;
   /** Config the panel does not edit (labels, tolerations, ...), kept as found. */
@@ -103,6 +105,7 @@ export function emptyForm(): IJobForm {
     outputs: '',
     trainCall: '',
     queue: '',
+    maxRestarts: '',
     extraOptions: {},
     extraConfig: {}
   };
@@ -149,6 +152,10 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   }
   if (form.queue) {
     options.queue = form.queue;
+  }
+  const restarts = parseCount(form.maxRestarts, 'max_restarts');
+  if (restarts.ok && restarts.value !== undefined) {
+    options.max_restarts = restarts.value;
   }
   if (form.gpuMode === 'count') {
     const gpus = parseCount(form.gpuCount, 'gpu');

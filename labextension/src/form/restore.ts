@@ -59,7 +59,8 @@ export function fromStored(value: unknown): IPanelValues | null {
     'shmSize',
     'outputs',
     'trainCall',
-    'queue'
+    'queue',
+    'maxRestarts'
   ] as const;
   for (const key of texts) {
     const v = raw[key];
@@ -214,6 +215,7 @@ const FIELDS: IField[] = [
     v.form.procsPerNode.trim()
   ),
   formField('queue', 'job', ['queue'], v => v.form.queue),
+  formField('restarts', 'job', ['maxRestarts'], v => v.form.maxRestarts.trim()),
   formField('other options', 'job', ['extraOptions'], v =>
     Private.json(v.form.extraOptions)
   ),

@@ -69,6 +69,10 @@ export function validateForm(
   if (!call.ok) {
     add('trainCall', call.error);
   }
+  const restarts = parseCount(form.maxRestarts, 'max_restarts');
+  if (!restarts.ok) {
+    add('maxRestarts', restarts.error);
+  }
   if (form.gpuMode === 'count') {
     const gpus = parseCount(form.gpuCount, 'gpu');
     if (!gpus.ok) {

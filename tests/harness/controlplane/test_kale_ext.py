@@ -625,4 +625,94 @@ def test_prune_deletes_finished_trainjobs_and_never_a_running_one(control_plane_
     finally:
         cli("delete", "slow-running", *K8S)
         core.delete_namespace(ns)
+
+
+FAILS_FIRST_TIME = notebook(
+    ("import os", ["imports"]),
+    "attempt, rank = os.environ['KALE_EXT_RESTART'], int(os.environ.get('RANK', 0))\n"
+    "print(f'attempt {attempt} rank {rank}', flush=True)\n"
+    "if attempt == '0' and rank == 1:\n    raise RuntimeError('the first attempt fails')\n"
+    "print('done', rank)",
+)  # fmt: skip
+
+
+def test_a_job_with_one_restart_whose_node_fails_once_completes(control_plane_env, tmp_path):
+    """--max-restarts 1: node 1 fails on the first attempt; the job's own TrainingRuntime sets
+    its JobSet's failure policy, so JobSet starts every node again (KALE_EXT_RESTART 1, from its
+    restart-attempt label) and the job completes. The TrainingRuntime is the TrainJob's, and goes
+    with it."""
+    path = tmp_path / "once.ipynb"
+    path.write_text(json.dumps(FAILS_FIRST_TIME))
+    out = cli("run", path, *K8S, "--nodes", "2", "--max-restarts", "1", "--follow")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
+    assert f"[{name}] Complete" in out.stderr, out.stderr
+    assert "warning: a restart starts from scratch: the job saves no checkpoint" in out.stderr
+
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    try:
+        tj = custom.get_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", name)
+        assert tj["spec"]["runtimeRef"]["kind"] == "TrainingRuntime"
+        runtime = custom.get_namespaced_custom_object(
+            GROUP, VERSION, "default", "trainingruntimes", name
+        )
+        [owner] = runtime["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["name"], owner["uid"]) == (
+            "TrainJob", name, tj["metadata"]["uid"],
+        )  # fmt: skip
+        jobset = custom.get_namespaced_custom_object(
+            "jobset.x-k8s.io", "v1alpha2", "default", "jobsets", name
+        )
+        assert jobset["spec"]["failurePolicy"]["maxRestarts"] == 1
+        assert jobset["status"]["restarts"] == 1  # the JobSet controller started it again
+        pods = core.list_namespaced_pod(
+            "default", label_selector=f"jobset.sigs.k8s.io/jobset-name={name}"
+        ).items
+        assert {p.metadata.labels["jobset.sigs.k8s.io/restart-attempt"] for p in pods} == {"1"}
+        assert {p.status.phase for p in pods} == {"Succeeded"}
+        for rank in (0, 1):  # the second attempt, on every node
+            logs = cli("logs", name, *K8S, "--node", rank).stdout
+            assert f"[rank {rank}] attempt 1 rank {rank}" in logs, logs
+        status = cli("status", name, *K8S).stdout
+        assert status.startswith(f"{name}: Complete (kubernetes, torch-distributed, 2 nodes")
+        assert "restart 1 of 1" in status, status
+        assert name not in cli("runtimes", *K8S).stdout  # the job's own: not one to choose
+
+        assert cli("delete", name, *K8S).returncode == 0
+        _wait("the garbage collector deletes the job's TrainingRuntime", lambda: name not in [
+            r["metadata"]["name"] for r in custom.list_namespaced_custom_object(
+                GROUP, VERSION, "default", "trainingruntimes")["items"]], 120)  # fmt: skip
+    finally:
+        api.close()
+
+
+LONG_FIRST_TIME = notebook(
+    ("import os\nimport time", ["imports"]),
+    "attempt = os.environ['KALE_EXT_RESTART']\nprint(f'attempt {attempt}', flush=True)\n"
+    "for step in range(600 if attempt == '0' else 3):\n    print(f'step {step}', flush=True)\n"
+    "    time.sleep(0.2)\nprint('done')",
+)  # fmt: skip
+
+
+def test_a_job_with_one_restart_whose_node_pod_is_deleted_runs_again(control_plane_env, tmp_path):
+    """A node's pod deleted mid-run (a node lost) fails its Job (backoffLimit 0 in the job's
+    own runtime); JobSet starts every node again, and the second attempt completes."""
+    path = tmp_path / "long.ipynb"
+    path.write_text(json.dumps(LONG_FIRST_TIME))
+    out = cli("run", path, *K8S, "--name", "lost-node", "--nodes", "2", "--max-restarts", "1")
+    assert out.returncode == 0, out.stderr
+    _wait("step 3 in node 1's log", lambda: "step 3" in cli("logs", "lost-node", *K8S,
+                                                            "--node", 1).stdout, 120)  # fmt: skip
+    api, core, _, _ = _api(control_plane_env.kubeconfig)
+    try:
+        selector = "jobset.sigs.k8s.io/jobset-name=lost-node"
+        [pod] = [p for p in core.list_namespaced_pod("default", label_selector=selector).items
+                 if p.metadata.labels["batch.kubernetes.io/job-completion-index"] == "1"]  # fmt: skip
+        core.delete_namespaced_pod(pod.metadata.name, "default")
+        _wait("the job completes", lambda: cli("status", "lost-node", *K8S).stdout.startswith(
+            "lost-node: Complete"), 180)  # fmt: skip
+        logs = cli("logs", "lost-node", *K8S).stdout
+        assert "[rank 0] attempt 1" in logs and "[rank 1] attempt 1" in logs, logs
+        assert cli("delete", "lost-node", *K8S).returncode == 0
+    finally:
         api.close()

@@ -9,6 +9,7 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
     nodes: '2',
     procsPerNode: '1',
     trainCall: '2',
+    maxRestarts: '2',
     gpuMode: 'mig',
     migProfile: 'mig-1g.5gb',
     cpuRequest: '500m',
@@ -40,6 +41,7 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
         nodes: 2,
         procs_per_node: 1,
         train_call: 2,
+        max_restarts: 2,
         gpu: 'mig-1g.5gb',
         // as typed: the server types them by the notebook's parameters cell
         parameters: { epochs: '1', optimizer: 'adam' },
@@ -65,6 +67,7 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
     const back = fromMetadata(JSON.parse(JSON.stringify(meta)));
     expect(toMetadata(back)).toEqual(meta);
     expect(back.nodes).toBe('2');
+    expect(back.maxRestarts).toBe('2');
     expect(back.gpuMode).toBe('mig');
     expect(back.cpuRequest).toBe('500m');
     expect(back.memoryLimit).toBe('4Gi');

@@ -95,6 +95,19 @@ describe('restoredFields', () => {
       ]
     ],
     [
+      'restarts kept at reload that the notebook has not saved',
+      values(),
+      values({ maxRestarts: '2' }),
+      [
+        {
+          label: 'restarts',
+          section: 'job',
+          restored: '2',
+          notebook: 'none'
+        }
+      ]
+    ],
+    [
       'a volume removed that the notebook still has',
       values({ volumes: ['pvc:data:/data=./data'] }),
       values({ volumes: [] }),

@@ -121,6 +121,12 @@ describe('validateForm', () => {
       /at least 1/
     ],
     [
+      'more restarts than the bound kept beside the option',
+      { maxRestarts: '21' },
+      'maxRestarts',
+      /at most 20, not 21/
+    ],
+    [
       'a bad package',
       { packages: ['numpy', '==1.0'] },
       'packages.1',

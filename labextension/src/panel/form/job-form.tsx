@@ -209,6 +209,16 @@ export function ShapeFields(
           onChange={procsPerNode => onChange({ procsPerNode })}
         />
       </div>
+      <TextField
+        label="Restarts"
+        name="maxRestarts"
+        numeric
+        value={form.maxRestarts}
+        placeholder="0"
+        hint="when a node fails, the whole job starts again, up to this many times"
+        error={errorOf(errors, 'maxRestarts')}
+        onChange={maxRestarts => onChange({ maxRestarts })}
+      />
     </>
   );
 }

@@ -1,0 +1,124 @@
+"""A local job's automatic restarts (max_restarts), with real jobs: a node that fails starts the
+whole job again, each attempt's KALE_EXT_RESTART its number; a stop is never restarted; the
+attempts' logs stay readable, parted by a line naming the restart."""
+
+from __future__ import annotations
+
+import pytest
+
+from kale_ext.backends.base import Failure, LogQuery, Status
+from kale_ext.backends.local.backend import LocalBackend
+from kale_ext.backends.local.failures import error_file, log_end, torchrun_dir
+from kale_ext.backends.local.restarts import completed_after, next_attempt, restart_note
+from kale_ext.backends.local.supervisor import read_record
+from kale_ext.backends.submit import submit
+from kale_ext.job.restarts import NO_CHECKPOINT
+from tests.backends.local.waiting import until
+from tests.conftest import notebook
+
+#: Node 1 fails on the job's first attempt only; every node says which attempt it runs.
+FAILS_FIRST_TIME = (
+    ("import os", ["imports"]),
+    "attempt, rank = os.environ['KALE_EXT_RESTART'], os.environ['RANK']\n"
+    "print(f'attempt {attempt} rank {rank}', flush=True)\n"
+    "if attempt == '0' and rank == '1':\n"
+    "    raise RuntimeError('the first attempt fails')\n"
+    "print('done', flush=True)",
+)
+#: Node 1 fails on every attempt.
+ALWAYS_FAILS = (
+    ("import os", ["imports"]),
+    "attempt, rank = os.environ['KALE_EXT_RESTART'], os.environ['RANK']\n"
+    "print(f'attempt {attempt} rank {rank}', flush=True)\n"
+    "if rank == '1':\n"
+    "    raise RuntimeError(f'attempt {attempt} fails')\n",
+)
+#: Every node waits until it is stopped.
+WAITS = (("import time", ["imports"]), "print('up', flush=True)\ntime.sleep(300)")
+
+
+@pytest.fixture
+def backend(tmp_path):
+    return LocalBackend(tmp_path / "jobs", capacity=2)
+
+
+def texts(backend, name, node):
+    return [line.text for line in backend.read_logs(name, LogQuery(node=node))]
+
+
+def test_a_node_that_fails_once_is_restarted_and_the_job_completes(backend):
+    submitted = submit(backend, notebook(*FAILS_FIRST_TIME), {"nodes": 2, "max_restarts": 2})
+    assert NO_CHECKPOINT in submitted.warnings  # it saves no checkpoint: it starts from scratch
+    info = backend.wait(submitted.name, timeout=180, interval=0.1)
+    assert info.status == Status.COMPLETE, info.reason
+    record = read_record(backend.jobs_dir / submitted.name)
+    [restart] = record["restarts"]
+    note = "restart 1 of 2 after node 1, rank 1 failed: "
+    assert restart["attempt"] == 1 and restart["reason"].startswith(note), restart
+    assert "RuntimeError: the first attempt fails" in restart["reason"]
+    assert info.reason == f"restarted once; the last: {restart['reason']}"
+    assert [n.state for n in info.nodes] == ["Succeeded", "Succeeded"]
+    for node in (0, 1):  # both attempts of every node, parted by the restart's line
+        lines = texts(backend, submitted.name, node)
+        first, again = lines.index(f"attempt 0 rank {node}"), lines.index(f"attempt 1 rank {node}")
+        assert first < lines.index(f"kale_ext: {restart['reason']}") < again
+        assert lines[-1] == "done"
+    assert any(e.reason == "Restarted" for e in backend.events(submitted.name))
+
+
+def test_a_job_that_fails_past_its_restarts_ends_failed_with_the_last_failure(backend):
+    submitted = submit(backend, notebook(*ALWAYS_FAILS), {"nodes": 2, "max_restarts": 1})
+    info = backend.wait(submitted.name, timeout=180, interval=0.1)
+    assert info.status == Status.FAILED
+    assert info.reason.startswith("node 1, rank 1: ") and "attempt 1 fails" in info.reason
+    assert info.failure is not None and "attempt 1 fails" in info.failure.exception
+    record = read_record(backend.jobs_dir / submitted.name)
+    assert [r["attempt"] for r in record["restarts"]] == [1]
+    assert "attempt 0 fails" in record["restarts"][0]["reason"]
+
+
+def test_a_stopped_job_is_not_restarted(backend):
+    name = submit(backend, notebook(*WAITS), {"nodes": 2, "max_restarts": 3}).name
+    until(lambda: texts(backend, name, 1)[-1:] == ["up"], "node 1 to be up")
+    backend.stop(name, "stopped by a test")
+    info = backend.wait(name, timeout=60, interval=0.1)
+    assert info.status == Status.FAILED and info.reason == "stopped by a test"
+    assert "restarts" not in read_record(backend.jobs_dir / name)
+
+
+def test_without_max_restarts_a_failed_node_fails_the_job_at_once(backend):
+    submitted = submit(backend, notebook(*FAILS_FIRST_TIME), {"nodes": 2})
+    assert NO_CHECKPOINT not in submitted.warnings
+    info = backend.wait(submitted.name, timeout=180, interval=0.1)
+    assert info.status == Status.FAILED and "the first attempt fails" in info.reason
+
+
+# ----- the parts, without a job -----------------------------------------------------------------
+
+
+def test_the_restart_note_names_the_attempt_and_the_failure():
+    failure = Failure(summary="node 1, rank 1: cell 2, line 4: ValueError: boom", node=1)
+    assert restart_note(1, 2, failure) == (
+        "restart 1 of 2 after node 1, rank 1 failed: cell 2, line 4: ValueError: boom"
+    )
+    assert completed_after([]) is None
+    assert completed_after([{"reason": "a"}, {"reason": "b"}]) == "restarted 2 times; the last: b"
+
+
+def test_the_next_attempt_parts_the_logs_and_its_failure_is_read_from_its_own_lines(tmp_path):
+    for k in (0, 1):
+        (tmp_path / f"node-{k}.log").write_text(f"node {k} first attempt\nTraceback\n")
+        error_file(tmp_path, k).write_text("{}")
+        (torchrun_dir(tmp_path, k) / "run" / "attempt_0" / "0").mkdir(parents=True)
+    next_attempt(tmp_path, 2, "restart 1 of 1 after node 1 failed: boom")
+    for k in (0, 1):
+        assert not error_file(tmp_path, k).exists() and not torchrun_dir(tmp_path, k).exists()
+        assert (
+            (tmp_path / f"node-{k}.log")
+            .read_text()
+            .endswith("Traceback\n\nkale_ext: restart 1 of 1 after node 1 failed: boom\n")
+        )
+    assert log_end(tmp_path, 0, 1) == []  # nothing of the last attempt is this one's
+    with open(tmp_path / "node-0.log", "a") as log:
+        log.write("second attempt\n")
+    assert [line.text for line in log_end(tmp_path, 0, 1)] == ["second attempt"]
