@@ -24,7 +24,7 @@ from ..errors import ConfigError
 from . import mpi
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
-from .procs import Procs, procs_per_node, resources_per_node
+from .procs import Procs, mpi_procs, procs_per_node, resources_per_node
 from .shipping import plan as workspace_plan
 from .spec import JobSpec
 from .volumes import WORKDIR
@@ -37,6 +37,8 @@ SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
 #: The runtime's node container's resources at submit (when it states any): what the Trainer
 #: counted the processes per node from, for the job's status views (job/procs.py).
 RUNTIME_RESOURCES = ANNOTATION + "runtime-resources"
+#: An MPI runtime's mlPolicy.mpi.numProcPerNode, as it was at submit (the hostfile's slots).
+RUNTIME_MPI_PROCS = ANNOTATION + "runtime-mpi-procs"
 STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -219,8 +221,9 @@ def launcher_of(command: list[str] | None) -> str | None:
 
 def trainjob_procs(obj: dict) -> Procs:
     """The processes per node of a TrainJob (Kubernetes JSON form) as the Trainer starts them
-    (job/procs.py): the runtime's resources as recorded at submit (RUNTIME_RESOURCES); a
-    TrainJob not made by kale_ext is taken as torch's, its runtime's resources as unknown."""
+    (job/procs.py): the runtime's resources (and an MPI runtime's slots) as recorded at submit
+    (RUNTIME_RESOURCES, RUNTIME_MPI_PROCS); a TrainJob not made by kale_ext is taken as torch's
+    (as MPI's when mpirun starts it), its runtime's facts as unknown."""
     notes = (obj.get("metadata") or {}).get("annotations") or {}
     trainer = (obj.get("spec") or {}).get("trainer") or {}
     ours = ANNOTATION + "version" in notes
@@ -230,12 +233,23 @@ def trainjob_procs(obj: dict) -> Procs:
         )
     except ValueError:
         runtime_resources, ours = None, False
+    if not isinstance(runtime_resources, dict):
+        runtime_resources = None
     asked = trainer.get("numProcPerNode")
+    asked = asked if isinstance(asked, int) and not isinstance(asked, bool) else None
+    if mpi.launched(trainer.get("command")):
+        slots = notes.get(RUNTIME_MPI_PROCS, "")
+        return mpi_procs(
+            int(slots) if slots.isdigit() and int(slots) > 0 else None,
+            asked,
+            trainer.get("resourcesPerNode"),
+            runtime_resources,
+        )
     return procs_per_node(
         launcher_of(trainer.get("command")) or "torchrun",
-        asked if isinstance(asked, int) and not isinstance(asked, bool) else None,
+        asked,
         trainer.get("resourcesPerNode"),
-        runtime_resources if isinstance(runtime_resources, dict) else None,
+        runtime_resources,
         runtime_known=ours,
     )
 
@@ -303,6 +317,8 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         out[OUTPUTS] = f"{spec.outputs}/{spec.name}"
     if spec.runtime.resources is not None:
         out[RUNTIME_RESOURCES] = json.dumps(spec.runtime.resources, sort_keys=True)
+    if spec.runtime.mpi:
+        out[RUNTIME_MPI_PROCS] = str(spec.runtime.mpi_procs_per_node)
     if SWEEP in spec.config.labels:  # a sweep's trial: every backend's record names the sweep
         out[SWEEP] = spec.config.labels[SWEEP]
     policy = spec.config.run_policy
