@@ -1,5 +1,6 @@
-"""Log lines of a TrainJob's nodes: the `node` container of each node's newest pod, streamed
-line by line, resumable by offset, one node after another or multiplexed as the lines come."""
+"""Log lines of a TrainJob's nodes: the `node` container of each node's newest pod (an MPI job's
+node 0 is its launcher: job/mpi.py, node_of), streamed line by line, resumable by offset, one
+node after another or multiplexed as the lines come."""
 
 from __future__ import annotations
 
