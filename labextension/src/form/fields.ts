@@ -31,7 +31,8 @@ const ORDER = [
   'volumes',
   'shmSize',
   'outputs',
-  'packages'
+  'packages',
+  'pinPackages'
 ];
 
 const LABELS: Record<string, string> = {
@@ -52,7 +53,8 @@ const LABELS: Record<string, string> = {
   volumes: 'Volumes',
   shmSize: 'Shared memory',
   outputs: 'Outputs volume',
-  packages: 'Packages'
+  packages: 'Packages',
+  pinPackages: 'Pin package versions'
 };
 
 /**
@@ -126,7 +128,8 @@ export function formField(
     cpu: 'cpuRequest',
     memory: 'memoryRequest',
     shm_size: 'shmSize',
-    outputs: 'outputs'
+    outputs: 'outputs',
+    pin_packages: 'pinPackages'
   };
   if (field in simple) {
     return simple[field];
