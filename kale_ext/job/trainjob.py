@@ -221,37 +221,26 @@ def launcher_of(command: list[str] | None) -> str | None:
 
 def trainjob_procs(obj: dict) -> Procs:
     """The processes per node of a TrainJob (Kubernetes JSON form) as the Trainer starts them
-    (job/procs.py): the runtime's resources (and an MPI runtime's slots) as recorded at submit
-    (RUNTIME_RESOURCES, RUNTIME_MPI_PROCS); a TrainJob not made by kale_ext is taken as torch's
-    (as MPI's when mpirun starts it), its runtime's facts as unknown."""
+    (job/procs.py), from the runtime's facts recorded at submit (RUNTIME_RESOURCES, and an MPI
+    runtime's slots: RUNTIME_MPI_PROCS); a TrainJob not made by kale_ext is taken as torch's (as
+    MPI's when mpirun starts it), its runtime's facts as unknown."""
     notes = (obj.get("metadata") or {}).get("annotations") or {}
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    ours = ANNOTATION + "version" in notes
     try:
-        runtime_resources = (
-            json.loads(notes[RUNTIME_RESOURCES]) if RUNTIME_RESOURCES in notes else None
-        )
+        runtime_resources, ours = json.loads(notes.get(RUNTIME_RESOURCES, "null")), True
     except ValueError:
         runtime_resources, ours = None, False
-    if not isinstance(runtime_resources, dict):
-        runtime_resources = None
+    runtime_resources = runtime_resources if isinstance(runtime_resources, dict) else None
+    ours = ours and ANNOTATION + "version" in notes
     asked = trainer.get("numProcPerNode")
     asked = asked if isinstance(asked, int) and not isinstance(asked, bool) else None
-    if mpi.launched(trainer.get("command")):
-        slots = notes.get(RUNTIME_MPI_PROCS, "")
-        return mpi_procs(
-            int(slots) if slots.isdigit() and int(slots) > 0 else None,
-            asked,
-            trainer.get("resourcesPerNode"),
-            runtime_resources,
-        )
-    return procs_per_node(
-        launcher_of(trainer.get("command")) or "torchrun",
-        asked,
-        trainer.get("resourcesPerNode"),
-        runtime_resources,
-        runtime_known=ours,
-    )
+    command, resources = trainer.get("command"), trainer.get("resourcesPerNode")
+    if mpi.launched(command):
+        text = notes.get(RUNTIME_MPI_PROCS, "")
+        slots = int(text) if text.isdigit() and int(text) > 0 else None
+        return mpi_procs(slots, asked, resources, runtime_resources)
+    launcher = launcher_of(command) or "torchrun"
+    return procs_per_node(launcher, asked, resources, runtime_resources, runtime_known=ours)
 
 
 #: An env value as the job's records show it (the options annotation, GET jobs): a literal value
