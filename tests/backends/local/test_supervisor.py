@@ -123,15 +123,22 @@ def test_every_node_meets_at_the_recorded_port(supervise):
         assert (job_dir / f"node-{k}.log").read_text() == f"{port}\n"
 
 
-def test_a_failed_node_stops_the_others_and_everything_they_started(supervise):
-    supervisor, job_dir = supervise(ONE_FAILS)
-    assert supervisor.wait(60) == 0
+def node_1_failed_first(job_dir: Path) -> tuple[dict, dict]:
+    """The record of a job whose node 1 exited with 3 first says so; its two nodes' records."""
     record = read_record(job_dir)
     said = "node 1, rank 1: exited with code 3 (no traceback)"
     assert record["status"] == "Failed" and record["reason"] == said
     assert (record["failure"]["node"], record["failure"]["exit_code"]) == (1, 3)
     node0, node1 = record["nodes"]
     assert (node1["state"], node1["exit_code"], node1["reason"]) == ("Failed", 3, said)
+    assert "reason" not in node0
+    return node0, node1
+
+
+def test_a_failed_node_stops_the_others_and_everything_they_started(supervise):
+    supervisor, job_dir = supervise(ONE_FAILS)
+    assert supervisor.wait(60) == 0
+    node0, _ = node_1_failed_first(job_dir)
     assert (node0["state"], node0["exit_code"]) == ("Failed", -signal.SIGTERM)
     node_pid, escaped = map(int, (job_dir / "pids").read_text().split())
     assert node_pid == node0["pid"]
@@ -144,13 +151,8 @@ def test_the_first_node_to_fail_is_named_not_the_one_stopped_and_killed_after(su
     over node 1's ending, which tells no time of its own)."""
     supervisor, job_dir = supervise(KILLED_AFTER)
     assert supervisor.wait(60) == 0
-    record = read_record(job_dir)
-    said = "node 1, rank 1: exited with code 3 (no traceback)"
-    assert record["status"] == "Failed" and record["reason"] == said
-    assert (record["failure"]["node"], record["failure"]["exit_code"]) == (1, 3)
-    node0, node1 = record["nodes"]
+    node0, _ = node_1_failed_first(job_dir)
     assert (node0["state"], node0["exit_code"]) == ("Failed", -signal.SIGKILL)
-    assert "reason" not in node0 and node1["reason"] == said
     assert "exitcode  : -9" in (job_dir / "node-0.log").read_text()  # node 0's report was read
 
 
