@@ -42,9 +42,10 @@ def launched(command: list | None) -> bool:
 def node_of(step: str, index: int, mpi: bool) -> int | None:
     """Which of the job's nodes a pod of replicated job ``step`` (its completion ``index``) is,
     as the Kubeflow SDK counts them: for an MPI job the launcher is node 0 (mpirun runs there,
-    so every rank's output is in its log; with ``runLauncherAsNode`` it is also the hostfile's
-    first host) and ``node`` pod k is node k + 1; otherwise ``node`` pod k is node k. None: not
-    a training node's pod (an initializer's)."""
+    so every rank's output is in its log; with ``runLauncherAsNode`` it is also one of the
+    hostfile's hosts, and the Trainer makes numNodes - 1 ``node`` pods, at least 1) and ``node``
+    pod k is node k + 1; otherwise ``node`` pod k is node k. None: not a training node's pod
+    (an initializer's)."""
     if mpi and step == LAUNCHER:
         return 0 if index == 0 else None  # one launcher
     if step == NODE:
