@@ -67,7 +67,16 @@ from .config import (
 )
 from .diagnose import closer_look
 from .logs import job_logs
-from .status import TRAINING_PODS, belongs_to, iso, job_info, parse_time, recall, said
+from .status import (
+    TRAINING_PODS,
+    belongs_to,
+    iso,
+    job_info,
+    parse_time,
+    recall,
+    said,
+    training_pods,
+)
 from .stop import stop as stop_trainjob
 
 log = logging.getLogger(__name__)
@@ -276,7 +285,7 @@ class KubernetesBackend(Cluster, Backend):
 
     def get_job(self, name: str) -> JobInfo:
         obj = self.trainjob(name)
-        pods = self.pods(f"{JOBSET_LABEL}={name},{TRAINING_PODS}")
+        pods = self.pods(training_pods(name))
         info = closer_look(self, obj, pods)  # events, the failing rank's lines, a stall
         self._apply_run_policy(obj, info)
         return info

@@ -27,9 +27,11 @@ from .status import (
     finished_condition,
     is_mpi,
     newest,
+    newest_by_node,
     node_container,
     node_selector,
     restarts,
+    training_pods,
 )
 
 _DONE_PHASES = ("Succeeded", "Failed")
@@ -139,12 +141,15 @@ def job_logs(
     """Lines of one node or of all (see ``KubernetesBackend.read_logs``)."""
     obj = cluster.trainjob(name)
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    count, procs = trainer.get("numNodes") or 1, trainjob_procs(obj).count
+    count, procs, mpi = trainer.get("numNodes") or 1, trainjob_procs(obj).count, is_mpi(obj)
+    if mpi:  # its launcher and its `node` pods may be more than numNodes (job/mpi.py: node_of)
+        pods = newest_by_node(cluster.pods(training_pods(name)), mpi)
+        count = max([count, *(k + 1 for k in pods)])
     node, follow, tail, starts = query.node, query.follow, query.tail, query.offsets
     if node is not None and not 0 <= node < count:
         raise NotFound(f"job {name} has no node {node}: its nodes are 0 to {count - 1}")
     session = Session()
-    reader = _NodeLogs(cluster, name, poll_interval, session, is_mpi(obj))
+    reader = _NodeLogs(cluster, name, poll_interval, session, mpi)
 
     def lines(index: int) -> Iterator[LogLine]:
         start = starts.get(index, 0)

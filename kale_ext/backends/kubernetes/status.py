@@ -61,6 +61,11 @@ def is_mpi(obj: dict) -> bool:
 TRAINING_PODS = f"{STEP_LABEL} in ({mpi_job.LAUNCHER},{mpi_job.NODE})"
 
 
+def training_pods(name: str) -> str:
+    """The label selector of job ``name``'s training pods."""
+    return f"{JOBSET_LABEL}={name},{TRAINING_PODS}"
+
+
 def node_selector(name: str, node: int, mpi: bool) -> str:
     """The label selector of the pods of job ``name``'s ``node`` (job/mpi.py: pod_of)."""
     step, index = mpi_job.pod_of(node, mpi)

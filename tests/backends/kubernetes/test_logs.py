@@ -279,6 +279,19 @@ def test_an_mpi_jobs_node_0_is_its_launcher_and_node_k_its_worker_k_minus_1(back
         backend.logs("fit", node=3)
 
 
+def test_an_mpi_jobs_nodes_are_its_pods_when_they_outnumber_num_nodes(backend, kube):
+    """numNodes 1 on a runLauncherAsNode runtime: the Trainer makes the launcher and one `node`
+    pod (max(numNodes - 1, 1)); both are the job's nodes, in its logs as in its status."""
+    kube.add_trainjob("one")
+    kube.get("trainjobs", "one")["spec"]["trainer"] = {"numNodes": 1, "command": MPIRUN}
+    with pytest.raises(NotFound, match="its nodes are 0 to 0"):
+        backend.logs("one", node=1)  # no pods yet: numNodes says
+    kube.logs[kube.add_pod("one", 0, step="launcher")].write("rank 0")
+    kube.logs[kube.add_pod("one", 0)].write("sshd")
+    assert [(n, t) for n, _, t, _ in lines(backend.logs("one"))] == [(0, "rank 0"), (1, "sshd")]
+    assert [n.index for n in backend.get_job("one").nodes] == [0, 1]
+
+
 def test_following_an_mpi_job_streams_its_launcher(backend, kube):
     mpi_job(kube)
     stream = backend.logs("fit", node=0, follow=True)
