@@ -162,7 +162,7 @@ def _compile(
     param_cells: dict[str, tuple[Cell, int]] = {}
     left_out = LeftOut()
     distributed: list[Cell] = []
-    requested: list[tuple[str, Cell | None]] = []
+    requested: list[tuple[str, Cell | None, int | None]] = []
     index_urls: list[str] = []
     required: tuple[str, ...] = ()
     plans = [(cell, plan_cell(cell)) for cell in nb.cells]
@@ -201,7 +201,7 @@ def _compile(
         if code is None:
             continue
         if code.packages:
-            requested += [(p, cell) for p in code.packages]
+            requested += [(p, cell, line) for p, line in code.packages]
         if code.index_urls:
             index_urls += [u for u in code.index_urls if u not in index_urls]
         found = []
@@ -292,7 +292,9 @@ def _compile(
         for bc in analysed
         for module, line in imports_in(bc.tree_source)
     ]
-    packages_found = resolve(imports, requested + [(p, None) for p in packages or []], diags, local)
+    packages_found = resolve(
+        imports, requested + [(p, None, None) for p in packages or []], diags, local
+    )
     name = function_name or entry_name or function_name_for(nb.stem)
     if not name.isidentifier() or name in params:
         diags.append(

@@ -180,13 +180,13 @@ def installed_version(name: str) -> str | None:
 
 def resolve(
     imports: list[Import],
-    requested: list[tuple[str, Cell | None]],
+    requested: list[tuple[str, Cell | None, int | None]],
     diagnostics: list[Diagnostic],
     local: frozenset[str] = frozenset(),
 ) -> list[Package]:
     """The packages of ``imports`` (by distribution name), overridden by ``requested`` specs (in
-    order: a %pip line's, with its cell; the user's list, without). ``local``: modules beside
-    the notebook, which travel with the job (never packages)."""
+    order: a %pip line's, with its cell and line; the user's list, without). ``local``: modules
+    beside the notebook, which travel with the job (never packages)."""
     found: dict[str, Package] = {}
     seen: set[str] = set()
     for imp in imports:
@@ -212,24 +212,24 @@ def resolve(
                     "module-not-installed",
                 )
             )
-    for spec, cell in requested:
+    for spec, cell, line in requested:
         source, where = ("pip", cell.index) if cell is not None else ("option", None)
+        cell_id = cell.id if cell is not None else None
         if "://" in spec:
-            found[spec] = Package(spec, source, where)
+            found[spec] = Package(spec, source, where, line)
             continue
         try:
             req = Requirement(spec)
         except InvalidRequirement as e:
-            diagnostics.append(
-                Diagnostic("error", f"invalid package `{spec}`: {e}", where, None, None, "package")
-            )
+            message = f"invalid package `{spec}`: {e}"
+            diagnostics.append(Diagnostic("error", message, where, cell_id, line, "package"))
             continue
         key = canonicalize_name(req.name)
         same = [k for k, p in found.items() if provides(p, key)]
         module = next((found[k].module for k in same if found[k].module), None)
         for k in same:
             del found[k]
-        found[key] = Package(spec, source, where, None, module, installed_version(req.name))
+        found[key] = Package(spec, source, where, line, module, installed_version(req.name))
     return [found[k] for k in sorted(found)]
 
 

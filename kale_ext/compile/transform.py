@@ -74,12 +74,13 @@ _IPY_CALLS = frozenset({"run_line_magic", "run_cell_magic", "system", "getoutput
 
 @dataclass
 class CellCode:
-    """A cell as plain Python, with the packages its install lines asked for. Kept by the
-    cell's source and shared (kept.py): never changed once made."""
+    """A cell as plain Python, with the packages its install lines asked for (each with the
+    1-based cell line that asked). Kept by the cell's source and shared (kept.py): never
+    changed once made."""
 
     source: str
     origin: list[int] | None = None  # origin[i] = 1-based cell line of source line i+1
-    packages: Sequence[str] = field(default_factory=list)
+    packages: Sequence[tuple[str, int]] = field(default_factory=list)
     index_urls: Sequence[str] = field(default_factory=list)
 
     def cell_line(self, line: int | None) -> int | None:
@@ -391,13 +392,13 @@ def _pip(args: str, line: int, result: CellCode):
         elif w.startswith("-"):
             continue
         elif "://" in w:
-            result.packages.append(w)
+            result.packages.append((w, line))
         else:
             try:
                 Requirement(w)
             except InvalidRequirement as e:
                 raise _Failed(f"invalid package `{w}`: {e}", line, "pip-requirement") from None
-            result.packages.append(w)
+            result.packages.append((w, line))
     return [], []
 
 

@@ -33,6 +33,34 @@ def launch(command: list[str]) -> list[str]:
     return [*MPIRUN, *command]
 
 
+def launched(command: list | None) -> bool:
+    """Whether a TrainJob's trainer ``command`` starts its processes through mpirun: an MPI job
+    (the Kubeflow SDK's own test, ``utils.get_trainjob_node_step``)."""
+    return bool(command) and command[0] == MPIRUN[0]
+
+
+def node_of(step: str, index: int, mpi: bool) -> int | None:
+    """Which of the job's nodes a pod of replicated job ``step`` (its completion ``index``) is,
+    as the Kubeflow SDK counts them: for an MPI job the launcher is node 0 (mpirun runs there,
+    so every rank's output is in its log; with ``runLauncherAsNode`` it is also one of the
+    hostfile's hosts, and the Trainer makes numNodes - 1 ``node`` pods, at least 1) and ``node``
+    pod k is node k + 1; otherwise ``node`` pod k is node k. None: not a training node's pod
+    (an initializer's)."""
+    if mpi and step == LAUNCHER:
+        return 0 if index == 0 else None  # one launcher
+    if step == NODE:
+        return index + 1 if mpi else index
+    return None
+
+
+def pod_of(node: int, mpi: bool) -> tuple[str, int]:
+    """The replicated job and completion index of the pod of ``node`` (:func:`node_of`'s
+    inverse)."""
+    if mpi:
+        return (LAUNCHER, 0) if node == 0 else (NODE, node - 1)
+    return NODE, node
+
+
 def unwrap(command: list) -> list:
     """What each process runs: ``command`` without a :func:`launch` in front (as it is when
     there is none)."""

@@ -135,21 +135,27 @@ def procs_per_node(
     return Procs(1, f"the runtime's choice: 1, no CPUs or GPUs stated per node{unknown}{note}")
 
 
-def mpi_procs(runtime, asked: int | None, job_resources: dict | None) -> Procs:
-    """The processes per node of a job on an MPI runtime (a job.runtimes.Runtime): the
-    hostfile's slots, as the Trainer's MPI plugin sets them (EnforceMLPolicy): the TrainJob's
-    numProcPerNode when asked; else the runtime's ``mpi.numProcPerNode``, and when that is 1 the
-    GPUs per node if more than one (the TrainJob's resourcesPerNode when it has one, else the
-    runtime's). CPUs are not counted."""
+def mpi_procs(
+    slots: int | None,
+    asked: int | None,
+    job_resources: dict | None,
+    runtime_resources: dict | None,
+) -> Procs:
+    """The processes per node of a job on an MPI runtime: the hostfile's slots, as the Trainer's
+    MPI plugin sets them (EnforceMLPolicy): the TrainJob's numProcPerNode when asked; else the
+    runtime's ``mpi.numProcPerNode`` (``slots``; None: not known here, as for a TrainJob kale_ext
+    did not make), and when that is 1 the GPUs per node if more than one (the TrainJob's
+    resourcesPerNode when it has one, else the runtime's). CPUs are not counted."""
     if asked is not None:
         return Procs(asked, ASKED, asked=True)
-    slots = runtime.mpi_procs_per_node
+    if slots is None:
+        return Procs(1, "the runtime's choice: its MPI numProcPerNode, not known here")
     if slots == 1:
         own = job_resources is not None
-        gpus = gpu_count(job_resources if own else runtime.resources)
+        gpus = gpu_count(job_resources if own else runtime_resources)
         if gpus > 1:
             whose = "" if own else " (from the runtime's container)"
-            return Procs(gpus, f"the runtime's choice: {gpus} GPU(s) per node{whose}")
+            return Procs(gpus, f"the runtime's choice: {counted(gpus, 'GPU')} per node{whose}")
     return Procs(slots, f"the runtime's choice: its MPI numProcPerNode, {slots}")
 
 
@@ -171,7 +177,7 @@ def checked_procs(runtime, asked: int | None, requests: dict, limits: dict) -> P
     set the count instead."""
     resources = resources_per_node(requests, limits)
     if runtime.mpi:  # the MPI plugin's rule: the hostfile's slots
-        procs = mpi_procs(runtime, asked, resources)
+        procs = mpi_procs(runtime.mpi_procs_per_node, asked, resources, runtime.resources)
     else:
         procs = procs_per_node(runtime.launcher, asked, resources, runtime.resources)
     if not procs.asked:

@@ -24,7 +24,7 @@ from ..errors import ConfigError
 from . import mpi
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
-from .procs import Procs, procs_per_node, resources_per_node
+from .procs import Procs, mpi_procs, procs_per_node, resources_per_node
 from .restart_runtime import RUNTIME_OF, runtime_ref
 from .shipping import plan as workspace_plan
 from .spec import JobSpec
@@ -38,6 +38,8 @@ SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
 #: The runtime's node container's resources at submit (when it states any): what the Trainer
 #: counted the processes per node from, for the job's status views (job/procs.py).
 RUNTIME_RESOURCES = ANNOTATION + "runtime-resources"
+#: An MPI runtime's mlPolicy.mpi.numProcPerNode, as it was at submit (the hostfile's slots).
+RUNTIME_MPI_PROCS = ANNOTATION + "runtime-mpi-procs"
 STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
 MAX_RESTARTS = ANNOTATION + "max-restarts"  # how often its JobSet may start it again
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
@@ -221,25 +223,26 @@ def launcher_of(command: list[str] | None) -> str | None:
 
 def trainjob_procs(obj: dict) -> Procs:
     """The processes per node of a TrainJob (Kubernetes JSON form) as the Trainer starts them
-    (job/procs.py): the runtime's resources as recorded at submit (RUNTIME_RESOURCES); a
-    TrainJob not made by kale_ext is taken as torch's, its runtime's resources as unknown."""
+    (job/procs.py), from the runtime's facts recorded at submit (RUNTIME_RESOURCES, and an MPI
+    runtime's slots: RUNTIME_MPI_PROCS); a TrainJob not made by kale_ext is taken as torch's (as
+    MPI's when mpirun starts it), its runtime's facts as unknown."""
     notes = (obj.get("metadata") or {}).get("annotations") or {}
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    ours = ANNOTATION + "version" in notes
     try:
-        runtime_resources = (
-            json.loads(notes[RUNTIME_RESOURCES]) if RUNTIME_RESOURCES in notes else None
-        )
+        runtime_resources, ours = json.loads(notes.get(RUNTIME_RESOURCES, "null")), True
     except ValueError:
         runtime_resources, ours = None, False
+    runtime_resources = runtime_resources if isinstance(runtime_resources, dict) else None
+    ours = ours and ANNOTATION + "version" in notes
     asked = trainer.get("numProcPerNode")
-    return procs_per_node(
-        launcher_of(trainer.get("command")) or "torchrun",
-        asked if isinstance(asked, int) and not isinstance(asked, bool) else None,
-        trainer.get("resourcesPerNode"),
-        runtime_resources if isinstance(runtime_resources, dict) else None,
-        runtime_known=ours,
-    )
+    asked = asked if isinstance(asked, int) and not isinstance(asked, bool) else None
+    command, resources = trainer.get("command"), trainer.get("resourcesPerNode")
+    if mpi.launched(command):
+        text = notes.get(RUNTIME_MPI_PROCS, "")
+        slots = int(text) if text.isdigit() and int(text) > 0 else None
+        return mpi_procs(slots, asked, resources, runtime_resources)
+    launcher = launcher_of(command) or "torchrun"
+    return procs_per_node(launcher, asked, resources, runtime_resources, runtime_known=ours)
 
 
 #: An env value as the job's records show it (the options annotation, GET jobs): a literal value
@@ -308,6 +311,8 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
     if spec.max_restarts:  # it runs on a TrainingRuntime of its own (job/restarts.py)
         out[RUNTIME_OF] = f"{spec.runtime.kind}/{spec.runtime.name}"
         out[MAX_RESTARTS] = str(spec.max_restarts)
+    if spec.runtime.mpi:
+        out[RUNTIME_MPI_PROCS] = str(spec.runtime.mpi_procs_per_node)
     if SWEEP in spec.config.labels:  # a sweep's trial: every backend's record names the sweep
         out[SWEEP] = spec.config.labels[SWEEP]
     policy = spec.config.run_policy

@@ -53,6 +53,9 @@ export namespace Kale {
     image?: string;
     parameters?: { [name: string]: JSONValue };
     packages?: string[];
+    /** Pin packages without a version to the versions installed here
+     * (unset: on for local runs, off on a cluster). */
+    pin_packages?: boolean;
     pip_index_urls?: string[];
     env?: Record<string, string>;
     config?: IDistributedConfig;

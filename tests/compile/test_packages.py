@@ -96,9 +96,9 @@ def test_imports_become_packages_by_name_without_the_standard_library():
 def test_requested_packages_override_imports_by_distribution_name():
     diagnostics = []
     requested = [
-        ("Scikit_Learn>=1", CELL),  # the same distribution, however it is spelled
-        ("https://example.org/extra.whl", None),
-        ("extra-pkg==1.0", None),
+        ("Scikit_Learn>=1", CELL, 3),  # the same distribution, however it is spelled
+        ("https://example.org/extra.whl", None, None),
+        ("extra-pkg==1.0", None, None),
     ]
     found = resolve(imports("sklearn", "numpy"), requested, diagnostics)
     assert requirements(found) == [
@@ -107,12 +107,12 @@ def test_requested_packages_override_imports_by_distribution_name():
         "numpy",
         "Scikit_Learn>=1",
     ]
-    sources = {p.requirement: (p.source, p.cell, p.module, p.check) for p in found}
+    sources = {p.requirement: (p.source, p.cell, p.line, p.module, p.check) for p in found}
     assert sources == {
-        "extra-pkg==1.0": ("option", None, None, "version"),
-        "https://example.org/extra.whl": ("option", None, None, "version"),
-        "numpy": ("import", 2, "numpy", "import"),
-        "Scikit_Learn>=1": ("pip", 2, "sklearn", "version"),  # still the import it provides
+        "extra-pkg==1.0": ("option", None, None, None, "version"),
+        "https://example.org/extra.whl": ("option", None, None, None, "version"),
+        "numpy": ("import", 2, 2, "numpy", "import"),
+        "Scikit_Learn>=1": ("pip", 2, 3, "sklearn", "version"),  # still the import it provides
     }
     assert diagnostics == []
 
@@ -153,18 +153,18 @@ def test_a_requirement_named_like_an_import_stands_for_it():
     """`%pip install xgboost` where this machine's xgboost comes from xgboost-cpu: one package,
     the user's, still known as the import it provides."""
     pytest.importorskip("xgboost")
-    found = resolve(imports("xgboost"), [("xgboost==3.0.2", CELL)], [])
+    found = resolve(imports("xgboost"), [("xgboost==3.0.2", CELL, 1)], [])
     assert [(p.requirement, p.source, p.module) for p in found] == [
         ("xgboost==3.0.2", "pip", "xgboost")
     ]
 
 
-def test_an_invalid_requirement_is_an_error_naming_its_cell():
+def test_an_invalid_requirement_is_an_error_naming_its_cell_and_line():
     diagnostics = []
-    assert resolve([], [("numpy>>2", CELL)], diagnostics) == []
+    assert resolve([], [("numpy>>2", CELL, 4)], diagnostics) == []
     [error] = diagnostics
-    assert (error.severity, error.cell, error.code) == ("error", 2, "package")
-    assert str(error).startswith("cell 3: invalid package `numpy>>2`")
+    assert (error.severity, error.cell, error.line, error.code) == ("error", 2, 4, "package")
+    assert str(error).startswith("cell 3, line 4: invalid package `numpy>>2`")
 
 
 def test_a_module_not_installed_here_is_a_warning_with_cell_and_line():
@@ -218,7 +218,7 @@ def test_packages_merged_and_overridden_with_where_each_came_from():
     assert [p.origin() for p in job.packages] == [
         "the packages option (panel, CLI, magic)",
         "imported (cell 1, line 2)",
-        "a %pip line (cell 1)",
+        "a %pip line (cell 1, line 1)",
     ]
     shown = job.to_dict()
     assert shown["packages"] == ["extra-pkg==1.0", "numpy", "scikit-learn>=1"]

@@ -110,8 +110,18 @@ def test_transform(case: Case):
         return
     assert diags == []
     assert code.source == case.expected
-    assert list(code.packages) == case.packages
+    assert [p for p, _ in code.packages] == case.packages
     assert list(code.index_urls) == case.index_urls
+
+
+def test_each_package_has_the_cell_line_of_its_pip_line():
+    """A %pip line's packages carry the cell line that asked for them (a continued line's is
+    its first), in a cell magic's body too."""
+    source = "import os\n%pip install a==1 \\\n  b\nx = 1\n!pip install c\n"
+    assert list(transform_cell(Cell(0, "code", source), []).packages) == [
+        ("a==1", 2), ("b", 2), ("c", 5)]  # fmt: skip
+    body = "%%capture\nx = 1\n%pip install d\n"
+    assert list(transform_cell(Cell(0, "code", body), []).packages) == [("d", 3)]
 
 
 def test_line_map_follows_removed_and_joined_lines():
@@ -314,7 +324,7 @@ def test_the_automagic_names_are_a_fresh_shells(shell):
 
 def test_a_bare_pip_install_cell_is_a_package_and_cd_is_the_magic_it_is():
     pip = transform_cell(Cell(0, "code", "pip install requests"), [])
-    assert pip is not None and list(pip.packages) == ["requests"] and pip.source.strip() == ""
+    assert pip is not None and list(pip.packages) == [("requests", 1)] and pip.source.strip() == ""
     diags: list = []
     assert transform_cell(Cell(0, "code", "cd .."), diags) is None
     assert diags[0].code == "unsupported-magic" and "`%cd`" in diags[0].message

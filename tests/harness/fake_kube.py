@@ -26,6 +26,7 @@ from unittest import mock
 
 from kubernetes import client
 
+from tests.harness.cluster.objects import parse_selector, selected
 from tests.harness.crd import validate_trainjob
 from tests.harness.fake_configmaps import ConfigMaps
 from tests.harness.kube_wire import (
@@ -57,13 +58,11 @@ def _accepted(cls: type, method: str) -> frozenset[str]:
 
 
 def _selected(labels: dict, selector: str | None) -> bool:
-    """Equality-based label selectors (`a=b,c=d`), the only kind the backend uses."""
-    for term in filter(None, (selector or "").split(",")):
-        key, sep, value = term.partition("=")
-        assert sep and "!" not in key and " " not in term, f"unsupported selector {selector!r}"
-        if labels.get(key) != value:
-            return False
-    return True
+    """The label selectors the backend uses: equality (`a=b`) and set-based `a in (b,c)` terms,
+    comma-separated (the emulated cluster's parser: objects.parse_selector)."""
+    terms = parse_selector(selector)
+    assert all(op in ("=", "in") for _, op, _ in terms), f"unsupported selector {selector!r}"
+    return selected(labels, terms)
 
 
 class FakeKube(ConfigMaps):

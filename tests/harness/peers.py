@@ -1,24 +1,62 @@
 """Peers that misbehave, on 127.0.0.1 (kale_ext/peers.py's tests, and its callers'): one that
-trickles its answer, and one that redirects to another (which records who came, and with what
-headers)."""
+accepts and never answers, one that trickles its answer, and one that redirects to another (which
+records who came, and with what headers)."""
 
 from __future__ import annotations
 
 import http.server
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+
+@contextmanager
+def _accepting(serve: Callable[[socket.socket, threading.Event], None]) -> Iterator[int]:
+    """The port of a listener whose accept loop hands each connection to ``serve(conn, done)``
+    in a thread of its own; when the block ends ``done`` is set, and the listener and every
+    connection it accepted are closed."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(conn)
+            threading.Thread(target=serve, args=(conn, done), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        done.set()
+        try:
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the accept loop
+        except OSError:
+            pass
+        listener.close()
+        for conn in accepted:
+            conn.close()
+
+
+@contextmanager
+def silent() -> Iterator[str]:
+    """The URL of a server that accepts connections and never answers (nor closes them until
+    the block ends)."""
+    with _accepting(lambda conn, done: None) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @contextmanager
 def trickling(every: float = 0.5) -> Iterator[str]:
     """The URL of a server that reads a request, then answers one byte every ``every`` seconds
     (a status line, then a header that never ends) until the client leaves or the block ends."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    done = threading.Event()
 
-    def serve(conn: socket.socket) -> None:
+    def serve(conn: socket.socket, done: threading.Event) -> None:
         with conn:
             conn.settimeout(5)
             try:
@@ -31,20 +69,8 @@ def trickling(every: float = 0.5) -> Iterator[str]:
             except OSError:  # the client went away: what a bounded one does
                 return
 
-    def accept() -> None:
-        while not done.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/status"
-    finally:
-        done.set()
-        listener.close()
+    with _accepting(serve) as port:
+        yield f"http://127.0.0.1:{port}/status"
 
 
 @contextmanager

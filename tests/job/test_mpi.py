@@ -18,7 +18,7 @@ from kale_ext.job import mpi
 from kale_ext.job.published_runtimes import published_runtime
 from kale_ext.job.runtimes import Runtime
 from kale_ext.job.spec import build_job_spec
-from kale_ext.job.trainjob import BOOTSTRAP, launcher_of, source_of, trainjob_dict
+from kale_ext.job.trainjob import BOOTSTRAP, launcher_of, source_of, trainjob_dict, trainjob_procs
 from tests.conftest import notebook
 from tests.harness.runtimes import runtime_manifest
 
@@ -103,3 +103,37 @@ def test_each_process_writes_its_files_under_the_mpi_users_home(tmp_path):
         assert out.returncode == 0 and "ran here" in out.stdout, out.stderr
         written = list((tmp_path / "home").glob(f"kale_ext-*/{job.module_filename}"))
         assert bool(written) == expect_there
+
+
+@pytest.mark.parametrize(
+    "step, index, mpi_job, node",
+    [("launcher", 0, True, 0), ("node", 0, True, 1), ("node", 2, True, 3),
+     ("node", 0, False, 0), ("node", 2, False, 2),
+     ("launcher", 0, False, None), ("launcher", 1, True, None),
+     ("dataset-initializer", 0, True, None)],
+)  # fmt: skip
+def test_which_node_a_pod_is_as_the_sdk_counts_them(step, index, mpi_job, node):
+    assert mpi.node_of(step, index, mpi_job) == node
+    if node is not None:
+        assert mpi.pod_of(node, mpi_job) == (step, index)
+
+
+def test_an_mpi_job_is_one_mpirun_starts():
+    spec = build_job_spec(compile_notebook(NB), {"nodes": 2}, official())
+    assert mpi.launched(trainjob_dict(spec)["spec"]["trainer"]["command"])
+    assert not mpi.launched(["torchrun", "train.py"]) and not mpi.launched(None)
+
+
+@pytest.mark.parametrize("slots", [1, 3])
+def test_a_submitted_mpi_jobs_processes_per_node_are_its_runtimes_slots(slots):
+    """What the status views say (trainjob_procs): the runtime's mpi.numProcPerNode, recorded
+    at submit, not the 1 process per node of a python launch."""
+    spec = build_job_spec(compile_notebook(NB), {"nodes": 2}, official(mpi_procs_per_node=slots))
+    procs = trainjob_procs(trainjob_dict(spec))
+    assert procs.count == slots and f"its MPI numProcPerNode, {slots}" in procs.why
+
+
+def test_an_mpi_job_kale_ext_did_not_make_has_slots_not_known_here():
+    sdk_made = {"spec": {"trainer": {"numNodes": 2, "command": ["mpirun", "bash", "-c", "x"]}}}
+    procs = trainjob_procs(sdk_made)
+    assert procs.count == 1 and "its MPI numProcPerNode, not known here" in procs.why

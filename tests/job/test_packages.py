@@ -109,7 +109,7 @@ def test_the_preview_says_where_each_package_comes_from_and_when_it_is_installed
     assert lines[start + 1 : start + 3] == [
         "           numpy: imported (cell 1, line 2); installed only if `import numpy` fails "
         "(never replaces the image's)",
-        "           PyYAML>=6: a %pip line (cell 1); installed if the image lacks it or has "
+        "           PyYAML>=6: a %pip line (cell 1, line 1); installed if the image lacks it or has "
         "another version",
     ]
     pinned = render(build_job_spec(job, None, TORCH_DISTRIBUTED)).summary()

@@ -154,16 +154,16 @@ def mpi_runtime(**changes) -> Runtime:
     [
         (mpi_runtime(), None, None, 1, "its MPI numProcPerNode, 1"),
         (mpi_runtime(), None, {"requests": {"cpu": "8"}}, 1, "its MPI numProcPerNode, 1"),  # no CPUs
-        (mpi_runtime(), None, {"limits": {"nvidia.com/gpu": "4"}}, 4, "4 GPU(s) per node"),
+        (mpi_runtime(), None, {"limits": {"nvidia.com/gpu": "4"}}, 4, "4 GPUs per node"),
         (mpi_runtime(), None, {"limits": {"nvidia.com/gpu": "1"}}, 1, "its MPI numProcPerNode, 1"),
         (mpi_runtime(resources={"requests": {}, "limits": {"nvidia.com/gpu": "2"}}), None, None, 2,
-         "2 GPU(s) per node (from the runtime's container)"),
+         "2 GPUs per node (from the runtime's container)"),
         (mpi_runtime(mpi_procs_per_node=3), None, {"limits": {"nvidia.com/gpu": "4"}}, 3,
          "its MPI numProcPerNode, 3"),  # the GPUs count only when the runtime says 1
         (mpi_runtime(), 2, {"limits": {"nvidia.com/gpu": "4"}}, 2, "asked"),
     ],
 )  # fmt: skip
 def test_processes_per_node_are_the_mpi_plugins_slots(runtime, asked, resources, count, why):
-    procs = mpi_procs(runtime, asked, resources)
+    procs = mpi_procs(runtime.mpi_procs_per_node, asked, resources, runtime.resources)
     assert procs.count == count and why in procs.why
     assert procs.asked == (asked is not None)

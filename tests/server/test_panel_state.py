@@ -14,7 +14,7 @@ pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.harness.server"]
 
 STATE = {
     "version": 1,
-    "form": {"name": "my-run", "volumes": [], "parameters": {"epochs": "4"}},
+    "form": {"name": "my-run", "volumes": [], "parameters": {"epochs": "4"}, "pinPackages": "off"},
     "sweep": {"params": {"lr": "0.1, 0.01"}, "search": "grid", "parallel": "2"},
 }
 
@@ -63,6 +63,8 @@ async def test_each_notebook_has_its_own_state(api, nb, root):
         ({**STATE, "form": {"volumes": "pvc:d:/d"}}, "form.volumes", "must be an array"),
         ({**STATE, "form": {"volumes": [3]}}, "form.volumes[0]", "must be a string"),
         ({**STATE, "form": {"gpuMode": "all"}}, "form.gpuMode", "must be one of"),
+        ({**STATE, "form": {"pinPackages": True}}, "form.pinPackages", "must be a string"),
+        ({**STATE, "form": {"pinPackages": "yes"}}, "form.pinPackages", "must be one of"),
         ({**STATE, "form": {"speed": "1"}}, "form.speed", "unknown field"),
         ({**STATE, "sweep": {"earlyStop": "yes"}}, "sweep.earlyStop", "true or false"),
         ({**STATE, "extra": 1}, "extra", "unknown field 'extra'"),

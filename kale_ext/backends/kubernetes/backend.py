@@ -63,9 +63,7 @@ from .config import (
     CLEAN_POD_POLICY,
     CLUSTER_RUNTIMES,
     JOBSET_LABEL,
-    NODE,
     RUNTIMES,
-    STEP_LABEL,
     TRAINJOBS,
     TTL,
     Cluster,
@@ -73,7 +71,16 @@ from .config import (
 from .diagnose import closer_look
 from .kueue import queue_warnings, queues_or_why, states_of
 from .logs import job_logs
-from .status import belongs_to, iso, job_info, parse_time, recall, said
+from .status import (
+    TRAINING_PODS,
+    belongs_to,
+    iso,
+    job_info,
+    parse_time,
+    recall,
+    said,
+    training_pods,
+)
 from .stop import stop as stop_trainjob
 
 log = logging.getLogger(__name__)
@@ -300,7 +307,7 @@ class KubernetesBackend(Cluster, Backend):
 
     def get_job(self, name: str) -> JobInfo:
         obj = self.trainjob(name)
-        pods = self.pods(f"{JOBSET_LABEL}={name},{STEP_LABEL}={NODE}")
+        pods = self.pods(training_pods(name))
         info = closer_look(self, obj, pods)  # events, the failing rank's lines, a stall
         self._apply_run_policy(obj, info)
         return info
@@ -312,7 +319,7 @@ class KubernetesBackend(Cluster, Backend):
         what = f"list TrainJobs in {self.namespace}"
         items = self.trainer_objects(what, "list", TRAINJOBS)["items"]
         pods_of: dict[str, list] = {}
-        for pod in self.pods(f"{STEP_LABEL}={NODE}"):
+        for pod in self.pods(TRAINING_PODS):
             pods_of.setdefault((pod.metadata.labels or {}).get(JOBSET_LABEL), []).append(pod)
         waits = states_of(self, items, pods_of)  # a queued job's Kueue state (kueue.py)
         infos = [job_info(obj, pods_of.get(obj["metadata"]["name"], []),

@@ -132,17 +132,50 @@ def load_config(config_file: str | None, context: str | None, in_cluster: bool):
     return configuration
 
 
+#: The kubernetes client's private ApiClient methods api_client_class overrides or calls (every
+#: client in pyproject.toml's range has them).
+PRIVATE_METHODS = ("_ApiClient__deserialize_model", "_ApiClient__deserialize")
+
+
+def _unsupported_client(missing: str) -> BackendError:
+    """The error for a kubernetes client without ``missing``: which client, which to install."""
+    from importlib import metadata
+
+    import kubernetes
+
+    try:  # the range pyproject.toml states, as installed
+        wanted = [r for r in metadata.requires("kale_ext") or [] if r.startswith("kubernetes")]
+    except metadata.PackageNotFoundError:
+        wanted = []
+    supported = wanted[0].replace("kubernetes", "", 1) if wanted else "see its pyproject.toml"
+    return BackendError(
+        f"the installed kubernetes client {kubernetes.__version__} has no ApiClient."
+        f"{missing.removeprefix('_ApiClient')}, which kale_ext's Kubernetes backend overrides "
+        f"(its models then share the client's Configuration): install a kubernetes client "
+        f"kale_ext supports ({supported})",
+        500,
+        "UnsupportedClient",
+    )
+
+
 @lru_cache(maxsize=1)
 def api_client_class() -> type:
-    """The kubernetes client's ApiClient whose models share its Configuration.
+    """The kubernetes client's ApiClient whose models share its Configuration (one class per
+    process, for every Cluster).
 
     The client's generated models each make a ``Configuration()`` of their own when given none
     (about 30 µs: a logger and the CPU count), and its deserializer gives none: a pod is about a
     hundred models, so reading a job's two pods cost 6-7 ms of CPU, and a followed job is read
     every half second. The same classes with the same values are made here, each given the
-    client's own Configuration (what their setters read: ``client_side_validation``).
+    client's own Configuration (what their setters read: ``client_side_validation``). That
+    overrides a private method of the client: a client without it is refused, saying so
+    (otherwise the override would silently never run, or fail inside a read).
     """
     from kubernetes import client
+
+    for name in PRIVATE_METHODS:
+        if not callable(getattr(client.ApiClient, name, None)):
+            raise _unsupported_client(name)
 
     class ApiClient(client.ApiClient):
         def _ApiClient__deserialize_model(self, data, klass):  # the client's, with the config

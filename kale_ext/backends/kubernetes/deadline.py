@@ -15,6 +15,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
 _current = threading.local()
 
@@ -80,8 +81,10 @@ def _tracked(base: type) -> type:
     return Tracked
 
 
-def install(api_client) -> None:
-    """Make ``api_client``'s connections (kubernetes.client.ApiClient) heed ``within``."""
+@cache
+def pool_classes() -> dict[str, type]:
+    """urllib3's connection pools, by scheme, whose connections heed ``within`` (made once a
+    process, for every client)."""
     from urllib3.connection import HTTPConnection, HTTPSConnection
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -91,5 +94,9 @@ def install(api_client) -> None:
     class TlsPool(HTTPSConnectionPool):
         ConnectionCls = _tracked(HTTPSConnection)
 
-    manager = api_client.rest_client.pool_manager
-    manager.pool_classes_by_scheme = {"http": Pool, "https": TlsPool}
+    return {"http": Pool, "https": TlsPool}
+
+
+def install(api_client) -> None:
+    """Make ``api_client``'s connections (kubernetes.client.ApiClient) heed ``within``."""
+    api_client.rest_client.pool_manager.pool_classes_by_scheme = dict(pool_classes())

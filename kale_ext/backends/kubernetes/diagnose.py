@@ -12,7 +12,15 @@ from . import kept as kept_failure
 from .config import NODE, REQUEST_TIMEOUT
 from .failures import cluster_failure, failed_ending, pod_failure
 from .kueue import state_of
-from .status import job_info, newest_by_node, node_container, parse_time, recall, restarts
+from .status import (
+    is_mpi,
+    job_info,
+    newest_by_node,
+    node_container,
+    parse_time,
+    recall,
+    restarts,
+)
 
 #: How many of the failing pod's last lines are read (for torchrun's report and the tail).
 TAIL_LINES = 200
@@ -23,7 +31,7 @@ def closer_look(backend, obj: dict, pods: list) -> JobInfo:
     """The job's info with the events, logs, Kueue state and stall a single job's view
     deserves; a failure a pod shows is kept, and a kept one recalled once the pods no longer
     show it (kept.py)."""
-    name = obj["metadata"]["name"]
+    name, mpi = obj["metadata"]["name"], is_mpi(obj)
     kueue = state_of(backend, obj, pods)  # None unless it waits in a Kueue queue
     info = job_info(obj, pods, kueue=kueue)
     if info.status is Status.CREATED:
@@ -34,38 +42,38 @@ def closer_look(backend, obj: dict, pods: list) -> JobInfo:
         info = job_info(obj, pods, events, kueue=kueue)
         failed_node = info.failure.node if info.failure else None
         if failed_node is not None:
-            pod = newest_by_node(pods)[failed_node]
+            pod = newest_by_node(pods, mpi)[failed_node]
             logs = {failed_node: _last_lines(backend, pod, failed_node, info.procs_per_node)}
             info = job_info(obj, pods, events, logs, kueue)
-    endings = _endings(pods)
+    endings = _endings(pods, mpi)
     if endings or info.status is Status.FAILED:
         kept = kept_failure.read(backend, name)
-        mark = kept_failure.fingerprint(_states(pods))
+        mark = kept_failure.fingerprint(_states(pods, mpi))
         if endings and (kept is None or kept.fingerprint != mark):
             _keep(backend, obj, pods, mark, info.procs_per_node, kept)
         info = recall(info, kept, pods)
     if info.status is Status.RUNNING and backend.stall_seconds:
-        backend.note_output(info, _last_output(backend, pods, backend.stall_seconds))
+        backend.note_output(info, _last_output(backend, pods, mpi, backend.stall_seconds))
     return info
 
 
-def _endings(pods: list) -> dict[int, tuple[str, int, int | None]]:
+def _endings(pods: list, mpi: bool) -> dict[int, tuple[str, int, int | None]]:
     """The nodes whose container ended badly (now, or before a restart): node → (pod, restarts,
     exit code)."""
     out = {}
-    for index, pod in newest_by_node(pods).items():
+    for index, pod in newest_by_node(pods, mpi).items():
         found = pod_failure(index, pod)
         if found is not None and found.exit_code is not None:
             out[index] = (pod.metadata.name, restarts(pod), found.exit_code)
     return out
 
 
-def _states(pods: list) -> dict[int, tuple[str, int, int | None]]:
+def _states(pods: list, mpi: bool) -> dict[int, tuple[str, int, int | None]]:
     """Where every node's container is: node → (pod, restarts, exit code of the ending that
     tells it, None while it runs or waits). The kept lines are taken again when it changes (a
     node ends, restarts, or its pod is replaced), so they follow the pods until they are gone."""
     out = {}
-    for index, pod in newest_by_node(pods).items():
+    for index, pod in newest_by_node(pods, mpi).items():
         ended, _ = failed_ending(node_container(pod))
         out[index] = (pod.metadata.name, restarts(pod), ended.exit_code if ended else None)
     return out
@@ -75,7 +83,7 @@ def _keep(backend, obj: dict, pods: list, mark: str, procs: int, before=None) ->
     """Keep the failure the pods show and each node's last lines (kept.py): a failed node's
     from the run that failed (``previous=true`` once its container restarted or ended again).
     A failure kept ``before`` that named its exception wins over a later one that does not."""
-    newest = newest_by_node(pods)
+    newest = newest_by_node(pods, is_mpi(obj))
     texts = {i: _read(backend, pod, "last lines", tail_lines=kept_failure.KEPT_LINES,
                       previous=_failed_before(pod)).splitlines()
              for i, pod in newest.items()}  # fmt: skip
@@ -131,12 +139,12 @@ def _last_lines(backend, pod, node: int, procs: int) -> list[LogLine]:
     return [LogLine(node, t, r) for r, t in (split_rank(node, procs, x) for x in text.splitlines())]
 
 
-def _last_output(backend, pods: list, stall_seconds: float) -> datetime | None:
+def _last_output(backend, pods: list, mpi: bool, stall_seconds: float) -> datetime | None:
     """When a running node last wrote a line (its start, before it wrote any): the nodes are
     asked one at a time, until one wrote within ``stall_seconds``."""
     latest = None
     now = datetime.now(timezone.utc)
-    for pod in newest_by_node(pods).values():
+    for pod in newest_by_node(pods, mpi).values():
         container = node_container(pod)
         running = container.state.running if container and container.state else None
         if running is None:

@@ -1,5 +1,6 @@
-"""Log lines of a TrainJob's nodes: the `node` container of each node's newest pod, streamed
-line by line, resumable by offset, one node after another or multiplexed as the lines come."""
+"""Log lines of a TrainJob's nodes: the `node` container of each node's newest pod (an MPI job's
+node 0 is its launcher: job/mpi.py, node_of), streamed line by line, resumable by offset, one
+node after another or multiplexed as the lines come."""
 
 from __future__ import annotations
 
@@ -14,18 +15,24 @@ from ..base import BackendError, LogLine, LogQuery, LogsGone, NotFound, split_ra
 from ..logpieces import READ_SIZE, Piece, split_pieces, text_of
 from . import kept as kept_failure
 from .config import (
-    INDEX_LABEL,
-    JOBSET_LABEL,
     NODE,
     REQUEST_TIMEOUT,
-    STEP_LABEL,
     STREAM_TIMEOUT,
     Cluster,
     api_error,
     transport_errors,
 )
 from .kept import KEPT_LINES, Kept
-from .status import finished_condition, newest, node_container, restarts
+from .status import (
+    finished_condition,
+    is_mpi,
+    newest,
+    newest_by_node,
+    node_container,
+    node_selector,
+    restarts,
+    training_pods,
+)
 
 _DONE_PHASES = ("Succeeded", "Failed")
 
@@ -134,12 +141,15 @@ def job_logs(
     """Lines of one node or of all (see ``KubernetesBackend.read_logs``)."""
     obj = cluster.trainjob(name)
     trainer = (obj.get("spec") or {}).get("trainer") or {}
-    count, procs = trainer.get("numNodes") or 1, trainjob_procs(obj).count
+    count, procs, mpi = trainer.get("numNodes") or 1, trainjob_procs(obj).count, is_mpi(obj)
+    if mpi:  # its launcher and its `node` pods may be more than numNodes (job/mpi.py: node_of)
+        pods = newest_by_node(cluster.pods(training_pods(name)), mpi)
+        count = max([count, *(k + 1 for k in pods)])
     node, follow, tail, starts = query.node, query.follow, query.tail, query.offsets
     if node is not None and not 0 <= node < count:
         raise NotFound(f"job {name} has no node {node}: its nodes are 0 to {count - 1}")
     session = Session()
-    reader = _NodeLogs(cluster, name, poll_interval, session)
+    reader = _NodeLogs(cluster, name, poll_interval, session, mpi)
 
     def lines(index: int) -> Iterator[LogLine]:
         start = starts.get(index, 0)
@@ -170,8 +180,10 @@ def _unless_gone(stream: Iterator[LogLine], reader: _NodeLogs, indices: list[int
 class _NodeLogs:
     """The logs of one job's nodes within one logs() call."""
 
-    def __init__(self, cluster: Cluster, name: str, poll_interval: float, session: Session):
-        self.cluster, self.name = cluster, name
+    def __init__(
+        self, cluster: Cluster, name: str, poll_interval: float, session: Session, mpi: bool
+    ):
+        self.cluster, self.name, self.mpi = cluster, name, mpi
         self.poll_interval, self.session = poll_interval, session
         self.gone: set[int] = set()  # the nodes whose logs went with their pods
         self.seen: set[int] = set()  # the nodes whose pod this call saw
@@ -230,12 +242,8 @@ class _NodeLogs:
         yield from shown
 
     def _pod(self, index: int):
-        """The newest pod of node ``index``, or None."""
-        return newest(
-            self.cluster.pods(
-                f"{JOBSET_LABEL}={self.name},{STEP_LABEL}={NODE},{INDEX_LABEL}={index}"
-            )
-        )
+        """The newest pod of node ``index`` (an MPI job's node 0: its launcher), or None."""
+        return newest(self.cluster.pods(node_selector(self.name, index, self.mpi)))
 
     def _job_ended(self) -> bool:
         try:

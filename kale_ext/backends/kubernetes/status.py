@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
+from ...job import mpi as mpi_job
 from ...job.restart_runtime import asked_runtime
 from ...job.trainjob import ANNOTATION, KUEUE_QUEUE, STOPPED, trainjob_procs
 from ..base import STOPPED_BY, Event, JobInfo, NodeState, Status
-from .config import BACKEND, INDEX_LABEL, STEPS
+from .config import BACKEND, INDEX_LABEL, JOBSET_LABEL, STEP_LABEL, STEPS
 from .failures import cluster_failure
 from .kept import KEPT_LINES, Kept
 from .kueue import ADMITTED, Waiting
@@ -53,23 +54,48 @@ def newest(pods: Iterable):
     return max(pods, key=lambda p: p.metadata.creation_timestamp or epoch, default=None)
 
 
-def newest_by_node(pods: Iterable) -> dict[int, Any]:
-    """The newest pod of each node index."""
+def is_mpi(obj: dict) -> bool:
+    """Whether a TrainJob (Kubernetes JSON form) is an MPI job: its launcher pod is node 0
+    (job/mpi.py: node_of)."""
+    return mpi_job.launched(((obj.get("spec") or {}).get("trainer") or {}).get("command"))
+
+
+#: The label selector of a job's training pods: its nodes' and, for an MPI job, its launcher's.
+TRAINING_PODS = f"{STEP_LABEL} in ({mpi_job.LAUNCHER},{mpi_job.NODE})"
+
+
+def training_pods(name: str) -> str:
+    """The label selector of job ``name``'s training pods."""
+    return f"{JOBSET_LABEL}={name},{TRAINING_PODS}"
+
+
+def node_selector(name: str, node: int, mpi: bool) -> str:
+    """The label selector of the pods of job ``name``'s ``node`` (job/mpi.py: pod_of)."""
+    step, index = mpi_job.pod_of(node, mpi)
+    return f"{JOBSET_LABEL}={name},{STEP_LABEL}={step},{INDEX_LABEL}={index}"
+
+
+def newest_by_node(pods: Iterable, mpi: bool = False) -> dict[int, Any]:
+    """The newest pod of each node (``mpi``: the launcher is node 0, job/mpi.py: node_of)."""
     newest_of: dict[int, Any] = {}
     epoch = datetime.min.replace(tzinfo=timezone.utc)
     for pod in sorted(pods, key=lambda p: p.metadata.creation_timestamp or epoch):
-        index = (pod.metadata.labels or {}).get(INDEX_LABEL)
-        if index is not None:
-            newest_of[int(index)] = pod
+        labels = pod.metadata.labels or {}
+        index = labels.get(INDEX_LABEL)
+        if index is None or not index.isdigit():
+            continue
+        node = mpi_job.node_of(labels.get(STEP_LABEL, mpi_job.NODE), int(index), mpi)
+        if node is not None:
+            newest_of[node] = pod
     return dict(sorted(newest_of.items()))
 
 
-def node_states(pods: Iterable, events: Iterable[Event] = ()) -> list[NodeState]:
-    """One state per node index, from the newest pod of each index; ``events`` (the job's)
-    add what the registry said about an image."""
+def node_states(pods: Iterable, events: Iterable[Event] = (), mpi: bool = False) -> list[NodeState]:
+    """One state per node, from the newest pod of each; ``events`` (the job's) add what the
+    registry said about an image."""
     events = list(events)
     out = []
-    for index, pod in newest_by_node(pods).items():
+    for index, pod in newest_by_node(pods, mpi).items():
         container = node_container(pod)
         ended = container.state.terminated if container and container.state else None
         own = [e for e in events if e.object == f"Pod/{pod.metadata.name}"]
@@ -149,12 +175,12 @@ def job_info(
     summary; the progress and metrics Kubeflow Trainer holds in its status.trainerStatus."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     trainer = spec.get("trainer") or {}
-    pods, events = list(pods), list(events)
-    nodes = node_states(pods, events)
+    pods, events, mpi = list(pods), list(events), is_mpi(obj)
+    nodes = node_states(pods, events, mpi)
     status, reason = job_status(obj, nodes, events, kueue)
     failure = None
     if status is Status.FAILED:
-        failure = cluster_failure(obj, newest_by_node(pods), events, logs)
+        failure = cluster_failure(obj, newest_by_node(pods, mpi), events, logs)
         condition = condition_reason(obj, finished_condition(obj))
         reason = failure.summary if failure.node is None else f"{failure.summary}; {condition}"
     notes = meta.get("annotations") or {}

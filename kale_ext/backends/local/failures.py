@@ -84,15 +84,28 @@ def node_failures(job_dir: Path, node: int, code: int | None, lines: list[LogLin
     return found
 
 
-def local_failure(job_dir: Path, record: dict, exits: list[tuple[int, int | None]]) -> Failure:
+def local_failure(
+    job_dir: Path,
+    record: dict,
+    exits: list[tuple[int, int | None]],
+    times: dict[int, float] | None = None,
+    stopped: set[int] | frozenset[int] = frozenset(),
+) -> Failure:
     """The summary of a failed local job; ``exits``: (node, exit code) in the order the nodes
-    ended (None: still running when the job was stopped)."""
-    procs = record["procs_per_node"]
+    ended (None: still running when the job was stopped); ``times``: when each node ended (the
+    time of a failure that tells none of its own); ``stopped``: the nodes the supervisor
+    stopped after another failed, whose endings (a SIGKILL, torchrun's record of the signal)
+    are consequences: the first node to fail on its own is the one named."""
+    procs, times = record["procs_per_node"], times or {}
     logs = {k: log_end(job_dir, k, procs) for k, _ in exits}
     found = []
     for k, code in exits:
-        found += node_failures(job_dir, k, code, logs[k], procs)
-    first = first_failure(merge(found))
+        for failure in node_failures(job_dir, k, code, logs[k], procs):
+            if failure.time is None:
+                failure.time = times.get(k)
+            found.append(failure)
+    found = merge(found)
+    first = first_failure([f for f in found if f.node not in stopped]) or first_failure(found)
     if first is None:
         first = RankFailure(node=exits[0][0] if exits else 0)
     tail = rank_tail(fold_reports(logs.get(first.node, []), first.node), first.rank)

@@ -254,6 +254,7 @@ def watch(
     update_record(job_dir, lambda r: r.update(started, started=r.get("started") or now()))
 
     ended: dict[int, int] = {}  # node -> exit code, in the order the nodes ended
+    ended_at: dict[int, float] = {}  # node -> when it was seen to end (or was stopped)
     failed_at: float | None = None
     expired = False
     was_full = False  # whether the disk was full when the first node failed
@@ -275,7 +276,9 @@ def watch(
             last_scan = time.monotonic()
         if groups.pending:  # torchrun's workers lead sessions of their own
             groups.lower([*running(procs), *family])
-        ended.update((k, p.returncode) for k, p in enumerate(procs) if p.poll() is not None)
+        for k, p in enumerate(procs):
+            if k not in ended and p.poll() is not None:
+                ended[k], ended_at[k] = p.returncode, time.time()
         if failed_at is None and any(ended.values()):
             failed_at = time.monotonic()  # the others may still report what they saw
             was_full = full(job_dir)  # its traceback may be missing for want of room
@@ -290,6 +293,7 @@ def watch(
             expired = True
             break
         time.sleep(0.05)
+    stopped_at = time.time()
     stop_nodes(procs, family)
     (job_dir / FAILING).unlink(missing_ok=True)
     remove_scratch(job_dir)
@@ -298,7 +302,9 @@ def watch(
     failure = None
     if not stop.asked and not expired and failed_at is not None:
         stopped = [(k, p.returncode) for k, p in enumerate(procs) if k not in ended]
-        failure = local_failure(job_dir, record, [*ended.items(), *stopped])
+        times = {**{k: stopped_at for k, _ in stopped}, **ended_at}
+        exits = [*ended.items(), *stopped]
+        failure = local_failure(job_dir, record, exits, times, {k for k, _ in stopped})
         if memory.killed is not None:
             failure = over_memory(failure, memory)
         elif died_of_full_disk(failure, was_full):

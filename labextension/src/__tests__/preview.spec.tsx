@@ -207,13 +207,13 @@ describe('PreviewView', () => {
           'imported (cell 1, line 1)',
           'only if `import xgboost` fails'
         ),
-        source('tqdm==4.67.1', 'a %pip line (cell 2)', 'if the image lacks it')
+        source('tqdm==4.67.1', 'a %pip line (cell 2, line 1)', 'if the image lacks it')
       ],
       pinning: { on: false, why: 'the default on a cluster' }
     });
     expect(facts(widget).packages).toBe(
       'xgboost-cpu: imported (cell 1, line 1); installed only if `import xgboost` fails' +
-        'tqdm==4.67.1: a %pip line (cell 2); installed if the image lacks it' +
+        'tqdm==4.67.1: a %pip line (cell 2, line 1); installed if the image lacks it' +
         'pinning off (the default on a cluster)'
     );
     widget.dispose();

@@ -33,7 +33,8 @@ const ORDER = [
   'volumes',
   'shmSize',
   'outputs',
-  'packages'
+  'packages',
+  'pinPackages'
 ];
 
 const LABELS: Record<string, string> = {
@@ -56,7 +57,8 @@ const LABELS: Record<string, string> = {
   volumes: 'Volumes',
   shmSize: 'Shared memory',
   outputs: 'Outputs volume',
-  packages: 'Packages'
+  packages: 'Packages',
+  pinPackages: 'Pin package versions'
 };
 
 /**
@@ -132,7 +134,8 @@ export function formField(
     cpu: 'cpuRequest',
     memory: 'memoryRequest',
     shm_size: 'shmSize',
-    outputs: 'outputs'
+    outputs: 'outputs',
+    pin_packages: 'pinPackages'
   };
   if (field in simple) {
     return simple[field];

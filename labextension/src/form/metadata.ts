@@ -45,6 +45,7 @@ export function fromMetadata(value: unknown): IJobForm {
     'memory',
     'env',
     'packages',
+    'pin_packages',
     'parameters',
     'volumes',
     'shm_size',
@@ -133,6 +134,9 @@ export function fromMetadata(value: unknown): IJobForm {
     form.volumes = options.volumes.filter(
       (v): v is string => typeof v === 'string'
     );
+  }
+  if (typeof options.pin_packages === 'boolean') {
+    form.pinPackages = options.pin_packages ? 'on' : 'off';
   }
   form.shmSize = text(options.shm_size);
   form.outputs = text(options.outputs);

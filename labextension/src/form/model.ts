@@ -21,6 +21,13 @@ export interface IEnvRow {
 export type GpuMode = 'none' | 'count' | 'mig';
 
 /**
+ * Whether the notebook's packages without a version are pinned to the
+ * versions installed where the panel's server runs (`pin_packages`): '' the
+ * backend's default (on for local runs, off on a cluster), or set.
+ */
+export type PinMode = '' | 'on' | 'off';
+
+/**
  * The panel's form state: one plain object, kept as the user typed it
  * (strings, so a half-typed value stays visible), that serializes to the
  * request body and to the notebook's `metadata.kale_ext`.
@@ -43,6 +50,8 @@ export interface IJobForm {
   env: IEnvRow[];
   /** The packages to install; null: those compile detected. */
   packages: string[] | null;
+  /** The `pin_packages` option ('' the backend's default). */
+  pinPackages: PinMode;
   /** Parameter overrides, as typed (the server types them by the notebook's
    * `parameters` cell). */
   parameters: { [name: string]: string };
@@ -98,6 +107,7 @@ export function emptyForm(): IJobForm {
     memoryLimit: '',
     env: [],
     packages: null,
+    pinPackages: '',
     parameters: {},
     storedParameters: {},
     volumes: [],
@@ -182,6 +192,9 @@ export function toOptions(form: IJobForm): Kale.IJobOptions {
   }
   if (form.packages !== null) {
     options.packages = form.packages.map(p => p.trim()).filter(p => p);
+  }
+  if (form.pinPackages !== '') {
+    options.pin_packages = form.pinPackages === 'on';
   }
   const volumes = sentVolumes(form.volumes).map(v => v.text);
   if (volumes.length > 0) {

@@ -1,6 +1,6 @@
 import type { JSONObject, JSONValue } from '@lumino/coreutils';
 
-import { emptyForm, GpuMode, IEnvRow, IJobForm } from './model';
+import { emptyForm, GpuMode, IEnvRow, IJobForm, PinMode } from './model';
 import { emptySweep, ISweepForm } from './sweep';
 
 /**
@@ -70,6 +70,9 @@ export function fromStored(value: unknown): IPanelValues | null {
   }
   if (['none', 'count', 'mig'].includes(raw.gpuMode as string)) {
     form.gpuMode = raw.gpuMode as GpuMode;
+  }
+  if (['', 'on', 'off'].includes(raw.pinPackages as string)) {
+    form.pinPackages = raw.pinPackages as PinMode;
   }
   form.env = Private.list(raw.env)
     .map(item => Private.object(item))
@@ -262,6 +265,9 @@ const FIELDS: IField[] = [
   ),
   formField('packages', 'packages', ['packages'], v =>
     v.form.packages === null ? '(as detected)' : Private.listed(v.form.packages)
+  ),
+  formField('pin package versions', 'packages', ['pinPackages'], v =>
+    v.form.pinPackages === '' ? "(the backend's default)" : v.form.pinPackages
   )
 ];
 

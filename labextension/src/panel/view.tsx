@@ -227,6 +227,7 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           {...common}
           detected={compiled?.result.packages ?? []}
           unknown={!compiled && (compile !== null || !!state.compileError)}
+          local={local}
         />
       </Section>
       <Section id="checks" title="Checks">

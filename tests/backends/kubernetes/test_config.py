@@ -12,9 +12,10 @@ from unittest import mock
 import pytest
 import urllib3
 from kubernetes.client.exceptions import ApiException
+from packaging.specifiers import SpecifierSet
 
 from kale_ext.backends.base import BackendError, NotFound
-from kale_ext.backends.kubernetes import KubernetesBackend
+from kale_ext.backends.kubernetes import KubernetesBackend, config
 from kale_ext.job.runtimes import FRAMEWORK_LABEL
 from tests.harness.fake_kube import plain_error, status_error
 from tests.harness.kube_fixtures import make_spec
@@ -197,3 +198,45 @@ def test_errors_of_reads_are_mapped_too(backend, kube):
     with pytest.raises(BackendError, match="cannot list TrainJobs in team") as info:
         backend.list_jobs()
     assert info.value.status == 403
+
+
+def test_every_cluster_shares_one_client_class_and_one_set_of_pool_classes(kube):
+    """The ApiClient subclass and the deadline's connection pools are made once a process, not
+    once a Cluster (each new class costs its creation and keeps its own method caches)."""
+    first, second = KubernetesBackend(), KubernetesBackend()
+    one, other = first.core.api_client, second.core.api_client
+    assert type(one) is type(other) is config.api_client_class()
+    pools = [a.rest_client.pool_manager.pool_classes_by_scheme for a in (one, other)]
+    assert pools[0] == pools[1] and pools[0] is not pools[1]  # the same classes, a dict each
+    assert set(pools[0]) == {"http", "https"}
+
+
+@pytest.fixture
+def fresh_client_class():
+    config.api_client_class.cache_clear()
+    yield
+    config.api_client_class.cache_clear()
+
+
+@pytest.mark.parametrize("missing", ("_ApiClient__deserialize_model", "_ApiClient__deserialize"))
+def test_a_kubernetes_client_without_the_private_method_overridden_is_refused_saying_so(
+    kube, monkeypatch, fresh_client_class, missing
+):
+    """A client whose ApiClient lost the private method the backend overrides (or calls) is a
+    clear error, not an override that never runs or an AttributeError inside a read."""
+    import kubernetes
+    from kubernetes import client
+
+    monkeypatch.delattr(client.ApiClient, missing)
+    with pytest.raises(BackendError) as caught:
+        KubernetesBackend()
+    said = str(caught.value)
+    assert said.startswith(
+        f"the installed kubernetes client {kubernetes.__version__} has no ApiClient."
+        f"{missing.removeprefix('_ApiClient')}, which kale_ext's Kubernetes backend overrides "
+        "(its models then share the client's Configuration): install a kubernetes client "
+        "kale_ext supports ("
+    )
+    supported = SpecifierSet(said.rsplit("(", 1)[1].rstrip(")"))  # pyproject.toml's range
+    assert kubernetes.__version__ in supported and "27.1" not in supported
+    assert caught.value.reason == "UnsupportedClient"

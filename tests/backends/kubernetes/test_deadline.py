@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +16,7 @@ import pytest
 from kale_ext.backends.base import BackendError
 from kale_ext.backends.kubernetes import config
 from kale_ext.backends.kubernetes.config import Cluster
-from tests.harness.peers import trickling
+from tests.harness.peers import silent, trickling
 
 KUBECONFIG = """\
 apiVersion: v1
@@ -27,30 +26,6 @@ users: [{name: u, user: {token: a-token}}]
 contexts: [{name: x, context: {cluster: c, user: u, namespace: team}}]
 current-context: x
 """
-
-
-@contextmanager
-def silent() -> Iterator[str]:
-    """The URL of a server that accepts connections and never answers (nor closes them)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    done = threading.Event()
-
-    def accept() -> None:
-        while not done.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        done.set()
-        listener.close()
-        for conn in held:
-            conn.close()
 
 
 @contextmanager

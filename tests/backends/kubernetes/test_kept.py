@@ -246,3 +246,25 @@ def test_the_first_failure_of_a_container_tells_it(state, last, expected):
     state = {k: endings.get(v, v) if isinstance(v, str) else v for k, v in state.items()}
     ended, previous = failed_ending(_container(state, endings.get(last)))
     assert (ended, previous) == (endings.get(expected[0]), expected[1])
+
+
+def test_an_mpi_jobs_launcher_failure_is_node_0s_kept_and_recalled(backend, kube):
+    """An MPI job fails in its launcher (mpirun brought the failing rank's traceback there): the
+    failure, and the lines kept once the pods go, are node 0's; the worker's are node 1's."""
+    kube.add_trainjob("fit", num_nodes=2)
+    mpirun = ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "train.py"]
+    kube.get("trainjobs", "fit")["spec"]["trainer"] = {"numNodes": 2, "command": mpirun}
+    launcher = kube.add_pod("fit", 0, "Failed", step="launcher")
+    kube.logs[launcher].write("Traceback (most recent call last):", "KeyError: 'label'")
+    kube.logs[kube.add_pod("fit", 0, "Running")].write("Server listening on port 2222.")
+    kube.set_conditions("fit", ("Failed", "True", "FailedJobs", "jobset failed"))
+    assert backend.get_job("fit").failure.node == 0  # and kept, with each node's lines
+    kube.objects[("pods", "team")].clear()
+    info = backend.get_job("fit")
+    assert info.failure.node == 0 and info.reason.startswith("node 0")
+    node0 = [line.text for line in backend.logs("fit", node=0)]
+    assert node0[0].startswith("kale_ext: the pod of node 0 is gone")
+    assert node0[1:] == ["Traceback (most recent call last):", "KeyError: 'label'"]
+    assert [line.text for line in backend.logs("fit", node=1)][1:] == [
+        "Server listening on port 2222."
+    ]

@@ -250,3 +250,53 @@ def test_closing_a_followed_log_closes_its_streams(backend, kube):
     assert len(got) == 5
     stream.close()  # the reader goes away, e.g. a browser tab closed
     assert len(kube.streams) == 2 and all(s.closed for s in kube.streams)
+
+
+MPIRUN = ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "train.py"]
+
+
+def mpi_job(kube: FakeKube, phase: str = "Running") -> None:
+    """A 3-node MPI job as the Trainer's MPI plugin lays it out (runLauncherAsNode): the
+    launcher (mpirun: every rank's output) and the `node` job's 2 pods (sshd)."""
+    kube.add_trainjob("fit", num_nodes=3)
+    kube.get("trainjobs", "fit")["spec"]["trainer"] = {"numNodes": 3, "command": MPIRUN}
+    kube.logs[kube.add_pod("fit", 0, phase, step="launcher")].write("rank 0 loss 0.5")
+    kube.logs[kube.add_pod("fit", 0, phase)].write("Server listening on 0.0.0.0 port 2222.")
+    kube.logs[kube.add_pod("fit", 1, phase)].write("sshd of the second worker")
+
+
+def test_an_mpi_jobs_node_0_is_its_launcher_and_node_k_its_worker_k_minus_1(backend, kube):
+    """As the Kubeflow SDK counts them (utils.get_trainjob_node_step): the launcher's log, where
+    mpirun brings every rank's output, is node 0's; the workers follow."""
+    mpi_job(kube)
+    assert [t for _, _, t, _ in lines(backend.logs("fit", node=0))] == ["rank 0 loss 0.5"]
+    assert [(n, t) for n, _, t, _ in lines(backend.logs("fit"))] == [
+        (0, "rank 0 loss 0.5"),
+        (1, "Server listening on 0.0.0.0 port 2222."),
+        (2, "sshd of the second worker"),
+    ]
+    with pytest.raises(NotFound, match="its nodes are 0 to 2"):
+        backend.logs("fit", node=3)
+
+
+def test_an_mpi_jobs_nodes_are_its_pods_when_they_outnumber_num_nodes(backend, kube):
+    """numNodes 1 on a runLauncherAsNode runtime: the Trainer makes the launcher and one `node`
+    pod (max(numNodes - 1, 1)); both are the job's nodes, in its logs as in its status."""
+    kube.add_trainjob("one")
+    kube.get("trainjobs", "one")["spec"]["trainer"] = {"numNodes": 1, "command": MPIRUN}
+    with pytest.raises(NotFound, match="its nodes are 0 to 0"):
+        backend.logs("one", node=1)  # no pods yet: numNodes says
+    kube.logs[kube.add_pod("one", 0, step="launcher")].write("rank 0")
+    kube.logs[kube.add_pod("one", 0)].write("sshd")
+    assert [(n, t) for n, _, t, _ in lines(backend.logs("one"))] == [(0, "rank 0"), (1, "sshd")]
+    assert [n.index for n in backend.get_job("one").nodes] == [0, 1]
+
+
+def test_following_an_mpi_job_streams_its_launcher(backend, kube):
+    mpi_job(kube)
+    stream = backend.logs("fit", node=0, follow=True)
+    assert run(lambda: next(stream)).text == "rank 0 loss 0.5"
+    kube.logs["fit-launcher-0-0-abcde"].write("rank 0 loss 0.25")
+    assert run(lambda: next(stream)).text == "rank 0 loss 0.25"
+    finish(kube)
+    assert run(lambda: list(stream)) == []

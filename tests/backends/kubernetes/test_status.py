@@ -161,3 +161,22 @@ def test_list_jobs_takes_two_calls_however_many_jobs(backend, kube):
         "list_namespaced_custom_object",
         "list_namespaced_pod",
     ]
+
+
+def test_an_mpi_jobs_nodes_are_its_launcher_then_its_workers(backend, kube):
+    """An MPI job (mpirun starts it): node 0 is the launcher pod, node k the `node` job's pod
+    k - 1 (job/mpi.py: node_of); a launcher that failed is the failing node 0, and the processes
+    per node are the MPI runtime's slots recorded at submit."""
+    notes = {"kale-ext.io/version": "1", "kale-ext.io/runtime-mpi-procs": "2"}
+    kube.add_trainjob("fit", num_nodes=2, annotations=notes)
+    mpirun = ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "train.py"]
+    kube.get("trainjobs", "fit")["spec"]["trainer"] = {"numNodes": 2, "command": mpirun}
+    kube.add_pod("fit", 0, "Running")  # the node job's only pod: node 1
+    assert [(n.index, n.state) for n in backend.get_job("fit").nodes] == [(1, "Running")]
+    kube.add_pod("fit", 0, "Failed", step="launcher")
+    kube.set_conditions("fit", ("Failed", "True", "FailedJobs", "jobset failed"))
+    for info in (backend.get_job("fit"), backend.list_jobs()[0]):
+        assert [(n.index, n.state) for n in info.nodes] == [(0, "Failed"), (1, "Running")]
+        assert info.failure.node == 0 and info.status is Status.FAILED
+        assert (info.procs_per_node, info.num_nodes) == (2, 2)
+        assert "its MPI numProcPerNode, 2" in info.procs_why

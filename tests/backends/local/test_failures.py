@@ -242,3 +242,26 @@ def test_a_job_whose_other_node_is_being_stopped_shows_as_failing(backend):
     assert info.reason == """node 1, rank 1: cell 2 ("training"), line 3: ValueError: boom"""
     assert info.status_text == "Failed"
     assert not (backend.jobs_dir / name / "failing.txt").exists()
+
+
+def test_an_ending_that_tells_no_time_is_placed_by_when_its_node_ended(tmp_path):
+    """local_failure without a job run: node 1 exited with 3 first (nothing it left tells when),
+    node 0 failed on its own 2 s later, its record timed: node 1 is named, by the time the
+    supervisor saw it end; a node the supervisor stopped is never named over one that failed."""
+    import time
+
+    from kale_ext.backends.local.failures import error_file, local_failure
+
+    for k in (0, 1):
+        (tmp_path / f"node-{k}.log").write_text("")
+    later = time.time()
+    record = {
+        "message": {"message": "ValueError: late", "extraInfo": {"timestamp": str(int(later))}}
+    }
+    error_file(tmp_path, 0).write_text(json.dumps(record))
+    exits = [(1, 3), (0, 1)]
+    named = local_failure(tmp_path, {"procs_per_node": 1}, exits, {1: later - 2, 0: later})
+    assert (named.node, named.exit_code) == (1, 3)
+    assert local_failure(tmp_path, {"procs_per_node": 1}, exits).node == 0  # no times: the record's
+    stopped = local_failure(tmp_path, {"procs_per_node": 1}, [(0, 1), (1, 3)], {}, {0})
+    assert stopped.node == 1  # node 0 was stopped: its record, however early, is a consequence

@@ -38,6 +38,29 @@ ONE_FAILS = (
     "sys.exit(3)\n"
 )
 WAITS = "import time\nprint('up', flush=True)\ntime.sleep(300)\n"
+#: Node 1 fails (exit 3, nothing that tells when); node 0, stopped by the supervisor after it,
+#: does what a torchrun agent whose worker would not stop does: reports that worker killed by
+#: SIGKILL, with the time (torchrun's report), and is killed itself.
+KILLED_AFTER = (
+    "import os, signal, sys, time\n"
+    "from pathlib import Path\n"
+    "files = Path(os.environ['JOB_FILES'])\n"
+    "def killed(*_):\n"
+    "    stamp = time.strftime('%Y-%m-%d_%H:%M:%S')\n"
+    "    print('torch.distributed.elastic.multiprocessing.errors.ChildFailedError:',\n"
+    "          '=' * 20, 'train.py FAILED', '-' * 20, 'Root Cause (first observed failure):',\n"
+    "          '[0]:', f'  time      : {stamp}', '  rank      : 0 (local_rank: 0)',\n"
+    "          '  exitcode  : -9 (pid: 1)', '  error_file: <N/A>', '=' * 20,\n"
+    "          sep='\\n', flush=True)\n"
+    "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    "if os.environ['PET_NODE_RANK'] == '0':\n"
+    "    signal.signal(signal.SIGTERM, killed)\n"
+    "    (files / 'up').touch()\n"
+    "    time.sleep(300)\n"
+    "while not (files / 'up').exists():\n"
+    "    time.sleep(0.01)\n"
+    "sys.exit(3)\n"
+)
 
 
 @pytest.fixture
@@ -100,19 +123,37 @@ def test_every_node_meets_at_the_recorded_port(supervise):
         assert (job_dir / f"node-{k}.log").read_text() == f"{port}\n"
 
 
-def test_a_failed_node_stops_the_others_and_everything_they_started(supervise):
-    supervisor, job_dir = supervise(ONE_FAILS)
-    assert supervisor.wait(60) == 0
+def node_1_failed_first(job_dir: Path) -> tuple[dict, dict]:
+    """The record of a job whose node 1 exited with 3 first says so; its two nodes' records."""
     record = read_record(job_dir)
     said = "node 1, rank 1: exited with code 3 (no traceback)"
     assert record["status"] == "Failed" and record["reason"] == said
     assert (record["failure"]["node"], record["failure"]["exit_code"]) == (1, 3)
     node0, node1 = record["nodes"]
     assert (node1["state"], node1["exit_code"], node1["reason"]) == ("Failed", 3, said)
+    assert "reason" not in node0
+    return node0, node1
+
+
+def test_a_failed_node_stops_the_others_and_everything_they_started(supervise):
+    supervisor, job_dir = supervise(ONE_FAILS)
+    assert supervisor.wait(60) == 0
+    node0, _ = node_1_failed_first(job_dir)
     assert (node0["state"], node0["exit_code"]) == ("Failed", -signal.SIGTERM)
     node_pid, escaped = map(int, (job_dir / "pids").read_text().split())
     assert node_pid == node0["pid"]
     assert exited(escaped), "a process node 0 started in its own session outlived the job"
+
+
+def test_the_first_node_to_fail_is_named_not_the_one_stopped_and_killed_after(supervise):
+    """Node 1 fails first; node 0, stopped after it, reports its worker killed by SIGKILL, with
+    a time, and dies by SIGKILL: the failure is node 1's (before, node 0's timed report won
+    over node 1's ending, which tells no time of its own)."""
+    supervisor, job_dir = supervise(KILLED_AFTER)
+    assert supervisor.wait(60) == 0
+    node0, _ = node_1_failed_first(job_dir)
+    assert (node0["state"], node0["exit_code"]) == ("Failed", -signal.SIGKILL)
+    assert "exitcode  : -9" in (job_dir / "node-0.log").read_text()  # node 0's report was read
 
 
 def test_cancelling_stops_every_node(supervise):

@@ -716,3 +716,89 @@ def test_a_job_with_one_restart_whose_node_pod_is_deleted_runs_again(control_pla
         assert cli("delete", "lost-node", *K8S).returncode == 0
     finally:
         api.close()
+
+
+#: A stand-in for the image's Open MPI mpirun (the process kubelet has no sshd to reach the
+#: workers through): it runs the one process it is given on the launcher's pod, so what that
+#: process prints is the launcher's log, as mpirun brings every rank's output there.
+STAND_IN_MPIRUN = '#!/bin/sh\n[ "$1" = --hostfile ] && shift 2\nexec "$@"\n'
+
+
+def test_an_mpi_jobs_status_and_logs_read_the_launcher_as_node_0(control_plane_env, tmp_path):
+    """An MPI TrainJob on the real Trainer's MPI plugin (runLauncherAsNode, as the official
+    deepspeed runtime; its workers run a stand-in for sshd, so they get Ready and the JobSet
+    makes the launcher): `kale-ext logs --node 0` prints the launcher pod's log and `--node 1`
+    the `node` job's pod 0's; the status counts them the same way."""
+    import os
+    import sys
+
+    from kale_ext.backends.base import Status
+    from kale_ext.backends.kubernetes import KubernetesBackend
+    from kale_ext.job.published_runtimes import published_manifest
+
+    name, go = "mpi-views", tmp_path / "go"
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "mpirun").write_text(STAND_IN_MPIRUN)
+    (tmp_path / "bin" / "mpirun").chmod(0o755)
+    runtime = published_manifest("deepspeed-distributed")
+    runtime["kind"], runtime["metadata"]["name"] = "TrainingRuntime", "mpi-stand-in"
+    # the official file's (the published facts leave it out): the launcher's end is the job's
+    runtime["spec"]["template"]["spec"]["successPolicy"] = {
+        "operator": "All", "targetReplicatedJobs": ["launcher"]}  # fmt: skip
+    worker = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]
+    assert worker["name"] == "node"
+    [sshd] = worker["template"]["spec"]["template"]["spec"]["containers"]
+    sshd["command"] = ["python", "-c", "import time; print('worker 0: listening', flush=True); "
+                       "time.sleep(300)"]  # fmt: skip
+    sshd.pop("args")
+    launch = (f"import pathlib, time; print('every rank, through mpirun', flush=True)\n"
+              f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.2)")  # fmt: skip
+    path = os.pathsep.join((str(tmp_path / "bin"), os.path.dirname(sys.executable), "/usr/bin",
+                            "/bin"))  # fmt: skip
+    trainjob = {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "TrainJob", "metadata": {"name": name},
+        "spec": {
+            "runtimeRef": {"name": "mpi-stand-in", "kind": "TrainingRuntime", "apiGroup": GROUP},
+            "trainer": {"numNodes": 2, "env": [{"name": "PATH", "value": path}],
+                        "command": ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "-c",
+                                    launch]},
+        },
+    }  # fmt: skip
+    api, core, _, custom = _api(control_plane_env.kubeconfig)
+    custom.create_namespaced_custom_object(GROUP, VERSION, "default", "trainingruntimes", runtime)
+    try:
+        custom.create_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", trainjob)
+        selector = f"jobset.sigs.k8s.io/jobset-name={name}"
+
+        def pod_log(step: str) -> str | None:
+            pods = core.list_namespaced_pod("default", label_selector=(
+                f"{selector},jobset.sigs.k8s.io/replicatedjob-name={step}")).items  # fmt: skip
+            if len(pods) != 1 or pods[0].status.phase != "Running":
+                return None
+            text = core.read_namespaced_pod_log(pods[0].metadata.name, "default", container="node")
+            return text or None
+
+        launcher = _wait("the launcher's line", lambda: pod_log("launcher"), 120)
+        worker_log = _wait("the worker's line", lambda: pod_log("node"))
+        assert launcher.splitlines() == ["every rank, through mpirun"]
+        assert worker_log.splitlines() == ["worker 0: listening"]
+        info = KubernetesBackend(poll_interval=0.2).get_job(name)
+        assert [(n.index, n.state) for n in info.nodes] == [(0, "Running"), (1, "Running")]
+        for node, own, other in ((0, launcher, worker_log), (1, worker_log, launcher)):
+            out = cli("logs", name, *K8S, "--node", node)
+            assert out.returncode == 0, out.stderr
+            assert own.strip() in out.stdout and other.strip() not in out.stdout, out.stdout
+        go.touch()  # the launcher ends: the JobSet's success policy (the launcher) completes it
+        backend = KubernetesBackend()
+        _wait("Complete", lambda: backend.get_job(name).status is Status.COMPLETE)
+        info = backend.get_job(name)
+        assert (info.nodes[0].index, info.nodes[0].state) == (0, "Succeeded")
+        out = cli("logs", name, *K8S, "--node", 0)
+        assert out.returncode == 0 and "every rank, through mpirun" in out.stdout, out.stderr
+    finally:
+        for plural, what in (("trainjobs", name), ("trainingruntimes", "mpi-stand-in")):
+            try:
+                custom.delete_namespaced_custom_object(GROUP, VERSION, "default", plural, what)
+            except Exception:  # noqa: BLE001 (already gone)
+                pass
+        api.close()

@@ -81,6 +81,19 @@ describe('notebook metadata: metadata.kale_ext = {options, config}', () => {
     expect(sameForm(back, full)).toBe(true);
   });
 
+  it.each([
+    [true, 'on'],
+    [false, 'off']
+  ] as const)(
+    'reads pin_packages %s as the pinning field, not as an option kept aside',
+    (pin_packages, pinPackages) => {
+      const back = fromMetadata({ options: { pin_packages }, config: {} });
+      expect(back.pinPackages).toBe(pinPackages);
+      expect(back.extraOptions).toEqual({});
+      expect(toMetadata(back).options).toEqual({ pin_packages });
+    }
+  );
+
   it('keeps the Storage fields: volumes, shm size and outputs volume', () => {
     const storage = jobForm({
       volumes: ['pvc:data:/data:ro', 'emptydir:/scratch:1Gi'],

@@ -2,6 +2,14 @@ import { emptyEnvRow, jobRequest, toOptions } from '../../form/model';
 import { jobForm } from '../helpers';
 
 describe('toOptions: the form as JobOptions', () => {
+  it.each([
+    ['', undefined],
+    ['on', true],
+    ['off', false]
+  ] as const)('sends pin_packages %s as %s', (pinPackages, sent) => {
+    expect(toOptions(jobForm({ pinPackages })).pin_packages).toBe(sent);
+  });
+
   it('sends nothing for an empty form', () => {
     expect(toOptions(jobForm())).toEqual({});
   });

@@ -28,6 +28,7 @@ describe('fromStored', () => {
         storedParameters: { epochs: 4 },
         env: [{ name: 'A', source: 'value', value: '1', secret: '', key: '' }],
         packages: ['numpy'],
+        pinPackages: 'off',
         gpuMode: 'mig',
         migProfile: 'mig-1g.5gb',
         extraOptions: { image: 'x:1' }
@@ -59,6 +60,7 @@ describe('fromStored', () => {
           { name: 'A', source: 'elsewhere', value: '', secret: '', key: '' }
         ],
         packages: 'numpy',
+        pinPackages: true,
         parameters: { lr: 0.1, epochs: '4' }
       },
       sweep: { earlyStop: 'yes', parallel: '3' }
@@ -158,6 +160,19 @@ describe('restoredFields', () => {
           section: 'packages',
           restored: 'numpy==2.0',
           notebook: '(as detected)'
+        }
+      ]
+    ],
+    [
+      "pinning chosen where the notebook leaves it to the backend's default",
+      values(),
+      values({ pinPackages: 'off' }),
+      [
+        {
+          label: 'pin package versions',
+          section: 'packages',
+          restored: 'off',
+          notebook: "(the backend's default)"
         }
       ]
     ],

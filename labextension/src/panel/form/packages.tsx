@@ -1,7 +1,28 @@
 import * as React from 'react';
 
-import { Button, errorOf } from '../shared/fields';
+import type { PinMode } from '../../form/model';
+import { Button, errorOf, SelectField } from '../shared/fields';
 import type { IFormProps } from './job-form';
+
+/**
+ * The `pin_packages` choices, the first naming the backend's default: on for
+ * a local run (it keeps the job's versions this machine's), off on a cluster
+ * (the runtime image's own packages are used).
+ */
+export function pinChoices(
+  local: boolean
+): { value: PinMode; label: string }[] {
+  return [
+    {
+      value: '',
+      label: local
+        ? 'Default: on (a local run pins them to the versions here)'
+        : "Default: off (a cluster run uses the image's own)"
+    },
+    { value: 'on', label: 'On: pin to the versions installed here' },
+    { value: 'off', label: 'Off: install by name, only where missing' }
+  ];
+}
 
 /**
  * The packages the job installs: those compile detected, editable.
@@ -11,6 +32,8 @@ export function PackagesEditor(
     detected: string[];
     /** The notebook has not compiled: its imports are not known. */
     unknown?: boolean;
+    /** The job runs on the Local backend (pinning's default is on). */
+    local?: boolean;
   }
 ): JSX.Element {
   const { form, errors, onChange, detected } = props;
@@ -63,6 +86,13 @@ export function PackagesEditor(
           </div>
         );
       })}
+      <SelectField
+        label="Pin package versions"
+        name="pinPackages"
+        value={form.pinPackages}
+        options={pinChoices(!!props.local)}
+        onChange={value => onChange({ pinPackages: value as PinMode })}
+      />
       <div className="kale-ext-Row">
         <Button onClick={() => set([...list, ''])}>Add package</Button>
         {form.packages !== null && (
