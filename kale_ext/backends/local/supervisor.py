@@ -257,7 +257,8 @@ def run(job_dir: Path) -> int:
         family: dict[int, str] = {}  # every process the nodes started: torchrun's workers run
         last_scan = 0.0  # in sessions of their own, and would outlive a killed agent
         memory = MemoryWatch(record)
-        progress = ProgressFollower(job_dir, record["procs_per_node"])  # rank 0's, as it logs
+        # rank 0's, as it logs; its ETA timed from now, when the nodes have started
+        progress = ProgressFollower(job_dir, record["procs_per_node"], time.monotonic())
         groups = Groups(record.get("nice", 0))  # the job's sessions, below the server
         while not stopping:
             progress.poll()
