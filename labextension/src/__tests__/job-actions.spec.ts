@@ -88,7 +88,7 @@ describe('JobActions', () => {
   it('opens the logs of a submitted job, brings its row in, keeps it current for its notebook', async () => {
     const { jobs, act, openLogs } = actions();
     expect(await act.submit({ path: 'a.ipynb' }, 'a.ipynb')).toBe(true);
-    expect(openLogs).toHaveBeenCalledWith('nb-abcde');
+    expect(openLogs).toHaveBeenCalledWith('nb-abcde', 'a.ipynb');
     expect(jobs.revealing).toBe('nb-abcde');
     expect(act.current('a.ipynb')?.name).toBe('nb-abcde');
     expect(act.current('b.ipynb')).toBeNull();

@@ -371,7 +371,8 @@ describe('PanelState', () => {
     const { state, service, openLogs } = ctx;
     expect(state.currentJob).toBeNull();
     await state.submit();
-    expect(openLogs).toHaveBeenCalledWith('nb-abcde');
+    // in place of the notebook's last submit's logs
+    expect(openLogs).toHaveBeenCalledWith('nb-abcde', ctx.panel.context.path);
     expect(state.jobList.revealing).toBe('nb-abcde');
     expect(state.currentJob).toEqual({ name: 'nb-abcde', job: undefined });
 

@@ -102,7 +102,7 @@ export class JobActions {
         this._current.set(path, name);
       }
       jobs.reveal(name);
-      this._options.openLogs(name);
+      this._options.openLogs(name, path); // in place of its last submit's
     }
     changed();
     return name !== null;
@@ -204,7 +204,8 @@ export namespace JobActions {
     service: KaleService;
     jobs: JobsModel;
     /** Open the logs view of a job. */
-    openLogs: (name: string) => void;
+    /** Open a job's logs; `notebook`: opened by that notebook's submit. */
+    openLogs: (name: string, notebook?: string) => void;
     /** Open the view of a sweep. */
     openSweep?: (name: string) => void;
     /** Ask before deleting a job. */
