@@ -295,7 +295,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
         const content = new SourceView({ name, source, notebook });
         const widget = new MainAreaWidget({ content });
-        widget.id = `kale-ext-source-${Private.counter++}`;
+        widget.id = `kale-ext-source-${Private.nextSource()}`;
         widget.title.icon = kaleIcon;
         app.shell.add(widget, 'main', { mode: 'split-right' });
         app.shell.activateById(widget.id);
@@ -351,8 +351,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
 export default plugin;
 
 namespace Private {
-  /** Numbers the compiled functions' tabs. */
-  export const counter = 0;
+  let sources = 0;
+
+  /** A new compiled function tab's number. */
+  export function nextSource(): number {
+    return sources++;
+  }
 
   /**
    * Where a new logs tab goes: in place of the tab it replaces, else beside
