@@ -17,7 +17,9 @@ function current(page: IJupyterLabPageFixture): Promise<string | undefined> {
     () =>
       (
         window as unknown as {
-          jupyterapp: { shell: { currentWidget: { title: { label: string } } } };
+          jupyterapp: {
+            shell: { currentWidget: { title: { label: string } } };
+          };
         }
       ).jupyterapp.shell.currentWidget?.title.label
   );
