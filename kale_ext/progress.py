@@ -18,9 +18,10 @@ Where progress comes from, by priority (a source seen once wins over those below
 The ETA (:class:`EtaEstimator`) comes from the recent rate, and once shown it is steady:
 
 - It first appears after MIN_ADVANCES advances, or after one once FIRST_FRACTION of the work is
-  done (counted from the job's start when the estimator knows it), spanning MIN_SECONDS, and
-  only while the rate does not swing (the recent half of the window runs more than MAX_SWING
-  times faster or slower than the older half).
+  done (the first timed from the job's start when the estimator knows it, until two readings
+  measure the job's own pace, whose estimate then replaces it), spanning MIN_SECONDS, and only
+  while the rate does not swing (the recent half of the window runs more than MAX_SWING times
+  faster or slower than the older half).
 - Once shown it counts down with the clock, and each advance moves it SMOOTHING of the way
   towards what the recent rate says (exponential smoothing): a rate that changes a little
   moves it a little, never takes it away (hysteresis: a swing stops it appearing, not being).
@@ -165,12 +166,15 @@ class EtaEstimator:
     :meth:`observe`; :meth:`eta` is None until it can first be told (see the module's
     docstring), then counts down, moving towards each advance's estimate, and is None again only
     once the job went quiet. Going back, or another total, starts over. ``started``: when the
-    job started (monotonic seconds), with nothing done: the first advance is measured from it."""
+    job started (monotonic seconds), with nothing done: the first advance is timed from it,
+    until the job's own pace is measured (two readings): then its estimate replaces that one
+    outright (a start slowed by imports or a busy machine is not the job's pace)."""
 
     def __init__(self, started: float | None = None) -> None:
         self.samples: deque[tuple[float, float]] = deque(maxlen=WINDOW_SAMPLES)
         self.total: float | None = None
         self.started = started
+        self.origin = False  # whether the first sample is the job's start, not a reading
         self.shown: tuple[float, float] | None = None  # (when, seconds left then)
 
     def observe(self, step: float, total: float, now: float | None = None) -> None:
@@ -184,7 +188,8 @@ class EtaEstimator:
                 self.started = None  # the work starts over: its start is not the job's
             self.samples.clear()
             self.total, self.shown = total, None
-            if self.started is not None and self.started < now and step > 0:
+            self.origin = self.started is not None and self.started < now and step > 0
+            if self.origin:
                 self.samples.append((self.started, 0.0))
         if last is not None and step == last and self.samples:
             return
@@ -192,12 +197,17 @@ class EtaEstimator:
             self.samples[-1] = (now, step)  # last reading is the one that moment saw
         else:
             self.samples.append((now, step))
+        rebase = self.origin and len(self.samples) > 2  # the job's own pace, measured
+        if rebase:
+            self.samples.popleft()
+            self.origin = False
         while len(self.samples) > 2 and now - self.samples[1][0] > WINDOW_SECONDS:
             self.samples.popleft()
-        self._estimate()
+        self._estimate(rebase)
 
-    def _estimate(self) -> None:
-        """The ETA as of the last advance: the first once it can be told, then smoothed."""
+    def _estimate(self, rebase: bool = False) -> None:
+        """The ETA as of the last advance: the first once it can be told, then smoothed (or,
+        ``rebase``, replaced: the first from readings only, after one timed from the start)."""
         assert self.total is not None
         (t0, s0), (t1, s1) = self.samples[0], self.samples[-1]
         if s1 >= self.total:
@@ -206,22 +216,22 @@ class EtaEstimator:
         if t1 <= t0 or s1 <= s0:
             return
         fresh = (self.total - s1) * (t1 - t0) / (s1 - s0)
-        if self.shown is None:
+        if self.shown is None or rebase:
             advances = len(self.samples) - 1
             early = advances >= 1 and s1 >= FIRST_FRACTION * self.total
             if (advances >= MIN_ADVANCES or early) and t1 - t0 >= MIN_SECONDS and self._even():
                 self.shown = (t1, fresh)
+            elif rebase:
+                self.shown = None  # its own pace says nothing yet: not the start's guess
             return
         when, left = self.shown
         counted = left - (t1 - when)
         self.shown = (t1, counted + SMOOTHING * (fresh - counted))
 
     def _even(self) -> bool:
-        """Whether the recent half of the window runs at about the older half's rate (the
-        job's start, no reading of its own, left out; fewer than three readings: yes)."""
+        """Whether the recent half of the window runs at about the older half's rate (fewer
+        than three readings: yes)."""
         samples = list(self.samples)
-        if self.started is not None and samples[0] == (self.started, 0.0):
-            samples = samples[1:]
         if len(samples) < 3:
             return True
         mid = len(samples) // 2

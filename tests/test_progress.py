@@ -172,6 +172,16 @@ def test_a_slow_advance_moves_the_eta_a_little_and_does_not_take_it_away():
     assert 81 < estimator.eta(19) < 110  # 81 counted down: moved some of the way, kept
 
 
+def test_a_slow_start_counts_only_until_the_jobs_own_pace_is_measured():
+    estimator = EtaEstimator(started=0.0)
+    estimator.observe(1, 10, 90)  # 88 s of imports on a busy machine, then 1.5 s an epoch
+    assert estimator.eta(90) == 810  # timed from the start: all it knows
+    estimator.observe(3, 10, 93)
+    assert estimator.eta(93) == 10  # its own pace replaces it, not smoothed from it
+    estimator.observe(4, 10, 94.5)
+    assert estimator.eta(94.5) == 9
+
+
 def test_the_jobs_start_does_not_count_as_a_reading_once_the_work_starts_over():
     estimator = EtaEstimator(started=0.0)
     estimator.observe(1, 10, 1)
