@@ -26,6 +26,7 @@ describe('submitJob', () => {
     expect(await submitJob(ctx.service, ctx.jobs, body)).toEqual({
       kind: 'info',
       text: 'Submitted nb-abcde (kubernetes)',
+      job: 'nb-abcde',
       details: ['the image lacks numpy']
     });
     expect(ctx.jobs.lastSubmitted).toBe('nb-abcde');

@@ -413,6 +413,28 @@ describe('PanelState', () => {
     expect(state.actions.notice).toBeNull();
   });
 
+  it('keeps the "Submitted" notice when the name typed is taken by the job it announces', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service } = ctx;
+    state.setVisible(true); // the jobs list is polled
+    await until(() => state.jobList.jobs);
+    state.updateForm({ name: 'my-run' });
+    service.submit.mockResolvedValue({
+      name: 'my-run',
+      backend: 'local',
+      warnings: []
+    });
+    service.listJobs.mockResolvedValue([{ name: 'my-run', status: 'Running' }]);
+    const before = service.compile.mock.calls.length;
+    await state.submit();
+    await until(() => state.fieldErrors.some(e => e.field === 'name'));
+    await compiled(ctx, before + 1); // checked again after the submit
+    expect(state.actions.notice?.text).toBe('Submitted my-run (local)');
+    state.updateForm({ nodes: '2' }); // a change of the form: it goes
+    expect(state.actions.notice).toBeNull();
+  });
+
   it('checks the volumes for the backend the jobs go to', async () => {
     ctx = setup();
     await compiled(ctx);

@@ -65,10 +65,17 @@ export class PanelState extends VDomModel {
       jobs: () => this.jobList?.jobs ?? null,
       changed: emit,
       edited: () => this.actions.clearNotice(),
-      validated: () =>
+      validated: () => {
+        // the name the job just submitted took is no reason to forget that
+        // it was submitted (the field says it is taken)
+        const job = this.actions.notice?.job;
+        const errors = this.fieldErrors.filter(
+          e => !(job && e.field === 'name' && this.form.name.trim() === job)
+        );
         this.actions.formChecked(
-          this.fieldErrors.length === 0 && this.compile?.ok !== false
-        ),
+          errors.length === 0 && this.compile?.ok !== false
+        );
+      },
       recheck: () => this._scheduleCompile()
     });
     this._compiler = new CompileCycle({

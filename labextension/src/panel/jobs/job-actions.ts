@@ -9,6 +9,8 @@ import type { JobsModel } from './jobs-model';
 export interface INotice {
   kind: 'info' | 'error';
   text: string;
+  /** The job a "Submitted" notice is about. */
+  job?: string;
   details?: string[];
   diagnostics?: Kale.IDiagnostic[];
 }
@@ -30,6 +32,7 @@ export async function submitJob(
     return {
       kind: 'info',
       text: `Submitted ${result.name} (${result.backend})`,
+      job: result.name,
       details: result.warnings
     };
   } catch (reason) {
