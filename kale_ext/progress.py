@@ -167,8 +167,9 @@ class EtaEstimator:
     docstring), then counts down, moving towards each advance's estimate, and is None again only
     once the job went quiet. Going back, or another total, starts over. ``started``: when the
     job started (monotonic seconds), with nothing done: the first advance is timed from it,
-    until the job's own pace is measured (two readings): then its estimate replaces that one
-    outright (a start slowed by imports or a busy machine is not the job's pace)."""
+    until the job's own pace is measured (two readings MIN_SECONDS apart): then its estimate
+    replaces that one outright (a start slowed by imports or a busy machine is not the job's
+    pace)."""
 
     def __init__(self, started: float | None = None) -> None:
         self.samples: deque[tuple[float, float]] = deque(maxlen=WINDOW_SAMPLES)
@@ -197,7 +198,8 @@ class EtaEstimator:
             self.samples[-1] = (now, step)  # last reading is the one that moment saw
         else:
             self.samples.append((now, step))
-        rebase = self.origin and len(self.samples) > 2  # the job's own pace, measured
+        # the job's own pace, measured: two readings spanning MIN_SECONDS
+        rebase = self.origin and len(self.samples) > 2 and now - self.samples[1][0] >= MIN_SECONDS
         if rebase:
             self.samples.popleft()
             self.origin = False
@@ -221,8 +223,6 @@ class EtaEstimator:
             early = advances >= 1 and s1 >= FIRST_FRACTION * self.total
             if (advances >= MIN_ADVANCES or early) and t1 - t0 >= MIN_SECONDS and self._even():
                 self.shown = (t1, fresh)
-            elif rebase:
-                self.shown = None  # its own pace says nothing yet: not the start's guess
             return
         when, left = self.shown
         counted = left - (t1 - when)

@@ -176,6 +176,8 @@ def test_a_slow_start_counts_only_until_the_jobs_own_pace_is_measured():
     estimator = EtaEstimator(started=0.0)
     estimator.observe(1, 10, 90)  # 88 s of imports on a busy machine, then 1.5 s an epoch
     assert estimator.eta(90) == 810  # timed from the start: all it knows
+    estimator.observe(2, 10, 91.5)  # 1.5 s: too short to measure its pace; kept, smoothed
+    assert 500 < estimator.eta(91.5) < 810
     estimator.observe(3, 10, 93)
     assert estimator.eta(93) == 10  # its own pace replaces it, not smoothed from it
     estimator.observe(4, 10, 94.5)
