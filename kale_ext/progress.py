@@ -236,11 +236,9 @@ class EtaEstimator:
             return True
         mid = len(samples) // 2
         older, recent = _rate(samples[: mid + 1]), _rate(samples[mid:])
-        return (
-            older is not None
-            and recent is not None
-            and max(older, recent) <= MAX_SWING * min(older, recent)
-        )
+        if older is None or recent is None:
+            return False
+        return max(older, recent) <= MAX_SWING * min(older, recent)
 
     def eta(self, now: float | None = None) -> int | None:
         """Whole seconds left (0 when done), or None while it cannot be told honestly."""
