@@ -15,10 +15,18 @@ Where progress comes from, by priority (a source seen once wins over those below
 4. ``trainer`` — Kubeflow Trainer's ``status.trainerStatus`` of a TrainJob (a percent, maybe an
    ETA, no step counts), set by the Kubernetes backend.
 
-The ETA (:class:`EtaEstimator`) comes from the recent rate: none until MIN_ADVANCES advances
-spanning MIN_SECONDS, none while the rate swings (the recent half of the window runs more than
-MAX_SWING times faster or slower than the older half), none when the job has gone quiet for
-STALE_FACTOR times its usual interval between advances.
+The ETA (:class:`EtaEstimator`) comes from the recent rate, and once shown it is steady:
+
+- It first appears after MIN_ADVANCES advances, or after one once FIRST_FRACTION of the work is
+  done (the first timed from the job's start when the estimator knows it, until two readings
+  measure the job's own pace, whose estimate then replaces it), spanning MIN_SECONDS, and only
+  while the rate does not swing (the recent half of the window runs more than MAX_SWING times
+  faster or slower than the older half).
+- Once shown it counts down with the clock, and each advance moves it SMOOTHING of the way
+  towards what the recent rate says (exponential smoothing): a rate that changes a little
+  moves it a little, never takes it away (hysteresis: a swing stops it appearing, not being).
+- It goes when the job has gone quiet for STALE_FACTOR times its usual interval between
+  advances, when the progress goes back, or when the total changes (and starts over).
 """
 
 from __future__ import annotations
@@ -46,9 +54,14 @@ MIN_SECONDS = 2.0
 #: The rate is measured over the advances of the last WINDOW_SECONDS (at most WINDOW_SAMPLES).
 WINDOW_SECONDS = 60.0
 WINDOW_SAMPLES = 64
-#: No ETA while the recent half of the window's rate and the older half's differ by more than
-#: this factor.
+#: ... or after fewer advances once this fraction of the work is done (the first 20 % of a job
+#: that keeps its pace shows an ETA even when it reports only five times).
+FIRST_FRACTION = 0.1
+#: No first ETA while the recent half of the window's rate and the older half's differ by more
+#: than this factor.
 MAX_SWING = 3.0
+#: Once shown, each advance moves the ETA this much of the way to the recent rate's.
+SMOOTHING = 0.3
 #: No ETA once nothing advanced for this many times the window's mean interval between advances
 #: (and at least MIN_SECONDS).
 STALE_FACTOR = 5.0
@@ -149,14 +162,21 @@ class Progress:
 
 
 class EtaEstimator:
-    """Seconds left from the recent rate of advance. Feed it every reading with
-    :meth:`observe`; :meth:`eta` is None until MIN_ADVANCES advances spanning MIN_SECONDS were
-    seen, while the rate swings by more than MAX_SWING, and once the job went quiet (see the
-    module's docstring). Going back, or another total, starts over."""
+    """Seconds left from the recent rate of advance, smoothed. Feed it every reading with
+    :meth:`observe`; :meth:`eta` is None until it can first be told (see the module's
+    docstring), then counts down, moving towards each advance's estimate, and is None again only
+    once the job went quiet. Going back, or another total, starts over. ``started``: when the
+    job started (monotonic seconds), with nothing done: the first advance is timed from it,
+    until the job's own pace is measured (two readings MIN_SECONDS apart): then its estimate
+    replaces that one outright (a start slowed by imports or a busy machine is not the job's
+    pace)."""
 
-    def __init__(self) -> None:
+    def __init__(self, started: float | None = None) -> None:
         self.samples: deque[tuple[float, float]] = deque(maxlen=WINDOW_SAMPLES)
         self.total: float | None = None
+        self.started = started
+        self.origin = False  # whether the first sample is the job's start, not a reading
+        self.shown: tuple[float, float] | None = None  # (when, seconds left then)
 
     def observe(self, step: float, total: float, now: float | None = None) -> None:
         """A reading: ``step`` of ``total`` done at monotonic time ``now``. A repeated step is
@@ -165,36 +185,74 @@ class EtaEstimator:
         now = time.monotonic() if now is None else now
         last = self.samples[-1][1] if self.samples else None
         if total != self.total or (last is not None and step < last):
+            if self.total is not None:
+                self.started = None  # the work starts over: its start is not the job's
             self.samples.clear()
-            self.total = total
+            self.total, self.shown = total, None
+            self.origin = self.started is not None and self.started < now and step > 0
+            if self.origin:
+                self.samples.append((self.started, 0.0))
         if last is not None and step == last and self.samples:
             return
         if self.samples and self.samples[-1][0] == now:  # read at one moment (a backlog): its
             self.samples[-1] = (now, step)  # last reading is the one that moment saw
-            return
-        self.samples.append((now, step))
+        else:
+            self.samples.append((now, step))
+        # the job's own pace, measured: two readings spanning MIN_SECONDS
+        rebase = self.origin and len(self.samples) > 2 and now - self.samples[1][0] >= MIN_SECONDS
+        if rebase:
+            self.samples.popleft()
+            self.origin = False
         while len(self.samples) > 2 and now - self.samples[1][0] > WINDOW_SECONDS:
             self.samples.popleft()
+        self._estimate(rebase)
+
+    def _estimate(self, rebase: bool = False) -> None:
+        """The ETA as of the last advance: the first once it can be told, then smoothed (or,
+        ``rebase``, replaced: the first from readings only, after one timed from the start)."""
+        assert self.total is not None
+        (t0, s0), (t1, s1) = self.samples[0], self.samples[-1]
+        if s1 >= self.total:
+            self.shown = (t1, 0.0)
+            return
+        if t1 <= t0 or s1 <= s0:
+            return
+        fresh = (self.total - s1) * (t1 - t0) / (s1 - s0)
+        if self.shown is None or rebase:
+            advances = len(self.samples) - 1
+            early = advances >= 1 and s1 >= FIRST_FRACTION * self.total
+            if (advances >= MIN_ADVANCES or early) and t1 - t0 >= MIN_SECONDS and self._even():
+                self.shown = (t1, fresh)
+            return
+        when, left = self.shown
+        counted = left - (t1 - when)
+        self.shown = (t1, counted + SMOOTHING * (fresh - counted))
+
+    def _even(self) -> bool:
+        """Whether the recent half of the window runs at about the older half's rate (fewer
+        than three readings: yes)."""
+        samples = list(self.samples)
+        if len(samples) < 3:
+            return True
+        mid = len(samples) // 2
+        older, recent = _rate(samples[: mid + 1]), _rate(samples[mid:])
+        if older is None or recent is None:
+            return False
+        return max(older, recent) <= MAX_SWING * min(older, recent)
 
     def eta(self, now: float | None = None) -> int | None:
         """Whole seconds left (0 when done), or None while it cannot be told honestly."""
-        if not self.samples or self.total is None:
+        if not self.samples or self.total is None or self.shown is None:
             return None
         now = time.monotonic() if now is None else now
-        (t0, s0), (t1, s1) = self.samples[0], self.samples[-1]
+        (t0, _), (t1, s1) = self.samples[0], self.samples[-1]
         if s1 >= self.total:
             return 0
-        if len(self.samples) < MIN_ADVANCES + 1 or t1 - t0 < MIN_SECONDS or s1 <= s0:
-            return None
         interval = (t1 - t0) / (len(self.samples) - 1)
         if now - t1 > max(MIN_SECONDS, STALE_FACTOR * interval):
             return None
-        mid = len(self.samples) // 2
-        older, recent = _rate(list(self.samples)[: mid + 1]), _rate(list(self.samples)[mid:])
-        if older is None or recent is None or max(older, recent) > MAX_SWING * min(older, recent):
-            return None
-        rate = (s1 - s0) / (t1 - t0)
-        return max(0, round((self.total - s1) / rate - (now - t1)))
+        when, left = self.shown
+        return max(0, round(left - (now - when)))
 
 
 def _rate(samples: list[tuple[float, float]]) -> float | None:
@@ -264,12 +322,14 @@ def of_trainer_status(status: object) -> Progress | None:
 
 class ProgressTracker:
     """A job's progress from its rank-0 log lines, fed incrementally (it keeps no lines):
-    the seam every backend uses — feed it the lines read since the last call."""
+    the seam every backend uses — feed it the lines read since the last call. ``started``:
+    when the job started (monotonic seconds), when its follower knows it."""
 
-    def __init__(self) -> None:
+    def __init__(self, started: float | None = None) -> None:
         self.source: str | None = None
         self.reading: tuple[float, float, str] | None = None  # done, total, unit
-        self.estimator = EtaEstimator()
+        self.started = started  # when the job started (monotonic), nothing done then
+        self.estimator = EtaEstimator(started)
         self.bar: tuple[str, float] | None = None  # the one tqdm bar: description, total
         self.ambiguous = False  # tqdm inference gave up
         self.updated = ""  # when the reading last changed (ISO 8601 UTC)
@@ -331,7 +391,7 @@ class ProgressTracker:
 
     def _set(self, source: str, reading: tuple[float, float, str], now: float | None) -> None:
         if source != self.source:
-            self.estimator = EtaEstimator()
+            self.estimator = EtaEstimator(self.started)
         if (source, reading) != (self.source, self.reading):
             self.updated = utc_now()
         self.source, self.reading = source, reading

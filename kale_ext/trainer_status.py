@@ -54,12 +54,16 @@ SETTINGS = {
 }
 
 
-def _kale_ext_trainer_status(environ, settings, progress, request):  # kale_ext: progress
+def _kale_ext_trainer_status(
+    environ, settings, progress, request, started=None
+):  # kale_ext: progress
     """``post(record)`` for rank 0 when the Trainer's status URL is set, else None: ``record``
     is report()'s; its progress (kale_ext/progress.py: ``progress`` is that module's namespace,
     or its source) and its metrics go to the Trainer from a background thread, each post by
     ``request`` (kale_ext/peers.py: bounded by total time, redirects not followed). ``post.status
-    (percent, eta, metrics)`` posts given values, as the SDK's ``update_trainjob_status``."""
+    (percent, eta, metrics)`` posts given values, as the SDK's ``update_trainjob_status``.
+    ``started``: when the job's process started (monotonic), from which its ETA times the first
+    advance."""
     import atexit
     import datetime
     import http.client
@@ -142,7 +146,7 @@ def _kale_ext_trainer_status(environ, settings, progress, request):  # kale_ext:
             return None, None
         done, total, unit = reading
         if state["estimator"] is None:
-            state["estimator"] = progress["EtaEstimator"]()
+            state["estimator"] = progress["EtaEstimator"](started)
         state["estimator"].observe(done, total, at)
         percent = progress["Progress"].of(done, total, unit, "report").percent
         return percent, state["estimator"].eta()
@@ -259,7 +263,7 @@ def embedded(name: str = "_kale_ext_status") -> str:
         + "\n\n# kale_ext/progress.py (stdlib only), for the ETA posted to Kubeflow Trainer\n"
         + f"{name} = _kale_ext_trainer_status(__import__('os').environ, {SETTINGS!r}, "
         + f"__import__('zlib').decompress(__import__('base64').b64decode({packed!r})).decode(), "
-        + "_kale_ext_request)\n"
+        + "_kale_ext_request, __import__('time').monotonic())\n"
     )
 
 

@@ -95,7 +95,7 @@ class EtaCase:
 STEADY = [(t, 10 * t) for t in range(5)]  # 10 steps a second, 4 advances over 4 s
 ETA_CASES = [
     EtaCase("nothing yet", [], 0, None),
-    EtaCase("too few advances", STEADY[:MIN_ADVANCES], 2, None),
+    EtaCase("too few advances", [(t, t) for t in range(MIN_ADVANCES)], 2, None),  # 2 % done
     EtaCase("too short a span", [(0.1 * i, i) for i in range(10)], 0.9, None),
     EtaCase("steady rate", STEADY, 4, 6),  # 60 steps left at 10/s
     EtaCase("counts time since the last advance", STEADY, 5, 5),
@@ -125,6 +125,71 @@ def test_eta_follows_the_recent_rate_not_the_first():
     feed(estimator, [(t, t) for t in range(0, 100)], total=1000)  # 1 step/s for 100 s
     feed(estimator, [(100 + t, 100 + 2 * t) for t in range(1, 120)], total=1000)  # then 2/s
     assert estimator.eta(219) == pytest.approx((1000 - 338) / 2, abs=2)
+
+
+def steady_etas(total: int, started: float | None, seconds_per_step: float = 1.0):
+    """The ETA after each advance of a job that keeps its pace from its start (time 0)."""
+    estimator = EtaEstimator(started)
+    etas = []
+    for step in range(1, total + 1):
+        now = step * seconds_per_step
+        estimator.observe(step, total, now)
+        etas.append(estimator.eta(now))
+    return etas
+
+
+@pytest.mark.parametrize("total", [5, 6, 10, 100, 1000])
+def test_a_steady_job_shows_its_eta_within_its_first_fifth(total):
+    etas = steady_etas(total, started=0.0, seconds_per_step=5.0)
+    first = next(i for i, eta in enumerate(etas) if eta is not None)
+    assert (first + 1) / total <= 0.2
+    assert etas[first] == 5 * (total - first - 1)  # and it is right: a step each 5 s
+    assert None not in etas[first:]
+
+
+def test_without_its_start_a_steady_job_of_ten_steps_still_shows_it_by_the_second():
+    assert steady_etas(10, started=None, seconds_per_step=5.0)[1] == 40
+
+
+def test_once_shown_the_eta_stays_and_counts_down_through_an_uneven_pace():
+    estimator = EtaEstimator()
+    now, etas = 0.0, []
+    for step in range(1, 101):  # steps of 0.5 s and 1.5 s in turn; one of 6 s at step 10
+        now += 6.0 if step == 10 else (0.5 if step % 2 else 1.5)
+        estimator.observe(step, 100, now)
+        etas.append(estimator.eta(now))
+    first = next(i for i, eta in enumerate(etas) if eta is not None)
+    assert first < 20 and None not in etas[first:]
+    changes = [b - a for a, b in zip(etas[first:], etas[first + 1 :], strict=False)]
+    assert max(abs(c) for c in changes) <= 0.3 * max(etas[first:])  # never a jump
+
+
+def test_a_slow_advance_moves_the_eta_a_little_and_does_not_take_it_away():
+    estimator = EtaEstimator()
+    feed(estimator, [(t, t) for t in range(11)])  # 1 step a second: 90 s left at 10 s
+    assert estimator.eta(10) == 90
+    estimator.observe(11, 100, 19)  # one step took 9 s: the window's rate says 154 s left
+    assert 81 < estimator.eta(19) < 110  # 81 counted down: moved some of the way, kept
+
+
+def test_a_slow_start_counts_only_until_the_jobs_own_pace_is_measured():
+    estimator = EtaEstimator(started=0.0)
+    estimator.observe(1, 10, 90)  # 88 s of imports on a busy machine, then 1.5 s an epoch
+    assert estimator.eta(90) == 810  # timed from the start: all it knows
+    estimator.observe(2, 10, 91.5)  # 1.5 s: too short to measure its pace; kept, smoothed
+    assert 500 < estimator.eta(91.5) < 810
+    estimator.observe(3, 10, 93)
+    assert estimator.eta(93) == 10  # its own pace replaces it, not smoothed from it
+    estimator.observe(4, 10, 94.5)
+    assert estimator.eta(94.5) == 9
+
+
+def test_the_jobs_start_does_not_count_as_a_reading_once_the_work_starts_over():
+    estimator = EtaEstimator(started=0.0)
+    estimator.observe(1, 10, 1)
+    estimator.observe(1, 20, 2)  # another total: measured anew, not from the job's start
+    estimator.observe(2, 20, 3)
+    assert estimator.eta(3) is None
 
 
 def test_another_total_starts_over():
@@ -281,9 +346,15 @@ def test_tracker_gives_an_eta_after_a_few_advances():
     tracker = ProgressTracker()
     seen = [tracker.feed([metric(step=s, total=10)], now=float(s)) for s in range(1, 11)]
     etas = [p.eta_seconds for p in seen]
-    assert etas[:MIN_ADVANCES] == [None] * MIN_ADVANCES  # no ETA until a few steps
-    assert etas[MIN_ADVANCES] == 10 - (MIN_ADVANCES + 1)  # 1 step a second
-    assert etas[-1] == 0 and seen[-1].percent == 100.0
+    assert etas[:2] == [None] * 2  # not from one reading, nor from 1 s
+    assert etas[2:] == [10 - s for s in range(3, 11)]  # 1 step a second, to the end
+    assert seen[-1].percent == 100.0
+
+
+def test_tracker_measures_from_the_jobs_start():
+    tracker = ProgressTracker(started=0.0)
+    seen = [tracker.feed([metric(epoch=e, epochs=5)], now=10.0 * e) for e in range(1, 6)]
+    assert [p.eta_seconds for p in seen] == [40, 30, 20, 10, 0]
 
 
 def test_tracker_keeps_updated_from_its_last_change():

@@ -14,14 +14,17 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { DockLayout, Widget } from '@lumino/widgets';
 
 import { KaleService } from './api';
 import { CompareView } from './compare/widget';
 import { SweepView } from './compare/sweep-view';
 import { kaleIcon } from './icon';
+import { placeLogs } from './logs/tabs';
 import { LogsView } from './logs/widget';
 import { installSeriesColors } from './metrics/constants';
 import type { IJobsView } from './panel/jobs/jobs-view';
+import { SourceView } from './panel/preview/source-view';
 import { PanelState } from './panel/state';
 import { KalePanel, PANEL_ID } from './panel/widget';
 import { CellTagBadges } from './tags/badges';
@@ -37,6 +40,8 @@ export namespace CommandIDs {
   export const editDefaults = 'kale-ext:edit-defaults';
   export const compare = 'kale-ext:compare';
   export const openSweep = 'kale-ext:open-sweep';
+  export const submit = 'kale-ext:submit';
+  export const viewSource = 'kale-ext:view-compiled-function';
 }
 
 /**
@@ -71,12 +76,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const state: PanelState = new PanelState({
       service,
       tracker: notebooks,
-      openLogs: name =>
-        void app.commands.execute(CommandIDs.openLogs, { name }),
+      openLogs: (name, notebook) =>
+        void app.commands.execute(
+          CommandIDs.openLogs,
+          notebook ? { name, notebook } : { name }
+        ),
       openSweep: name =>
         void app.commands.execute(CommandIDs.openSweep, { name }),
       compare: names =>
         void app.commands.execute(CommandIDs.compare, { names }),
+      viewSource: (name, source, notebook) =>
+        void app.commands.execute(CommandIDs.viewSource, {
+          name,
+          source,
+          notebook
+        }),
       editDefaults: () => void app.commands.execute(CommandIDs.editDefaults),
       canEditDefaults: () => app.commands.isEnabled(CommandIDs.editDefaults),
       activate: notebook => app.shell.activateById(notebook.id),
@@ -122,7 +136,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // elsewhere, or while the page was away, has none)
     void restorer?.restore(logs, {
       command: CommandIDs.openLogs,
-      args: widget => ({ name: widget.content.jobName, restoring: true }),
+      args: widget => ({
+        name: widget.content.jobName,
+        restoring: true,
+        notebook: widget.content.notebook,
+        pinned: widget.content.pinned
+      }),
       name: widget => widget.content.jobName
     });
     // A job deleted from the panel: its logs tab closes first.
@@ -154,22 +173,51 @@ const plugin: JupyterFrontEndPlugin<void> = {
         if (args.restoring && !(await Private.isListed(listed, name))) {
           return; // deleted since the page last showed it
         }
-        const open = logs.find(w => w.content.jobName === name);
-        if (open) {
-          app.shell.activateById(open.id);
-          return open;
+        // notebook: opened by that notebook's submit (see logs/tabs.ts)
+        const notebook =
+          typeof args.notebook === 'string' ? args.notebook : null;
+        const submitted = notebook !== null && !args.restoring;
+        const open = logs.filter(() => true);
+        const place = placeLogs(
+          open.map(w => ({
+            job: w.content.jobName,
+            notebook: w.content.notebook,
+            pinned: w.content.pinned
+          })),
+          name,
+          submitted ? notebook : null
+        );
+        if (place.kind === 'show') {
+          if (!submitted) {
+            app.shell.activateById(open[place.index].id);
+          }
+          return open[place.index];
         }
         const content = new LogsView({
           service,
           name,
-          timelines: state.jobList.timelines
+          timelines: state.jobList.timelines,
+          notebook,
+          pinned: args.pinned === true
         });
         const widget = new MainAreaWidget({ content });
         widget.id = `kale-ext-logs-${name}`;
         widget.title.icon = kaleIcon;
+        let pinned = content.pinned;
+        content.changed.connect(() => {
+          if (content.pinned !== pinned) {
+            pinned = content.pinned;
+            void logs.save(widget); // a reload keeps the pin
+          }
+        });
         void logs.add(widget);
-        app.shell.add(widget, 'main');
-        app.shell.activateById(widget.id);
+        const replaced = place.kind === 'replace' ? open[place.index] : null;
+        app.shell.add(widget, 'main', {
+          ...Private.where(replaced, open, notebooks, notebook),
+          // a submit leaves the focus in the notebook
+          activate: !submitted
+        });
+        replaced?.dispose(); // its place is the new tab's
         return widget;
       }
     });
@@ -226,6 +274,47 @@ const plugin: JupyterFrontEndPlugin<void> = {
         return widget;
       }
     });
+    app.commands.addCommand(CommandIDs.viewSource, {
+      label: 'View compiled function',
+      caption: 'The function kale_ext compiled from the notebook, read-only',
+      execute: args => {
+        const name = String(args.name ?? 'train');
+        const source = String(args.source ?? '');
+        const notebook = String(args.notebook ?? '');
+        // one tab per notebook, showing its latest compile
+        const open = Array.from(app.shell.widgets('main')).find(
+          w =>
+            w instanceof MainAreaWidget &&
+            w.content instanceof SourceView &&
+            w.content.notebook === notebook
+        ) as MainAreaWidget<SourceView> | undefined;
+        if (open) {
+          open.content.setSource(name, source);
+          app.shell.activateById(open.id);
+          return open;
+        }
+        const content = new SourceView({ name, source, notebook });
+        const widget = new MainAreaWidget({ content });
+        widget.id = `kale-ext-source-${Private.nextSource()}`;
+        widget.title.icon = kaleIcon;
+        app.shell.add(widget, 'main', { mode: 'split-right' });
+        app.shell.activateById(widget.id);
+        return widget;
+      }
+    });
+    app.commands.addCommand(CommandIDs.submit, {
+      label: 'Kale: Submit job',
+      caption:
+        "Submit the notebook with the panel's choices, or start its sweep (Ctrl/Cmd+Enter in the panel)",
+      // a blocked submit says why in the panel
+      isEnabled: () => state.notebook !== null && !state.submitting,
+      execute: () => state.submit()
+    });
+    app.commands.addKeyBinding({
+      command: CommandIDs.submit,
+      keys: ['Accel Enter'],
+      selector: `#${PANEL_ID}`
+    });
     app.commands.addCommand(CommandIDs.editDefaults, {
       label: 'Edit kale_ext defaults',
       caption:
@@ -238,6 +327,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     palette?.addItem({ command: CommandIDs.openPanel, category: 'kale_ext' });
+    palette?.addItem({ command: CommandIDs.submit, category: 'kale_ext' });
     palette?.addItem({
       command: CommandIDs.editDefaults,
       category: 'kale_ext'
@@ -261,6 +351,33 @@ const plugin: JupyterFrontEndPlugin<void> = {
 export default plugin;
 
 namespace Private {
+  let sources = 0;
+
+  /** A new compiled function tab's number. */
+  export function nextSource(): number {
+    return sources++;
+  }
+
+  /**
+   * Where a new logs tab goes: in place of the tab it replaces, else beside
+   * the last logs tab, else (a submit's) to the right of its notebook.
+   */
+  export function where(
+    replaced: Widget | null,
+    open: Widget[],
+    notebooks: INotebookTracker,
+    notebook: string | null
+  ): { ref?: string; mode?: DockLayout.InsertMode } {
+    const beside = replaced ?? open[open.length - 1];
+    if (beside) {
+      return { ref: beside.id, mode: 'tab-after' };
+    }
+    const panel = notebook
+      ? notebooks.find(p => p.context.path === notebook)
+      : undefined;
+    return panel ? { ref: panel.id, mode: 'split-right' } : {};
+  }
+
   /**
    * Where the jobs list's arrangement is kept (JupyterLab's state database).
    */

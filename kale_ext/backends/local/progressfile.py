@@ -27,13 +27,15 @@ class ProgressFollower:
     """Reads node 0's log from where it stopped; writes progress.json when what it shows
     changes."""
 
-    def __init__(self, job_dir: Path, procs_per_node: int) -> None:
+    def __init__(self, job_dir: Path, procs_per_node: int, started: float | None = None) -> None:
+        """``started``: when the nodes started (monotonic), from which the first advance is
+        timed."""
         self.log = job_dir / "node-0.log"
         self.out = job_dir / PROGRESS_FILE
         self.procs = procs_per_node
         self.position = 0
         self.pending = b""
-        self.tracker = ProgressTracker()
+        self.tracker = ProgressTracker(started)
         self.written: dict | None = None
         self.last_poll = float("-inf")
 

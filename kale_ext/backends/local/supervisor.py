@@ -324,7 +324,8 @@ def run(job_dir: Path) -> int:
     deadline_s = record.get("active_deadline_seconds")  # over every attempt
     ends_by = time.monotonic() + deadline_s if deadline_s else None
     most = record.get("max_restarts") or 0
-    progress = ProgressFollower(job_dir, record["procs_per_node"])  # rank 0's, as it logs
+    # rank 0's, as it logs; its ETA timed from now, when the nodes start
+    progress = ProgressFollower(job_dir, record["procs_per_node"], time.monotonic())
     keep_room(job_dir)  # for the record of a job that fills its disk
     tried: Attempt | None = None
     not_restarted = ""  # why a failed node's job was not started again, when it could be

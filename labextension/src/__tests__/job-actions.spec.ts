@@ -26,6 +26,7 @@ describe('submitJob', () => {
     expect(await submitJob(ctx.service, ctx.jobs, body)).toEqual({
       kind: 'info',
       text: 'Submitted nb-abcde (kubernetes)',
+      job: 'nb-abcde',
       details: ['the image lacks numpy']
     });
     expect(ctx.jobs.lastSubmitted).toBe('nb-abcde');
@@ -88,7 +89,7 @@ describe('JobActions', () => {
   it('opens the logs of a submitted job, brings its row in, keeps it current for its notebook', async () => {
     const { jobs, act, openLogs } = actions();
     expect(await act.submit({ path: 'a.ipynb' }, 'a.ipynb')).toBe(true);
-    expect(openLogs).toHaveBeenCalledWith('nb-abcde');
+    expect(openLogs).toHaveBeenCalledWith('nb-abcde', 'a.ipynb');
     expect(jobs.revealing).toBe('nb-abcde');
     expect(act.current('a.ipynb')?.name).toBe('nb-abcde');
     expect(act.current('b.ipynb')).toBeNull();

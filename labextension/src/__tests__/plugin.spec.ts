@@ -78,6 +78,31 @@ describe('kale-ext:plugin', () => {
     panel.dispose();
   });
 
+  it('submits from the palette and from Ctrl/Cmd+Enter in the panel', () => {
+    serve();
+    jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const commands = new CommandRegistry();
+    const app = fakeApp(commands);
+    const palette = { addItem: jest.fn() } as unknown as ICommandPalette;
+    plugin.activate(
+      app as unknown as JupyterFrontEnd,
+      tracker(),
+      palette,
+      null
+    );
+    expect(commands.label(CommandIDs.submit)).toBe('Kale: Submit job');
+    expect(palette.addItem).toHaveBeenCalledWith({
+      command: CommandIDs.submit,
+      category: 'kale_ext'
+    });
+    expect(
+      commands.keyBindings.map(b => [b.command, b.keys.join(' '), b.selector])
+    ).toContainEqual([CommandIDs.submit, 'Ctrl Enter', `#${PANEL_ID}`]); // Cmd on a Mac
+    // no notebook: nothing to submit
+    expect(commands.isEnabled(CommandIDs.submit)).toBe(false);
+    (app.shell.add.mock.calls[0][0] as Widget).dispose();
+  });
+
   it("loads the defaults again when the user's settings change", async () => {
     const makeRequest = serve();
     jest.spyOn(console, 'log').mockImplementation(() => undefined);

@@ -1,6 +1,7 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
+import { emptySweep } from '../form/sweep';
 import { PreviewView } from '../panel/preview/preview';
 import type { Kale } from '../types';
 import { compileResult } from './fakes';
@@ -128,6 +129,7 @@ describe('PreviewView', () => {
       resources: 'CPU 500m–2 · memory 4Gi',
       runtime: 'torch-distributed · local',
       packages: 'scikit-learn==1.9.1, torch==2.13.0',
+      parameters: 'the notebook’s defaults',
       workspace: 'examples: 3 files, 11.7 KiB (at most 10 MiB)',
       command:
         '2 processes here, one per node, each with PET_NNODES=2, PET_NODE_RANK=0…1, PET_MASTER_ADDR=127.0.0.1, running the trainer command of the TrainJob below'
@@ -246,6 +248,53 @@ describe('PreviewView', () => {
     );
     expect(widget.node.textContent).toBe(
       'Fix the errors to see what the job will be.'
+    );
+  });
+
+  it('says what differs from the notebook: each parameter set, a sweep and its trials', async () => {
+    widget = await render(
+      <PreviewView
+        compile={compileResult({
+          job_name: 'nb-x',
+          trainjob_yaml: YAML,
+          parameters: { epochs: 6, lr: 0.01, batch: 32 }
+        })}
+        backend={null}
+        packages={null}
+        options={{ parameters: { epochs: '2', lr: '0.1', batch: 32 } }}
+        sweep={{
+          ...emptySweep(),
+          params: { lr: '0.1, 0.2, 0.3', batch: '32, 64' }
+        }}
+      />
+    );
+    expect(facts(widget).parameters).toBe('epochs: 6 → 2');
+    expect(facts(widget).sweep).toBe(
+      '6 trials (grid: every combination), named nb-x-0 … nb-x-5batch: 32, 64lr: 0.1, 0.2, 0.3'
+    );
+  });
+
+  it('opens the compiled function from the preview', async () => {
+    const onViewSource = jest.fn();
+    widget = await render(
+      <PreviewView
+        compile={compileResult({
+          trainjob_yaml: YAML,
+          function_name: 'train_nb',
+          source: 'def train_nb():\n    pass\n'
+        })}
+        backend={null}
+        packages={null}
+        onViewSource={onViewSource}
+      />
+    );
+    const button = Array.from(widget.node.querySelectorAll('button')).find(
+      b => b.textContent === 'View compiled function'
+    );
+    button!.click();
+    expect(onViewSource).toHaveBeenCalledWith(
+      'train_nb',
+      'def train_nb():\n    pass\n'
     );
   });
 });

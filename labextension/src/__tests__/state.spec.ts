@@ -371,7 +371,8 @@ describe('PanelState', () => {
     const { state, service, openLogs } = ctx;
     expect(state.currentJob).toBeNull();
     await state.submit();
-    expect(openLogs).toHaveBeenCalledWith('nb-abcde');
+    // in place of the notebook's last submit's logs
+    expect(openLogs).toHaveBeenCalledWith('nb-abcde', ctx.panel.context.path);
     expect(state.jobList.revealing).toBe('nb-abcde');
     expect(state.currentJob).toEqual({ name: 'nb-abcde', job: undefined });
 
@@ -409,6 +410,28 @@ describe('PanelState', () => {
     });
     await state.settingsChanged();
     await compiled(ctx, 3);
+    expect(state.actions.notice).toBeNull();
+  });
+
+  it('keeps the "Submitted" notice when the name typed is taken by the job it announces', async () => {
+    ctx = setup();
+    await compiled(ctx);
+    const { state, service } = ctx;
+    state.setVisible(true); // the jobs list is polled
+    await until(() => state.jobList.jobs);
+    state.updateForm({ name: 'my-run' });
+    service.submit.mockResolvedValue({
+      name: 'my-run',
+      backend: 'local',
+      warnings: []
+    });
+    service.listJobs.mockResolvedValue([{ name: 'my-run', status: 'Running' }]);
+    const before = service.compile.mock.calls.length;
+    await state.submit();
+    await until(() => state.fieldErrors.some(e => e.field === 'name'));
+    await compiled(ctx, before + 1); // checked again after the submit
+    expect(state.actions.notice?.text).toBe('Submitted my-run (local)');
+    state.updateForm({ nodes: '2' }); // a change of the form: it goes
     expect(state.actions.notice).toBeNull();
   });
 

@@ -39,6 +39,8 @@ export interface ILogsModel {
   readonly statusNote: string;
   readonly query: string;
   follow: boolean;
+  /** Kept when its notebook submits again (see logs/tabs.ts). */
+  pinned: boolean;
   showMetricLines: boolean;
   toggleSection(section: LogsSection, open: boolean): void;
   search(query: string): void;
@@ -235,6 +237,19 @@ function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
         onClick={() => view.download()}
       >
         Download
+      </button>
+      <button
+        type="button"
+        className={`kale-ext-Button kale-ext-Button-plain${view.pinned ? ' kale-ext-mod-on' : ''}`}
+        aria-pressed={view.pinned}
+        title={
+          view.pinned
+            ? 'Pinned: the next submit opens its logs in another tab'
+            : 'Pin this tab: the next submit from its notebook replaces it unless pinned'
+        }
+        onClick={() => (view.pinned = !view.pinned)}
+      >
+        Pin
       </button>
       {(stream.phase === 'failed' || stream.phase === 'ended') && (
         <button

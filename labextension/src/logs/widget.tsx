@@ -25,6 +25,8 @@ export class LogsView extends ReactWidget implements ILogsModel {
     super();
     this.service = options.service;
     this.jobName = options.name;
+    this.notebook = options.notebook ?? null;
+    this._pinned = options.pinned ?? false;
     this.buffer = options.buffer ?? new LogBuffer();
     this.timelines = options.timelines ?? new JobTimelines();
     this.timelines.changed.connect(this._onTimelines, this);
@@ -38,6 +40,8 @@ export class LogsView extends ReactWidget implements ILogsModel {
 
   readonly service: KaleService;
   readonly jobName: string;
+  /** The notebook whose submit opened this tab (null: opened another way). */
+  readonly notebook: string | null;
   readonly buffer: LogBuffer;
   /** The metrics the job reported (`KALE_METRIC` lines). */
   readonly metrics = new MetricsStore();
@@ -59,6 +63,22 @@ export class LogsView extends ReactWidget implements ILogsModel {
    */
   get pollingStatus(): boolean {
     return this._status?.active ?? false;
+  }
+
+  /**
+   * Whether the tab stays when the notebook submits again (else the next
+   * submit's logs take its place).
+   */
+  get pinned(): boolean {
+    return this._pinned;
+  }
+
+  set pinned(pinned: boolean) {
+    if (pinned !== this._pinned) {
+      this._pinned = pinned;
+      this.title.className = pinned ? 'kale-ext-mod-pinned' : '';
+      this.changed.emit();
+    }
   }
 
   /** Whether the log shows the metrics lines (hidden by default). */
@@ -213,6 +233,7 @@ export class LogsView extends ReactWidget implements ILogsModel {
   private _statusInterval: number;
   private _started = false;
   private _follow = true;
+  private _pinned: boolean;
   private _query = '';
   private _stream: IStreamState = { phase: 'connecting' };
   private _search = new Debouncer(
@@ -230,5 +251,9 @@ export namespace LogsView {
     timelines?: JobTimelines;
     /** Milliseconds between polls of the job's status (default 1 s). */
     statusInterval?: number;
+    /** The notebook whose submit opens it (its path). */
+    notebook?: string | null;
+    /** Kept when that notebook submits again. */
+    pinned?: boolean;
   }
 }

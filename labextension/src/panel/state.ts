@@ -65,10 +65,17 @@ export class PanelState extends VDomModel {
       jobs: () => this.jobList?.jobs ?? null,
       changed: emit,
       edited: () => this.actions.clearNotice(),
-      validated: () =>
+      validated: () => {
+        // the name the job just submitted took is no reason to forget that
+        // it was submitted (the field says it is taken)
+        const job = this.actions.notice?.job;
+        const errors = this.fieldErrors.filter(
+          e => !(job && e.field === 'name' && this.form.name.trim() === job)
+        );
         this.actions.formChecked(
-          this.fieldErrors.length === 0 && this.compile?.ok !== false
-        ),
+          errors.length === 0 && this.compile?.ok !== false
+        );
+      },
       recheck: () => this._scheduleCompile()
     });
     this._compiler = new CompileCycle({
@@ -319,6 +326,12 @@ export class PanelState extends VDomModel {
     this._options.openLogs(name);
   }
 
+  /** Show the compiled function `name` of the notebook, read-only. */
+  viewSource(name: string, source: string): void {
+    const path = this.notebook?.context.path ?? '';
+    this._options.viewSource?.(name, source, path);
+  }
+
   /**
    * Load a job's recorded options into the form (of its own notebook), to
    * change them before submitting; its row says what happened.
@@ -393,10 +406,16 @@ export namespace PanelState {
   export interface IOptions {
     service: KaleService;
     tracker: INotebookTracker;
-    /** Open the logs view of a job. */
-    openLogs: (name: string) => void;
+    /**
+     * Open the logs view of a job; `notebook`: opened by a submit from that
+     * notebook (its tab takes the place of the last one that notebook's
+     * submit opened, unless pinned, and the notebook keeps the focus).
+     */
+    openLogs: (name: string, notebook?: string) => void;
     /** Open the view of a sweep. */
     openSweep?: (name: string) => void;
+    /** Show a notebook's compiled function (its name, source and path). */
+    viewSource?: (name: string, source: string, notebook: string) => void;
     /** Open the side-by-side view of two or more jobs. */
     compare?: (names: string[]) => void;
     /** Open the editor of the user's defaults (JupyterLab's settings). */

@@ -54,6 +54,25 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           Open a notebook to set up a training job from it.
         </p>
       )}
+      {/* before the jobs in the tab order; drawn at the foot (base.css) */}
+      {notebook && (
+        <SubmitBar
+          blocker={state.submitBlocker}
+          note={state.submitNote}
+          submitting={state.submitting}
+          onSubmit={() => void state.submit()}
+          label={isSweeping(state.sweep) ? 'Start sweep' : undefined}
+          current={state.currentJob}
+          failed={
+            state.actions.notice?.kind === 'error' &&
+            state.actions.notice.diagnostics !== undefined
+              ? state.actions.notice.text
+              : ''
+          }
+          now={Date.now()}
+          onLogs={name => state.openLogs(name)}
+        />
+      )}
       <Section
         id="jobs"
         title="Jobs"
@@ -99,24 +118,6 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onPruned={() => jobs.refresh()}
         />
       </Section>
-      {notebook && (
-        <SubmitBar
-          blocker={state.submitBlocker}
-          note={state.submitNote}
-          submitting={state.submitting}
-          onSubmit={() => void state.submit()}
-          label={isSweeping(state.sweep) ? 'Start sweep' : undefined}
-          current={state.currentJob}
-          failed={
-            state.actions.notice?.kind === 'error' &&
-            state.actions.notice.diagnostics !== undefined
-              ? state.actions.notice.text
-              : ''
-          }
-          now={Date.now()}
-          onLogs={name => state.openLogs(name)}
-        />
-      )}
     </div>
   );
 }
@@ -265,6 +266,8 @@ function JobSetup(props: { state: PanelState }): JSX.Element {
           packages={form.packages}
           options={toOptions(form)}
           onSelect={d => void state.selectCell(d)}
+          sweep={state.sweep}
+          onViewSource={(name, source) => state.viewSource(name, source)}
         />
       </Section>
     </>

@@ -182,9 +182,9 @@ def test_a_suspend_that_fails_after_the_workload_is_deactivated_says_so(
     settle(cluster, "fit")
     assert cluster.get(TRAINJOBS, "fit")["spec"]["suspend"] is True  # Kueue's own stop
     seen = k8s.get_job("fit")
-    assert seen.status is Status.QUEUED and seen.reason == (
-        "its Kueue Workload is deactivated (The workload is deactivated): Kueue does not run it "
-        "until its spec.active is true again (queue team-a)"
+    assert seen.status is Status.QUEUED and seen.reason == (  # the user's stop deactivated it
+        "suspended by the user: its Kueue Workload is deactivated, holding no quota, and Kueue "
+        "runs it only once its spec.active is true again (LocalQueue team-a)"
     )
     again = stop(k8s, "fit", "ana")  # records who stopped it
     assert again.status_text == "Stopped" and again.reason.startswith("stopped by ana at ")

@@ -12,7 +12,6 @@ from kale_ext.backends.local.progressfile import (
     read_progress,
 )
 from kale_ext.backends.logpieces import MAX_PIECE
-from kale_ext.progress import MIN_ADVANCES
 
 
 def metric(step, total, rank=0):
@@ -37,9 +36,19 @@ def test_follows_the_log_as_it_grows_and_keeps_the_eta(tmp_path):
         follower.poll(now=float(s))
         etas.append(kept(tmp_path)["eta_seconds"])
         assert read_progress(tmp_path).step == s
-    assert etas[:MIN_ADVANCES] == [None] * MIN_ADVANCES
-    assert etas[MIN_ADVANCES:] == list(range(10 - MIN_ADVANCES - 1, -1, -1))
+    assert etas[:2] == [None] * 2  # not from one reading, nor from 1 s
+    assert etas[2:] == list(range(7, -1, -1))
     assert kept(tmp_path)["percent"] == 100.0
+
+
+def test_times_the_first_advance_from_the_jobs_start(tmp_path):
+    follower = ProgressFollower(tmp_path, 1, started=0.0)
+    etas = []
+    for step in (1, 2):
+        write(tmp_path, metric(step, 10))
+        follower.poll(now=5.0 * step)
+        etas.append(kept(tmp_path)["eta_seconds"])
+    assert etas == [45, 40]  # shown from 10 % done: 9, then 8 steps of 5 s left
 
 
 def test_polls_at_most_every_half_second(tmp_path):

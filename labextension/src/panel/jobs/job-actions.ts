@@ -9,6 +9,8 @@ import type { JobsModel } from './jobs-model';
 export interface INotice {
   kind: 'info' | 'error';
   text: string;
+  /** The job a "Submitted" notice is about. */
+  job?: string;
   details?: string[];
   diagnostics?: Kale.IDiagnostic[];
 }
@@ -30,6 +32,7 @@ export async function submitJob(
     return {
       kind: 'info',
       text: `Submitted ${result.name} (${result.backend})`,
+      job: result.name,
       details: result.warnings
     };
   } catch (reason) {
@@ -102,7 +105,7 @@ export class JobActions {
         this._current.set(path, name);
       }
       jobs.reveal(name);
-      this._options.openLogs(name);
+      this._options.openLogs(name, path); // in place of its last submit's
     }
     changed();
     return name !== null;
@@ -204,7 +207,8 @@ export namespace JobActions {
     service: KaleService;
     jobs: JobsModel;
     /** Open the logs view of a job. */
-    openLogs: (name: string) => void;
+    /** Open a job's logs; `notebook`: opened by that notebook's submit. */
+    openLogs: (name: string, notebook?: string) => void;
     /** Open the view of a sweep. */
     openSweep?: (name: string) => void;
     /** Ask before deleting a job. */

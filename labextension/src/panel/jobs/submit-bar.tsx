@@ -37,6 +37,8 @@ export function SubmitBar(props: {
           kind="accept"
           disabled={blocker !== ''}
           aria-describedby="kale-ext-submit-why"
+          aria-keyshortcuts="Control+Enter Meta+Enter"
+          title="Ctrl/Cmd+Enter anywhere in the panel"
           onClick={props.onSubmit}
         >
           {props.submitting ? 'Submitting…' : (props.label ?? 'Submit')}

@@ -1,16 +1,25 @@
 import { Clipboard } from '@jupyterlab/apputils';
+import type { JSONValue } from '@lumino/coreutils';
 import * as React from 'react';
 
+import type { ISweepForm } from '../../form/sweep';
 import type { Kale } from '../../types';
 import { Button } from '../shared/fields';
 import { formatPlace } from '../shared/format';
+import {
+  parameterOverrides,
+  sweepSummary,
+  type IOverride,
+  type ISweepSummary
+} from './differs';
 import { foldYaml } from './preview-yaml';
 import { WorkspaceFact } from './workspace';
 
 /**
- * What submitting will do, read first: the job's name, where it runs, its
- * shape, resources, runtime, packages and files; then the TrainJob YAML
- * with its bulk folded, to copy or download.
+ * What submitting will do, read first: the job's name, what it changes
+ * from the notebook (parameters, a sweep's trials), where it runs, its
+ * shape, resources, runtime, packages and files; the compiled function to
+ * read; then the TrainJob YAML with its bulk folded, to copy or download.
  */
 export function PreviewView(props: {
   compile: Kale.ICompileResult | null;
@@ -22,8 +31,12 @@ export function PreviewView(props: {
   options?: Kale.IJobOptions;
   /** Open the notebook at a cell and line (as the checks' links do). */
   onSelect?: (place: Kale.IDiagnostic) => void;
+  /** The sweep the form describes (Submit starts it when a parameter sweeps). */
+  sweep?: ISweepForm;
+  /** Open the compiled function, read-only. */
+  onViewSource?: (name: string, source: string) => void;
 }): JSX.Element {
-  const { compile } = props;
+  const { compile, onViewSource } = props;
   if (!compile?.trainjob_yaml) {
     return (
       <p className="kale-ext-Muted">
@@ -35,7 +48,29 @@ export function PreviewView(props: {
   }
   return (
     <div className="kale-ext-Preview">
-      <PreviewSummary {...props} compile={compile} />
+      <PreviewSummary
+        {...props}
+        compile={compile}
+        overrides={parameterOverrides(
+          compile.parameters,
+          props.options?.parameters as { [name: string]: JSONValue },
+          Object.keys(props.sweep?.params ?? {})
+        )}
+        sweep={
+          props.sweep ? sweepSummary(props.sweep, compile.parameters) : null
+        }
+      />
+      {compile.source && onViewSource && (
+        <div className="kale-ext-Row">
+          <Button
+            onClick={() =>
+              onViewSource(compile.function_name ?? 'train', compile.source!)
+            }
+          >
+            View compiled function
+          </Button>
+        </div>
+      )}
       {compile.provenance && compile.provenance.length > 0 && (
         <NotebookSettings
           provenance={compile.provenance}
@@ -86,8 +121,11 @@ function PreviewSummary(props: {
   backend: Kale.IBackend | null;
   runtime?: Kale.IRuntime;
   packages: string[] | null;
+  overrides: IOverride[];
+  sweep: ISweepSummary | null;
 }): JSX.Element {
-  const { compile, backend, runtime } = props;
+  const { compile, backend, runtime, overrides, sweep } = props;
+  const hasParameters = Object.keys(compile.parameters ?? {}).length > 0;
   const local = backend?.name === 'local';
   const nodes = compile.nodes ?? 1;
   const procs = compile.procs_per_node ?? 1;
@@ -101,6 +139,40 @@ function PreviewSummary(props: {
       <dd className="kale-ext-Facts-code" data-fact="name">
         {compile.job_name}
       </dd>
+      {(hasParameters || overrides.length > 0) && (
+        <>
+          <dt>Parameters</dt>
+          <dd data-fact="parameters">
+            {overrides.length ? (
+              <ul className="kale-ext-Overrides" aria-label="Parameters set">
+                {overrides.map(o => (
+                  <li key={o.name} data-parameter={o.name}>
+                    <code>{o.name}</code>: {o.from || '(no default)'} →{' '}
+                    <strong>{o.to}</strong>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              'the notebook’s defaults'
+            )}
+          </dd>
+        </>
+      )}
+      {sweep && (
+        <>
+          <dt>Sweep</dt>
+          <dd data-fact="sweep">
+            {Private.trials(sweep, compile.job_name)}
+            <ul className="kale-ext-Overrides" aria-label="Swept values">
+              {sweep.dimensions.map(d => (
+                <li key={d.name} data-parameter={d.name}>
+                  <code>{d.name}</code>: {d.values}
+                </li>
+              ))}
+            </ul>
+          </dd>
+        </>
+      )}
       <dt>Backend</dt>
       <dd data-fact="backend">
         {!backend
@@ -313,6 +385,25 @@ namespace Private {
     return names
       .map(n => (options[n] !== undefined ? `${n} ${value(options[n])}` : n))
       .join(', ');
+  }
+
+  /**
+   * A sweep's trials in words: "6 trials (grid: every combination), named
+   * nb-x-0 … nb-x-5".
+   */
+  export function trials(sweep: ISweepSummary, name?: string): string {
+    const how =
+      sweep.search === 'grid'
+        ? 'grid: every combination'
+        : `${sweep.search === 'tpe' ? 'TPE' : sweep.search} search`;
+    if (sweep.trials === null) {
+      return `trials not known yet (${how}): see the sweep's fields`;
+    }
+    const named =
+      name && sweep.trials > 0
+        ? `, named ${name}-0${sweep.trials > 1 ? ` … ${name}-${sweep.trials - 1}` : ''}`
+        : '';
+    return `${plural(sweep.trials, 'trial')} (${how})${named}`;
   }
 
   export function plural(n: number, one: string, many = `${one}s`): string {
