@@ -16,17 +16,18 @@ nothing, saying so once.
 
 - ``save(state, step)``: rank 0 writes ``step-<step>.pt`` (``torch.save``; a job that never
   imported torch saves plain values as JSON) to a temporary file, fsyncs it and renames it,
-  then writes the small manifest (:data:`MANIFEST`: the step, the file, the time, the files
-  kept) the same way; only the last ``KALE_EXT_KEEP_CHECKPOINTS`` (default :data:`KEEP`) saves
-  are kept. A crash mid-save leaves the previous checkpoint the latest. With torch.distributed
-  initialised every rank waits for rank 0's write (a barrier), so every rank's next
-  ``latest()`` reads the same one. Each save reports ``checkpoint_step`` as ``report()`` does,
-  for the views' "checkpoint: step 12, 3 min ago".
-- ``latest()``: the state last saved (tensors on the CPU, loaded with ``weights_only=True``),
-  or None; with torch.distributed initialised the ranks meet at a barrier first.
+  then writes the small manifest (:data:`MANIFEST`: the step, the file, the time, the run, the
+  files kept) the same way; the other ranks return at once (so ``if rank == 0: save(...)``
+  works too: no rank waits for another). The last ``KALE_EXT_KEEP_CHECKPOINTS`` (default
+  :data:`KEEP`) saves are kept, and the one the running job resumed from. A crash mid-save
+  leaves the previous checkpoint the latest. Each save reports ``checkpoint_step`` as
+  ``report()`` does, for the views' "checkpoint: step 12, 3 min ago".
+- ``latest()``: the state the job resumes from (tensors on the CPU, loaded with
+  ``weights_only=True``), or None: the last checkpoint saved by an earlier job or attempt of
+  the lineage (a run: :data:`RUN_ENV` and :data:`RESTART_ENV`), never one this run saved, so
+  every rank gets the same one however late it asks, with or without torch.distributed.
 - ``on_stop(fn)``: ``fn()`` runs when the job is stopped (SIGTERM: Stop, a preemption), within
-  the grace period the backends give (:data:`STOP_GRACE`); then the process exits. A
-  ``save()`` in it does not wait for the other ranks.
+  the grace period the backends give (:data:`STOP_GRACE`); then the process exits (128 + 15).
 
 In a compiled job the import is replaced by :func:`_kale_ext_checkpoint`'s source (standard
 library only, torch imported only when the job has it), so the training image needs no
@@ -41,6 +42,11 @@ from typing import Any
 
 DIR_ENV = "KALE_EXT_CHECKPOINT_DIR"
 KEEP_ENV = "KALE_EXT_KEEP_CHECKPOINTS"
+#: The job (set with the folder) and its attempt (a restarted job's, "0" first): a run. What a
+#: run saves is not what it resumes from, so every rank's latest() is the same, however late
+#: it asks.
+RUN_ENV = "KALE_EXT_CHECKPOINT_RUN"
+RESTART_ENV = "KALE_EXT_RESTART"
 #: Saves kept by default, and the most a job may keep (the ``keep_checkpoints`` option's bound).
 KEEP = 2
 MAX_KEEP = 100
@@ -54,6 +60,8 @@ STOP_GRACE = 30
 SETTINGS = {
     "dir_env": DIR_ENV,
     "keep_env": KEEP_ENV,
+    "run_env": RUN_ENV,
+    "restart_env": RESTART_ENV,
     "keep": KEEP,
     "max_keep": MAX_KEEP,
     "manifest": MANIFEST,
@@ -75,9 +83,11 @@ def _kale_ext_checkpoint(environ, settings, report):  # kale_ext: checkpoints in
     import types
 
     folder = environ.get(settings["dir_env"]) or None
+    job = environ.get(settings["run_env"])  # this run: the job and its attempt, or None
+    run = f"{job}#{environ.get(settings['restart_env']) or 0}" if job else None
     said = set()
     handlers = []
-    stopping = []  # set while the on_stop handlers run
+    stopping = []  # set once the on_stop handlers run
 
     def say(what):
         if what not in said:
@@ -97,18 +107,14 @@ def _kale_ext_checkpoint(environ, settings, report):  # kale_ext: checkpoints in
     saved_name = re.compile(r"^step-(\d{9,})\.(pt|json)$")
     unfinished = re.compile(r"^\.step-\d{9,}\.(pt|json)\.tmp-\d+$")
 
-    def distributed():
+    def rank():
         torch = sys.modules.get("torch")
         dist = getattr(torch, "distributed", None)
         try:
-            return dist if dist is not None and dist.is_initialized() else None
+            if dist is not None and dist.is_initialized():
+                return dist.get_rank()
         except Exception:
-            return None
-
-    def rank():
-        dist = distributed()
-        if dist is not None:
-            return dist.get_rank()
+            pass
         try:
             return int(environ.get("RANK") or 0)
         except ValueError:
@@ -178,20 +184,25 @@ def _kale_ext_checkpoint(environ, settings, report):  # kale_ext: checkpoints in
             raise RuntimeError(f"kale_ext: cannot load the checkpoint {path} (weights_only: "
                                f"tensors and plain values only): {e}") from e  # fmt: skip
 
+    def resumed_from(entry):
+        """The save this run resumes from: the last one of an earlier run (job or attempt)."""
+        if entry is None or run is None or entry.get("run") != run:
+            return entry
+        earlier = [s for s in entry["saved"] if isinstance(s, dict) and s.get("run") != run]
+        return earlier[-1] if earlier and saved_name.match(str(earlier[-1].get("file"))) else None
+
     def latest():
-        """The state last saved in this job's lineage (tensors on the CPU), or None."""
+        """The state this run resumes from (tensors on the CPU), or None: the last saved by an
+        earlier job or attempt of the lineage, the same for every rank whenever it asks."""
         if folder is None:
             off()
             return None
-        dist = None if stopping else distributed()
-        if dist is not None:
-            dist.barrier()  # no rank reads while rank 0 may still be writing
-        entry = manifest()
+        entry = resumed_from(manifest())
         return None if entry is None else load(os.path.join(folder, entry["file"]))
 
     def save(state, step):
         """Keep ``state`` (a dict of tensors and plain values) as the checkpoint of ``step``
-        (a whole number of 0 or more): rank 0 writes it; the others wait for it."""
+        (a whole number of 0 or more): rank 0 writes it, the others return at once."""
         if not isinstance(state, dict):
             raise TypeError(f"checkpoint.save: state must be a dict, not {type(state).__name__}")
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
@@ -200,13 +211,10 @@ def _kale_ext_checkpoint(environ, settings, report):  # kale_ext: checkpoints in
         if folder is None:
             off()
             return None
-        path = None
-        if rank() == 0:
-            path = keep_one(state, step)
-            report(step=step, checkpoint_step=step)
-        dist = None if stopping else distributed()
-        if dist is not None:
-            dist.barrier()  # every rank's next latest() reads this one
+        if rank() != 0:
+            return None
+        path = keep_one(state, step)
+        report(step=step, checkpoint_step=step)
         return path
 
     def keep_one(state, step):
@@ -227,12 +235,15 @@ def _kale_ext_checkpoint(environ, settings, report):  # kale_ext: checkpoints in
         now = time.time()
         history = [s for s in (before or {}).get("saved", [])
                    if isinstance(s, dict) and s.get("file") != name]  # fmt: skip
-        history = [*history, {"step": step, "file": name, "time": now}][-keep:]
+        history.append({"step": step, "file": name, "time": now, "run": run})
+        start = resumed_from({"run": run, "saved": history})  # kept while this run goes on
+        history = [s for i, s in enumerate(history) if i >= len(history) - keep or s is start]
         entry = {
             "step": step,
             "file": name,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
             "unix_time": now,
+            "run": run,
             "keep": keep,
             "saved": history,
         }

@@ -11,7 +11,15 @@ import textwrap
 import pytest
 
 from kale_ext import checkpoint
-from kale_ext.checkpoint import DIR_ENV, KEEP_ENV, MANIFEST, SETTINGS, _kale_ext_checkpoint
+from kale_ext.checkpoint import (
+    DIR_ENV,
+    KEEP_ENV,
+    MANIFEST,
+    RESTART_ENV,
+    RUN_ENV,
+    SETTINGS,
+    _kale_ext_checkpoint,
+)
 
 
 def api(folder, reports=None, **env):
@@ -67,6 +75,29 @@ def test_only_the_last_k_are_kept(tmp_path, no_torch):
     three.save({"epoch": 6}, step=6)
     assert [int(n[5:14]) for n in saved_files(tmp_path)] == [4, 5, 6]
     assert api(tmp_path).latest() == {"epoch": 6}
+
+
+def test_a_run_resumes_from_an_earlier_runs_save_however_late_a_rank_asks(tmp_path, no_torch):
+    first = api(tmp_path, **{RUN_ENV: "first"})
+    for step in range(3):
+        first.save({"epoch": step}, step=step)
+    second = api(tmp_path, **{RUN_ENV: "second"})  # a job resumed from it: rank 0
+    assert second.latest() == {"epoch": 2}
+    for step in range(3, 6):
+        second.save({"epoch": step}, step=step)
+    late = api(tmp_path, RANK="1", **{RUN_ENV: "second"})  # its rank 1, starting only now
+    assert late.latest() == {"epoch": 2} and second.latest() == {"epoch": 2}
+    # the last 2 kept, and the one the running job resumed from
+    assert saved_files(tmp_path) == [f"step-00000000{n}.json" for n in (2, 4, 5)]
+    assert api(tmp_path, **{RUN_ENV: "third"}).latest() == {"epoch": 5}
+    api(tmp_path, **{RUN_ENV: "third"}).save({"epoch": 6}, step=6)
+    assert saved_files(tmp_path) == [f"step-00000000{n}.json" for n in (5, 6)]
+
+
+def test_a_restarted_attempt_resumes_from_the_attempt_before(tmp_path, no_torch):
+    api(tmp_path, **{RUN_ENV: "job"}).save({"epoch": 1}, step=1)
+    assert api(tmp_path, **{RUN_ENV: "job"}).latest() is None  # its own attempt's: not a start
+    assert api(tmp_path, **{RUN_ENV: "job", RESTART_ENV: "1"}).latest() == {"epoch": 1}
 
 
 def test_kept_by_the_order_of_saves_not_by_step(tmp_path, no_torch):

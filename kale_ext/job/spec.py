@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .arguments import typed_arguments
+from .checkpoints import check_env, parse_checkpoints
 from .configcell import config_of
 from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
     from ..compile.compiler import CompiledJob
     from ..compile.packages import Package
+    from .checkpoints import Checkpoints
     from .outputs import OutputsVolume
     from .workspace import Workspace
 
@@ -59,6 +61,8 @@ class JobSpec:
     initializer: dict | None = None  # the train() call's initializer, as the TrainJob has it
     runtime_patches: list[dict] = field(default_factory=list)  # the train() call's RuntimePatches
     pinning: Pinning | None = None  # whether packages were pinned to the versions here, and why
+    checkpoints: Checkpoints | None = None  # where --checkpoints asked (job/checkpoints.py)
+    keep_checkpoints: int | None = None  # how many a job keeps (None: the default)
 
     @property
     def requirements(self) -> list[str]:
@@ -268,7 +272,9 @@ def build_job_spec(
     for layer in layers:
         config = config.merged(layer, whole=layer is layers[-1])
     outputs = parse_outputs(o.outputs)
-    _check_volumes(config, workspace, outputs)
+    checkpoints = parse_checkpoints(o.checkpoints)
+    _check_volumes(config, workspace, outputs, checkpoints)
+    check_env([e.name for e in config.env])
     _check_shm(config)
 
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
@@ -345,6 +351,8 @@ def build_job_spec(
         initializer=settings.get("initializer"),
         runtime_patches=list(settings.get("runtime_patches") or []),
         pinning=pin,
+        checkpoints=checkpoints,
+        keep_checkpoints=o.keep_checkpoints,
     )
 
 
@@ -391,7 +399,7 @@ def _check_shm(config: DistributedConfig) -> None:
                           f"({memory}): /dev/shm is held in that memory")  # fmt: skip
 
 
-def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:
+def _check_volumes(config: DistributedConfig, workspace, outputs, checkpoints=None) -> None:
     """Mounts name volumes and collide with nothing (kale_ext's own mounts included), and no
     relative mount lands on the workspace's files."""
     from .shipping import MOUNT as WORKSPACE_MOUNT
@@ -399,6 +407,11 @@ def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:
     taken = {WORKSPACE_MOUNT: "the workspace's parts"} if workspace is not None else {}
     if outputs is not None:
         taken[outputs.mount] = f"the outputs volume ({outputs})"
+    if checkpoints is not None and checkpoints.volume is not None:
+        if checkpoints.volume.mount in taken:
+            raise ConfigError("checkpoints", f"{checkpoints} mounts where "
+                              f"{taken[checkpoints.volume.mount]} is")  # fmt: skip
+        taken[checkpoints.volume.mount] = f"the checkpoints volume ({checkpoints})"
     if config.shm_size is not None:
         taken[SHM_MOUNT] = f"/dev/shm (shm_size {config.shm_size})"
     check_mounts(config.volumes, config.volume_mounts, taken)
