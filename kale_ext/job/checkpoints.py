@@ -94,8 +94,8 @@ def check_env(names: list[str]) -> None:
             )
 
 
-def cluster_folder(spec: JobSpec) -> str:
-    """The folder of the job's lineage in its pods (ConfigError for a local folder)."""
+def check_cluster(spec: JobSpec) -> None:
+    """A cluster job's --checkpoints names a claim, not a folder of this machine."""
     asked = spec.checkpoints
     if asked is not None and asked.volume is None:
         raise ConfigError(
@@ -103,12 +103,33 @@ def cluster_folder(spec: JobSpec) -> str:
             f"{asked.folder!r} is a folder of this machine: on Kubernetes give "
             "pvc:NAME[:/mount] (or leave it out: checkpoints/<lineage> on the outputs volume)",
         )
-    lineage = lineage_of(spec)
+
+
+def cluster_folder(spec: JobSpec) -> str:
+    """The folder of the job's lineage in its pods (a folder of this machine, which the
+    Kubernetes backend refuses (check_cluster), is shown as none: inside the container)."""
+    asked, lineage = spec.checkpoints, lineage_of(spec)
     if asked is not None and asked.volume is not None:
         return f"{asked.volume.mount}/{lineage}"
-    if spec.outputs is not None:
+    if spec.outputs is not None and asked is None:
         return f"{spec.outputs.mount}/{ON_OUTPUTS}/{lineage}"
     return f"{IN_POD}/{lineage}"
+
+
+def summary_text(spec: JobSpec) -> str | None:
+    """Where the job's checkpoints go, for the preview (None: it uses none)."""
+    if not wanted(spec):
+        return None
+    asked, lineage = spec.checkpoints, lineage_of(spec)
+    folder = asked is not None and asked.volume is None
+    if folder:
+        here, there = f"{asked.folder}/{lineage}", "refused (a folder of this machine)"
+    else:
+        here = "refused (a claim)" if asked else f"the jobs folder's lineages/{lineage}/checkpoints"
+        there = cluster_folder(spec)
+        if cluster_warnings(spec):
+            there += " (inside the container: it goes with the pod)"
+    return f"locally {here}; on a cluster {there} (KALE_EXT_CHECKPOINT_DIR)"
 
 
 def cluster_env(spec: JobSpec) -> list[dict]:

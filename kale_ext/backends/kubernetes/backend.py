@@ -34,6 +34,7 @@ import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
+from ...job.checkpoints import check_cluster, cluster_warnings
 from ...job.embed import check_embeddable
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
@@ -205,7 +206,8 @@ class KubernetesBackend(Cluster, Backend):
         TrainJob with strict field validation. Checks that cannot run become warnings."""
         if self._runtime_manifest(spec.runtime.kind, spec.runtime.name) is None:
             raise self._missing_runtime(spec.runtime.name)
-        warnings = self._check_room(spec)
+        check_cluster(spec)  # a claim, not a folder of this machine
+        warnings = self._check_room(spec) + cluster_warnings(spec)
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         check_embeddable(spec, body["spec"]["trainer"]["command"])  # before anything is made
         what = f"create TrainJob {self.namespace}/{spec.name}"
