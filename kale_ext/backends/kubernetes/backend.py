@@ -207,9 +207,10 @@ class KubernetesBackend(Cluster, Backend):
         if self._runtime_manifest(spec.runtime.kind, spec.runtime.name) is None:
             raise self._missing_runtime(spec.runtime.name)
         check_cluster(spec)  # a claim, not a folder of this machine
-        warnings = self._check_room(spec) + cluster_warnings(spec)
+        warnings = self._check_room(spec)
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         check_embeddable(spec, body["spec"]["trainer"]["command"])  # before anything is made
+        warnings += cluster_warnings(spec)  # checkpoints that go with the pods
         what = f"create TrainJob {self.namespace}/{spec.name}"
         packed = spec.workspace.packed() if spec.workspace is not None else None
         made = workspace.upload(self, packed) if packed is not None else []  # see workspace.py
