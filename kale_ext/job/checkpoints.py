@@ -85,13 +85,26 @@ def checkpoint_env(spec: JobSpec, folder: str) -> dict[str, str]:
     return env
 
 
-def check_env(names: list[str]) -> None:
-    """The job's own environment does not set what kale_ext sets (--checkpoints says where)."""
-    for name in names:
-        if name in ENV_NAMES:
+def chosen_checkpoints(value: str | None, config) -> Checkpoints | None:
+    """``--checkpoints`` parsed (:func:`parse_checkpoints`), and the job's own environment
+    (``config``'s, a DistributedConfig) not setting what kale_ext sets for checkpoints."""
+    for var in config.env:
+        if var.name in ENV_NAMES:
             raise ConfigError(
-                "env", f"{name} is kale_ext's: give --checkpoints or --keep-checkpoints instead"
+                "env", f"{var.name} is kale_ext's: give --checkpoints or --keep-checkpoints instead"
             )
+    return parse_checkpoints(value)
+
+
+def claim_mount(checkpoints: Checkpoints | None, taken: dict[str, str]) -> dict[str, str]:
+    """The checkpoints' claim's mount, as ``taken`` (mount → what is there) names each, unless
+    something is there already (ConfigError)."""
+    if checkpoints is None or checkpoints.volume is None:
+        return {}
+    mount = checkpoints.volume.mount
+    if mount in taken:
+        raise ConfigError("checkpoints", f"{checkpoints} mounts where {taken[mount]} is")
+    return {mount: f"the checkpoints volume ({checkpoints})"}
 
 
 def check_cluster(spec: JobSpec) -> None:

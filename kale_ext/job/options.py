@@ -105,12 +105,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("outputs", "text", "on Kubernetes, the volume whose files outlive the job: "
            "pvc:NAME[:/mount] (locally: outputs/<job>/ beside the notebook)", "--outputs",
            "pvc:NAME", maximum=512),
-    Option("checkpoints", "text", "where checkpoint.save() keeps a lineage's checkpoints: a "
-           "folder (locally; default: the jobs folder's lineages/<lineage>/checkpoints) or, "
-           "on Kubernetes, pvc:NAME[:/mount] (default: checkpoints/<lineage> on the outputs "
-           "volume)", "--checkpoints", "DIR|pvc:NAME", maximum=4096),
-    Option("keep_checkpoints", "count", "how many of its last checkpoints a job keeps "
-           f"(default {KEEP})", "--keep-checkpoints", "N", minimum=1, maximum=MAX_KEEP),
+    Option("checkpoints", "text", "where a lineage's checkpoints go: a folder locally, "
+           "pvc:NAME[:/mount] on Kubernetes", "--checkpoints", "DIR|pvc:NAME", maximum=4096),
+    Option("keep_checkpoints", "count", f"checkpoints a job keeps (default {KEEP})",
+           "--keep-checkpoints", "N", minimum=1, maximum=MAX_KEEP),
     Option("volumes", "texts", "a volume for every node: pvc:NAME:/mount[:ro], secret:NAME:/mount, "
            "configmap:NAME:/mount or emptydir:/mount[:SIZE]; =LOCAL_DIR stands for it in local "
            "runs; a relative mount is inside the working directory (repeatable)", "--volume",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .arguments import typed_arguments
-from .checkpoints import check_env, parse_checkpoints
+from .checkpoints import chosen_checkpoints, claim_mount
 from .configcell import config_of
 from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
@@ -272,9 +272,8 @@ def build_job_spec(
     for layer in layers:
         config = config.merged(layer, whole=layer is layers[-1])
     outputs = parse_outputs(o.outputs)
-    checkpoints = parse_checkpoints(o.checkpoints)
+    checkpoints = chosen_checkpoints(o.checkpoints, config)
     _check_volumes(config, workspace, outputs, checkpoints)
-    check_env([e.name for e in config.env])
     _check_shm(config)
 
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
@@ -407,11 +406,7 @@ def _check_volumes(config: DistributedConfig, workspace, outputs, checkpoints=No
     taken = {WORKSPACE_MOUNT: "the workspace's parts"} if workspace is not None else {}
     if outputs is not None:
         taken[outputs.mount] = f"the outputs volume ({outputs})"
-    if checkpoints is not None and checkpoints.volume is not None:
-        if checkpoints.volume.mount in taken:
-            raise ConfigError("checkpoints", f"{checkpoints} mounts where "
-                              f"{taken[checkpoints.volume.mount]} is")  # fmt: skip
-        taken[checkpoints.volume.mount] = f"the checkpoints volume ({checkpoints})"
+    taken.update(claim_mount(checkpoints, taken))
     if config.shm_size is not None:
         taken[SHM_MOUNT] = f"/dev/shm (shm_size {config.shm_size})"
     check_mounts(config.volumes, config.volume_mounts, taken)
