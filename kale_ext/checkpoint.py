@@ -105,7 +105,8 @@ def _kale_ext_checkpoint(environ, settings, report):  # kale_ext: checkpoints in
             raise ValueError(f"{settings['keep_env']}={asked!r}: keep 1 to "
                              f"{settings['max_keep']} checkpoints")  # fmt: skip
     saved_name = re.compile(r"^step-(\d{9,})\.(pt|json)$")
-    unfinished = re.compile(r"^\.step-\d{9,}\.(pt|json)\.tmp-\d+$")
+    unfinished = re.compile(rf"^\.(step-\d{{9,}}\.(pt|json)|{re.escape(settings['manifest'])})"
+                            r"\.tmp-\d+$")  # fmt: skip
 
     def rank():
         torch = sys.modules.get("torch")

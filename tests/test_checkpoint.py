@@ -146,10 +146,13 @@ def test_a_killed_save_leaves_the_previous_one_latest_and_its_leftover_goes(tmp_
     assert api(tmp_path).latest() == {"epoch": 1}
     fresh = tmp_path / ".step-000000003.json.tmp-1"  # another writer's, under way
     fresh.write_text("{")
+    manifest = tmp_path / f".{MANIFEST}.tmp-7"  # one killed as it wrote the manifest
+    manifest.write_text("{")
     old = os.stat(leftover).st_mtime - SETTINGS["stale_seconds"] - 1
     os.utime(leftover, (old, old))
+    os.utime(manifest, (old, old))
     job.save({"epoch": 2}, step=2)
-    assert not leftover.exists() and fresh.exists()
+    assert not leftover.exists() and not manifest.exists() and fresh.exists()
 
 
 def test_loading_runs_no_code_weights_only(tmp_path):
