@@ -17,6 +17,7 @@ SHARED |= {"mlflow_api", "tracking_sink"}  # experiment tracking: the submit, su
 SHARED |= {"trainer_status"}  # report()'s progress to Kubeflow Trainer's status URL
 SHARED |= {"terminal"}  # text from a job or a notebook made safe to show on a terminal
 SHARED |= {"peers"}  # one HTTP request to a peer, bounded by total time, redirects not followed
+SHARED |= {"checkpoint"}  # checkpoints in a job: the in-job code compiled jobs carry
 #: The public facades (`kale_ext.report`, `from kale_ext.distributed import ...`) may reach in.
 PUBLIC = {"kale_ext", "kale_ext.__init__", "kale_ext.distributed"}
 FRONT_ENDS = {"cli", "exporter", "server", "ipython", "display", "sdk"}

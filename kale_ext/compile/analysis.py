@@ -28,6 +28,9 @@ BUILTINS = frozenset(dir(builtins)) | {
 
 #: Names a notebook kernel provides but a script lacks. `display` gets a shim in the function.
 SHIMS = frozenset({"display"})
+#: What a job may import from kale_ext (`from kale_ext import report, checkpoint`): shims.
+IN_JOB = frozenset({"report", "checkpoint"})
+_IN_JOB_IMPORT = "`from kale_ext import report` or `checkpoint`"
 NOTEBOOK_ONLY = frozenset(
     {
         "get_ipython",
@@ -79,7 +82,8 @@ class CellNames:
     top_globals: set[str] = field(default_factory=set)  # `global x` at the cell's top level
     star_import: bool = False
     future: set[str] = field(default_factory=set)  # `from __future__ import x` features
-    uses_report: bool = False  # `from kale_ext import report`: replaced by a shim
+    #: what `from kale_ext import report, checkpoint` imports: replaced by shims
+    kale_ext_names: frozenset[str] = frozenset()
     invalid: list[tuple[int, str]] = field(default_factory=list)  # (line, what) at top level
 
 
@@ -136,7 +140,7 @@ def _cell_names(source: str, future_annotations: bool) -> CellNames:
 
 
 #: CellNames' other fields, frozen, for a cell without nested scopes or what _refine finds.
-_NOTHING_MORE = (frozenset(), frozenset(), frozenset(), False, frozenset(), False, ())
+_NOTHING_MORE = (frozenset(), frozenset(), frozenset(), False, frozenset(), frozenset(), ())
 _cell_names_kept = kept.by_source(_cell_names)
 
 
@@ -149,7 +153,7 @@ def _frozen(n: CellNames) -> CellNames:
         frozenset(n.top_globals),
         n.star_import,
         frozenset(n.future),
-        n.uses_report,
+        frozenset(n.kale_ext_names),
         tuple(sorted(n.invalid)),
     )
 
@@ -204,18 +208,17 @@ def _top_level(stmts: list[ast.stmt], names: CellNames) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
             names.future.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module == "kale_ext":
-            if [(a.name, a.asname) for a in node.names] == [("report", None)]:
-                names.uses_report = True
-                names.binds.discard("report")
+            imported = {a.name for a in node.names if a.asname is None}
+            if imported <= IN_JOB and len(imported) == len(node.names):
+                names.kale_ext_names = frozenset(names.kale_ext_names | imported)
+                names.binds.difference_update(imported)
             else:
-                names.invalid.append(
-                    (node.lineno, "a job can import only `from kale_ext import report`")
-                )
+                names.invalid.append((node.lineno, f"a job can import only {_IN_JOB_IMPORT}"))
         elif isinstance(node, ast.Import) and any(
             a.name.startswith("kale_ext") for a in node.names
         ):
             names.invalid.append(
-                (node.lineno, "write `from kale_ext import report`: a job has no kale_ext package")
+                (node.lineno, f"write {_IN_JOB_IMPORT}: a job has no kale_ext package")
             )
         elif type(node) in _NOT_IN_A_FUNCTION:
             names.invalid.append((node.lineno, _NOT_IN_A_FUNCTION[type(node)]))

@@ -15,7 +15,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .. import __version__, trainer_status
+from .. import __version__, checkpoint, trainer_status
 from ..metrics import PREFIX as METRIC_PREFIX
 from ..mlflow_api import RUN_ID_ENV
 from . import excepthook, kept, leave, resultsave
@@ -23,7 +23,13 @@ from .notebook import source_lines
 
 INDENT = "    "
 
+#: Each shim's lines at the top of the function, in this order (checkpoint's uses report).
 _SHIM_SOURCE = {
+    "display": (
+        "def display(*objs, **kwargs):  # kale_ext shim: a notebook's display() prints reprs\n"
+        "    for obj in objs:\n"
+        "        print(repr(obj))\n"
+    ),
     "report": (
         "def report(step=None, **metrics):  # kale_ext shim: kale_ext.report, stdlib only\n"
         "    import json as _json, os as _os\n"
@@ -41,10 +47,9 @@ _SHIM_SOURCE = {
         "    except ImportError:  # an image without kale_ext: the logs still carry the metrics\n"
         "        pass\n"
     ),
-    "display": (
-        "def display(*objs, **kwargs):  # kale_ext shim: a notebook's display() prints reprs\n"
-        "    for obj in objs:\n"
-        "        print(repr(obj))\n"
+    "checkpoint": (
+        "checkpoint = _kale_ext_checkpoint(  # kale_ext shim: kale_ext.checkpoint (module level)\n"
+        f"    __import__('os').environ, {checkpoint.SETTINGS!r}, report)\n"
     ),
 }
 
@@ -208,7 +213,7 @@ def render_module(
         signature_line,
         *docstring_lines(docstring),
     ]
-    for shim in sorted(shims):
+    for shim in (s for s in _SHIM_SOURCE if s in shims):
         lines += indent_code(_SHIM_SOURCE[shim]) + [""]
     source_map = []
     for section in sections:
@@ -234,6 +239,8 @@ def render_module(
         lines.append(f"{INDENT}pass")
     if "report" in shims:  # report()'s progress to Kubeflow Trainer (trainer_status.py)
         lines += ["", "", _trainer_status()]  # one block, built once a process
+    if "checkpoint" in shims:  # what the checkpoint shim calls (kale_ext/checkpoint.py)
+        lines += ["", "", _checkpoint_source()]
     lines += ["", "", *error_hook(notebook_name, source_map), "", "", _keep_source()]
     lines += ["", "", _leave_source()]
     keep = (resultsave.FOLDER, resultsave.MAX_BYTES, resultsave.MAX_BYTES_ENV)
@@ -261,6 +268,12 @@ def _trainer_status() -> str:
     """report()'s poster of progress to Kubeflow Trainer (kale_ext/trainer_status.py), with
     kale_ext/progress.py's source: both standard library only, at the module's level."""
     return trainer_status.embedded("_kale_ext_status").rstrip("\n")
+
+
+@functools.cache
+def _checkpoint_source() -> str:
+    """kale_ext/checkpoint.py's in-job code, copied verbatim (standard library only)."""
+    return inspect.getsource(checkpoint._kale_ext_checkpoint).rstrip("\n")
 
 
 def _cell_lines(section: Section, count: int) -> list[int] | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from ..checkpoint import DIR_ENV as CHECKPOINT_DIR_ENV
 from ..errors import CompileError, Diagnostic
 from ..files import write_atomic
 from .analysis import check_self_contained, rewrite_for_function
@@ -71,6 +72,9 @@ class CompiledJob:
     #: where the notebook's train() calls are, {cell, line} each (the last is the default job)
     train_calls: list[dict] = field(default_factory=list)
     entrypoint: bool = False  # the job is a function of the notebook (its arguments: parameters)
+    #: it imports kale_ext's checkpoint or names KALE_EXT_CHECKPOINT_DIR: the backends give it
+    #: a checkpoint folder (and a cluster its volume, a grace period to stop)
+    uses_checkpoint: bool = False
 
     @property
     def module_filename(self) -> str:
@@ -283,7 +287,9 @@ def _compile(
         )
     if entry_name is not None:
         drop_unread_parameters(params, param_cells, entry_cells, analysed, diags)
-    shimmed = {"report"} if any(bc.names.uses_report for bc in analysed) else set()
+    shimmed = set().union(*(bc.names.kale_ext_names for bc in analysed))
+    if "checkpoint" in shimmed:  # each save reports its step
+        shimmed.add("report")
     problems, shims, star_names = check_self_contained(analysed, set(params) | shimmed, left_out)
     shims |= shimmed
     diags += problems
@@ -350,6 +356,8 @@ def _compile(
         provenance=provenance,
         train_calls=call.sites if call is not None else [],
         entrypoint=entry_name is not None,
+        uses_checkpoint="checkpoint" in shims
+        or any(CHECKPOINT_DIR_ENV in bc.tree_source for bc in analysed),
     )
 
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..checkpoint import KEEP, MAX_KEEP
 from ..errors import ConfigError
 from .k8s_values import PATTERNS, quantity
 from .limits_held import WHERE, site_maximum
@@ -113,6 +114,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("outputs", "text", "on Kubernetes, the volume whose files outlive the job: "
            "pvc:NAME[:/mount] (locally: outputs/<job>/ beside the notebook)", "--outputs",
            "pvc:NAME", maximum=512),
+    Option("checkpoints", "text", "where a lineage's checkpoints go: a folder locally, "
+           "pvc:NAME[:/mount] on Kubernetes", "--checkpoints", "DIR|pvc:NAME", maximum=4096),
+    Option("keep_checkpoints", "count", f"checkpoints a job keeps (default {KEEP})",
+           "--keep-checkpoints", "N", minimum=1, maximum=MAX_KEEP),
     Option("volumes", "texts", "a volume for every node: pvc:NAME:/mount[:ro], secret:NAME:/mount, "
            "configmap:NAME:/mount or emptydir:/mount[:SIZE]; =LOCAL_DIR stands for it in local "
            "runs; a relative mount is inside the working directory (repeatable)", "--volume",

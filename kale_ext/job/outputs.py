@@ -29,15 +29,16 @@ class OutputsVolume:
 
     claim: str
     mount: str = MOUNT
+    name: str = VOLUME  # the pod's volume (the checkpoints' claim is another: job/checkpoints.py)
 
     def folder(self, job: str) -> str:
         return f"{self.mount.rstrip('/')}/{job}"
 
     def volume(self) -> dict:
-        return {"name": VOLUME, "persistentVolumeClaim": {"claimName": self.claim}}
+        return {"name": self.name, "persistentVolumeClaim": {"claimName": self.claim}}
 
     def volume_mount(self) -> dict:
-        return {"name": VOLUME, "mountPath": self.mount}
+        return {"name": self.name, "mountPath": self.mount}
 
     def __str__(self) -> str:
         return f"pvc:{self.claim}:{self.mount}"
@@ -46,8 +47,11 @@ class OutputsVolume:
 _FORM = re.compile(r"^pvc:(?P<claim>[^:]+)(:(?P<mount>/[^:]*))?$")
 
 
-def parse_outputs(value: str | None, where: str = "outputs") -> OutputsVolume | None:
-    """`pvc:NAME` or `pvc:NAME:/mount` (default mount /mnt/outputs); None stays None."""
+def parse_outputs(
+    value: str | None, where: str = "outputs", mount: str = MOUNT, name: str = VOLUME
+) -> OutputsVolume | None:
+    """`pvc:NAME` or `pvc:NAME:/mount` (default ``mount``, /mnt/outputs), the pod's volume
+    named ``name``; None stays None."""
     if value is None:
         return None
     m = _FORM.match(value.strip()) if isinstance(value, str) else None
@@ -55,9 +59,9 @@ def parse_outputs(value: str | None, where: str = "outputs") -> OutputsVolume | 
         raise ConfigError(
             where, f"{value!r} is not pvc:NAME or pvc:NAME:/mount (a PersistentVolumeClaim)"
         )
-    claim, mount = m["claim"], m["mount"] or MOUNT
+    claim, mount = m["claim"], m["mount"] or mount
     if not matches("dns_subdomain", claim):
         raise ConfigError(where, f"{claim!r} is not a PersistentVolumeClaim name")
     if mount == "/" or "/../" in mount + "/" or "//" in mount:
         raise ConfigError(where, f"{mount!r} is not a folder to mount a volume at")
-    return OutputsVolume(claim, mount.rstrip("/"))
+    return OutputsVolume(claim, mount.rstrip("/"), name)

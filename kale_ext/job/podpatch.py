@@ -6,8 +6,9 @@ function too, so they get the same (job/mpi.py: ``patched_jobs``).
 
 It carries the pod labels and annotations, node selector, affinity and tolerations, service
 account, image pull secrets and security context, and the volumes with their mounts in the
-trainer container: the workspace's, the outputs', a memory-backed /dev/shm, the user's (a
-relative mount sits in the working directory, then the fixed ``volumes.WORKDIR``).
+trainer container: the workspace's, the outputs', the checkpoints' claim, a memory-backed /dev/shm,
+the user's (a relative mount sits in the working directory, then the fixed ``volumes.WORKDIR``);
+and the grace period of a job that saves checkpoints when stopped (job/checkpoints.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ CONTAINER = "node"  # the trainer's container: the one TrainJob.spec.trainer ove
 
 def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
     """(pod metadata, pod spec, the trainer container's volume mounts) the patch sets."""
+    from .checkpoints import stop_grace
     from .k8s_objects import k8s_dict
     from .shipping import mount, volume
     from .volumes import SHM_MOUNT, SHM_VOLUME, WORK_VOLUME, WORKDIR, mount_path
@@ -43,6 +45,9 @@ def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
     if spec.outputs is not None:
         volumes.append(spec.outputs.volume())
         mounts.append(spec.outputs.volume_mount())
+    if spec.checkpoints is not None and spec.checkpoints.volume is not None:
+        volumes.append(spec.checkpoints.volume.volume())
+        mounts.append(spec.checkpoints.volume.volume_mount())
     if relative_mounts(spec):  # the working directory is a fixed folder they sit inside
         volumes.append({"name": WORK_VOLUME, "emptyDir": {}})
         mounts.append({"name": WORK_VOLUME, "mountPath": WORKDIR})
@@ -62,6 +67,9 @@ def pod_parts(spec: JobSpec) -> tuple[dict, dict, list[dict]]:
         pod_spec["imagePullSecrets"] = [{"name": n} for n in config.image_pull_secrets]
     if config.security_context is not None:
         pod_spec["securityContext"] = k8s_dict(config.security_context)
+    grace = stop_grace(spec)  # a job's on_stop handlers save a checkpoint in it
+    if grace is not None:
+        pod_spec["terminationGracePeriodSeconds"] = grace
     meta = {k: v for k, v in (("labels", config.labels), ("annotations", config.annotations)) if v}
     return meta, pod_spec, mounts
 

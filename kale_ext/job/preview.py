@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checkpoints import summary_text
 from .node_resources import LocalResources
 from .packages import package_lines
 from .shipping import configmap_names, configmaps
@@ -48,6 +49,9 @@ class Preview:
             lines.append(f"config     {json.dumps(config, sort_keys=True)}")
         lines += workspace_lines(s.workspace)
         lines.append(f"outputs    {outputs_text(s)}")
+        checkpoints = summary_text(s)
+        if checkpoints is not None:
+            lines.append(f"checkpoints {checkpoints}")
         for v in describe(s.config, s.local_folders):
             local = f" (locally {v['local']})" if v["local"] else ""
             what = f"{v['kind']} {v['source']}" if v["source"] else v["kind"]

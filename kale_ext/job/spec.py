@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .arguments import typed_arguments
+from .checkpoints import chosen_checkpoints, claim_mount
 from .configcell import config_of
 from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
     from ..compile.compiler import CompiledJob
     from ..compile.packages import Package
+    from .checkpoints import Checkpoints
     from .outputs import OutputsVolume
     from .workspace import Workspace
 
@@ -62,6 +64,8 @@ class JobSpec:
     pinning: Pinning | None = None  # whether packages were pinned to the versions here, and why
     max_restarts: int = 0  # the whole job started again after a node fails, at most this often
     restarts_from: str | None = None  # where max_restarts was set (None: nowhere, 0)
+    checkpoints: Checkpoints | None = None  # where --checkpoints asked (job/checkpoints.py)
+    keep_checkpoints: int | None = None  # how many a job keeps (None: the default)
 
     @property
     def requirements(self) -> list[str]:
@@ -275,7 +279,8 @@ def build_job_spec(
     for layer in layers:
         config = config.merged(layer, whole=layer is layers[-1])
     outputs = parse_outputs(o.outputs)
-    _check_volumes(config, workspace, outputs)
+    checkpoints = chosen_checkpoints(o.checkpoints, config)
+    _check_volumes(config, workspace, outputs, checkpoints)
     _check_shm(config)
 
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
@@ -356,6 +361,8 @@ def build_job_spec(
         pinning=pin,
         max_restarts=max_restarts,
         restarts_from=restarts_from,
+        checkpoints=checkpoints,
+        keep_checkpoints=o.keep_checkpoints,
     )
 
 
@@ -402,7 +409,7 @@ def _check_shm(config: DistributedConfig) -> None:
                           f"({memory}): /dev/shm is held in that memory")  # fmt: skip
 
 
-def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:
+def _check_volumes(config: DistributedConfig, workspace, outputs, checkpoints=None) -> None:
     """Mounts name volumes and collide with nothing (kale_ext's own mounts included), and no
     relative mount lands on the workspace's files."""
     from .shipping import MOUNT as WORKSPACE_MOUNT
@@ -410,6 +417,7 @@ def _check_volumes(config: DistributedConfig, workspace, outputs) -> None:
     taken = {WORKSPACE_MOUNT: "the workspace's parts"} if workspace is not None else {}
     if outputs is not None:
         taken[outputs.mount] = f"the outputs volume ({outputs})"
+    taken.update(claim_mount(checkpoints, taken))
     if config.shm_size is not None:
         taken[SHM_MOUNT] = f"/dev/shm (shm_size {config.shm_size})"
     check_mounts(config.volumes, config.volume_mounts, taken)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from .. import __version__
 from ..errors import ConfigError
 from . import mpi
+from .checkpoints import cluster_env
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
 from .procs import Procs, mpi_procs, procs_per_node, resources_per_node
@@ -370,6 +371,7 @@ def build_trainjob(
 
     config = spec.config
     env = [k8s_dict(e) for e in config.env] + expand_env_from(spec, env_from_keys)
+    env += cluster_env(spec)  # only for a job that uses checkpoints (job/checkpoints.py)
     resources = resources_per_node(config.requests, config.limits)
     trainer = m.TrainerV1alpha1Trainer(
         command=training_command(spec),

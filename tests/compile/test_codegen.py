@@ -193,3 +193,29 @@ def test_a_string_holding_a_line_separator_stays_one_string():
         namespace: dict = {}
         exec(compile(job.source, job.module_filename, "exec"), namespace)  # it compiles
         assert f"'a{char}b'" in job.source
+
+
+def test_checkpoints_travel_with_the_module_and_need_no_kale_ext(tmp_path):
+    """`from kale_ext import checkpoint` becomes the module's own code: a run where kale_ext
+    cannot be imported saves, and the next run of the lineage resumes from it."""
+    job = compile_notebook(
+        notebook(
+            "from kale_ext import checkpoint\nstate = checkpoint.latest()\n"
+            "start = state['step'] + 1 if state else 0\nprint('start', start)\n"
+            "checkpoint.save({'step': start}, step=start)"
+        )
+    )
+    assert job.uses_checkpoint and "kale_ext shim: kale_ext.checkpoint" in job.source
+    (tmp_path / "module.py").write_text(job.source, encoding="utf-8")
+    no_kale_ext = "import runpy, sys; sys.modules['kale_ext'] = None; " + (
+        "runpy.run_path('module.py', run_name='__main__')"
+    )
+    outs = []
+    for run_id in ("first", "second"):
+        env = {"PATH": "/usr/bin:/bin", "KALE_EXT_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
+               "KALE_EXT_CHECKPOINT_RUN": run_id}  # fmt: skip
+        out = subprocess.run([sys.executable, "-c", no_kale_ext], capture_output=True,
+                             text=True, cwd=tmp_path, env=env)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        outs.append([line for line in out.stdout.splitlines() if line.startswith("start")])
+    assert outs == [["start 0"], ["start 1"]]

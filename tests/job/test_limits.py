@@ -27,7 +27,7 @@ def no_limits_after():
 
 
 BAD = [
-    ("nope", 1, "option_limits.nope", "not an option with a bound (those are: cpu, env, "),
+    ("nope", 1, "option_limits.nope", "not an option with a bound (those are: checkpoints, cpu, "),
     ("config", 1, "option_limits.config", "not an option with a bound"),
     ("nodes", "8", "option_limits.nodes", "must be a whole number, not '8'"),
     ("nodes", True, "option_limits.nodes", "must be a whole number, not True"),

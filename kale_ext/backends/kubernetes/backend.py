@@ -35,6 +35,7 @@ import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
+from ...job.checkpoints import check_cluster, cluster_warnings
 from ...job.embed import check_embeddable
 from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
@@ -225,12 +226,14 @@ class KubernetesBackend(Cluster, Backend):
         manifest = self._runtime_manifest(spec.runtime.kind, spec.runtime.name)
         if manifest is None:
             raise self._missing_runtime(spec.runtime.name)
+        check_cluster(spec)  # a claim, not a folder of this machine
         warnings = self._check_room(spec)
         sched = spec.config.run_policy.scheduling_policy if spec.config.run_policy else None
         if sched is not None and sched.queue:
             warnings += queue_warnings(self, sched.queue)  # no Kueue, no such LocalQueue
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         check_embeddable(spec, body["spec"]["trainer"]["command"])  # before anything is made
+        warnings += cluster_warnings(spec)  # checkpoints that go with the pods
         what = f"create TrainJob {self.namespace}/{spec.name}"
         packed = spec.workspace.packed() if spec.workspace is not None else None
         made = workspace.upload(self, packed) if packed is not None else []  # see workspace.py

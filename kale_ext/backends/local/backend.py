@@ -45,6 +45,7 @@ from ..base import (
 from ..snapshots import forget
 from . import accelerators
 from .diskuse import disk_use
+from .checkpoints import LINEAGES, local_checkpoints
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
@@ -165,6 +166,7 @@ class LocalBackend(Backend):
                 + how_to_ask(spec.procs),
             )
         env = {**self._env(spec), **self._check_devices(spec)}
+        env.update(local_checkpoints(spec, self.jobs_dir))  # its lineage's folder, if it uses one
         refused = refusal(spec.requirements)  # a local run never changes installed packages
         if refused is not None:
             raise refused
@@ -260,7 +262,7 @@ class LocalBackend(Backend):
 
     def _folder(self, name: str) -> Path:
         """Where job ``name`` lives, whether it is there or not (NotFound for no job's name)."""
-        if not name or "/" in name or name.startswith("."):
+        if not name or "/" in name or name.startswith(".") or name == LINEAGES:
             raise NotFound(f"no local job named {name!r}")
         return self.jobs_dir / name
 

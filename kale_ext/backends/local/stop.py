@@ -15,7 +15,7 @@ from .outputs import gather, keep_note
 from .processes import alive, kill_group, runs, terminate
 from .queue import leave
 from .records import Unreadable, read_checked
-from .supervisor import STOP_REASON, now, read_record, update_record
+from .supervisor import STOP_REASON, SUPERVISOR_GRACE, now, read_record, update_record
 from .volumes import free_mounts
 
 
@@ -28,7 +28,7 @@ def remove_job(job_dir: Path, name: str) -> Path | None:
         record = {}
     supervisor = record.get("supervisor_pid"), record.get("supervisor_started")
     if runs(*supervisor):  # it stops every node, then exits
-        terminate(record["supervisor_pid"], grace=15)
+        terminate(record["supervisor_pid"], grace=SUPERVISOR_GRACE)
     known = remembered(job_dir)  # pid -> start time: a pid reused since is another's
     stop_leftovers(job_dir)
     try:
@@ -77,7 +77,7 @@ def stop_job(job_dir: Path, reason: str) -> None:
 
         if STOP_REASON not in update_record(job_dir, asked):
             return
-        terminate(pid, grace=15)  # it stops every node and records the end, then exits
+        terminate(pid, grace=SUPERVISOR_GRACE)  # it stops every node, records the end, exits
 
     def stopped(record: dict) -> None:
         if Status(record["status"]) is Status.COMPLETE:  # it ended by itself before the signal

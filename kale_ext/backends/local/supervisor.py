@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 
+from ...checkpoint import STOP_GRACE
 from ...errors import StorageError
 from ...files import MAX_RECORD_BYTES, read_json, write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
@@ -52,6 +53,13 @@ from .volumes import free_mounts, make_mounts
 #: After a node fails, how long the others may take to end by themselves (and report what
 #: their ranks saw) before they are stopped.
 FAILURE_GRACE = 5.0
+#: How long stopped nodes get after SIGTERM before SIGKILL: a job's on_stop handlers save its
+#: checkpoint in it (kale_ext/checkpoint.py; a cluster's pods get as long). torchrun passes the
+#: SIGTERM on to its workers and waits as long for them.
+NODE_GRACE = STOP_GRACE
+#: How long a stop waits for the supervisor (stop.py): its nodes' grace, then their outputs
+#: gathered and the end recorded.
+SUPERVISOR_GRACE = NODE_GRACE + 15
 #: In the job's folder while the others are given that time: which node failed and how, in
 #: words (`node 1 exited with code 1`); every view shows the job as `Failing (...)` meanwhile.
 FAILING = "failing.txt"
@@ -162,13 +170,13 @@ def running(procs: list[subprocess.Popen]) -> set[int]:
 
 
 def stop_nodes(procs: list[subprocess.Popen], family: dict[int, str]) -> None:
-    """Stop every node still running (SIGTERM to its group, SIGKILL after 10 s), then every
-    process the nodes started, whatever its process group: a job leaves no orphans."""
+    """Stop every node still running (SIGTERM to its group, SIGKILL after NODE_GRACE), then
+    every process the nodes started, whatever its process group: a job leaves no orphans."""
     family.update(descendants(running(procs)))
     for p in procs:
         if p.poll() is None:
             kill_group(p.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + NODE_GRACE
     for p in procs:
         try:
             p.wait(max(0.0, deadline - time.monotonic()))

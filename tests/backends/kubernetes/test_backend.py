@@ -137,6 +137,14 @@ def test_submit_creates_a_valid_trainjob_with_strict_field_validation(backend, k
     assert backend.get_job("fit").provenance["kale-ext.io/notebook"] == "work/fit.ipynb"
 
 
+def test_a_folder_of_this_machine_for_checkpoints_is_refused_before_anything_is_made(backend, kube):
+    with pytest.raises(ConfigError, match="folder of this machine"):
+        backend.submit(make_spec({"checkpoints": "ckpt"}))
+    assert kube.mocks["create_namespaced_custom_object"].call_count == 0
+    submitted = backend.submit(make_spec({"keep_checkpoints": 3}))  # kept with the pods
+    assert "go with each pod" in submitted.warnings[0]
+
+
 def test_the_example_notebook_through_the_one_submit_path(kube):
     """What the end-to-end test does on a cluster, here on the fake: choose, compile, submit."""
     from kale_ext.backends.choose import choose_backend

@@ -10,6 +10,7 @@ import pytest
 
 from kale_ext.backends.base import NotFound, Status
 from kale_ext.backends.local.backend import LocalBackend
+from kale_ext.backends.local.checkpoints import checkpoint_dir
 from kale_ext.backends.local.queue import supervisor_args
 from kale_ext.backends.submit import submit
 from kale_ext.errors import BackendError, ConfigError
@@ -112,6 +113,8 @@ def test_example_trains_on_real_data(backend, tmp_path):
     assert sum("test accuracy" in t for t in text) == 2
     assert info.provenance["kale-ext.io/notebook"].endswith("digits_ddp.ipynb")
     assert [p.name for p in (tmp_path / "outputs" / name).iterdir()] == ["digits_model.pt"]
+    saved = checkpoint_dir(backend.jobs_dir, name)  # each epoch's, by rank 0, as torch.save
+    assert [p.name for p in saved.glob("step-*")] == ["step-000000001.pt"]
 
 
 def test_plain_python_job_and_its_listing(backend):

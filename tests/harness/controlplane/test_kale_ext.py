@@ -58,6 +58,7 @@ def test_digits_on_two_nodes_from_run_to_delete(control_plane_env, tmp_path):
         assert conditions["Complete"]["reason"] == "AllJobsCompleted"  # from the JobSet's
         metrics = {m["name"] for m in tj["status"]["trainerStatus"]["metrics"]}
         assert {"step", "accuracy"} <= metrics  # posted by the job to the real status server
+        assert "checkpoint_step" in metrics  # each epoch's checkpoint.save(), as report()
         jobset = custom.get_namespaced_custom_object(
             "jobset.x-k8s.io", "v1alpha2", "default", "jobsets", name
         )
@@ -68,6 +69,8 @@ def test_digits_on_two_nodes_from_run_to_delete(control_plane_env, tmp_path):
         assert len(pods) == 2 and {p.status.phase for p in pods} == {"Succeeded"}
         env = {e.name: e.value for e in pods[0].spec.containers[0].env}
         assert env["PET_NNODES"] == "2" and env["PET_MASTER_ADDR"] == f"{name}-node-0-0.{name}"
+        assert env["KALE_EXT_CHECKPOINT_DIR"].endswith(f"/{name}")  # the example saves each epoch
+        assert pods[0].spec.termination_grace_period_seconds == 30  # for its on_stop, patched
         for pod in pods:
             [owner] = pod.metadata.owner_references
             job = batch.read_namespaced_job(owner.name, "default")
