@@ -13,13 +13,13 @@ from ..errors import Diagnostic
 def add_job_options(p: argparse.ArgumentParser) -> None:
     """Submit-time choices (kale_ext/job/options.py), shared by `compile --trainjob`, `run`, and
     the magics."""
-    from ..job.options import add_flags
+    from ..job.option_flags import add_flags
 
     add_flags(p, "job options (override the notebook's settings and the defaults)")
 
 
 def job_options(args) -> dict:
-    from ..job.options import from_args
+    from ..job.option_flags import from_args
 
     return from_args(args)
 

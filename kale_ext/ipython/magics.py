@@ -55,7 +55,7 @@ def _identifier(text: str) -> str:
 
 
 def _job_parser(prog: str, description: str) -> MagicArgumentParser:
-    from ..job.options import add_flags
+    from ..job.option_flags import add_flags
 
     p = MagicArgumentParser(prog=prog, description=description)
     add_flags(p)
@@ -238,7 +238,7 @@ class KaleMagics(Magics):
     # -- shared: options, backend, submit --
 
     def _options(self, args) -> dict:
-        from ..job.options import from_args
+        from ..job.option_flags import from_args
 
         options = from_args(args)
         if args.config:

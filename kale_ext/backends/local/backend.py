@@ -44,8 +44,8 @@ from ..base import (
 )
 from ..snapshots import forget
 from . import accelerators
-from .diskuse import disk_use
 from .checkpoints import LINEAGES, local_checkpoints
+from .diskuse import disk_use
 from .frameworks import LOCAL_RUNTIMES, cluster_only
 from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
