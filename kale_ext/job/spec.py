@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .arguments import typed_arguments
-from .checkpoints import chosen_checkpoints, claim_mount
+from .checkpoints import chosen_checkpoints
 from .configcell import config_of
 from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
@@ -25,7 +25,8 @@ from .packages import Pinning, job_packages, pinning, sdk_index_urls
 from .procs import Procs, checked_procs
 from .restarts import restart_warnings, restarts_of
 from .runtimes import DEFAULT_RUNTIME, Runtime
-from .volumes import SHM_MOUNT, check_mounts, parse_volume, workspace_clash
+from .spec_checks import check_needs, check_required, check_shm, check_volumes, workspace_warnings
+from .volumes import parse_volume
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -280,8 +281,8 @@ def build_job_spec(
         config = config.merged(layer, whole=layer is layers[-1])
     outputs = parse_outputs(o.outputs)
     checkpoints = chosen_checkpoints(o.checkpoints, config)
-    _check_volumes(config, workspace, outputs, checkpoints)
-    _check_shm(config)
+    check_volumes(config, workspace, outputs, checkpoints)
+    check_shm(config)
 
     nodes = o.nodes if o.nodes is not None else settings.get("nodes", base.nodes)
     nodes = nodes if nodes is not None else runtime.num_nodes
@@ -322,7 +323,7 @@ def build_job_spec(
                 "run_policy.scheduling_policy: min_available, min_resources and "
                 "schedule_timeout_seconds are governed by the runtime's podGroupPolicy"
             )
-    warnings += _workspace_warnings(job, workspace)
+    warnings += workspace_warnings(job, workspace)
     if runtime.published:  # a preview with no cluster to ask (backends/submit.lookup_runtime)
         warnings.append(f"runtime {runtime.name}: its facts are {runtime.published}")
     function = job.function_name if getattr(job, "entrypoint", False) else None
@@ -331,8 +332,8 @@ def build_job_spec(
         **notebook_arguments(job),
         **typed_arguments(job.parameters, o.parameters, function=function),
     }
-    _check_required(job, func_args)
-    _check_needs(settings.get("needs") or {}, config)
+    check_required(job, func_args)
+    check_needs(settings.get("needs") or {}, config)
     max_restarts, restarts_from = restarts_of(explicit, stored, named)
     warnings += restart_warnings(max_restarts, job.source)
     chosen = {k: v for k, v in explicit.chosen().items() if k != "name"}
@@ -373,71 +374,6 @@ def notebook_arguments(job: CompiledJob) -> dict:
     function = job.function_name if getattr(job, "entrypoint", False) else None
     given = (job.settings or {}).get("func_args")
     return typed_arguments(job.parameters, given, "CustomTrainer func_args", function)
-
-
-def _check_required(job: CompiledJob, func_args: dict) -> None:
-    """Every argument of the function without a default is given (the job passes it)."""
-    missing = [p for p in getattr(job, "required_parameters", ()) if p not in func_args]
-    if missing:
-        name = missing[0]
-        raise ConfigError(
-            f"parameters.{name}",
-            f"{job.function_name}() has no default for `{name}`: give it with --param "
-            f"{name}=VALUE (the panel's parameters, or func_args of the train() call)",
-        )
-
-
-def _check_needs(needs: dict[str, str], config: DistributedConfig) -> None:
-    """What the train() call reads from the environment is given to the job (``--env NAME=...``
-    or a Secret's keys), or the job is refused saying how to give it."""
-    given = {e.name for e in config.env}
-    for key, why in needs.items():
-        name = key.removeprefix("env.")
-        if name not in given and not config.env_from:
-            raise ConfigError(key, why)
-
-
-def _check_shm(config: DistributedConfig) -> None:
-    """/dev/shm is memory: no larger than the node's memory, when that is set."""
-    from .k8s_values import quantity_value
-
-    memory = config.limits.get("memory") or config.requests.get("memory")
-    if config.shm_size is None or memory is None:
-        return
-    if quantity_value(config.shm_size) > quantity_value(memory):
-        raise ConfigError("shm_size", f"{config.shm_size} is more than the memory per node "
-                          f"({memory}): /dev/shm is held in that memory")  # fmt: skip
-
-
-def _check_volumes(config: DistributedConfig, workspace, outputs, checkpoints=None) -> None:
-    """Mounts name volumes and collide with nothing (kale_ext's own mounts included), and no
-    relative mount lands on the workspace's files."""
-    from .shipping import MOUNT as WORKSPACE_MOUNT
-
-    taken = {WORKSPACE_MOUNT: "the workspace's parts"} if workspace is not None else {}
-    if outputs is not None:
-        taken[outputs.mount] = f"the outputs volume ({outputs})"
-    taken.update(claim_mount(checkpoints, taken))
-    if config.shm_size is not None:
-        taken[SHM_MOUNT] = f"/dev/shm (shm_size {config.shm_size})"
-    check_mounts(config.volumes, config.volume_mounts, taken)
-    workspace_clash(workspace, config.volume_mounts)
-
-
-def _workspace_warnings(job: CompiledJob, workspace: Workspace | None) -> list[str]:
-    """The workspace within its cap (else ConfigError), and what the user should know: files
-    skipped, local modules that do not travel."""
-    if workspace is None:
-        return [
-            f"`{m}` is a module beside the notebook, but the job ships no workspace: the import "
-            "fails unless the image has it"
-            for m in job.local_modules
-        ]
-    from .workspace import too_big
-
-    if workspace.size > workspace.max_size:
-        raise ConfigError("workspace", too_big(workspace))
-    return workspace.warnings()
 
 
 def options_layer(o, where: str = ""):

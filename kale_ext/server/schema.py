@@ -185,7 +185,7 @@ def redacted_value(options: Any) -> ConfigError | None:
     """An env value or parameter that reads "<redacted>": a job's record (the options
     annotation) came back
     without the value it left out; say how to give it."""
-    from ..job.trainjob import REDACTED
+    from ..job.redact import REDACTED
 
     if not isinstance(options, dict):
         return None

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kale_ext.job.trainjob import REDACTED
+from kale_ext.job.redact import REDACTED
 from tests.conftest import notebook
 from tests.harness.server import lines
 

@@ -37,7 +37,6 @@ from datetime import datetime, timezone
 
 from ...job.checkpoints import check_cluster, cluster_warnings
 from ...job.embed import check_embeddable
-from ...job.k8s_values import quantity_value
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import OUTPUTS, source_of, trainjob_dict
@@ -72,6 +71,7 @@ from .config import (
 from .diagnose import closer_look
 from .kueue import queue_warnings, queues_or_why, states_of
 from .logs import job_logs
+from .room import check_room
 from .status import (
     TRAINING_PODS,
     belongs_to,
@@ -85,39 +85,6 @@ from .status import (
 from .stop import stop as stop_trainjob
 
 log = logging.getLogger(__name__)
-
-
-def _per_node_request(spec: JobSpec) -> dict[str, str]:
-    """What one training node asks the scheduler for: requests, else limits."""
-    return {**spec.config.limits, **spec.config.requests}
-
-
-def _allocatable(node) -> dict[str, str]:
-    return (node.status.allocatable if node.status else None) or {}
-
-
-def _has_room(node, need: dict[str, str]) -> bool:
-    allocatable = _allocatable(node)
-    return all(
-        k in allocatable and quantity_value(allocatable[k]) >= quantity_value(v)
-        for k, v in need.items()
-    )
-
-
-def _shortfall(nodes: list, need: dict[str, str]) -> str:
-    """Per resource that no node has enough of: what was asked and the most any node has."""
-    parts = []
-    for key, asked in need.items():
-        node = max(nodes, key=lambda n: quantity_value(_allocatable(n).get(key, "0")))
-        held = _allocatable(node).get(key, "0")
-        if quantity_value(held) < quantity_value(asked):
-            most = f"the most a node has is {held} ({node.metadata.name})"
-            parts.append(f"{key}: asked {asked}, {most}")
-    return "; ".join(parts) or "no single node has all of it at once"
-
-
-def _describe(need: dict[str, str]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in need.items())
 
 
 class KubernetesBackend(Cluster, Backend):
@@ -262,31 +229,7 @@ class KubernetesBackend(Cluster, Backend):
 
     def _check_room(self, spec: JobSpec) -> list[str]:
         """Raise when no node could ever hold one training node; warnings when unsure."""
-        need = _per_node_request(spec)
-        if not need:
-            return []
-        try:
-            nodes = self.call("list the cluster's nodes", self.core.list_node).items
-        except BackendError as e:
-            return [f"could not check that a node has room for {_describe(need)}: {e}"]
-        selector = spec.config.node_selector
-        usable = [
-            n
-            for n in nodes
-            if not (n.spec and n.spec.unschedulable)
-            and selector.items() <= (n.metadata.labels or {}).items()
-        ]
-        if not usable:
-            which = f" with labels {_describe(selector)}" if selector else ""
-            return [f"no schedulable node{which} now: the job waits until one joins"]
-        if any(_has_room(n, need) for n in usable):
-            return []
-        raise BackendError(
-            f"no node has room for one training node's {_describe(need)}: "
-            f"{_shortfall(usable, need)}",
-            422,
-            "Unschedulable",
-        )
+        return check_room(self, spec)
 
     def _env_from_keys(self, kind: str, name: str) -> list[str]:
         """The keys of a Secret or ConfigMap (KeyError when it does not exist); never values."""

@@ -9,7 +9,6 @@ per node), so they outlive a server restart.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import sys
@@ -23,7 +22,7 @@ from ...files import mark_jobs_dir, open_regular
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
 from ...job.k8s_objects import k8s_dict
-from ...job.procs import how_to_ask, shape_text
+from ...job.procs import shape_text
 from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
 from ...job.trainjob import provenance, source_of, training_command
@@ -46,7 +45,7 @@ from ..snapshots import forget
 from . import accelerators
 from .checkpoints import LINEAGES, local_checkpoints
 from .diskuse import disk_use
-from .frameworks import LOCAL_RUNTIMES, cluster_only
+from .frameworks import LOCAL_RUNTIMES, check_runnable, cluster_only
 from .installs import refusal
 from .joblock import RECORD_LOCK, acting_on
 from .links import claim, hand_over
@@ -145,26 +144,7 @@ class LocalBackend(Backend):
         return accelerators.check(c.requests, c.limits, self.allow_cpu_for_gpu)
 
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
-        if spec.runtime not in LOCAL_RUNTIMES:
-            known = ", ".join(r.name for r in LOCAL_RUNTIMES)
-            why = cluster_only(spec.runtime)
-            if why is not None:  # as a lookup by name refuses it (submit.lookup_runtime)
-                raise ConfigError("runtime", why)
-            raise NotFound(f"runtime {spec.runtime.name!r} is not available locally ({known} are)")
-        if spec.initializer:
-            raise ConfigError(
-                "initializer",
-                "the job's initializer (train(initializer=...)) fills its volumes in initializer "
-                "jobs, which only a cluster runs: submit it to Kubernetes, or leave it out to run "
-                "here",
-            )
-        torch = importlib.util.find_spec("torch") is not None
-        if not torch and spec.procs_per_node > 1:
-            raise ConfigError(
-                "procs_per_node",
-                "more than one process per node needs torch (torchrun) installed; "
-                + how_to_ask(spec.procs),
-            )
+        check_runnable(spec)  # a runtime, initializer and processes this machine can give
         env = {**self._env(spec), **self._check_devices(spec)}
         env.update(local_checkpoints(spec, self.jobs_dir))  # its lineage's folder, if it uses one
         refused = refusal(spec.requirements)  # a local run never changes installed packages

@@ -7,8 +7,17 @@ runtime and why (``cluster_only``)."""
 
 from __future__ import annotations
 
+import importlib.util
+from typing import TYPE_CHECKING
+
+from ...errors import ConfigError
 from ...job.framework_env import FRAMEWORK_ENV, node_env
+from ...job.procs import how_to_ask
 from ...job.runtimes import TORCH_DISTRIBUTED, Runtime
+from ..base import NotFound
+
+if TYPE_CHECKING:
+    from ...job.spec import JobSpec
 
 LOCAL_RUNTIMES: tuple[Runtime, ...] = (
     TORCH_DISTRIBUTED,
@@ -62,3 +71,29 @@ def framework_env(record: dict, node: int, port: int) -> dict[str, str]:
             "PET_MASTER_PORT": str(port),
         }
     return node_env(framework, record["num_nodes"], node, HOST, port, record.get("gpus", 0))
+
+
+def check_runnable(spec: JobSpec) -> None:
+    """Refuse, before anything starts, a job this machine cannot run: a runtime only a cluster
+    offers, an initializer (its jobs run only on a cluster), several processes per node without
+    torch (torchrun)."""
+    if spec.runtime not in LOCAL_RUNTIMES:
+        known = ", ".join(r.name for r in LOCAL_RUNTIMES)
+        why = cluster_only(spec.runtime)
+        if why is not None:  # as a lookup by name refuses it (submit.lookup_runtime)
+            raise ConfigError("runtime", why)
+        raise NotFound(f"runtime {spec.runtime.name!r} is not available locally ({known} are)")
+    if spec.initializer:
+        raise ConfigError(
+            "initializer",
+            "the job's initializer (train(initializer=...)) fills its volumes in initializer "
+            "jobs, which only a cluster runs: submit it to Kubernetes, or leave it out to run "
+            "here",
+        )
+    torch = importlib.util.find_spec("torch") is not None
+    if not torch and spec.procs_per_node > 1:
+        raise ConfigError(
+            "procs_per_node",
+            "more than one process per node needs torch (torchrun) installed; "
+            + how_to_ask(spec.procs),
+        )
