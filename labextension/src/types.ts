@@ -301,6 +301,8 @@ export namespace Kale {
     failure?: IFailure | null;
     /** When a running job last wrote a log line or a metric. */
     last_output?: string | null;
+    /** Set while a running job has been quiet this many seconds (Stalled). */
+    stalled_after?: number | null;
     /** While its other nodes are stopped after one failed: which, and how. */
     failing?: string | null;
     /** The sweep it is a trial of, or null. */

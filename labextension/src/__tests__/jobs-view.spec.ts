@@ -1,12 +1,14 @@
 import {
   DEFAULT_VIEW,
   FinalMetrics,
+  inStatus,
   IJobsView,
   jobDuration,
   jobRows,
   keyParameters,
   metricNames,
-  notebookOf
+  notebookOf,
+  STATUS_FILTERS
 } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 import { jobInfo } from './fakes';
@@ -84,6 +86,15 @@ describe('the jobs list as arranged', () => {
     expect(names({}, null)).toHaveLength(4);
   });
 
+  it('shows the jobs in a state, and those whose name holds a text', () => {
+    expect(names({ filter: 'all', status: 'failed' })).toEqual(['other']);
+    expect(names({ filter: 'all', status: 'running' })).toEqual(['running']);
+    expect(names({ status: 'failed' })).toEqual([]); // and of this notebook
+    expect(names({ filter: 'all', query: ' T ' })).toEqual(['forty', 'other']);
+    expect(names({ filter: 'all', query: 'SIX' })).toEqual(['six']);
+    expect(names({ status: 'complete', query: 'i' })).toEqual(['six']);
+  });
+
   it.each([
     // (ties keep the list's order)
     ['duration', false, ['six', 'running', 'forty']],
@@ -159,5 +170,38 @@ describe('a job’s facts', () => {
 
   it('names the metrics the jobs reported, in the order seen', () => {
     expect(metricNames(Object.values(METRICS))).toEqual(['accuracy', 'loss']);
+  });
+});
+
+describe('a job in a state, as `kale-ext jobs --status` says it', () => {
+  const stalled = job('stalled', {
+    status: 'Running',
+    stalled_after: 600,
+    status_text: 'Stalled (no output for 10 min)'
+  });
+  const stopped = job('stopped', {
+    status: 'Failed',
+    status_text: 'Stopped',
+    reason: 'stopped by ann at 2026-12-06T08:00:00Z'
+  });
+  const states = (j: Kale.IJobInfo) =>
+    STATUS_FILTERS.filter(status => inStatus(j, status));
+
+  it.each(
+    [
+      [job('c'), ['complete']],
+      [job('f', { status: 'Failed' }), ['failed']],
+      [job('r', { status: 'Running' }), ['running']],
+      [stalled, ['running', 'stalled']], // running holds the stalled
+      [stopped, ['stopped']], // not among the failed
+      [
+        job('q', { status: 'Queued', status_text: 'Queued (waiting)' }),
+        ['queued']
+      ],
+      [job('n', { status: 'Created' }), ['created']],
+      [job('u', { status: 'Unreadable' }), ['unreadable']]
+    ].map(([j, expected]) => [(j as Kale.IJobInfo).name, expected, j])
+  )('job %s is in %j', (_, expected, j) => {
+    expect(states(j as Kale.IJobInfo)).toEqual(expected);
   });
 });

@@ -76,7 +76,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           view={jobs.view}
           onView={change => jobs.setView(change)}
           notebook={notebook?.context.path ?? null}
-          metrics={name => jobs.metrics.get(name)}
+          metrics={name => jobs.metricsOf(name)}
           onOpenFailure={job => void state.openFailure(job)}
           revealing={jobs.revealing}
           onRevealed={() => jobs.revealed()}
