@@ -299,9 +299,7 @@ describe('JobsList in a narrow panel, with many jobs', () => {
       '[data-job="nb-run"] .kale-ext-JobCol-metric'
     )!;
     expect(cell.textContent).toBe('0.25 step 3');
-    expect(cell.getAttribute('title')).toBe(
-      'loss, latest (read again while it runs)'
-    );
+    expect(cell.getAttribute('title')).toBe('loss (latest)');
   });
 });
 

@@ -273,7 +273,7 @@ function JobsFilters(
         type="search"
         className="kale-ext-Input kale-ext-JobsSearch"
         aria-label="Filter by name"
-        placeholder="Name contains…"
+        placeholder="Name…"
         value={view.query}
         onChange={e => onView({ query: e.target.value })}
       />
@@ -523,7 +523,7 @@ function JobRow(
         className={`kale-ext-JobCol-metric${final ? '' : ' kale-ext-mod-none'}`}
         title={
           running && final
-            ? `${props.metric}, latest (read again while it runs)`
+            ? `${props.metric} (latest)`
             : (props.metric ?? 'Final metric')
         }
       >
