@@ -192,6 +192,9 @@ export namespace Kale {
     note: string | null;
     /** False: the backend cannot list them (a volume on a cluster). */
     listed: boolean;
+    /** `location` below the server root, where Jupyter serves the files
+     * (null: not under it, hidden, or still in the nodes' folders). */
+    root_path?: string | null;
   }
 
   /**

@@ -93,6 +93,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onCompare={names => state.compare(names)}
           onSweep={name => state.openSweep(name)}
           outputs={name => state.service.jobOutputs(name)}
+          fileUrl={(path, download) => state.service.fileUrl(path, download)}
           loadOffer={job => loadOffer(job, jobs.results.get(job.name))}
           onLoadResult={job => void state.loader.load(job)}
           onPrune={body => state.service.pruneJobs(body)}

@@ -61,6 +61,8 @@ export interface IJobsProps {
   onOpenFailure?: (job: Kale.IJobInfo) => void;
   /** Read what a job wrote to its outputs folder. */
   outputs?: (name: string) => Promise<Kale.IJobOutputs>;
+  /** Where Jupyter serves a file under the server root (open, download). */
+  fileUrl?: (path: string, download: boolean) => string;
   /** The jobs checked for comparing, and checking one. */
   selected?: string[];
   onSelect?: (name: string, on: boolean) => void;
@@ -622,6 +624,7 @@ function JobRow(
             name={job.name}
             status={job.status_text ?? job.status}
             load={props.outputs}
+            fileUrl={props.fileUrl}
           />
         )}
       </div>
