@@ -1,4 +1,5 @@
 import type { Locator } from '@playwright/test';
+import * as fs from 'fs';
 
 import { expect, panelScreenshot, test } from './fixtures';
 import { serveJobs } from './synthetic';
@@ -50,12 +51,31 @@ async function inside(inner: Locator, outer: Locator): Promise<boolean> {
   return !!a && !!b && a.x >= b.x - 0.5 && a.x + a.width <= b.x + b.width + 0.5;
 }
 
-test('50 jobs at 250 px: distinguishing ends in view, a one-line order, filters, notebooks, times and a live metric', async ({
+test('50 jobs at 250 px: distinguishing ends in view, a one-line order, filters, notebooks, times, a live metric and outputs to open or download', async ({
   page,
-  kale
+  kale,
+  tmpPath
 }, testInfo) => {
   const jobs = fifty();
   await serveJobs(page, jobs);
+  // an ended job's output file, under the server root where Jupyter serves it
+  const ended = jobs[1].name as string;
+  const folder = `${tmpPath}/outputs/${ended}`;
+  const METRICS = '{"accuracy": 0.97}';
+  expect(
+    await page.contents.uploadContent(METRICS, 'text', `${folder}/metrics.json`)
+  ).toBe(true);
+  await page.route(new RegExp(`/kale-ext/jobs/${ended}/outputs`), route =>
+    route.fulfill({
+      json: {
+        location: `/srv/${folder}`,
+        files: [{ path: 'metrics.json', size: METRICS.length }],
+        note: null,
+        listed: true,
+        root_path: folder
+      }
+    })
+  );
   // the first running job reports its loss: 0.5, then 0.25
   const live = jobs[0].name as string;
   let loss = 0.5;
@@ -172,4 +192,21 @@ test('50 jobs at 250 px: distinguishing ends in view, a one-line order, filters,
   await panel.getByRole('button', { name: 'Clear filters' }).click();
   await expect(rows).toHaveCount(50);
   await expect(panel.getByLabel('Filter by name')).toHaveValue('');
+
+  // An output file opens in a browser tab, or downloads.
+  await kale.row(ended).getByLabel(`Outputs of ${ended}`).click();
+  const files = kale.row(ended).getByRole('list', { name: 'Output files' });
+  const open = files.getByRole('link', { name: 'Open metrics.json' });
+  await expect(open).toHaveAttribute('target', '_blank');
+  const [tab] = await Promise.all([page.waitForEvent('popup'), open.click()]);
+  await expect(tab.locator('body')).toContainText(METRICS);
+  await tab.close();
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    files.getByRole('link', { name: 'Download metrics.json' }).click()
+  ]);
+  expect(download.suggestedFilename()).toBe('metrics.json');
+  const saved = testInfo.outputPath('metrics.json');
+  await download.saveAs(saved);
+  expect(fs.readFileSync(saved, 'utf-8')).toBe(METRICS);
 });

@@ -105,6 +105,7 @@ describe('JobOutputs', () => {
       '/files/outputs/digits-ddp-k3v9q/model.pt'
     );
     expect(open.getAttribute('target')).toBe('_blank');
+    expect(open.getAttribute('aria-label')).toBe('Open model.pt');
     expect(download.getAttribute('href')).toBe(
       '/files/outputs/digits-ddp-k3v9q/model.pt?download=1'
     );

@@ -87,6 +87,7 @@ function OutputsList(props: {
                     href={url(false)}
                     target="_blank"
                     rel="noopener noreferrer"
+                    aria-label={`Open ${f.path}`}
                     title={`Open ${f.path} in a browser tab`}
                   >
                     <code>{f.path}</code>
