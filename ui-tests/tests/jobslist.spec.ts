@@ -209,4 +209,14 @@ test('50 jobs at 250 px: distinguishing ends in view, a one-line order, filters,
   const saved = testInfo.outputPath('metrics.json');
   await download.saveAs(saved);
   expect(fs.readFileSync(saved, 'utf-8')).toBe(METRICS);
+
+  // Wide: the columns' headers again, in one line; names whole.
+  await kale.widen(420);
+  await expect(panel.locator('.kale-ext-JobTable-head')).toBeVisible();
+  await expect(sort).toBeHidden();
+  const heads = await panel
+    .locator('.kale-ext-JobTable-head [role="columnheader"]')
+    .evaluateAll(nodes => nodes.map(n => n.getBoundingClientRect().top));
+  expect(new Set(heads).size).toBe(1);
+  await panelScreenshot(page, testInfo, 'jobs-list-wide-light.png', false);
 });
