@@ -113,6 +113,15 @@ test('50 jobs at 250 px: distinguishing ends in view, a one-line order, filters,
     ); // the start gave way, not the end
   }
 
+  // A card says no parameters and no metric in no line: 4 lines per job
+  // (state, name, runtime and notebook, actions) but for the actions' wrap.
+  await expect(
+    kale.row(jobs[1].name as string).locator('.kale-ext-JobCol-parameters')
+  ).toBeHidden();
+  await expect(
+    kale.row(jobs[1].name as string).locator('.kale-ext-JobCol-metric')
+  ).toBeHidden();
+
   // The order in one line; the columns' headers (which wrap) not shown.
   const sort = panel.locator('.kale-ext-JobSort');
   await expect(sort).toBeVisible();

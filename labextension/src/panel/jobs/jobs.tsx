@@ -512,7 +512,7 @@ function JobRow(
       </div>
       <div
         role="cell"
-        className="kale-ext-JobCol-parameters"
+        className={`kale-ext-JobCol-parameters${row.parameters ? '' : ' kale-ext-mod-none'}`}
         title="Parameters"
       >
         {row.parameters || <span className="kale-ext-Muted">defaults</span>}
