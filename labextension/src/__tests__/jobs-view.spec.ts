@@ -8,6 +8,7 @@ import {
   keyParameters,
   metricNames,
   notebookOf,
+  restoredView,
   STATUS_FILTERS
 } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
@@ -203,5 +204,35 @@ describe('a job in a state, as `kale-ext jobs --status` says it', () => {
     ].map(([j, expected]) => [(j as Kale.IJobInfo).name, expected, j])
   )('job %s is in %j', (_, expected, j) => {
     expect(states(j as Kale.IJobInfo)).toEqual(expected);
+  });
+});
+
+describe('a kept arrangement, read back', () => {
+  it('keeps what is valid and takes the default for the rest', () => {
+    const kept = {
+      filter: 'all',
+      status: 'stalled',
+      query: 'mnist',
+      sort: 'name',
+      descending: false,
+      metric: 'loss'
+    } as const;
+    expect(restoredView(kept)).toEqual(kept);
+    // an older version's: no filters yet
+    expect(restoredView({ filter: 'all', sort: 'duration' })).toEqual({
+      ...DEFAULT_VIEW,
+      filter: 'all',
+      sort: 'duration'
+    });
+    expect(restoredView(undefined)).toEqual(DEFAULT_VIEW);
+    const edited = {
+      filter: 'mine',
+      status: 'sleeping',
+      query: 42,
+      sort: 'colour',
+      descending: 'yes',
+      metric: 7
+    } as unknown as Partial<IJobsView>;
+    expect(restoredView(edited)).toEqual(DEFAULT_VIEW);
   });
 });

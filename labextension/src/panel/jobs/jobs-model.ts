@@ -8,7 +8,12 @@ import { SavedResults } from '../../results/saved-results';
 import { JobTimelines } from '../../timeline';
 import type { Kale } from '../../types';
 import { FinalMetricsCache } from './job-metrics';
-import { DEFAULT_VIEW, FinalMetrics, IJobsView } from './jobs-view';
+import {
+  DEFAULT_VIEW,
+  FinalMetrics,
+  IJobsView,
+  restoredView
+} from './jobs-view';
 import { LiveMetrics } from './live-metrics';
 
 /**
@@ -38,7 +43,7 @@ export class JobsModel implements IDisposable {
       ?.fetch()
       .then(view => {
         if (view) {
-          this.view = { ...DEFAULT_VIEW, ...view };
+          this.view = restoredView(view);
           this._changed.emit();
         }
       })

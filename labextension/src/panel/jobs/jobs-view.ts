@@ -51,6 +51,44 @@ export const DEFAULT_VIEW: IJobsView = {
 };
 
 /**
+ * A kept arrangement as read back (from an older version, or edited): each
+ * field that is not a valid value of its own is the default's.
+ */
+export function restoredView(kept: Partial<IJobsView> | undefined): IJobsView {
+  const k: Record<string, unknown> = { ...kept };
+  const valid = <T>(value: unknown, ok: (v: unknown) => boolean, or: T): T =>
+    ok(value) ? (value as T) : or;
+  return {
+    filter: valid(
+      k.filter,
+      v => v === 'notebook' || v === 'all',
+      DEFAULT_VIEW.filter
+    ),
+    status: valid(
+      k.status,
+      v => typeof v === 'string' && STATUS_FILTERS.includes(v),
+      DEFAULT_VIEW.status
+    ),
+    query: valid(k.query, v => typeof v === 'string', DEFAULT_VIEW.query),
+    sort: valid(
+      k.sort,
+      v => typeof v === 'string' && v in COLUMN_LABELS,
+      DEFAULT_VIEW.sort
+    ),
+    descending: valid(
+      k.descending,
+      v => typeof v === 'boolean',
+      DEFAULT_VIEW.descending
+    ),
+    metric: valid(
+      k.metric,
+      v => v === null || typeof v === 'string',
+      DEFAULT_VIEW.metric
+    )
+  };
+}
+
+/**
  * A job's final metrics, by name (rank 0's last values, else the lowest
  * rank's), with the step they were reported at.
  */
