@@ -1,3 +1,5 @@
+import { formatAge } from '../shared/format';
+
 /**
  * How the jobs list draws a name and a time in a narrow panel: the part of
  * a name that tells it apart from the others listed stays in view (the
@@ -62,31 +64,16 @@ export function namesParts(names: string[]): Map<string, INameParts> {
 }
 
 /**
- * How long ago an ISO 8601 time was, in words: `just now`, `40 s ago`,
- * `3 min ago`, `5 h ago`, `2 days ago` ('' when it is not a time). A time
- * ahead of `now` (another machine's clock) is `just now`.
+ * How long ago an ISO 8601 time was, in words: `just now` (under 5 s, or
+ * ahead of `now`: another machine's clock), else formatAge's `40 s ago`,
+ * `3 min ago`, `5 h ago`, `2 days ago` ('' when it is not a time).
  */
 export function timeAgo(iso: string | null | undefined, now: number): string {
-  const then = iso ? Date.parse(iso) : NaN;
-  if (Number.isNaN(then)) {
+  const age = formatAge(iso, now);
+  if (!age) {
     return '';
   }
-  const seconds = Math.floor((now - then) / 1000);
-  if (seconds < 5) {
-    return 'just now';
-  }
-  if (seconds < 60) {
-    return `${seconds} s ago`;
-  }
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) {
-    return `${minutes} min ago`;
-  }
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) {
-    return `${hours} h ago`;
-  }
-  return `${Math.floor(hours / 24)} days ago`;
+  return now - Date.parse(iso!) < 5000 ? 'just now' : `${age} ago`;
 }
 
 /**
