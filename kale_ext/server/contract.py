@@ -1,6 +1,7 @@
 """What the panel checks and draws by the server's own rules: the Kubernetes value rules, the
-job options' bounds, the volume short forms' kinds and reserved paths and the metrics constants,
-as one JSON document generated from the Python source (the TypeScript side holds no copy).
+job options' bounds, the volume short forms' kinds and reserved paths, the metrics constants and
+the states a jobs list filters by, as one JSON document generated from the Python source (the
+TypeScript side holds no copy).
 
     python -m kale_ext.server.contract > labextension/src/contract.json
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 
 from ..compile.notebook import TAGS, Role
+from ..display import STATUSES
 from ..job.k8s_values import rules
 from ..job.options import OPTIONS
 from ..job.outputs import MOUNT
@@ -42,8 +44,9 @@ def contract() -> dict:
              "max_trials": MAX_TRIALS, "max_parallel": MAX_PARALLEL,
              "max_name": MAX_NAME}  # fmt: skip
     tags = {"skip": next(r.pattern for r in TAGS if r.role is Role.SKIP)}
+    jobs = {"statuses": list(STATUSES)}  # `kale-ext jobs --status`, the panel's state filter
     return {"k8s": rules(), "options": options, "metrics": frontend_constants(),
-            "volumes": volumes, "sweep": sweep, "tags": tags}  # fmt: skip
+            "volumes": volumes, "sweep": sweep, "tags": tags, "jobs": jobs}  # fmt: skip
 
 
 def render() -> str:

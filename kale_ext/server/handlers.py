@@ -126,12 +126,23 @@ class PruneHandler(PruneJobs, JobHandler):
         await JobHandler.delete(self, "prune")
 
 
-class OutputsHandler(KaleExtHandler):
+class OutputsHandler(NotebookHandler):  # its root_dir: the outputs' files, served under it
     @tornado.web.authenticated
     async def get(self, name: str):
+        from .paths import under_root
+
         name = check_job_name(name)
         backend = await self.backend()
-        self.reply((await self.call(backend.outputs, name)).to_dict())
+        found = await self.call(backend.outputs, name)
+        # their files can be opened where Jupyter serves them, once gathered into `location`
+        hidden = bool(getattr(self.contents_manager, "allow_hidden", False))
+        gathered = found.listed and found.note is None
+        root_path = (
+            await self.call(under_root, found.location, self.root_dir(), hidden)
+            if gathered
+            else None
+        )
+        self.reply({**found.to_dict(), "root_path": root_path})
 
 
 class EventsHandler(KaleExtHandler):

@@ -88,3 +88,21 @@ def relative_path(path) -> str:
     if ".." in pure.parts:
         raise ApiError(403, f"path {path!r} leads outside the server root", field="path")
     return path
+
+
+def under_root(location: str, root: str, allow_hidden: bool) -> str | None:
+    """``location`` (a folder on this machine) as a path relative to the server root, where
+    Jupyter serves its files (`files/<path>`), or None: empty, outside the root (a symbolic link
+    leading out counts as outside), or hidden when hidden files are not served (blocking: it
+    resolves links)."""
+    if not location:
+        return None
+    try:
+        base = Path(root).resolve()
+        relative = Path(location).resolve().relative_to(base)
+    except (OSError, ValueError, RuntimeError):  # outside the root; a loop of links
+        return None
+    parts = relative.parts
+    if not allow_hidden and any(p.startswith(".") for p in parts):
+        return None
+    return PurePosixPath(*parts).as_posix() if parts else ""

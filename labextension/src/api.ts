@@ -246,6 +246,36 @@ export class KaleService {
     return this._get(`${Private.jobPath(name)}/outputs`, signal);
   }
 
+  /**
+   * Where Jupyter serves a file under the server root (`files/<path>`, as
+   * JupyterLab's own downloads: with the `_xsrf` cookie's token); with
+   * `download`, served as an attachment (`?download=1`).
+   */
+  fileUrl(path: string, download = false): string {
+    const url = new URL(
+      URLExt.join(
+        this.serverSettings.baseUrl,
+        'files',
+        URLExt.encodeParts(path)
+      ),
+      window.location.href
+    );
+    let cookie = '';
+    try {
+      cookie = document.cookie;
+    } catch {
+      // a sandboxed page has none
+    }
+    const xsrf = cookie.match('\\b_xsrf=([^;]*)\\b');
+    if (xsrf) {
+      url.searchParams.append('_xsrf', xsrf[1]);
+    }
+    if (download) {
+      url.searchParams.append('download', '1');
+    }
+    return url.toString();
+  }
+
   async listEvents(name: string): Promise<Kale.IJobEvent[]> {
     return (
       await this._get<{ events: Kale.IJobEvent[] }>(

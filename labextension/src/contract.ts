@@ -106,6 +106,7 @@ interface IContract {
   volumes: IVolumesContract;
   sweep: ISweepContract;
   tags: { skip: string };
+  jobs: { statuses: string[] };
 }
 
 const contract = data as IContract;
@@ -168,3 +169,9 @@ export const SWEEP: Readonly<ISweepContract> = contract.sweep;
  * `TAGS`): a cell the panel inserts carries it.
  */
 export const SKIP_TAG: string = contract.tags.skip;
+
+/**
+ * The states a jobs list is narrowed to, as `kale-ext jobs --status` names
+ * them (`kale_ext/display.py`'s `STATUSES`).
+ */
+export const JOB_STATUSES: readonly string[] = contract.jobs.statuses;

@@ -196,6 +196,9 @@ export namespace Kale {
     note: string | null;
     /** False: the backend cannot list them (a volume on a cluster). */
     listed: boolean;
+    /** `location` below the server root, where Jupyter serves the files
+     * (null: not under it, hidden, or still in the nodes' folders). */
+    root_path?: string | null;
   }
 
   /**
@@ -305,6 +308,8 @@ export namespace Kale {
     failure?: IFailure | null;
     /** When a running job last wrote a log line or a metric. */
     last_output?: string | null;
+    /** Set while a running job has been quiet this many seconds (Stalled). */
+    stalled_after?: number | null;
     /** While its other nodes are stopped after one failed: which, and how. */
     failing?: string | null;
     /** The sweep it is a trial of, or null. */

@@ -52,11 +52,16 @@ SAVES = notebook("import os\nwith open(os.environ['KALE_EXT_OUTPUT_DIR'] + '/mod
                  "\n    f.write('weights')")  # fmt: skip
 
 
-async def test_delete_with_outputs_deletes_them(api, root, jobs_dir):
+async def test_outputs_are_served_under_the_root_and_deleted_when_asked(api, root, jobs_dir):
     (root / "saves.ipynb").write_text(json.dumps(SAVES))
     name = await api.submit({}, path="saves.ipynb")
     assert (await api.follow(name))[-1].data["status"] == "Complete"
     assert (root / "outputs" / name / "model.txt").read_text() == "weights"
+    # where Jupyter serves them: the panel's Open and Download
+    found = (await api.get(f"jobs/{name}/outputs")).json
+    assert found["root_path"] == f"outputs/{name}"
+    served = await api.fetch("files", found["root_path"], "model.txt", method="GET")
+    assert served.body == b"weights"
     r = await api.delete(f"jobs/{name}", params={"outputs": "1"})
     assert r.json["outputs"] == f"deleted its outputs in {root / 'outputs' / name}"
     assert not (root / "outputs" / name).exists()

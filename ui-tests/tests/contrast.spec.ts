@@ -5,8 +5,9 @@ import { manyJobs, serveJobs } from './synthetic';
 
 /**
  * Text keeps its contrast (WCAG AA: 4.5:1) in the light and the dark theme
- * where the panel colours it: the status pills (Stopped among them),
- * Compare's rows that differ and a sweep's best trial. The server's answers
+ * where the panel colours it: the status pills (Stopped among them), the
+ * jobs list's text (names, notebooks, times, filters, reasons), Compare's
+ * rows that differ and a sweep's best trial. The server's answers
  * are synthetic (no job runs): what is tested is how they are drawn.
  *
  * The ratio is WCAG's, from the colours the browser computed: the text's
@@ -43,7 +44,10 @@ function jobs(): Record<string, unknown>[] {
       reason: 'stopped by someone at 2026-12-06T08:00:00Z',
       ...ended
     }),
-    job('c-running', { status: 'Running' }),
+    job('c-running', {
+      status: 'Running',
+      provenance: { 'kale-ext.io/notebook': 'work/mnist.ipynb' }
+    }),
     job('c-queued', { status: 'Queued' })
   ];
 }
@@ -179,15 +183,24 @@ async function lowContrast(
   }, AA);
 }
 
-/** What the test checks: every element of these, with text. */
+/** What the test checks: every element of these, with text (a disabled
+ * control is not held to it, as WCAG says). */
 const PANEL =
   '#kale-ext-panel .kale-ext-Status, #kale-ext-panel .kale-ext-Pill';
+const LIST = [
+  '.kale-ext-JobRow *:not(:disabled, [aria-disabled="true"])',
+  '.kale-ext-JobsToolbar *:not(:disabled, [aria-disabled="true"])',
+  '.kale-ext-JobsShown',
+  '.kale-ext-JobsShown *'
+]
+  .map(s => `#kale-ext-panel ${s}`)
+  .join(', ');
 const SWEEP =
   '.kale-ext-SweepView .kale-ext-Status, .kale-ext-TrialTable tr.kale-ext-mod-best, .kale-ext-TrialTable tr.kale-ext-mod-best *';
 const COMPARE =
   '.kale-ext-CompareTable tr.kale-ext-mod-differs, .kale-ext-CompareTable tr.kale-ext-mod-differs *';
 
-test('status pills, the rows that differ and the best trial keep AA contrast in the light and the dark theme', async ({
+test('status pills, the jobs list, the rows that differ and the best trial keep AA contrast in the light and the dark theme', async ({
   page,
   kale
 }, testInfo) => {
@@ -199,6 +212,12 @@ test('status pills, the rows that differ and the best trial keep AA contrast in 
   await expect(
     kale.row('c-stopped').locator('.kale-ext-Status-stopped')
   ).toHaveText('Stopped');
+  await expect(kale.row('c-running').locator('time')).toHaveText(
+    /^\d+ min ago$/
+  );
+  // a filter, to show what it says
+  await page.getByLabel('Filter by name').fill('c-');
+  await expect(page.locator('.kale-ext-JobsShown')).toBeVisible();
 
   await page.evaluate(async () => {
     await window.jupyterapp.commands.execute('kale-ext:compare', {
@@ -222,6 +241,7 @@ test('status pills, the rows that differ and the best trial keep AA contrast in 
       await page.theme.setDarkTheme();
     }
     expect.soft(await lowContrast(page, PANEL), theme).toEqual([]);
+    expect.soft(await lowContrast(page, LIST), theme).toEqual([]);
     expect.soft(await lowContrast(page, SWEEP), theme).toEqual([]);
     await screenshot(page, testInfo, `contrast-sweep-${theme}.png`, false);
     await page

@@ -18,10 +18,16 @@ const FOUND: Kale.IJobOutputs = {
 
 async function opened(
   load: (name: string) => Promise<Kale.IJobOutputs>,
-  status = 'Complete'
+  status = 'Complete',
+  fileUrl?: (path: string, download: boolean) => string
 ): Promise<Widget> {
   const widget = await render(
-    <JobOutputs name="digits-ddp-k3v9q" status={status} load={load} />
+    <JobOutputs
+      name="digits-ddp-k3v9q"
+      status={status}
+      load={load}
+      fileUrl={fileUrl}
+    />
   );
   const details = widget.node.querySelector('details')!;
   await inAct(() => {
@@ -81,5 +87,45 @@ describe('JobOutputs', () => {
       widget!.node.querySelector('[role="alert"]')
     );
     expect(alert.textContent).toBe('no job named digits-ddp-k3v9q');
+  });
+
+  it('opens or downloads each file where Jupyter serves it, under the server root', async () => {
+    const fileUrl = (path: string, download: boolean) =>
+      `/files/${path}${download ? '?download=1' : ''}`;
+    const found: Kale.IJobOutputs = {
+      ...FOUND,
+      files: [...FOUND.files, { path: 'latest', size: 0, link: 'model.pt' }],
+      root_path: 'outputs/digits-ddp-k3v9q'
+    };
+    widget = await opened(async () => found, 'Complete', fileUrl);
+    await until(() => widget!.node.querySelector('li'));
+    const model = widget.node.querySelector('li')!;
+    const [open, download] = [...model.querySelectorAll('a')];
+    expect(open.getAttribute('href')).toBe(
+      '/files/outputs/digits-ddp-k3v9q/model.pt'
+    );
+    expect(open.getAttribute('target')).toBe('_blank');
+    expect(open.getAttribute('aria-label')).toBe('Open model.pt');
+    expect(download.getAttribute('href')).toBe(
+      '/files/outputs/digits-ddp-k3v9q/model.pt?download=1'
+    );
+    expect(download.getAttribute('download')).toBe('model.pt');
+    expect(download.getAttribute('aria-label')).toBe('Download model.pt');
+    // a link is listed, never followed
+    const link = widget.node.querySelectorAll('li')[2];
+    expect(link.textContent).toContain('latest');
+    expect(link.querySelector('a')).toBeNull();
+  });
+
+  it('links nothing where the files are not under the server root', async () => {
+    const fileUrl = jest.fn(() => '/files/x');
+    widget = await opened(
+      async () => ({ ...FOUND, root_path: null }),
+      'Complete',
+      fileUrl
+    );
+    await until(() => widget!.node.querySelector('li'));
+    expect(widget.node.querySelector('a')).toBeNull();
+    expect(fileUrl).not.toHaveBeenCalled();
   });
 });

@@ -52,6 +52,42 @@ describe('JobsModel: one status for a job, wherever it was seen', () => {
     jobs.dispose();
   });
 
+  it("gives a running job's latest metric from the end of its logs, then its final one", async () => {
+    const service = fakeService();
+    service.listJobs.mockResolvedValue([job('Running')]);
+    let loss = 0.5;
+    const streamLogs = jest.fn(
+      async (
+        _: string,
+        options: { onLines: (lines: Kale.ILogLine[]) => void }
+      ) => {
+        const text = `KALE_METRIC {"step": 2, "rank": 0, "loss": ${loss}}`;
+        options.onLines([{ node: 0, rank: 0, text, offset: 1 }]);
+        return { status: 'Running', reason: null };
+      }
+    );
+    const jobs = new JobsModel({
+      service: { ...service, streamLogs } as unknown as KaleService,
+      pollInterval: 1e6
+    });
+    jobs.setVisible(true);
+    await until(() => jobs.metricsOf('nb-abcde') !== undefined);
+    expect(jobs.metricsOf('nb-abcde')!.get('loss')).toEqual({
+      value: 0.5,
+      step: 2
+    });
+    expect(streamLogs.mock.calls[0][1]).toMatchObject({
+      follow: false,
+      tail: 200
+    });
+    // it ended: its final metrics, read once
+    loss = 0.25;
+    service.listJobs.mockResolvedValue([job('Complete')]);
+    jobs.refresh();
+    await until(() => jobs.metricsOf('nb-abcde')?.get('loss')?.value === 0.25);
+    jobs.dispose();
+  });
+
   it('brings a row into view once, when asked', () => {
     const jobs = new JobsModel({
       service: fakeService() as unknown as KaleService,

@@ -1,12 +1,15 @@
 import {
   DEFAULT_VIEW,
   FinalMetrics,
+  inStatus,
   IJobsView,
   jobDuration,
   jobRows,
   keyParameters,
   metricNames,
-  notebookOf
+  notebookOf,
+  restoredView,
+  STATUS_FILTERS
 } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 import { jobInfo } from './fakes';
@@ -84,6 +87,15 @@ describe('the jobs list as arranged', () => {
     expect(names({}, null)).toHaveLength(4);
   });
 
+  it('shows the jobs in a state, and those whose name holds a text', () => {
+    expect(names({ filter: 'all', status: 'failed' })).toEqual(['other']);
+    expect(names({ filter: 'all', status: 'running' })).toEqual(['running']);
+    expect(names({ status: 'failed' })).toEqual([]); // and of this notebook
+    expect(names({ filter: 'all', query: ' T ' })).toEqual(['forty', 'other']);
+    expect(names({ filter: 'all', query: 'SIX' })).toEqual(['six']);
+    expect(names({ status: 'complete', query: 'i' })).toEqual(['six']);
+  });
+
   it.each([
     // (ties keep the list's order)
     ['duration', false, ['six', 'running', 'forty']],
@@ -159,5 +171,68 @@ describe('a job’s facts', () => {
 
   it('names the metrics the jobs reported, in the order seen', () => {
     expect(metricNames(Object.values(METRICS))).toEqual(['accuracy', 'loss']);
+  });
+});
+
+describe('a job in a state, as `kale-ext jobs --status` says it', () => {
+  const stalled = job('stalled', {
+    status: 'Running',
+    stalled_after: 600,
+    status_text: 'Stalled (no output for 10 min)'
+  });
+  const stopped = job('stopped', {
+    status: 'Failed',
+    status_text: 'Stopped',
+    reason: 'stopped by ann at 2026-12-06T08:00:00Z'
+  });
+  const states = (j: Kale.IJobInfo) =>
+    STATUS_FILTERS.filter(status => inStatus(j, status));
+
+  it.each(
+    [
+      [job('c'), ['complete']],
+      [job('f', { status: 'Failed' }), ['failed']],
+      [job('r', { status: 'Running' }), ['running']],
+      [stalled, ['running', 'stalled']], // running holds the stalled
+      [stopped, ['stopped']], // not among the failed
+      [
+        job('q', { status: 'Queued', status_text: 'Queued (waiting)' }),
+        ['queued']
+      ],
+      [job('n', { status: 'Created' }), ['created']],
+      [job('u', { status: 'Unreadable' }), ['unreadable']]
+    ].map(([j, expected]) => [(j as Kale.IJobInfo).name, expected, j])
+  )('job %s is in %j', (_, expected, j) => {
+    expect(states(j as Kale.IJobInfo)).toEqual(expected);
+  });
+});
+
+describe('a kept arrangement, read back', () => {
+  it('keeps what is valid and takes the default for the rest', () => {
+    const kept = {
+      filter: 'all',
+      status: 'stalled',
+      query: 'mnist',
+      sort: 'name',
+      descending: false,
+      metric: 'loss'
+    } as const;
+    expect(restoredView(kept)).toEqual(kept);
+    // an older version's: no filters yet
+    expect(restoredView({ filter: 'all', sort: 'duration' })).toEqual({
+      ...DEFAULT_VIEW,
+      filter: 'all',
+      sort: 'duration'
+    });
+    expect(restoredView(undefined)).toEqual(DEFAULT_VIEW);
+    const edited = {
+      filter: 'mine',
+      status: 'sleeping',
+      query: 42,
+      sort: 'colour',
+      descending: 'yes',
+      metric: 7
+    } as unknown as Partial<IJobsView>;
+    expect(restoredView(edited)).toEqual(DEFAULT_VIEW);
   });
 });

@@ -2,6 +2,7 @@ import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { JobsList, IJobsProps } from '../panel/jobs/jobs';
+import { DEFAULT_VIEW } from '../panel/jobs/jobs-view';
 import type { Kale } from '../types';
 import { jobsListProps } from './fakes';
 import { render } from './render';
@@ -148,6 +149,157 @@ describe('JobsList', () => {
     expect(widget.node.textContent).toContain(
       'No jobs of this notebook yet (1 of others: show all).'
     );
+  });
+});
+
+describe('JobsList in a narrow panel, with many jobs', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it('keeps the part of a name that tells it apart in a tail that does not give way', async () => {
+    widget = await list({
+      jobs: [job('mnist-train-a1b2c'), job('mnist-train-x9y8z'), job('cifar')]
+    });
+    const name = (n: string) =>
+      widget!.node.querySelector(`[data-job="${n}"] .kale-ext-JobRow-name`)!;
+    expect(name('mnist-train-a1b2c').getAttribute('title')).toBe(
+      'mnist-train-a1b2c'
+    );
+    expect(name('mnist-train-a1b2c').textContent).toBe('mnist-train-a1b2c');
+    expect(
+      name('mnist-train-a1b2c').querySelector('.kale-ext-JobName-tail')!
+        .textContent
+    ).toBe('-a1b2c');
+    expect(
+      name('mnist-train-a1b2c').querySelector('.kale-ext-JobName-head')!
+        .textContent
+    ).toBe('mnist-train');
+    expect(name('cifar').querySelector('.kale-ext-JobName-head')).toBeNull();
+  });
+
+  it('writes every time as how long ago, with the time itself on hover', async () => {
+    widget = await list({
+      jobs: [
+        job('nb-stopped', {
+          status: 'Failed',
+          status_text: 'Stopped',
+          created: '2026-01-01T00:57:00Z',
+          reason: 'stopped by ann at 2026-01-01T00:59:20Z'
+        })
+      ]
+    });
+    const row = widget.node.querySelector('[data-job="nb-stopped"]')!;
+    const started = row.querySelector('.kale-ext-JobCol-created time')!;
+    expect(started.textContent).toBe('3 min ago');
+    expect(started.getAttribute('dateTime')).toBe('2026-01-01T00:57:00Z');
+    expect(started.getAttribute('title')).toBe(
+      `Started ${new Date('2026-01-01T00:57:00Z').toLocaleString()} (2026-01-01T00:57:00Z)`
+    );
+    const reason = row.querySelector('.kale-ext-JobRow-reason')!;
+    expect(reason.textContent).toBe('stopped by ann at 40 s ago');
+    expect(reason.querySelector('time')!.getAttribute('title')).toContain(
+      '(2026-01-01T00:59:20Z)'
+    );
+  });
+
+  it('names the notebook each job came from where all jobs are listed', async () => {
+    const jobs = [
+      job('nb-here'),
+      job('nb-there', {
+        provenance: { 'kale-ext.io/notebook': 'deep/path/other.ipynb' }
+      })
+    ];
+    widget = await list({ jobs, view: { ...DEFAULT_VIEW, filter: 'all' } });
+    const from = (n: string) =>
+      widget!.node.querySelector(`[data-job="${n}"] .kale-ext-JobRow-notebook`);
+    expect(from('nb-there')!.textContent).toBe('other.ipynb');
+    expect(from('nb-there')!.getAttribute('title')).toBe(
+      'deep/path/other.ipynb'
+    );
+    expect(from('nb-here')!.textContent).toBe('nb.ipynb');
+    widget.dispose();
+    widget = await list({ jobs }); // this notebook's: no need to say
+    expect(from('nb-here')).toBeNull();
+  });
+
+  it('filters by state and name, says how many it shows, and clears the filters', async () => {
+    const onView = jest.fn();
+    const jobs = [
+      job('nb-one'),
+      job('nb-two', { status: 'Failed' }),
+      job('nb-three', { status: 'Running', finished: null })
+    ];
+    widget = await list({ jobs, onView });
+    const state = widget.node.querySelector<HTMLSelectElement>(
+      'select[aria-label="Filter by state"]'
+    )!;
+    expect([...state.options].map(o => o.textContent)).toEqual([
+      'Any state',
+      'Created',
+      'Queued',
+      'Running',
+      'Complete',
+      'Failed',
+      'Unreadable',
+      'Stalled',
+      'Stopped'
+    ]);
+    expect(widget.node.querySelector('.kale-ext-JobsShown')).toBeNull();
+    widget.dispose();
+
+    widget = await list({
+      jobs,
+      onView,
+      view: { ...DEFAULT_VIEW, status: 'failed', query: 'TWO' }
+    });
+    const rows = () =>
+      [...widget!.node.querySelectorAll('.kale-ext-JobRow')].map(r =>
+        r.getAttribute('data-job')
+      );
+    expect(rows()).toEqual(['nb-two']);
+    const shown = widget.node.querySelector('.kale-ext-JobsShown')!;
+    expect(shown.textContent).toBe('1 of 3 shown Clear filters');
+    shown.querySelector('button')!.click();
+    expect(onView).toHaveBeenLastCalledWith({ status: null, query: '' });
+    widget.dispose();
+
+    widget = await list({
+      jobs,
+      onView,
+      view: { ...DEFAULT_VIEW, query: 'nothing' }
+    });
+    expect(rows()).toEqual([]);
+    expect(widget.node.textContent).toContain('0 of 3 shown');
+    expect(widget.node.textContent).not.toContain('No jobs');
+  });
+
+  it('sorts from one line where the headers do not fit', async () => {
+    const onView = jest.fn();
+    widget = await list({ jobs: [job('nb-six')], onView });
+    const sort = widget.node.querySelector<HTMLSelectElement>(
+      '.kale-ext-JobSort select'
+    )!;
+    expect(sort.value).toBe('created');
+    sort.value = 'name';
+    sort.dispatchEvent(new Event('change', { bubbles: true }));
+    expect(onView).toHaveBeenLastCalledWith({
+      sort: 'name',
+      descending: false
+    });
+    widget.node.querySelector<HTMLElement>('.kale-ext-JobSort button')!.click();
+    expect(onView).toHaveBeenLastCalledWith({ descending: false });
+  });
+
+  it('shows a running job’s latest metric, and says it is the latest', async () => {
+    widget = await list({
+      jobs: [job('nb-run', { status: 'Running', finished: null })],
+      metrics: () => new Map([['loss', { value: 0.25, step: 3 }]])
+    });
+    const cell = widget.node.querySelector(
+      '[data-job="nb-run"] .kale-ext-JobCol-metric'
+    )!;
+    expect(cell.textContent).toBe('0.25 step 3');
+    expect(cell.getAttribute('title')).toBe('loss (latest)');
   });
 });
 

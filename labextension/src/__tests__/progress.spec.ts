@@ -63,7 +63,7 @@ describe('shownProgress', () => {
       value: 38,
       label: '38 % · about 12 min left',
       title:
-        'Progress from kale_ext.report() · step 384 of 1,000 · time left estimated from the recent rate · updated 5s ago',
+        'Progress from kale_ext.report() · step 384 of 1,000 · time left estimated from the recent rate · updated 5 s ago',
       source: 'report'
     });
   });

@@ -178,3 +178,26 @@ describe('KaleService', () => {
     );
   });
 });
+
+describe('KaleService.fileUrl', () => {
+  const service = new KaleService(SETTINGS);
+  afterEach(() => {
+    document.cookie = '_xsrf=; expires=Thu, 01 Jan 1970 00:00:00 GMT';
+  });
+
+  it('is where Jupyter serves a file under the root, to open or download', () => {
+    expect(service.fileUrl('outputs/job a/model #1.pt')).toBe(
+      'http://localhost:8888/user/alice/files/outputs/job%20a/model%20%231.pt'
+    );
+    expect(service.fileUrl('outputs/j/m.pt', true)).toBe(
+      'http://localhost:8888/user/alice/files/outputs/j/m.pt?download=1'
+    );
+  });
+
+  it('carries the _xsrf cookie’s token, as JupyterLab’s own downloads', () => {
+    document.cookie = '_xsrf=abc123';
+    expect(service.fileUrl('o/m.pt', true)).toBe(
+      'http://localhost:8888/user/alice/files/o/m.pt?_xsrf=abc123&download=1'
+    );
+  });
+});

@@ -54,7 +54,7 @@ describe('SubmitBar', () => {
     widget = await bar({ current: { name: 'nb-abcde', job }, onLogs });
     const current = widget.node.querySelector('.kale-ext-CurrentJob')!;
     expect(current.getAttribute('data-status')).toBe('Failed');
-    expect(current.textContent).toContain('30s ago');
+    expect(current.textContent).toContain('30 s ago');
     expect(current.textContent).toContain('cell 2, line 1: KeyError');
     current.querySelector('button')!.click();
     expect(onLogs).toHaveBeenCalledWith('nb-abcde');

@@ -95,7 +95,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           view={jobs.view}
           onView={change => jobs.setView(change)}
           notebook={notebook?.context.path ?? null}
-          metrics={name => jobs.metrics.get(name)}
+          metrics={name => jobs.metricsOf(name)}
           onOpenFailure={job => void state.openFailure(job)}
           revealing={jobs.revealing}
           onRevealed={() => jobs.revealed()}
@@ -112,6 +112,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onCompare={names => state.compare(names)}
           onSweep={name => state.openSweep(name)}
           outputs={name => state.service.jobOutputs(name)}
+          fileUrl={(path, download) => state.service.fileUrl(path, download)}
           loadOffer={job => loadOffer(job, jobs.results.get(job.name))}
           onLoadResult={job => void state.loader.load(job)}
           onPrune={body => state.service.pruneJobs(body)}

@@ -18,7 +18,7 @@ export class FinalMetricsCache extends EndedJobs<FinalMetrics> {
       changed: options.changed,
       maxJobs: options.maxJobs,
       ended: job => job.status === 'Complete' || job.status === 'Failed',
-      read: (job, signal) => Private.read(options.service, job.name, signal)
+      read: (job, signal) => readMetrics(options.service, job.name, signal)
     });
   }
 }
@@ -33,31 +33,31 @@ export namespace FinalMetricsCache {
   }
 }
 
-namespace Private {
-  /**
-   * A job's final metrics from the end of its logs; none when it cannot be
-   * read (deleted meanwhile).
-   */
-  export async function read(
-    service: KaleService,
-    name: string,
-    signal: AbortSignal
-  ): Promise<FinalMetrics> {
-    const store = new MetricsStore();
-    try {
-      await service.streamLogs(name, {
-        follow: false,
-        tail: TAIL,
-        signal,
-        onLines: lines => store.push(lines),
-        retryDelay: () => 1000
-      });
-    } catch {
-      // unreadable (deleted meanwhile): no metrics, not asked again
-    }
-    return final(store);
+/**
+ * A job's metrics as the end of its logs has them (its last values); none
+ * when they cannot be read (deleted meanwhile).
+ */
+export async function readMetrics(
+  service: KaleService,
+  name: string,
+  signal: AbortSignal
+): Promise<FinalMetrics> {
+  const store = new MetricsStore();
+  try {
+    await service.streamLogs(name, {
+      follow: false,
+      tail: TAIL,
+      signal,
+      onLines: lines => store.push(lines),
+      retryDelay: () => 1000
+    });
+  } catch {
+    // unreadable (deleted meanwhile): no metrics
   }
+  return Private.final(store);
+}
 
+namespace Private {
   /**
    * Each metric's last value: rank 0's, else the lowest rank's.
    */

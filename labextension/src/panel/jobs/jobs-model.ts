@@ -8,7 +8,13 @@ import { SavedResults } from '../../results/saved-results';
 import { JobTimelines } from '../../timeline';
 import type { Kale } from '../../types';
 import { FinalMetricsCache } from './job-metrics';
-import { DEFAULT_VIEW, IJobsView } from './jobs-view';
+import {
+  DEFAULT_VIEW,
+  FinalMetrics,
+  IJobsView,
+  restoredView
+} from './jobs-view';
+import { LiveMetrics } from './live-metrics';
 
 /**
  * The jobs list: polled while the panel is visible (backing off when the
@@ -24,6 +30,10 @@ export class JobsModel implements IDisposable {
       service: options.service,
       changed: () => this._changed.emit()
     });
+    this.live = new LiveMetrics({
+      service: options.service,
+      changed: () => this._changed.emit()
+    });
     this.results = new SavedResults({
       service: options.service,
       changed: () => this._changed.emit()
@@ -33,7 +43,7 @@ export class JobsModel implements IDisposable {
       ?.fetch()
       .then(view => {
         if (view) {
-          this.view = { ...DEFAULT_VIEW, ...view };
+          this.view = restoredView(view);
           this._changed.emit();
         }
       })
@@ -64,6 +74,8 @@ export class JobsModel implements IDisposable {
   view: IJobsView = DEFAULT_VIEW;
   /** The final metrics of the ended jobs. */
   readonly metrics: FinalMetricsCache;
+  /** The latest metrics of the running jobs, read again while they run. */
+  readonly live: LiveMetrics;
   /** What the ended jobs saved (their result, their outputs). */
   readonly results: SavedResults;
 
@@ -111,6 +123,13 @@ export class JobsModel implements IDisposable {
   }
 
   /**
+   * A job's metrics: the final ones once it ended, the latest while it runs.
+   */
+  metricsOf(name: string): FinalMetrics | undefined {
+    return this.metrics.get(name) ?? this.live.get(name);
+  }
+
+  /**
    * Arrange the list (the choice is kept).
    */
   setView(change: Partial<IJobsView>): void {
@@ -152,12 +171,17 @@ export class JobsModel implements IDisposable {
     try {
       // nothing of it is read from now on, and no read is on its way when
       // the delete goes (it would answer 404, in the browser's console)
-      await Promise.all([this.metrics.forget(name), this.results.forget(name)]);
+      await Promise.all([
+        this.metrics.forget(name),
+        this.live.forget(name),
+        this.results.forget(name)
+      ]);
       this._deleting.emit(name);
       try {
         await this._service.deleteJob(name);
       } catch (reason) {
         this.metrics.unforget(name);
+        this.live.unforget(name);
         this.results.unforget(name);
         throw reason;
       }
@@ -175,6 +199,7 @@ export class JobsModel implements IDisposable {
       this._poll.dispose();
       this.timelines.changed.disconnect(this._onTimelines, this);
       this.metrics.dispose();
+      this.live.dispose();
       this.results.dispose();
       Signal.clearData(this);
     }
@@ -217,6 +242,7 @@ export class JobsModel implements IDisposable {
         return timeline?.final && timeline.job ? timeline.job : job;
       });
       this.metrics.want(this.jobs);
+      this.live.want(this.jobs);
       this.results.want(this.jobs);
     } catch (reason) {
       this.error = errorMessage(reason);

@@ -1,5 +1,6 @@
 import type { JSONValue } from '@lumino/coreutils';
 
+import { JOB_STATUSES } from '../../contract';
 import { lowerIsBetter } from '../../metrics/summary';
 import type { Kale } from '../../types';
 
@@ -30,6 +31,10 @@ export const COLUMN_LABELS: Record<JobColumn, string> = {
 export interface IJobsView {
   /** This notebook's jobs only, or all. */
   filter: 'notebook' | 'all';
+  /** Only the jobs in this state (one of STATUS_FILTERS), or all: null. */
+  status: StatusFilter | null;
+  /** Only the jobs whose name holds this text (any case), or all: ''. */
+  query: string;
   sort: JobColumn;
   descending: boolean;
   /** The metric the metric column shows (null: the first one known). */
@@ -38,10 +43,50 @@ export interface IJobsView {
 
 export const DEFAULT_VIEW: IJobsView = {
   filter: 'notebook',
+  status: null,
+  query: '',
   sort: 'created',
   descending: true,
   metric: null
 };
+
+/**
+ * A kept arrangement as read back (from an older version, or edited): each
+ * field that is not a valid value of its own is the default's.
+ */
+export function restoredView(kept: Partial<IJobsView> | undefined): IJobsView {
+  const k: Record<string, unknown> = { ...kept };
+  const valid = <T>(value: unknown, ok: (v: unknown) => boolean, or: T): T =>
+    ok(value) ? (value as T) : or;
+  return {
+    filter: valid(
+      k.filter,
+      v => v === 'notebook' || v === 'all',
+      DEFAULT_VIEW.filter
+    ),
+    status: valid(
+      k.status,
+      v => typeof v === 'string' && STATUS_FILTERS.includes(v),
+      DEFAULT_VIEW.status
+    ),
+    query: valid(k.query, v => typeof v === 'string', DEFAULT_VIEW.query),
+    sort: valid(
+      k.sort,
+      v => typeof v === 'string' && v in COLUMN_LABELS,
+      DEFAULT_VIEW.sort
+    ),
+    descending: valid(
+      k.descending,
+      v => typeof v === 'boolean',
+      DEFAULT_VIEW.descending
+    ),
+    metric: valid(
+      k.metric,
+      v => v === null || typeof v === 'string',
+      DEFAULT_VIEW.metric
+    )
+  };
+}
 
 /**
  * A job's final metrics, by name (rank 0's last values, else the lowest
@@ -134,6 +179,55 @@ export function metricNames(metrics: Iterable<FinalMetrics>): string[] {
 }
 
 /**
+ * The states a list can be narrowed to, as `kale-ext jobs --status` names
+ * them (the server's contract): `running` holds the stalled ones, `stopped`
+ * the failed ones someone stopped (not among `failed`).
+ */
+export const STATUS_FILTERS = JOB_STATUSES;
+
+/** One of STATUS_FILTERS. */
+export type StatusFilter = string;
+
+/**
+ * Whether a job is in a state (`kale-ext jobs --status` does the same).
+ */
+export function inStatus(job: Kale.IJobInfo, status: StatusFilter): boolean {
+  if (status === 'stalled') {
+    return job.status === 'Running' && typeof job.stalled_after === 'number';
+  }
+  const state =
+    job.status_text === 'Stopped' ? 'stopped' : job.status.toLowerCase();
+  return state === status;
+}
+
+/**
+ * Whether a job's name holds `query` (any case; spaces around it ignored).
+ */
+export function nameMatches(job: Kale.IJobInfo, query: string): boolean {
+  const wanted = query.trim().toLowerCase();
+  return !wanted || job.name.toLowerCase().includes(wanted);
+}
+
+/**
+ * The jobs of the chosen notebook (or all), in the chosen state, whose name
+ * holds the text typed: what the list shows, before it is sorted.
+ */
+export function shownJobs(
+  jobs: Kale.IJobInfo[],
+  view: IJobsView,
+  notebook: string | null
+): Kale.IJobInfo[] {
+  return jobs.filter(
+    job =>
+      (view.filter !== 'notebook' ||
+        !notebook ||
+        notebookOf(job) === notebook) &&
+      (view.status === null || inStatus(job, view.status)) &&
+      nameMatches(job, view.query)
+  );
+}
+
+/**
  * The rows to show: filtered, with their columns, in the chosen order.
  */
 export function jobRows(
@@ -146,10 +240,7 @@ export function jobRows(
     metric: string | null;
   }
 ): IJobRow[] {
-  const shown =
-    view.filter === 'notebook' && context.notebook
-      ? jobs.filter(j => notebookOf(j) === context.notebook)
-      : jobs;
+  const shown = shownJobs(jobs, view, context.notebook);
   const rows: IJobRow[] = shown.map(job => {
     const final = context.metric
       ? context.metrics(job.name)?.get(context.metric)

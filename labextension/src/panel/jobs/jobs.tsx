@@ -8,7 +8,13 @@ import { formatDuration } from '../../timeline';
 import type { Kale } from '../../types';
 import { Button } from '../shared/fields';
 import { JobOutputs } from '../storage/job-outputs';
-import { formatAge } from '../shared/format';
+import {
+  INameParts,
+  namesParts,
+  splitTimes,
+  timeAgo,
+  timeTitle
+} from './job-label';
 import { hideOlder, PruneControls } from './prune';
 import type { RowActions } from './row-actions';
 import {
@@ -18,7 +24,10 @@ import {
   IJobsView,
   JobColumn,
   jobRows,
-  metricNames
+  metricNames,
+  notebookOf,
+  STATUS_FILTERS,
+  StatusFilter
 } from './jobs-view';
 
 export interface IJobsProps {
@@ -52,6 +61,8 @@ export interface IJobsProps {
   onOpenFailure?: (job: Kale.IJobInfo) => void;
   /** Read what a job wrote to its outputs folder. */
   outputs?: (name: string) => Promise<Kale.IJobOutputs>;
+  /** Where Jupyter serves a file under the server root (open, download). */
+  fileUrl?: (path: string, download: boolean) => string;
   /** The jobs checked for comparing, and checking one. */
   selected?: string[];
   onSelect?: (name: string, on: boolean) => void;
@@ -100,6 +111,10 @@ export function JobsList(props: IJobsProps): JSX.Element {
         metric
       })
     : [];
+  const parts = namesParts(rows.map(row => row.job.name));
+  const narrowed = view.status !== null || view.query.trim() !== '';
+  // the notebook a job came from, where jobs of other notebooks are listed
+  const showNotebook = view.filter === 'all' || !notebook;
   return (
     <div className="kale-ext-Jobs">
       <JobsToolbar {...props} metric={metric} names={names} />
@@ -118,7 +133,18 @@ export function JobsList(props: IJobsProps): JSX.Element {
         </div>
       )}
       {jobs === null && !error && <p className="kale-ext-Muted">Loading…</p>}
-      {jobs !== null && rows.length === 0 && (
+      {jobs !== null && narrowed && (
+        <p className="kale-ext-JobsShown kale-ext-Muted" role="status">
+          {rows.length} of {jobs.length} shown{' '}
+          <Button
+            kind="link"
+            onClick={() => props.onView({ status: null, query: '' })}
+          >
+            Clear filters
+          </Button>
+        </p>
+      )}
+      {jobs !== null && rows.length === 0 && !narrowed && (
         <p className="kale-ext-Muted">
           {jobs.length && view.filter === 'notebook' && notebook
             ? `No jobs of this notebook yet (${jobs.length} of others: show all).`
@@ -133,7 +159,14 @@ export function JobsList(props: IJobsProps): JSX.Element {
             ))}
           </div>
           {rows.map(row => (
-            <JobRow key={row.job.name} row={row} metric={metric} {...props} />
+            <JobRow
+              key={row.job.name}
+              row={row}
+              metric={metric}
+              parts={parts.get(row.job.name)!}
+              showNotebook={showNotebook}
+              {...props}
+            />
           ))}
         </div>
       )}
@@ -149,61 +182,188 @@ function JobsToolbar(
   const listed = new Set((props.jobs ?? []).map(j => j.name));
   const checked = (props.selected ?? []).filter(n => listed.has(n));
   return (
-    <div className="kale-ext-JobsToolbar">
-      <div
-        role="radiogroup"
-        aria-label="Show jobs of"
-        className="kale-ext-Toggle"
-      >
-        {(['notebook', 'all'] as const).map(f => (
-          <button
-            key={f}
-            type="button"
-            role="radio"
-            aria-checked={view.filter === f}
-            disabled={f === 'notebook' && !notebook}
-            className={`kale-ext-Button kale-ext-Button-plain${view.filter === f ? ' kale-ext-mod-on' : ''}`}
-            onClick={() => onView({ filter: f })}
-          >
-            {f === 'notebook' ? 'This notebook' : 'All'}
-          </button>
-        ))}
-      </div>
-      {names.length > 1 && (
-        <>
-          <label htmlFor={metricId} className="kale-ext-Muted">
-            Metric
-          </label>
-          <select
-            id={metricId}
-            className="kale-ext-Select kale-ext-Select-small"
-            value={props.metric ?? ''}
-            onChange={e => onView({ metric: e.target.value })}
-          >
-            {names.map(n => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </>
-      )}
-      {props.onCompare && (
-        <Button
-          kind="plain"
-          className="kale-ext-CompareButton"
-          disabled={checked.length < 2}
-          title={
-            checked.length < 2
-              ? 'Check two or more jobs to compare them'
-              : `Compare ${checked.join(', ')} side by side`
-          }
-          onClick={() => props.onCompare?.(checked)}
+    <>
+      <div className="kale-ext-JobsToolbar">
+        <div
+          role="radiogroup"
+          aria-label="Show jobs of"
+          className="kale-ext-Toggle"
         >
-          Compare{checked.length ? ` (${checked.length})` : ''}
-        </Button>
-      )}
+          {(['notebook', 'all'] as const).map(f => (
+            <button
+              key={f}
+              type="button"
+              role="radio"
+              aria-checked={view.filter === f}
+              disabled={f === 'notebook' && !notebook}
+              className={`kale-ext-Button kale-ext-Button-plain${view.filter === f ? ' kale-ext-mod-on' : ''}`}
+              onClick={() => onView({ filter: f })}
+            >
+              {f === 'notebook' ? 'This notebook' : 'All'}
+            </button>
+          ))}
+        </div>
+        {names.length > 1 && (
+          <>
+            <label htmlFor={metricId} className="kale-ext-Muted">
+              Metric
+            </label>
+            <select
+              id={metricId}
+              className="kale-ext-Select kale-ext-Select-small"
+              value={props.metric ?? ''}
+              onChange={e => onView({ metric: e.target.value })}
+            >
+              {names.map(n => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
+        {props.onCompare && (
+          <Button
+            kind="plain"
+            className="kale-ext-CompareButton"
+            disabled={checked.length < 2}
+            title={
+              checked.length < 2
+                ? 'Check two or more jobs to compare them'
+                : `Compare ${checked.join(', ')} side by side`
+            }
+            onClick={() => props.onCompare?.(checked)}
+          >
+            Compare{checked.length ? ` (${checked.length})` : ''}
+          </Button>
+        )}
+      </div>
+      <JobsFilters {...props} />
+    </>
+  );
+}
+
+/**
+ * Narrow the list: to a state (as `kale-ext jobs --status`) and to names
+ * holding a text; and, where the panel is too narrow for the columns'
+ * headers, the order in one line.
+ */
+function JobsFilters(
+  props: IJobsProps & { metric: string | null }
+): JSX.Element {
+  const { view, onView } = props;
+  const label = (column: JobColumn) =>
+    column === 'metric' && props.metric ? props.metric : COLUMN_LABELS[column];
+  return (
+    <div className="kale-ext-JobsToolbar kale-ext-JobsFilters">
+      <select
+        className="kale-ext-Select kale-ext-Select-small"
+        aria-label="Filter by state"
+        value={view.status ?? ''}
+        onChange={e =>
+          onView({ status: (e.target.value || null) as StatusFilter | null })
+        }
+      >
+        <option value="">Any state</option>
+        {STATUS_FILTERS.map(s => (
+          <option key={s} value={s}>
+            {s[0].toUpperCase() + s.slice(1)}
+          </option>
+        ))}
+      </select>
+      <input
+        type="search"
+        className="kale-ext-Input kale-ext-JobsSearch"
+        aria-label="Filter by name"
+        placeholder="Name…"
+        value={view.query}
+        onChange={e => onView({ query: e.target.value })}
+      />
+      <span className="kale-ext-JobSort">
+        <select
+          className="kale-ext-Select kale-ext-Select-small"
+          aria-label="Sort by"
+          title="Sort by"
+          value={view.sort}
+          onChange={e => {
+            const sort = e.target.value as JobColumn;
+            onView({ sort, descending: sort === 'created' });
+          }}
+        >
+          {COLUMNS.map(c => (
+            <option key={c} value={c}>
+              {label(c)}
+            </option>
+          ))}
+        </select>
+        <button
+          type="button"
+          className="kale-ext-Button kale-ext-Button-plain"
+          aria-label={
+            view.descending ? 'Sorted descending' : 'Sorted ascending'
+          }
+          title={
+            view.sort === 'metric'
+              ? view.descending
+                ? 'Worst first: press for best first'
+                : 'Best first: press for worst first'
+              : 'Press to reverse the order'
+          }
+          onClick={() => onView({ descending: !view.descending })}
+        >
+          {view.descending ? '▾' : '▴'}
+        </button>
+      </span>
     </div>
+  );
+}
+
+/**
+ * A time as every view of the list writes it: how long ago, the time
+ * itself on hover (`label` before it), again at each render.
+ */
+function Ago(props: { iso: string; now: number; label?: string }): JSX.Element {
+  const title = timeTitle(props.iso);
+  return (
+    <time
+      dateTime={props.iso}
+      title={props.label ? `${props.label} ${title}` : title}
+    >
+      {timeAgo(props.iso, props.now) || props.iso}
+    </time>
+  );
+}
+
+/**
+ * Text from the server with the times in it written as every time is.
+ */
+function WithTimes(props: { text: string; now: number }): JSX.Element {
+  return (
+    <>
+      {splitTimes(props.text).map((piece, i) =>
+        typeof piece === 'string' ? (
+          piece
+        ) : (
+          <Ago key={i} iso={piece.time} now={props.now} />
+        )
+      )}
+    </>
+  );
+}
+
+/**
+ * A name whose end (what tells it apart) stays in view: its start gives
+ * way first, to an ellipsis.
+ */
+function JobName(props: { name: string; parts: INameParts }): JSX.Element {
+  const { name, parts } = props;
+  return (
+    <span className="kale-ext-JobRow-name" title={name}>
+      {parts.head && (
+        <span className="kale-ext-JobName-head">{parts.head}</span>
+      )}
+      <span className="kale-ext-JobName-tail">{parts.tail}</span>
+    </span>
   );
 }
 
@@ -249,7 +409,12 @@ function ColumnHeader(
 }
 
 function JobRow(
-  props: IJobsProps & { row: IJobRow; metric: string | null }
+  props: IJobsProps & {
+    row: IJobRow;
+    metric: string | null;
+    parts: INameParts;
+    showNotebook: boolean;
+  }
 ): JSX.Element {
   const { row, now } = props;
   const { job } = row;
@@ -268,7 +433,7 @@ function JobRow(
     job.procs_per_node > 1
       ? `${job.num_nodes} × ${job.procs_per_node}`
       : `${job.num_nodes}`;
-  const age = formatAge(job.created, now);
+  const from = props.showNotebook ? notebookOf(job) : null;
   const busy = props.busy?.(job.name) ?? false;
   const said = props.rowMessage?.(job.name);
   const running = job.status !== 'Complete' && job.status !== 'Failed';
@@ -299,17 +464,17 @@ function JobRow(
         </span>
       </div>
       <div role="cell" className="kale-ext-JobCol-name">
-        {props.onSelect && (
-          <input
-            type="checkbox"
-            className="kale-ext-JobRow-check"
-            aria-label={`Select ${job.name} to compare`}
-            checked={props.selected?.includes(job.name) ?? false}
-            onChange={e => props.onSelect?.(job.name, e.target.checked)}
-          />
-        )}
-        <span className="kale-ext-JobRow-name" title={job.name}>
-          {job.name}
+        <span className="kale-ext-JobRow-title">
+          {props.onSelect && (
+            <input
+              type="checkbox"
+              className="kale-ext-JobRow-check"
+              aria-label={`Select ${job.name} to compare`}
+              checked={props.selected?.includes(job.name) ?? false}
+              onChange={e => props.onSelect?.(job.name, e.target.checked)}
+            />
+          )}
+          <JobName name={job.name} parts={props.parts} />
         </span>
         <span
           className="kale-ext-JobRow-meta"
@@ -321,6 +486,14 @@ function JobRow(
         >
           {job.runtime || '—'} · {nodes}{' '}
           {job.num_nodes === 1 ? 'node' : 'nodes'}
+          {from && (
+            <>
+              {' · '}
+              <span className="kale-ext-JobRow-notebook" title={from}>
+                {from.split('/').pop()}
+              </span>
+            </>
+          )}
           {job.sweep && (
             <>
               {' · '}
@@ -339,7 +512,7 @@ function JobRow(
       </div>
       <div
         role="cell"
-        className="kale-ext-JobCol-parameters"
+        className={`kale-ext-JobCol-parameters${row.parameters ? '' : ' kale-ext-mod-none'}`}
         title="Parameters"
       >
         {row.parameters || <span className="kale-ext-Muted">defaults</span>}
@@ -349,8 +522,12 @@ function JobRow(
       </div>
       <div
         role="cell"
-        className="kale-ext-JobCol-metric"
-        title={props.metric ?? 'Final metric'}
+        className={`kale-ext-JobCol-metric${final ? '' : ' kale-ext-mod-none'}`}
+        title={
+          running && final
+            ? `${props.metric} (latest)`
+            : (props.metric ?? 'Final metric')
+        }
       >
         {final ? (
           <>
@@ -362,17 +539,13 @@ function JobRow(
         )}
       </div>
       <div role="cell" className="kale-ext-JobCol-created">
-        {age && (
-          <time dateTime={job.created ?? undefined} title={job.created ?? ''}>
-            {age} ago
-          </time>
-        )}
+        {job.created && <Ago iso={job.created} now={now} label="Started" />}
       </div>
       {(failure || job.reason) && (
         <div
           className={`kale-ext-JobRow-reason kale-ext-mod-${(job.status === 'Failed' && !stopped) || job.status === 'Unreadable' ? 'error' : 'info'}`}
         >
-          {failure?.summary ?? job.reason}
+          <WithTimes text={failure?.summary ?? job.reason ?? ''} now={now} />
           {failure &&
             typeof failure.cell_index === 'number' &&
             props.onOpenFailure && (
@@ -451,6 +624,7 @@ function JobRow(
             name={job.name}
             status={job.status_text ?? job.status}
             load={props.outputs}
+            fileUrl={props.fileUrl}
           />
         )}
       </div>

@@ -1,5 +1,7 @@
 /**
- * How long ago an ISO 8601 time was, briefly: "12s", "5m", "3h", "2d".
+ * How long ago an ISO 8601 time was, in the one format every view writes
+ * it: "12 s", "5 min", "3 h", "2 days" ('' when it is not a time; a time
+ * ahead of `now`, another machine's clock, is "0 s").
  */
 export function formatAge(iso: string | null | undefined, now: number): string {
   if (!iso) {
@@ -11,17 +13,17 @@ export function formatAge(iso: string | null | undefined, now: number): string {
   }
   const seconds = Math.max(0, Math.floor((now - then) / 1000));
   if (seconds < 60) {
-    return `${seconds}s`;
+    return `${seconds} s`;
   }
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) {
-    return `${minutes}m`;
+    return `${minutes} min`;
   }
   const hours = Math.floor(minutes / 60);
   if (hours < 48) {
-    return `${hours}h`;
+    return `${hours} h`;
   }
-  return `${Math.floor(hours / 24)}d`;
+  return `${Math.floor(hours / 24)} days`;
 }
 
 /**

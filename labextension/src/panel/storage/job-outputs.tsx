@@ -7,12 +7,16 @@ import { formatBytes } from '../shared/format';
 /**
  * A job's outputs (what it wrote to `KALE_EXT_OUTPUT_DIR`), listed with
  * their sizes when opened, and again when the job's status changes while
- * open.
+ * open; each file opens (in a browser tab) or downloads where Jupyter
+ * serves it, when it lies under the server root.
  */
 export function JobOutputs(props: {
   name: string;
   status: string;
   load: (name: string) => Promise<Kale.IJobOutputs>;
+  /** Where Jupyter serves a file under the server root (`download`: as an
+   * attachment). */
+  fileUrl?: (path: string, download: boolean) => string;
 }): JSX.Element {
   const { name, status, load } = props;
   const [open, setOpen] = React.useState(false);
@@ -52,24 +56,61 @@ export function JobOutputs(props: {
       ) : !found ? (
         <div className="kale-ext-Muted">Reading…</div>
       ) : (
-        <OutputsList outputs={found} />
+        <OutputsList outputs={found} fileUrl={props.fileUrl} />
       )}
     </details>
   );
 }
 
-function OutputsList(props: { outputs: Kale.IJobOutputs }): JSX.Element {
-  const { outputs } = props;
+function OutputsList(props: {
+  outputs: Kale.IJobOutputs;
+  fileUrl?: (path: string, download: boolean) => string;
+}): JSX.Element {
+  const { outputs, fileUrl } = props;
+  const root = outputs.root_path;
+  // a link is listed, never followed: not served either
+  const served = (f: Kale.IJobOutputs['files'][number]) =>
+    fileUrl && typeof root === 'string' && f.link === undefined
+      ? (download: boolean) =>
+          fileUrl(root ? `${root}/${f.path}` : f.path, download)
+      : null;
   return (
     <div>
       {outputs.files.length > 0 ? (
         <ul aria-label="Output files">
-          {outputs.files.map(f => (
-            <li key={f.path}>
-              <code>{f.path}</code>{' '}
-              <span className="kale-ext-Muted">{formatBytes(f.size)}</span>
-            </li>
-          ))}
+          {outputs.files.map(f => {
+            const url = served(f);
+            return (
+              <li key={f.path}>
+                {url ? (
+                  <a
+                    href={url(false)}
+                    target="_blank"
+                    rel="noopener noreferrer"
+                    aria-label={`Open ${f.path}`}
+                    title={`Open ${f.path} in a browser tab`}
+                  >
+                    <code>{f.path}</code>
+                  </a>
+                ) : (
+                  <code>{f.path}</code>
+                )}{' '}
+                <span className="kale-ext-Muted">{formatBytes(f.size)}</span>
+                {url && (
+                  <>
+                    {' '}
+                    <a
+                      href={url(true)}
+                      download={f.path.split('/').pop()}
+                      aria-label={`Download ${f.path}`}
+                    >
+                      Download
+                    </a>
+                  </>
+                )}
+              </li>
+            );
+          })}
         </ul>
       ) : (
         <div className="kale-ext-Muted">
