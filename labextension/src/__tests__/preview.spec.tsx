@@ -209,7 +209,11 @@ describe('PreviewView', () => {
           'imported (cell 1, line 1)',
           'only if `import xgboost` fails'
         ),
-        source('tqdm==4.67.1', 'a %pip line (cell 2, line 1)', 'if the image lacks it')
+        source(
+          'tqdm==4.67.1',
+          'a %pip line (cell 2, line 1)',
+          'if the image lacks it'
+        )
       ],
       pinning: { on: false, why: 'the default on a cluster' }
     });
