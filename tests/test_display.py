@@ -14,7 +14,8 @@ def job(name: str, status: Status = Status.RUNNING, reason: str | None = None) -
 def test_columns_stay_aligned_with_long_names():
     long = "a-very-long-training-job-name-that-goes-on-and-on-x1y2z"
     lines = jobs_table([job("short"), job(long, Status.FAILED, "node 1 exited 1")]).splitlines()
-    assert lines[0].split() == ["NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "REASON"]
+    assert lines[0].split() == [
+        "NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "PARENT", "REASON"]  # fmt: skip
     status_column = lines[0].index("STATUS")
     assert lines[1][status_column:].startswith("Running")
     assert lines[2][status_column:].startswith("Failed")

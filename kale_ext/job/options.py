@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from .k8s_values import quantity
+from ..lineage import MAX_STEP
+from .k8s_values import PATTERNS, quantity
 from .limits_held import WHERE, site_maximum
 
 MAX_NODES = 1_000
@@ -57,6 +58,7 @@ class Option:
 
 _URL = r"^https?://\S+$"
 _URI = r"^(hf|s3|cache)://\S+$"
+_JOB_NAME = PATTERNS["job_name"]["pattern"]  # a lineage or parent names a job
 
 OPTIONS: tuple[Option, ...] = (
     Option("name", "text", "job name (default: from the notebook, with a random suffix)",
@@ -116,6 +118,11 @@ OPTIONS: tuple[Option, ...] = (
            "--service-account", "NAME", maximum=253),
     Option("image_pull_secrets", "texts", "a Secret to pull the image with (repeatable)",
            "--image-pull-secret", "NAME", maximum=16),
+    Option("lineage", "text", "whose checkpoints the job reads and writes (default: its own "
+           "name; a resume sets its parent's: runs/resume.py)", maximum=63, pattern=_JOB_NAME),
+    Option("parent", "text", "the job this one was resumed from", maximum=63, pattern=_JOB_NAME),
+    Option("resume_step", "count", "the checkpoint step its parent last reported",
+           minimum=0, maximum=MAX_STEP),
 )  # fmt: skip
 
 BY_NAME = {o.name: o for o in OPTIONS}
@@ -187,9 +194,9 @@ def _text(option: Option, value: Any, where: str) -> str:
     most, said = _most(option)
     if most is not None and len(value) > most:
         raise ConfigError(where, f"is {len(value)} characters; at most {most} allowed{said}")
-    if option.pattern and not re.match(option.pattern, value):
-        what = "an http(s) URL" if option.pattern == _URL else "a URI such as hf://… or s3://…"
-        raise ConfigError(where, f"{_short(value)} is not {what}")
+    if option.pattern and not re.fullmatch(option.pattern, value):
+        what = {_URL: "an http(s) URL", _URI: "a URI such as hf://… or s3://…"}
+        raise ConfigError(where, f"{_short(value)} is not {what.get(option.pattern, 'a job name')}")
     return value
 
 

@@ -38,6 +38,8 @@ SWEEP = ANNOTATION + "sweep"  # a trial's label and annotation: its sweep
 #: counted the processes per node from, for the job's status views (job/procs.py).
 RUNTIME_RESOURCES = ANNOTATION + "runtime-resources"
 STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
+#: Every job's lineage; a resumed job's parent and the step it was resumed from (runs/resume.py)
+LINEAGE, PARENT, RESUME_STEP = (ANNOTATION + k for k in ("lineage", "parent", "resume-step"))
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 #: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN): the
@@ -299,6 +301,9 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         # what `kale-ext diff` compares
         DEFINITION: json.dumps(definition(spec), sort_keys=True, default=str),
     }
+    out[LINEAGE] = spec.lineage
+    for key, option in ((PARENT, "parent"), (RESUME_STEP, "resume_step")):
+        out.update({key: str(spec.options[option])} if option in spec.options else {})
     if spec.outputs is not None:  # where KALE_EXT_OUTPUT_DIR lasts
         out[OUTPUTS] = f"{spec.outputs}/{spec.name}"
     if spec.runtime.resources is not None:

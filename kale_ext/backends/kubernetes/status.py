@@ -18,7 +18,7 @@ from .failures import cluster_failure
 from .kept import KEPT_LINES, Kept
 from .reasons import condition_reason, container_of, kueue_wait, pod_reason
 from .reasons import said as said  # the backend's too
-from .trainer_status import trainer_metrics, trainer_progress
+from .trainer_status import trainer_checkpoint, trainer_metrics, trainer_progress
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -161,6 +161,7 @@ def job_info(
         failure=failure,
         progress=trainer_progress(obj),
         trainer_metrics=trainer_metrics(obj),
+        checkpoint=trainer_checkpoint(obj),
     )
 
 
