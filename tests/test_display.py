@@ -159,3 +159,22 @@ def test_a_jobs_status_says_where_its_processes_per_node_come_from():
     assert job_status(info).splitlines()[0] == (
         "fit: Running (local, 2 nodes × 3 processes (the runtime's choice: 3 CPUs per node))"
     )
+
+
+def test_a_resumed_jobs_status_and_row_say_whom_it_was_resumed_from():
+    from kale_ext.lineage import Checkpoint
+
+    notes = {"kale-ext.io/lineage": "first", "kale-ext.io/parent": "second",
+             "kale-ext.io/resume-step": "12"}  # fmt: skip
+    info = JobInfo("third", Status.RUNNING, "local", created="2026-11-25T01:00:00Z",
+                   provenance=notes)  # fmt: skip
+    info.checkpoint = Checkpoint(14, "2026-11-25T01:00:00Z")
+    lines = job_status(info).splitlines()
+    assert lines[2] == "lineage       resumed from second (lineage first), from step 12"
+    assert lines[3].startswith("checkpoint    step 14, ") and lines[3].endswith(" ago")
+    table = jobs_table([info, job("first")]).splitlines()
+    parent = table[0].index("PARENT")
+    assert table[1][parent:].startswith("second (step 12)")
+    assert table[2][parent:].split()[0] == "-"
+    assert not any(line.startswith(("lineage", "checkpoint")) for line in
+                   job_status(job("first")).splitlines())  # fmt: skip
