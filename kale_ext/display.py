@@ -6,10 +6,11 @@ from __future__ import annotations
 from .backends.base import STOPPED_TEXT, Failure, JobInfo, JobOutputs, LogLine, Status
 from .backends.prune import Pruned
 from .job.procs import shape_text
+from .lineage import checkpoint_text, lineage_text, step_of
 from .progress import Progress, bar, eta_text, percent_text, summary
 from .terminal import printable
 
-JOB_COLUMNS = ("NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "DISK", "REASON")
+JOB_COLUMNS = ("NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "PARENT", "DISK", "REASON")
 #: The PROGRESS column's bar, in characters between its brackets.
 TABLE_BAR = 10
 #: What `kale-ext jobs --status` filters by: a backend's statuses, and `stalled` (running, quiet).
@@ -23,7 +24,8 @@ def job_rows(jobs: list[JobInfo]) -> list[tuple[str, ...]]:
     return [
         tuple(printable(cell) for cell in (
             j.name, j.status_text, str(j.num_nodes), *progress_cells(j.progress_shown),
-            j.created or "", disk_text(j.disk_bytes, j.disk_partial), j.reason or ""))
+            j.created or "", parent_cell(j), disk_text(j.disk_bytes, j.disk_partial),
+            j.reason or ""))
         for j in jobs
     ]  # fmt: skip
 
@@ -36,6 +38,21 @@ def disk_text(size: int | None, partial: bool = False) -> str:
     if size is None:
         return "-"
     return (">= " if partial else "") + size_text(size)
+
+
+def parent_cell(info: JobInfo) -> str:
+    """The PARENT cell: the job it was resumed from and the step (``first-x (step 12)``), or
+    ``-``."""
+    if info.parent is None:
+        return "-"
+    step = step_of(info.resume_step)
+    return info.parent + (f" (step {step})" if step is not None else "")
+
+
+def lineage_line(info: JobInfo) -> str | None:
+    """``resumed from parent-x (lineage L), from step 12`` (kale_ext/lineage.py), or None for a
+    job of its own lineage."""
+    return lineage_text(info.name, info.lineage or info.name, info.parent, info.resume_step)
 
 
 def progress_cells(progress: Progress | None) -> tuple[str, str]:
@@ -112,8 +129,12 @@ def job_status(info: JobInfo) -> str:
         times.append(f"last output {info.last_output}")
     if times:
         lines.append(", ".join(times))
+    if (lineage := lineage_line(info)) is not None:
+        lines.append(f"lineage       {lineage}")
     if (progress := progress_line(info)) is not None:
         lines.append(progress)
+    if info.checkpoint is not None:  # "checkpoint: step 12, 3 min ago"
+        lines.append(checkpoint_text(info.checkpoint).replace(": ", "    ", 1))
     if info.trainer_metrics:
         shown = ", ".join(f"{k} {v}" for k, v in info.trainer_metrics.items())
         lines.append(f"trainer       {shown}")

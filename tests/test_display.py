@@ -15,7 +15,7 @@ def test_columns_stay_aligned_with_long_names():
     long = "a-very-long-training-job-name-that-goes-on-and-on-x1y2z"
     lines = jobs_table([job("short"), job(long, Status.FAILED, "node 1 exited 1")]).splitlines()
     assert lines[0].split() == [
-        "NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "DISK", "REASON"
+        "NAME", "STATUS", "NODES", "PROGRESS", "ETA", "CREATED", "PARENT", "DISK", "REASON"
     ]  # fmt: skip
     status_column = lines[0].index("STATUS")
     assert lines[1][status_column:].startswith("Running")
@@ -192,3 +192,22 @@ def test_the_prune_table_lists_name_status_age_disk_and_what_became_of_outputs()
     assert pruned_table([], dry_run=True) == "no finished job to prune"
     cluster = pruned_table([Pruned("tj", "Complete", 60, None)], dry_run=True).splitlines()
     assert cluster[-1] == "would remove 1 job(s) (a dry run: nothing removed)"  # size unknown
+
+
+def test_a_resumed_jobs_status_and_row_say_whom_it_was_resumed_from():
+    from kale_ext.lineage import Checkpoint
+
+    notes = {"kale-ext.io/lineage": "first", "kale-ext.io/parent": "second",
+             "kale-ext.io/resume-step": "12"}  # fmt: skip
+    info = JobInfo("third", Status.RUNNING, "local", created="2026-11-25T01:00:00Z",
+                   provenance=notes)  # fmt: skip
+    info.checkpoint = Checkpoint(14, "2026-11-25T01:00:00Z")
+    lines = job_status(info).splitlines()
+    assert lines[2] == "lineage       resumed from second (lineage first), from step 12"
+    assert lines[3].startswith("checkpoint    step 14, ") and lines[3].endswith(" ago")
+    table = jobs_table([info, job("first")]).splitlines()
+    parent = table[0].index("PARENT")
+    assert table[1][parent:].startswith("second (step 12)")
+    assert table[2][parent:].split()[0] == "-"
+    assert not any(line.startswith(("lineage", "checkpoint")) for line in
+                   job_status(job("first")).splitlines())  # fmt: skip

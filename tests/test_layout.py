@@ -16,6 +16,7 @@ SHARED |= {"distributed"}
 SHARED |= {"mlflow_api", "tracking_sink"}  # experiment tracking: the submit, supervisor and jobs
 SHARED |= {"trainer_status"}  # report()'s progress to Kubeflow Trainer's status URL
 SHARED |= {"terminal"}  # text from a job or a notebook made safe to show on a terminal
+SHARED |= {"lineage"}  # a job's lineage and last checkpoint, as every view reads them
 SHARED |= {"peers"}  # one HTTP request to a peer, bounded by total time, redirects not followed
 SHARED |= {"checkpoint"}  # checkpoints in a job: the in-job code compiled jobs carry
 #: The public facades (`kale_ext.report`, `from kale_ext.distributed import ...`) may reach in.

@@ -15,7 +15,8 @@ from ..errors import BackendError, LogsGone, NotFound
 from ..job.defaults import STALL_SECONDS
 from ..job.runtimes import Runtime
 from ..job.spec import JobSpec
-from ..job.trainjob import SWEEP
+from ..job.trainjob import LINEAGE, PARENT, RESUME_STEP, SWEEP
+from ..lineage import Checkpoint, step_of
 from ..metrics import parse_metric
 from ..progress import PROGRESS_KEYS, Progress
 
@@ -135,10 +136,20 @@ class JobInfo:
     trainer_metrics: dict[str, str] | None = None  # Kubeflow Trainer's status.trainerStatus
     disk_bytes: int | None = None  # what its folder here takes (None: unknown, a cluster's)
     disk_partial: bool = False  # the count stopped at its bound: at least disk_bytes
+    checkpoint: Checkpoint | None = None  # the last checkpoint_step it reported (lineage.py)
+    lineage: str | None = None  # whose checkpoints it shares (its LINEAGE, else its name)
+    parent: str | None = None  # a resumed job's parent (its PARENT annotation)
+    resume_step: int | float | None = None  # the parent's checkpoint step it was resumed from
 
     def __post_init__(self) -> None:
         if self.sweep is None:
             self.sweep = self.provenance.get(SWEEP_ANNOTATION)
+        if self.lineage is None:
+            self.lineage = self.provenance.get(LINEAGE) or self.name
+        if self.parent is None:
+            self.parent = self.provenance.get(PARENT)
+        if self.resume_step is None:
+            self.resume_step = step_of(self.provenance.get(RESUME_STEP))
 
     @property
     def status_text(self) -> str:
@@ -170,6 +181,7 @@ class JobInfo:
         data["status"] = self.status.value
         data["status_text"] = self.status_text
         data["progress"] = self.progress.to_json() if self.progress is not None else None
+        data["checkpoint"] = self.checkpoint.to_json() if self.checkpoint is not None else None
         return data
 
 

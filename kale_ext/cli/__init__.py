@@ -20,6 +20,7 @@ EXAMPLES = """examples:
   kale-ext logs digits-ddp-x1y2z -f --node 1
   kale-ext stop digits-ddp-x1y2z
   kale-ext rerun digits-ddp-x1y2z --param epochs=4
+  kale-ext resume digits-ddp-x1y2z --nodes 1 --follow
   kale-ext delete digits-ddp-x1y2z
   kale-ext prune --older-than 7d --status complete,failed --dry-run
   kale-ext diff digits-ddp-x1y2z digits-ddp-a3b4c

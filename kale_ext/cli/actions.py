@@ -1,8 +1,9 @@
-"""`stop` and `rerun`: stop a job and keep it; submit a job again as it was recorded."""
+"""`stop`, `rerun` and `resume`: stop a job and keep it; submit a job again as it was recorded;
+resume it from its last checkpoint (a rerun in its lineage, kale_ext/runs/resume.py)."""
 
 from __future__ import annotations
 
-from ..runs.rerun_flags import add_rerun_arguments
+from ..runs.rerun_flags import add_rerun_arguments, add_resume_arguments
 from .common import add_backend, add_output, backend_of, defaults, emit
 from .follow import add_follow, submitted
 
@@ -19,7 +20,13 @@ def register(sub) -> dict:
     add_rerun_arguments(r)
     add_backend(r)
     add_follow(r)
-    return {"stop": _stop, "rerun": _rerun}
+    u = sub.add_parser("resume", help="resume a job that ended from its last checkpoint: a "
+                       "rerun in its lineage (checkpoint.latest() is its last save), with a new "
+                       "node count if asked")  # fmt: skip
+    add_resume_arguments(u)
+    add_backend(u)
+    add_follow(u)
+    return {"stop": _stop, "rerun": _rerun, "resume": _resume}
 
 
 def _stop(args) -> int:
@@ -37,3 +44,13 @@ def _rerun(args) -> int:
     backend = backend_of(args)
     job = rerun(backend, args.name, args.new_name, overrides(args.param), defaults())
     return submitted(args, backend, job, f", as {args.name} ran")
+
+
+def _resume(args) -> int:
+    from ..runs.rerun import overrides
+    from ..runs.resume import resume
+
+    backend = backend_of(args)
+    job = resume(backend, args.name, args.new_name, overrides(args.param), args.nodes,
+                 defaults())  # fmt: skip
+    return submitted(args, backend, job, f", resumed from {args.name}: {job.spec.shape}")

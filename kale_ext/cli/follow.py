@@ -1,6 +1,6 @@
-"""What the submitting commands (`run`, `rerun`) share: saying what was submitted, then its name
-or, with `--follow`, the job until it ends: its logs with rank prefixes, its status changes and
-progress, and an exit status that says how it ended."""
+"""What the submitting commands (`run`, `rerun`, `resume`) share: saying what was submitted,
+then its name or, with `--follow`, the job until it ends: its logs with rank prefixes, its status
+changes and progress, and an exit status that says how it ended."""
 
 from __future__ import annotations
 

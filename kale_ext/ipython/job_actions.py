@@ -1,6 +1,7 @@
-"""`%kale_stop NAME` and `%kale_rerun NAME [--name N] [--param k=v ...]`: stop a job and keep it;
-submit a job again as it was recorded (its notebook snapshot and options), never what the
-notebook or the kernel holds now."""
+"""`%kale_stop NAME`, `%kale_rerun NAME [--name N] [--param k=v ...]` and `%kale_resume NAME
+[--name N] [--nodes N] [--param k=v ...]`: stop a job and keep it; submit a job again as it was
+recorded (its notebook snapshot and options), never what the notebook or the kernel holds now;
+resume a job that ended from its last checkpoint (a rerun in its lineage)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 
-from ..runs.rerun_flags import add_rerun_arguments
+from ..runs.rerun_flags import add_rerun_arguments, add_resume_arguments
 from .results import JobStatus
 from .usage import add_backend_flag, parse, user_errors
 
@@ -27,6 +28,14 @@ RERUN = MagicArgumentParser(
 )
 add_rerun_arguments(RERUN)
 add_backend_flag(RERUN)
+RESUME = MagicArgumentParser(
+    prog="%kale_resume",
+    description="Resume a job that ended (Stopped, Failed or Complete) from its last "
+    "checkpoint: a rerun in its lineage, so checkpoint.latest() is its last save; --nodes asks "
+    "a new node count.",
+)
+add_resume_arguments(RESUME)
+add_backend_flag(RESUME)
 
 
 def _backend(args, defaults):
@@ -49,16 +58,31 @@ class JobActionMagics(Magics):
 
     @line_magic
     def kale_rerun(self, line: str):
-        from ..job.defaults import load
         from ..runs.rerun import overrides, rerun
-        from .widgets import JobMonitor
 
         args = parse(RERUN, line)
-        with user_errors("%kale_rerun"):
+        return self._submitted("%kale_rerun", args, lambda backend, defaults: rerun(
+            backend, args.name, args.new_name, overrides(args.param), defaults))  # fmt: skip
+
+    @line_magic
+    def kale_resume(self, line: str):
+        from ..runs.rerun import overrides
+        from ..runs.resume import resume
+
+        args = parse(RESUME, line)
+        return self._submitted("%kale_resume", args, lambda backend, defaults: resume(
+            backend, args.name, args.new_name, overrides(args.param), args.nodes,
+            defaults))  # fmt: skip
+
+    def _submitted(self, magic: str, args, submit):
+        """Submit with ``submit(backend, defaults)``; its warnings, and a monitor of the job."""
+        from ..job.defaults import load
+        from .widgets import JobMonitor
+
+        with user_errors(magic):
             defaults = load()
             backend = _backend(args, defaults)
-            job = rerun(backend, args.name, args.new_name, overrides(args.param),
-                        defaults)  # fmt: skip
+            job = submit(backend, defaults)
         for warning in job.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         every = 0.5 if backend.name == "local" else 2.0
@@ -69,3 +93,4 @@ class JobActionMagics(Magics):
 
 JobActionMagics.kale_stop.__doc__ = STOP.format_help()
 JobActionMagics.kale_rerun.__doc__ = RERUN.format_help()
+JobActionMagics.kale_resume.__doc__ = RESUME.format_help()

@@ -7,6 +7,7 @@
     %kale_sdk [--backend B]                             the notebook's TrainerClient through
                                                         kale_ext (ipython/sdkmagic.py)
     %kale_stop NAME   %kale_rerun NAME [--name N] [--param k=v]      (ipython/job_actions.py)
+    %kale_resume NAME [--name N] [--nodes N] [--param k=v]   a rerun in the job's lineage
 
 Every surface takes the same path: compile_notebook → build_job_spec → backend.submit.
 A user error (a bad option, a compile error, a backend's refusal) is shown as a clear message

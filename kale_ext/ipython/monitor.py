@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from ..backends.base import STOPPED_TEXT, Failure, JobInfo, LogLine, Status
 from ..job.procs import shape_text
+from ..lineage import Checkpoint, checkpoint_text
 from ..metrics import MAX_POINTS, format_value, is_metric_line, metric_values, parse_metric
 from ..progress import Progress, summary
 from .plots import Point, downsample
@@ -119,6 +120,7 @@ class MonitorModel:
         self.error: str | None = None
         self.failure: Failure | None = None
         self.progress: Progress | None = None  # the last the job reported (kept once it ended)
+        self.checkpoint: Checkpoint | None = None  # the last checkpoint_step it reported
 
     # -- status --
 
@@ -149,6 +151,7 @@ class MonitorModel:
             self.lines.setdefault(k, deque(maxlen=self.max_lines))
             self.dropped.setdefault(k, 0)
         self.progress = getattr(info, "progress", None) or self.progress
+        self.checkpoint = getattr(info, "checkpoint", None) or self.checkpoint
         if self.finished:
             return None
         if self.cancel_state == "requested":
@@ -306,8 +309,13 @@ class MonitorModel:
         return self.progress if running else None
 
     def progress_text(self) -> str:
-        """`45% (45/100 steps), ETA 1m 05s` while it runs and reports progress, else ''."""
-        return summary(self.progress_shown) if self.progress_shown is not None else ""
+        """`45% (45/100 steps), ETA 1m 05s` while it runs and reports progress, and its last
+        checkpoint (`checkpoint: step 12, 3 min ago`) while it runs, else ''."""
+        shown = summary(self.progress_shown) if self.progress_shown is not None else ""
+        running = self.status == Status.RUNNING.value or self.status.startswith(STALLED)
+        if self.checkpoint is not None and running:
+            shown += (" · " if shown else "") + checkpoint_text(self.checkpoint)
+        return shown
 
     @property
     def shape(self) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..checkpoint import KEEP, MAX_KEEP
 from ..errors import ConfigError
+from ..lineage import MAX_STEP
 from .k8s_values import PATTERNS, quantity
 from .limits_held import WHERE, site_maximum
 
@@ -61,8 +62,10 @@ class Option:
 _URL = r"^https?://\S+$"
 _URI = r"^(hf|s3|cache)://\S+$"
 _QUEUE = PATTERNS["dns_label"]["pattern"]  # a LocalQueue's name, and the label value it becomes
+_JOB_NAME = PATTERNS["job_name"]["pattern"]  # a lineage or parent names a job
 _PATTERN_WORDS = {_URL: "an http(s) URL", _URI: "a URI such as hf://… or s3://…",  # in words
-                  _QUEUE: "a Kueue LocalQueue name (a-z, 0-9 and '-', at most 63)"}  # fmt: skip
+                  _QUEUE: "a Kueue LocalQueue name (a-z, 0-9 and '-', at most 63)",
+                  _JOB_NAME: "a job name"}  # fmt: skip
 
 OPTIONS: tuple[Option, ...] = (
     Option("name", "text", "job name (default: from the notebook, with a random suffix)",
@@ -132,6 +135,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("queue", "text", "on Kubernetes, the Kueue LocalQueue of the namespace the job waits "
            "in for quota (its kueue.x-k8s.io/queue-name label; `kale-ext queues` lists them)",
            "--queue", "NAME", maximum=63, pattern=_QUEUE),
+    Option("lineage", "text", "whose checkpoints the job reads and writes (default: its own "
+           "name; a resume sets its parent's: runs/resume.py)", maximum=63, pattern=_JOB_NAME),
+    Option("parent", "text", "the job this one was resumed from", maximum=63, pattern=_JOB_NAME),
+    Option("resume_step", "count", "the checkpoint step its parent last reported",
+           minimum=0, maximum=MAX_STEP),
 )  # fmt: skip
 
 BY_NAME = {o.name: o for o in OPTIONS}

@@ -79,6 +79,12 @@ class JobSpec:
         return self.procs.count
 
     @property
+    def lineage(self) -> str:
+        """The lineage its checkpoints belong to: a resumed job's (its parent's), else its own
+        name (runs/resume.py)."""
+        return self.options.get("lineage") or self.name
+
+    @property
     def shape(self) -> str:
         """`2 nodes × 4 processes (the runtime's choice: 4 CPUs per node)`."""
         return self.procs.shape(self.nodes)

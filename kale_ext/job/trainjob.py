@@ -43,6 +43,8 @@ RUNTIME_RESOURCES = ANNOTATION + "runtime-resources"
 RUNTIME_MPI_PROCS = ANNOTATION + "runtime-mpi-procs"
 STOPPED = ANNOTATION + "stopped"  # a stopped TrainJob's: who stopped it, when (its reason)
 MAX_RESTARTS = ANNOTATION + "max-restarts"  # how often its JobSet may start it again
+#: Every job's lineage; a resumed job's parent and the step it was resumed from (runs/resume.py)
+LINEAGE, PARENT, RESUME_STEP = (ANNOTATION + k for k in ("lineage", "parent", "resume-step"))
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
 #: Linux refuses a single command-line argument longer than this (MAX_ARG_STRLEN): the
@@ -276,6 +278,9 @@ def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str
         # what `kale-ext diff` compares
         DEFINITION: json.dumps(definition(spec), sort_keys=True, default=str),
     }
+    out[LINEAGE] = spec.lineage
+    for key, option in ((PARENT, "parent"), (RESUME_STEP, "resume_step")):
+        out.update({key: str(spec.options[option])} if option in spec.options else {})
     if spec.outputs is not None:  # where KALE_EXT_OUTPUT_DIR lasts
         out[OUTPUTS] = f"{spec.outputs}/{spec.name}"
     if spec.runtime.resources is not None:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from ..backends.base import Backend, Status, lines_left
 from ..errors import ConfigError
 from ..job.trainjob import ANNOTATION, DEFINITION
+from ..lineage import step_of
 from ..metrics import metric_values, parse_metric
 from ..terminal import printable, printable_lines
 
@@ -34,6 +35,7 @@ class JobFacts:
     fields: dict[str, str]  # "parameters.epochs" -> "3", "image" -> ..., flattened, as text
     metrics: dict[str, float]  # each metric's last value (rank 0's when it reported it)
     source: str | None = field(default=None, repr=False)
+    lineage: str | None = None  # `first-x`, `first-x (resumed from first-x, step 12)`
     defaulted: set[str] = field(default_factory=set, repr=False)  # fields left at the default
 
 
@@ -140,10 +142,22 @@ def job_facts(backend: Backend, name: str) -> JobFacts:
     return JobFacts(
         name=name,
         status=info.status_text,
+        lineage=_lineage(info),
         fields=dict(sorted(fields.items())),
         metrics=final_metrics(backend, name),
         source=source,
         defaulted=defaulted,
+    )
+
+
+def _lineage(info) -> str:
+    """A job's lineage as the comparison shows it: its id, and whom it was resumed from."""
+    lineage = info.lineage or info.name
+    if info.parent is None:
+        return lineage
+    step = step_of(info.resume_step)
+    return f"{lineage} (resumed from {info.parent}" + (
+        f", step {step})" if step is not None else ")"
     )
 
 
@@ -195,7 +209,8 @@ def comparison_text(c: Comparison) -> str:
     from ..metrics import format_value
 
     header = ["", *(j.name for j in c.jobs)]
-    rows = [header, ["status", *(j.status for j in c.jobs)]]
+    rows = [header, ["status", *(j.status for j in c.jobs)],
+            ["lineage", *(j.lineage or "-" for j in c.jobs)]]  # fmt: skip
     for d in c.differences:
         values = zip(d["values"], c.jobs, strict=True)
         rows.append([d["field"], *(_shown(d["field"], v, job) for v, job in values)])

@@ -1,5 +1,6 @@
 """Rerun a job: the notebook it ran (its snapshot, kept at submit) and its options, under a new
-name, with only the overrides given: a new name, parameter values. Never what a panel or a
+name, with only the overrides given: a new name, parameter values; in a lineage of its own
+(resume.py runs a job again in its parent's). Never what a panel or a
 notebook on disk holds now, nor today's defaults where they shape the job (runtime, image,
 nodes, resources: the job's record keeps those it ran with)."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..backends.base import SWEEP_LABEL, Backend
+from ..backends.base import SWEEP_LABEL, Backend, JobInfo
 from ..backends.snapshots import load
 from ..backends.submit import Submission, submit
 from ..compile.notebook import Notebook, parse_notebook
@@ -28,8 +29,14 @@ def overrides(items: list[str]) -> dict[str, str] | None:
     return out or None
 
 
-def _options(recorded: dict, name: str | None, parameters: dict | None) -> dict:
-    options = dict(recorded)
+#: The options that tie a job to another's checkpoints: a rerun starts its own lineage (a
+#: resume, runs/resume.py, sets them anew).
+LINEAGE_OPTIONS = ("lineage", "parent", "resume_step")
+
+
+def _options(recorded: dict, name: str | None, parameters: dict | None,
+             changes: dict | None = None) -> dict:  # fmt: skip
+    options = {k: v for k, v in recorded.items() if k not in LINEAGE_OPTIONS}
     config = options.get("config")
     if isinstance(config, dict) and SWEEP_LABEL in (config.get("labels") or {}):
         labels = {k: v for k, v in config["labels"].items() if k != SWEEP_LABEL}
@@ -38,7 +45,7 @@ def _options(recorded: dict, name: str | None, parameters: dict | None) -> dict:
         options["parameters"] = {**(options.get("parameters") or {}), **parameters}
     if name is not None:
         options["name"] = name
-    return options
+    return {**options, **(changes or {})}
 
 
 def _unnamed(notebook: Notebook) -> Notebook:
@@ -56,20 +63,22 @@ def _unnamed(notebook: Notebook) -> Notebook:
 
 
 def rerun(backend: Backend, name: str, new_name: str | None = None,
-          parameters: dict | None = None, defaults=None,
-          root: str | None = None) -> Submission:  # fmt: skip
+          parameters: dict | None = None, defaults=None, root: str | None = None,
+          changes: dict | None = None, info: JobInfo | None = None) -> Submission:  # fmt: skip
     """Submit job ``name`` again as recorded, named ``new_name`` (else a new name), with
-    ``parameters`` over its own. NotFound for an unknown job; a 409 when no snapshot of it was
-    kept here, or when what was kept does not match what was recorded (snapshots.load; the
-    folders it reads must lie under ``root``, the server's, when given); a ConfigError naming
-    the field for an override the notebook refuses."""
+    ``parameters`` over its own, in a lineage of its own (a resume's ``changes`` are options
+    laid over the recorded ones; ``info``: the job's, when read already). NotFound for an
+    unknown job; a 409 when no snapshot of it was kept here, or when what was kept does not
+    match what was recorded (snapshots.load; the folders it reads must lie under ``root``, the
+    server's, when given); a ConfigError naming the field for an override the notebook
+    refuses."""
     if parameters is not None and not isinstance(parameters, dict):
         raise ConfigError("parameters", f"must be an object of name: value, not {parameters!r}")
-    info = backend.get_job(name)
+    info = info if info is not None else backend.get_job(name)
     confine = Path(root) if root is not None else None
     kept = load(backend, name, info.provenance.get(ANNOTATION + "notebook-sha256"), confine)
     place = Place(Path(kept.folder), confine=confine) if kept.folder else Place(confine=confine)
-    options = _options(kept.options, new_name, parameters)
+    options = _options(kept.options, new_name, parameters, changes)
     file_name = Path(kept.notebook_path).name if kept.notebook_path else "notebook.ipynb"
     notebook = _unnamed(parse_notebook(kept.notebook, file_name))  # its file named as it was
     if kept.defaults is not None:  # the defaults it ran with, not today's

@@ -20,7 +20,7 @@ from .base import (
     to_api_error,
 )
 from .compare import DiffHandler
-from .job_actions import RerunHandler, StopHandler
+from .job_actions import RerunHandler, ResumeHandler, StopHandler
 from .logstream import LogStream, parse_event_id, parse_offsets
 from .logstream import error_data as stream_error_data
 from .logstream import event as sse_event
@@ -400,6 +400,7 @@ ROUTES: list[tuple[str, type[KaleExtHandler]]] = [
     ("jobs/{name}/events", EventsHandler),
     ("jobs/{name}/outputs", OutputsHandler),
     ("jobs/{name}/rerun", RerunHandler),
+    ("jobs/{name}/resume", ResumeHandler),
     ("jobs/{name}/stop", StopHandler),
     ("sweeps", SweepsHandler),
     ("sweeps/{name}", SweepHandler),

@@ -177,6 +177,17 @@ export class KaleService {
   }
 
   /**
+   * Resume a job that ended from its last checkpoint: a rerun in its
+   * lineage (its parent recorded), with `body`'s overrides.
+   */
+  resumeJob(
+    name: string,
+    body: Kale.IResumeBody = {}
+  ): Promise<Kale.ISubmitResult> {
+    return this._send(`${Private.jobPath(name)}/resume`, 'POST', body);
+  }
+
+  /**
    * Stop a running job and keep it: it reads Stopped (who, when).
    */
   stopJob(name: string): Promise<Kale.IJobInfo> {

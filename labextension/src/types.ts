@@ -322,6 +322,14 @@ export namespace Kale {
     disk_bytes?: number | null;
     /** The count stopped at its bound: at least `disk_bytes`. */
     disk_partial?: boolean;
+    /** Whose checkpoints it shares: its parent's lineage, else its own name. */
+    lineage?: string;
+    /** The job it was resumed from (`POST jobs/{name}/resume`), or null. */
+    parent?: string | null;
+    /** The checkpoint step its parent last reported when it was resumed. */
+    resume_step?: number | null;
+    /** The last checkpoint it reported (`checkpoint_step`), or null. */
+    checkpoint?: ICheckpoint | null;
   }
 
   /** `POST jobs/prune`: which finished jobs go. */
@@ -348,6 +356,17 @@ export namespace Kale {
   export interface IPruneResult {
     dry_run: boolean;
     jobs: IPruned[];
+  }
+
+  /**
+   * A job's last checkpoint (`kale_ext/lineage.py`): its step and when it
+   * was reported (`exact` false on a cluster: when the Trainer last heard
+   * from the job).
+   */
+  export interface ICheckpoint {
+    step: number;
+    time: string;
+    exact: boolean;
   }
 
   /**
@@ -412,6 +431,13 @@ export namespace Kale {
   export interface IRerunBody {
     name?: string;
     parameters?: { [name: string]: JSONValue };
+  }
+
+  /**
+   * The body of `POST jobs/{name}/resume`: a rerun's, and a node count.
+   */
+  export interface IResumeBody extends IRerunBody {
+    nodes?: number;
   }
 
   /**

@@ -157,3 +157,73 @@ def test_stop_on_the_cluster_suspends_the_trainjob_and_keeps_it(emulated_cluster
     assert "Stopped" in cli("jobs", *k8s).stdout
     again = cli("stop", "slow-k8s", *k8s)
     assert again.returncode == 1 and "has ended already (Stopped)" in again.stderr
+
+
+#: Reports a checkpoint's step as checkpoint.save does, says how many nodes ran it, and fails
+#: unless told not to.
+RESUMABLE = (
+    ("import os\nfrom kale_ext import report", ["imports"]),
+    ("fail = 1\n", ["parameters"]),
+    "report(checkpoint_step=12)\nprint(f\"world {os.environ['WORLD_SIZE']}\", flush=True)\n"
+    "if fail:\n    raise SystemExit(3)",
+)
+
+
+def test_resume_runs_a_failed_job_again_in_its_lineage_on_the_nodes_asked(jobs_env):
+    path = jobs_env / "nb.ipynb"
+    path.write_text(json.dumps(notebook(*RESUMABLE)))
+    local = ("--backend", "local")
+    first = cli("run", path, *local, "--nodes", "2", "--name", "first", "--follow")
+    assert first.returncode == 1, first.stderr  # it failed, after its checkpoint
+    status = cli("status", "first", *local).stdout.splitlines()
+    assert any(line.startswith("checkpoint    step 12, ") for line in status), status
+    assert not any(line.startswith("lineage") for line in status)  # a lineage of its own
+    out = cli("resume", "first", *local, "--nodes", "1", "--param", "fail=0", "--name", "second",
+              "--follow")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "resumed from first: 1 node × 1 process" in out.stderr
+    assert "[rank 0] world 1" in out.stdout.splitlines()
+    info = json.loads(cli("status", "second", *local, "-o", "json").stdout)
+    assert (info["parent"], info["lineage"], info["resume_step"]) == ("first", "first", 12)
+    assert info["num_nodes"] == 1 and info["provenance"]["kale-ext.io/lineage"] == "first"
+    shown = cli("status", "second", *local).stdout.splitlines()
+    assert "lineage       resumed from first (lineage first), from step 12" in shown
+    third = cli("resume", "second", *local, "--name", "third")  # the lineage goes on
+    assert third.returncode == 0, third.stderr
+    wait_for(lambda: "Complete" in cli("status", "third", *local).stdout, 120, "third ends")
+    info = json.loads(cli("status", "third", *local, "-o", "json").stdout)
+    assert (info["parent"], info["lineage"], info["num_nodes"]) == ("second", "first", 1)
+    table = cli("jobs", *local).stdout.splitlines()
+    parent = table[0].index("PARENT")
+    rows = {line.split()[0]: line[parent:].split("  ")[0] for line in table[1:]}
+    assert rows == {"first": "-", "second": "first (step 12)", "third": "second (step 12)"}
+    diff = cli("diff", "first", "second", *local).stdout.splitlines()
+    assert diff[2].split() == ["lineage", "first", "first", "(resumed", "from", "first,", "step",
+                               "12)"]  # fmt: skip
+    rerun = cli("rerun", "second", *local, "--name", "fourth", "--follow")  # its own lineage
+    assert rerun.returncode == 0, rerun.stderr
+    info = json.loads(cli("status", "fourth", *local, "-o", "json").stdout)
+    assert (info["parent"], info["lineage"], info["resume_step"]) == (None, "fourth", None)
+
+
+def test_a_bad_resume_says_what_is_wrong(jobs_env):
+    path = jobs_env / "nb.ipynb"
+    path.write_text(json.dumps(notebook(*PRINTS)))
+    assert cli("run", path, "--backend", "local", "--name", "first", "--follow").returncode == 0
+    cases = [
+        (["first", "--nodes", "0"], "error: nodes: must be at least 1, got 0"),
+        (["first", "--nodes", "1001"], "error: nodes: must be at most 1000, got 1001"),
+        (["first", "--param", "depth=3"], "error: parameters.depth: the notebook has no such"),
+        (["nope"], "error: no local job named 'nope'"),
+    ]
+    for flags, says in cases:
+        out = cli("resume", *flags, "--backend", "local")
+        assert out.returncode == 1 and out.stderr.startswith(says), out.stderr
+    slow = jobs_env / "slow.ipynb"
+    slow.write_text(json.dumps(SLOW))
+    assert cli("run", slow, "--backend", "local", "--name", "slow").returncode == 0
+    out = cli("resume", "slow", "--backend", "local")  # not ended: its checkpoints are in use
+    assert out.returncode == 1 and out.stderr.startswith("error: job slow is "), out.stderr
+    assert "a job is resumed once it has ended (Stopped, Failed or Complete); stop it first " \
+        "(kale-ext stop slow)" in out.stderr  # fmt: skip
+    assert cli("delete", "slow", "--backend", "local").returncode == 0

@@ -1,4 +1,5 @@
-"""`%kale_stop` and `%kale_rerun` under a real IPython shell, on real local jobs."""
+"""`%kale_stop`, `%kale_rerun` and `%kale_resume` under a real IPython shell, on real local
+jobs."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def test_kale_rerun_runs_the_recorded_notebook_not_the_one_on_disk(ip, tmp_path)
     assert _texts(LocalBackend(tmp_path / "jobs"), "two") == ["epochs 4 lr 0.3"]
 
 
-def test_kale_stop_keeps_the_job_reading_stopped(ip, tmp_path, capsys):  # noqa: F811
+def test_kale_stop_keeps_the_job_stopped_and_kale_resume_goes_on(ip, tmp_path, capsys):  # noqa: F811
     path = tmp_path / "slow.ipynb"
     path.write_text(json.dumps(SLOW))
     monitor = run(ip, f"%kale_submit --notebook {path} --backend local --name slow")
@@ -48,12 +49,25 @@ def test_kale_stop_keeps_the_job_reading_stopped(ip, tmp_path, capsys):  # noqa:
     assert "step 3" in _texts(backend, "slow")  # its logs stay
     said = usage_error(ip, capsys, "%kale_stop slow --backend local")
     assert said == "%kale_stop: job slow has ended already (Stopped): there is nothing to stop"
+    again = run(ip, "%kale_resume slow --name slow-2 --nodes 1 --param steps=2 --backend local")
+    assert isinstance(again, JobMonitor) and again.name == "slow-2"
+    assert finished(again) == "Complete"
+    info = backend.get_job("slow-2")
+    assert (info.parent, info.lineage, info.num_nodes) == ("slow", "slow", 1)
+    assert _texts(backend, "slow-2") == ["step 0", "step 1"]
+    shown = str(run(ip, "%kale_status slow-2 --backend local"))
+    assert "lineage       resumed from slow (lineage slow)" in shown
 
 
 def test_bad_rerun_and_stop_lines_are_one_message(ip, capsys):  # noqa: F811
     cases = [
         ("%kale_rerun nope --backend local", "%kale_rerun: no local job named 'nope'"),
         ("%kale_stop nope --backend local", "%kale_stop: no local job named 'nope'"),
+        ("%kale_resume nope --backend local", "%kale_resume: no local job named 'nope'"),
+        (
+            "%kale_resume x --nodes 0 --backend local",
+            "%kale_resume: nodes: must be at least 1, got 0",
+        ),
     ]
     for line, says in cases:
         assert usage_error(ip, capsys, line) == says

@@ -289,3 +289,19 @@ def test_progress_shows_while_the_job_runs_and_is_kept_after():
     assert m.progress_shown is half
     m.on_info(info(Status.COMPLETE), at(4))
     assert m.progress is half and m.progress_shown is None  # its state, not a stale bar
+
+
+def test_a_running_jobs_last_checkpoint_follows_its_progress():
+    from kale_ext.lineage import Checkpoint
+    from kale_ext.progress import Progress, utc_now
+
+    m = MonitorModel("job", now=T0)
+    running = info(Status.RUNNING)
+    running.checkpoint = Checkpoint(12, utc_now())
+    m.on_info(running, at(1))
+    assert m.progress_text() == "checkpoint: step 12, just now"
+    running.progress = Progress.of(45, 100, "step", "report", eta_seconds=65)
+    m.on_info(running, at(2))
+    assert m.progress_text() == "45% (45/100 steps), ETA 1m 05s · checkpoint: step 12, just now"
+    m.on_info(info(Status.FAILED), at(3))
+    assert m.checkpoint is not None and m.progress_text() == ""  # ended: its state

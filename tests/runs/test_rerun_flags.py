@@ -25,3 +25,13 @@ def test_only_the_job_is_required():
     assert (args.new_name, args.param) == (None, [])
     with pytest.raises(SystemExit):
         parser().parse_args([])
+
+
+def test_a_resume_takes_a_node_count_too():
+    from kale_ext.runs.rerun_flags import add_resume_arguments
+
+    p = argparse.ArgumentParser(prog="resume", exit_on_error=False)
+    add_resume_arguments(p)
+    args = p.parse_args(["old", "--nodes", "1", "--param", "a=1"])
+    assert (args.name, args.new_name, args.nodes, args.param) == ("old", None, 1, ["a=1"])
+    assert p.parse_args(["old"]).nodes is None

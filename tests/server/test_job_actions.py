@@ -1,4 +1,5 @@
-"""POST jobs/{name}/rerun and jobs/{name}/stop against a real Jupyter server: real local jobs."""
+"""POST jobs/{name}/rerun, jobs/{name}/resume and jobs/{name}/stop against a real Jupyter server:
+real local jobs."""
 
 from __future__ import annotations
 
@@ -178,3 +179,71 @@ async def test_actions_on_one_job_at_the_same_time_answer_2xx_404_or_409(api, jo
     for reply in replies:  # a rerun's new job: stop it
         if reply.status == 201:
             await api.delete(f"jobs/{reply.json['name']}")
+
+
+#: Reports a checkpoint's step as checkpoint.save does, says how many nodes ran it, and fails
+#: unless told not to.
+RESUMABLE = notebook(
+    ("import os\nfrom kale_ext import report", ["imports"]),
+    ("fail = 1\n", ["parameters"]),
+    "report(checkpoint_step=7)\nprint(f\"world {os.environ['WORLD_SIZE']}\", flush=True)\n"
+    "if fail:\n    raise SystemExit(3)",
+)
+
+
+async def test_resume_runs_a_failed_job_again_in_its_lineage(api, jobs_dir):
+    body = {"notebook": RESUMABLE, "options": {"name": "first"}}
+    assert (await api.post("jobs", body)).status == 201
+    first = await _ended(api, "first")
+    assert first["status"] == "Failed" and first["checkpoint"]["step"] == 7
+    assert (first["lineage"], first["parent"], first["checkpoint"]["exact"]) == (
+        "first",
+        None,
+        True,
+    )
+    reply = await api.post("jobs/first/resume", {"name": "second", "nodes": 2,
+                                                 "parameters": {"fail": 0}})  # fmt: skip
+    assert reply.status == 201, reply.text
+    assert reply.json == {"name": "second", "backend": "local", "warnings": []}
+    assert reply.headers["Location"].endswith("/kale-ext/jobs/second")
+    said = [t for _, t in lines(await api.follow("second")) if t.startswith("world")]
+    assert said == ["world 2", "world 2"]
+    job = (await api.get("jobs/second")).json
+    assert (
+        check({k: v for k, v in job.items() if k != "result"}, "#/components/schemas/JobInfo")
+        is None
+    )
+    assert (job["status"], job["num_nodes"]) == ("Complete", 2)
+    assert (job["parent"], job["lineage"], job["resume_step"]) == ("first", "first", 7)
+    assert job["provenance"]["kale-ext.io/parent"] == "first"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field", "says"),
+    [
+        ({"nodes": 0}, 400, "nodes", "nodes: must be at least 1"),
+        ({"nodes": "2"}, 400, "nodes", "nodes: must be a whole number, not a string"),
+        ({"nodes": 1001}, 400, "nodes", "nodes: must be at most 1000"),
+        ({"lineage": "x"}, 400, "lineage", "unknown field 'lineage'"),
+        ({"parameters": {"depth": 1}}, 400, "parameters.depth", "no such parameter"),
+    ],
+)  # fmt: skip
+async def test_a_bad_resume_is_refused_naming_why(api, jobs_dir, body, status, field, says):
+    assert (
+        await api.post("jobs", {"notebook": PRINTS, "options": {"name": "first"}})
+    ).status == 201
+    await _ended(api, "first")
+    reply = await api.post("jobs/first/resume", body)
+    assert reply.status == status, reply.text
+    assert reply.json["field"] == field and says in reply.json["message"], reply.json
+    assert [j["name"] for j in (await api.get("jobs")).json["jobs"]] == ["first"]
+
+
+async def test_a_running_job_is_not_resumed(api, jobs_dir):
+    assert (await api.post("jobs", {"notebook": SLOW, "options": {"name": "slow"}})).status == 201
+    reply = await api.post("jobs/slow/resume")
+    assert reply.status == 409, reply.text
+    assert reply.json["message"].startswith("job slow is ")
+    assert "a job is resumed once it has ended" in reply.json["message"]
+    assert (await api.post("jobs/nope/resume")).status == 404
+    await api.delete("jobs/slow")

@@ -22,7 +22,7 @@ from .kueue import ADMITTED, Waiting
 from .reasons import condition_reason, container_of, kueue_wait, pod_reason
 from .reasons import said as said  # the backend's too
 from .restarts import restart_said
-from .trainer_status import trainer_metrics, trainer_progress
+from .trainer_status import trainer_checkpoint, trainer_metrics, trainer_progress
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -212,6 +212,7 @@ def job_info(
         failure=failure,
         progress=trainer_progress(obj),
         trainer_metrics=trainer_metrics(obj),
+        checkpoint=trainer_checkpoint(obj),
     )
 
 

@@ -10,6 +10,8 @@ at most :data:`MAX_METRICS` metrics of :data:`MAX_TEXT` characters are kept.
 
 from __future__ import annotations
 
+from ...lineage import Checkpoint
+from ...lineage import of_trainer_status as checkpoint_of
 from ...progress import Progress, of_trainer_status
 
 MAX_METRICS = 256  # the CRD's maxItems
@@ -35,3 +37,11 @@ def trainer_metrics(trainjob: dict) -> dict[str, str] | None:
         if isinstance(name, str) and isinstance(value, str) and name:
             out[name[:MAX_TEXT]] = value[:MAX_TEXT]
     return out or None
+
+
+def trainer_checkpoint(trainjob: dict) -> Checkpoint | None:
+    """The job's last checkpoint (its ``checkpoint_step`` metric), as of the status's
+    ``lastUpdatedTime``; None when it reported none."""
+    status = (trainjob.get("status") or {}).get("trainerStatus")
+    updated = status.get("lastUpdatedTime") if isinstance(status, dict) else None
+    return checkpoint_of(trainer_metrics(trainjob), updated)

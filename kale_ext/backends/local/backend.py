@@ -52,7 +52,7 @@ from .links import claim, hand_over
 from .logfiles import node_logs
 from .outputs import final_folder, kept, listing
 from .processes import start_time
-from .progressfile import read_progress
+from .progressfile import read_checkpoint, read_progress
 from .queue import capacity, check_fits, launch, need_of
 from .records import Unreadable, half_made, settled, unreadable_info
 from .resources import resources_record
@@ -302,6 +302,7 @@ class LocalBackend(Backend):
             record = self._record(name)
             info = self._info(record)
             info.progress = read_progress(self.jobs_dir / name)
+            info.checkpoint = read_checkpoint(self.jobs_dir / name)
             self.note_output(info, self._last_output(record))
             if info.status is Status.RUNNING:
                 info.failing = self._failing(name)

@@ -1,8 +1,9 @@
 """A local job's progress: its supervisor follows rank 0's log (node 0's file) as it grows and
-keeps the progress it reads (kale_ext/progress.py) in the job's progress.json, which every view
-reads with the job's record. The log is read once, a bounded piece at a time, never held: the
-follower keeps its position, an unfinished line of at most logpieces.MAX_PIECE bytes and the
-tracker's few readings.
+keeps the progress it reads (kale_ext/progress.py) in the job's progress.json, and the last
+``checkpoint_step`` rank 0 reported with when it read it (kale_ext/lineage.py) in checkpoint.json,
+which every view reads with the job's record. The log is read once, a bounded piece at a time,
+never held: the follower keeps its position, an unfinished line of at most logpieces.MAX_PIECE
+bytes and the tracker's few readings.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ import json
 import time
 from pathlib import Path
 
+from ...errors import StorageError
 from ...files import open_regular, read_json, write_atomic
-from ...progress import Progress, ProgressTracker
+from ...lineage import Checkpoint, reported_step
+from ...progress import METRIC_PREFIX, Progress, ProgressTracker, utc_now
 from ..base import split_rank
 from ..logpieces import READ_SIZE, split_pieces, text_of
 
 PROGRESS_FILE = "progress.json"
+CHECKPOINT_FILE = "checkpoint.json"
 #: How often the supervisor reads the new part of rank 0's log.
 POLL_SECONDS = 0.5
 #: The most bytes of progress.json read back (it holds one small object).
@@ -37,6 +41,7 @@ class ProgressFollower:
         self.pending = b""
         self.tracker = ProgressTracker(started)
         self.written: dict | None = None
+        self.step: int | float | None = None  # the last checkpoint_step kept
         self.last_poll = float("-inf")
 
     def poll(self, now: float | None = None, every: float = POLL_SECONDS) -> Progress | None:
@@ -52,15 +57,25 @@ class ProgressFollower:
                 while data := f.read(READ_SIZE):
                     self.position += len(data)
                     pieces, self.pending = split_pieces(self.pending + data)
-                    self.tracker.feed(self._rank0(pieces), now)
+                    texts = self._rank0(pieces)
+                    self.tracker.feed(texts, now)
+                    self._checkpoint(texts)
             # an unfinished line: a tqdm bar redraws itself after \r without a newline
             found = self.tracker.feed(self._rank0([(self.pending, True)]), now)
             if found is not None and (shown := found.to_json()) != self.written:
                 write_atomic(self.out, json.dumps(shown))
                 self.written = shown
-        except (OSError, ValueError, ArithmeticError, RecursionError):
+        except (OSError, ValueError, ArithmeticError, RecursionError, StorageError):
             return None  # a log or disk that cannot be read or written: no progress shown
         return found
+
+    def _checkpoint(self, texts: list[str]) -> None:
+        """Keep the last checkpoint_step among rank 0's new lines, and now as when."""
+        steps = [s for t in texts if (s := reported_step(t, METRIC_PREFIX)) is not None]
+        if steps and steps[-1] != self.step:
+            self.step = steps[-1]
+            write_atomic(self.out.parent / CHECKPOINT_FILE,
+                         json.dumps(Checkpoint(self.step, utc_now()).to_json()))  # fmt: skip
 
     def _rank0(self, pieces: list[tuple[bytes, bool]]) -> list[str]:
         texts = []
@@ -75,5 +90,13 @@ def read_progress(job_dir: Path) -> Progress | None:
     """The progress a job's supervisor kept, or None (never reported, or not readable)."""
     try:
         return Progress.from_json(read_json(job_dir / PROGRESS_FILE, MAX_FILE))
+    except (OSError, ValueError):
+        return None
+
+
+def read_checkpoint(job_dir: Path) -> Checkpoint | None:
+    """The last checkpoint the job's rank 0 reported, or None (none, or not readable)."""
+    try:
+        return Checkpoint.from_json(read_json(job_dir / CHECKPOINT_FILE, MAX_FILE))
     except (OSError, ValueError):
         return None

@@ -341,4 +341,63 @@ describe('JobsList row actions', () => {
       widget.node.querySelector('[data-job="nb-run"] [role="alert"]')
     ).toBeNull();
   });
+
+  it('offers Resume on a failed or stopped job only', async () => {
+    const onResume = jest.fn();
+    widget = await list({
+      jobs: [
+        job('nb-failed', { status: 'Failed' }),
+        job('nb-stopped', { status: 'Failed', status_text: 'Stopped' }),
+        job('nb-done'),
+        job('nb-run', { status: 'Running', finished: null })
+      ],
+      onResume
+    });
+    const button = (label: string) =>
+      widget!.node.querySelector<HTMLButtonElement>(`[aria-label="${label}"]`);
+    expect(button('Resume nb-done')).toBeNull();
+    expect(button('Resume nb-run')).toBeNull();
+    button('Resume nb-failed')!.click();
+    button('Resume nb-stopped')!.click();
+    expect(onResume.mock.calls).toEqual([['nb-failed'], ['nb-stopped']]);
+  });
+});
+
+describe('JobsList lineage', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it("names a resumed job's parent and a running job's last checkpoint", async () => {
+    widget = await list({
+      jobs: [
+        job('nb-third', {
+          status: 'Running',
+          finished: null,
+          parent: 'nb-second',
+          lineage: 'nb-first',
+          resume_step: 12,
+          checkpoint: { step: 14, time: '2026-01-01T00:57:00Z', exact: true }
+        }),
+        job('nb-second', {
+          parent: 'nb-first',
+          lineage: 'nb-first',
+          resume_step: null,
+          checkpoint: { step: 12, time: '2026-01-01T00:30:00Z', exact: false }
+        }),
+        job('nb-first', { lineage: 'nb-first', parent: null })
+      ]
+    });
+    const meta = (name: string) =>
+      widget!.node.querySelector(`[data-job="${name}"] .kale-ext-JobRow-meta`)!
+        .textContent;
+    expect(meta('nb-third')).toBe(
+      'torch-distributed · 2 nodes · resumed from nb-second (lineage nb-first), step 12' +
+        ' · checkpoint: step 14, 3m ago'
+    );
+    // ended: no checkpoint shown; no step reported: none said
+    expect(meta('nb-second')).toBe(
+      'torch-distributed · 2 nodes · resumed from nb-first'
+    );
+    expect(meta('nb-first')).toBe('torch-distributed · 2 nodes');
+  });
 });

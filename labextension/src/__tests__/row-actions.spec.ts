@@ -17,6 +17,7 @@ function setup() {
     ...fakeService(),
     startSweep: jest.fn(),
     rerunJob: jest.fn(),
+    resumeJob: jest.fn(),
     stopJob: jest.fn()
   };
   let n = 0;
@@ -118,6 +119,28 @@ describe('a job row', () => {
     expect(service.submit).not.toHaveBeenCalled();
     expect(openLogs).toHaveBeenCalledWith('nb-new');
     expect(state.rows.message('old-job')).toBeUndefined();
+  });
+
+  it("resumes a job in its lineage and opens the new job's logs", async () => {
+    ctx = setup();
+    const { state, service, openLogs } = ctx;
+    await compiled(ctx);
+    service.resumeJob.mockResolvedValue({
+      name: 'nb-next',
+      backend: 'local',
+      warnings: []
+    });
+    expect(await state.rows.resume('stopped-job')).toBe('nb-next');
+    expect(service.resumeJob).toHaveBeenCalledWith('stopped-job');
+    expect(service.rerunJob).not.toHaveBeenCalled();
+    expect(openLogs).toHaveBeenCalledWith('nb-next');
+    service.resumeJob.mockRejectedValue(
+      refused(409, 'job a is Running: a job is resumed once it has ended')
+    );
+    expect(await state.rows.resume('a')).toBeNull();
+    expect(state.rows.message('a')?.text).toBe(
+      'job a is Running: a job is resumed once it has ended'
+    );
   });
 
   it('shows a refused rerun or stop at its row, not under Submit', async () => {

@@ -101,6 +101,7 @@ export function PanelView(props: { state: PanelState }): JSX.Element {
           onRevealed={() => jobs.revealed()}
           onLogs={name => state.openLogs(name)}
           onRerun={name => void state.rows.rerun(name)}
+          onResume={name => void state.rows.resume(name)}
           onEditRerun={job => state.editAndRerun(job)}
           onStop={name => void state.rows.stop(name)}
           busy={name => state.rows.busy.has(name)}

@@ -9,7 +9,11 @@ import pytest
 
 from kale_ext.backends.base import Status
 from kale_ext.backends.kubernetes.status import job_info
-from kale_ext.backends.kubernetes.trainer_status import trainer_metrics, trainer_progress
+from kale_ext.backends.kubernetes.trainer_status import (
+    trainer_checkpoint,
+    trainer_metrics,
+    trainer_progress,
+)
 from kale_ext.display import job_status
 
 WHEN = "2026-11-27T12:00:00Z"
@@ -88,3 +92,17 @@ def test_job_info_carries_it_and_kale_ext_status_shows_it():
     shown = job_status(info).splitlines()
     assert any(line.startswith("progress") and "45%, ETA 2m 05s" in line for line in shown), shown
     assert "trainer       loss 0.25" in shown
+
+
+def test_the_checkpoint_step_among_the_metrics_is_the_jobs_last_checkpoint():
+    status = {"progressPercentage": 40, "lastUpdatedTime": WHEN,
+              "metrics": [{"name": "checkpoint_step", "value": "12"}]}  # fmt: skip
+    found = trainer_checkpoint(trainjob(status))
+    assert (found.step, found.time, found.exact) == (12, WHEN, False)
+    assert job_info(trainjob(status), []).checkpoint == found
+    assert (
+        trainer_checkpoint(trainjob({**status, "metrics": [{"name": "loss", "value": "1"}]}))
+        is None
+    )
+    assert trainer_checkpoint(trainjob({**status, "lastUpdatedTime": 3})) is None
+    assert trainer_checkpoint(trainjob()) is None

@@ -6,9 +6,11 @@ import json
 import pytest
 
 from kale_ext.backends.local.progressfile import (
+    CHECKPOINT_FILE,
     MAX_FILE,
     PROGRESS_FILE,
     ProgressFollower,
+    read_checkpoint,
     read_progress,
 )
 from kale_ext.backends.logpieces import MAX_PIECE
@@ -104,3 +106,28 @@ def test_an_unreadable_progress_file_is_no_progress(tmp_path, content):
 def test_no_log_yet_is_no_progress(tmp_path):
     assert ProgressFollower(tmp_path / "gone", 1).poll(now=0) is None
     assert read_progress(tmp_path) is None
+
+
+def saved(step, rank=0) -> str:
+    return "KALE_METRIC " + json.dumps({"step": None, "rank": rank, "checkpoint_step": step}) + "\n"
+
+
+def test_keeps_rank_0s_last_checkpoint_step_and_when_it_read_it(tmp_path):
+    follower = ProgressFollower(tmp_path, 2)  # two processes a node: [defaultN]: prefixes
+    follower.poll(now=0)
+    assert read_checkpoint(tmp_path) is None and not (tmp_path / CHECKPOINT_FILE).exists()
+    write(tmp_path, "[default0]:" + saved(3) + "[default1]:" + saved(99, rank=1))
+    follower.poll(now=1)
+    first = read_checkpoint(tmp_path)
+    assert first is not None and (first.step, first.exact) == (3, True)
+    write(tmp_path, "[default0]:" + saved(4) + "[default0]:" + saved(5) + "[rank 0]: step done\n")
+    follower.poll(now=2)
+    assert read_checkpoint(tmp_path).step == 5  # the last of them
+    assert read_progress(tmp_path) is None  # a checkpoint is no progress
+
+
+@pytest.mark.parametrize("kept", ["{", "[]", '{"step": "x", "time": "2026-12-06T12:00:00Z"}',
+                                  '{"step": 1, "time": "soon"}'])  # fmt: skip
+def test_a_checkpoint_file_that_is_not_one_is_no_checkpoint(tmp_path, kept):
+    (tmp_path / CHECKPOINT_FILE).write_text(kept)
+    assert read_checkpoint(tmp_path) is None

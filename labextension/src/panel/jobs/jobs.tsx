@@ -48,6 +48,8 @@ export interface IJobsProps {
   onLogs: (name: string) => void;
   /** Submit the job again as recorded (the server's snapshot and options). */
   onRerun: (name: string) => void;
+  /** Resume a Failed or Stopped job from its last checkpoint. */
+  onResume?: (name: string) => void;
   /** Load the job's recorded options into the form. */
   onEditRerun?: (job: Kale.IJobInfo) => void;
   /** Stop a running job and keep it. */
@@ -508,6 +510,7 @@ function JobRow(
               </Button>
             </>
           )}
+          {lineageText(job, now)}
         </span>
       </div>
       <div
@@ -592,6 +595,17 @@ function JobRow(
         >
           Rerun
         </Button>
+        {job.status === 'Failed' && props.onResume && (
+          <Button
+            kind="link"
+            aria-label={`Resume ${job.name}`}
+            disabled={busy}
+            title="Submit again in its lineage, from its last checkpoint (checkpoint.latest())"
+            onClick={() => props.onResume?.(job.name)}
+          >
+            Resume
+          </Button>
+        )}
         {props.onEditRerun && (
           <Button
             kind="link"
@@ -647,4 +661,28 @@ function JobRow(
       )}
     </div>
   );
+}
+
+/**
+ * A job's lineage and last checkpoint in its row: ` · resumed from
+ * first-x, step 12` and, while it runs, ` · checkpoint: step 14, 3m ago`.
+ */
+export function lineageText(job: Kale.IJobInfo, now: number): string {
+  let text = '';
+  if (job.parent) {
+    const step =
+      typeof job.resume_step === 'number' ? `, step ${job.resume_step}` : '';
+    const lineage =
+      job.lineage && job.lineage !== job.parent
+        ? ` (lineage ${job.lineage})`
+        : '';
+    text += ` · resumed from ${job.parent}${lineage}${step}`;
+  }
+  const saved = job.checkpoint;
+  if (saved && job.status === 'Running') {
+    const age = formatAge(saved.time, now);
+    const when = age ? `, ${saved.exact ? '' : 'as of '}${age} ago` : '';
+    text += ` · checkpoint: step ${saved.step}${when}`;
+  }
+  return text;
 }

@@ -9,7 +9,8 @@ import { jobOptions, notebookOf } from './jobs-view';
 /**
  * A job row's own actions and what they say, at that row: Rerun (the job
  * as the server recorded it: its notebook snapshot and options, a new
- * name; never the form's current state), Stop (its processes or pods end,
+ * name; never the form's current state), Resume (a rerun in its lineage,
+ * from its last checkpoint), Stop (its processes or pods end,
  * the job is kept and reads Stopped) and Edit and rerun (the job's
  * recorded options loaded into the form).
  */
@@ -31,9 +32,25 @@ export class RowActions {
    * open), or null when the server refused (the row says why).
    */
   async rerun(name: string): Promise<string | null> {
+    return this._again(name, () => this._options.service.rerunJob(name));
+  }
+
+  /**
+   * Resume the job from its last checkpoint (a rerun in its lineage).
+   * Returns the new job's name (its logs open), or null when the server
+   * refused (the row says why).
+   */
+  async resume(name: string): Promise<string | null> {
+    return this._again(name, () => this._options.service.resumeJob(name));
+  }
+
+  private async _again(
+    name: string,
+    submit: () => Promise<Kale.ISubmitResult>
+  ): Promise<string | null> {
     return this._act(name, async () => {
-      const { service, jobs, openLogs } = this._options;
-      const result = await service.rerunJob(name);
+      const { jobs, openLogs } = this._options;
+      const result = await submit();
       jobs.refresh();
       jobs.reveal(result.name);
       openLogs(result.name);
