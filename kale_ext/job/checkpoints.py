@@ -61,8 +61,9 @@ def parse_checkpoints(value: str | None, where: str = "checkpoints") -> Checkpoi
 
 
 def lineage_of(spec: JobSpec) -> str:
-    """The job's lineage: ``options["lineage"]`` (a resumed job's, set by resume) or its name."""
-    lineage = spec.options.get("lineage") or spec.name
+    """The job's lineage (JobSpec.lineage: a resumed job's parent's, or its own name), checked:
+    it names the folder its checkpoints go to."""
+    lineage = spec.lineage
     if not isinstance(lineage, str) or not matches("job_name", lineage):
         raise ConfigError("lineage", f"{lineage!r} is not a job's name")
     return lineage
