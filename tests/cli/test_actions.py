@@ -227,3 +227,40 @@ def test_a_bad_resume_says_what_is_wrong(jobs_env):
     assert "a job is resumed once it has ended (Stopped, Failed or Complete); stop it first " \
         "(kale-ext stop slow)" in out.stderr  # fmt: skip
     assert cli("delete", "slow", "--backend", "local").returncode == 0
+
+
+def test_the_digits_example_stopped_mid_run_resumes_on_one_node_after_its_last_epoch(jobs_env):
+    """Issue 43's promise on the example as shipped: stopped once it saved epoch 3, `resume
+    --nodes 1` starts the next epoch on one node, and every view names its parent."""
+    import re
+    import shutil
+
+    from kale_ext.backends.local.checkpoints import checkpoint_dir
+    from kale_ext.checkpoint import MANIFEST
+    from tests.conftest import EXAMPLES
+
+    example = jobs_env / "digits_ddp.ipynb"
+    shutil.copy(EXAMPLES / "digits_ddp.ipynb", example)
+    local = ("--backend", "local")
+    slow = ("--param", "epochs=30", "--param", "batch_size=8")  # seconds of epochs after the 3rd
+    assert cli("run", example, *local, "--nodes", "2", "--name", "digits-a", *slow).returncode == 0
+
+    def saved() -> int:
+        shown = cli("status", "digits-a", *local).stdout
+        found = re.search(r"^checkpoint    step (\d+),", shown, re.MULTILINE)
+        return int(found.group(1)) if found else 0
+
+    wait_for(lambda: saved() >= 3, 240, "digits-a to save epoch 3")
+    assert cli("stop", "digits-a", *local).returncode == 0
+    reported = saved()  # the step its rank 0 reported last: the one the views name
+    folder = checkpoint_dir(jobs_env / "jobs", "digits-a")
+    step = json.loads((folder / MANIFEST).read_text())["step"]  # the one it saved last
+    assert step >= reported >= 3  # (a stop may land between a save and its report)
+    out = cli("resume", "digits-a", *local, "--nodes", "1", "--name", "digits-b", "--follow")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert f"[rank 0] resumed after epoch {step}" in lines, lines[:5]
+    assert f"[rank 0] epoch {step + 1}/30 loss" in " ".join(lines)
+    assert "1 process(es)" in " ".join(lines)
+    shown = cli("status", "digits-b", *local).stdout.splitlines()
+    assert f"lineage       resumed from digits-a (lineage digits-a), from step {reported}" in shown

@@ -392,7 +392,7 @@ describe('JobsList lineage', () => {
         .textContent;
     expect(meta('nb-third')).toBe(
       'torch-distributed · 2 nodes · resumed from nb-second (lineage nb-first), step 12' +
-        ' · checkpoint: step 14, 3m ago'
+        ' · checkpoint: step 14, 3 min ago'
     );
     // ended: no checkpoint shown; no step reported: none said
     expect(meta('nb-second')).toBe(

@@ -122,3 +122,52 @@ def test_the_next_attempt_parts_the_logs_and_its_failure_is_read_from_its_own_li
     with open(tmp_path / "node-0.log", "a") as log:
         log.write("second attempt\n")
     assert [line.text for line in log_end(tmp_path, 0, 1)] == ["second attempt"]
+
+
+def test_the_digits_example_killed_mid_run_restarts_from_its_checkpoint_to_the_same_end(
+    backend, tmp_path
+):
+    """Issue 43's promise, on the example as shipped: node 1 killed (SIGKILL to its process
+    group) after the job saved a checkpoint; with one restart the whole job starts again, its
+    function resumes from `checkpoint.latest()` and ends Complete with the test accuracy and last
+    losses of the same job run without a kill (same seed)."""
+    import json
+    import os
+    import shutil
+    import signal
+
+    from kale_ext.backends.local.checkpoints import checkpoint_dir
+    from kale_ext.checkpoint import MANIFEST
+    from tests.backends.local.waiting import until
+    from tests.conftest import EXAMPLES
+
+    example = tmp_path / "digits_ddp.ipynb"  # its outputs go beside it, not into the repository
+    shutil.copy(EXAMPLES / "digits_ddp.ipynb", example)
+    options = {"nodes": 2}  # its 6 epochs: time enough to kill a node after its first save
+
+    def ending(name):  # the lines both ranks print last: losses per epoch, the accuracy
+        lines = texts(backend, name, 0)
+        start = max(i for i, t in enumerate(lines) if "training and" in t)  # the last attempt's
+        return [t for t in lines[start:] if t.startswith(("epoch ", "test accuracy"))], lines
+
+    whole = submit(backend, example, options).name
+    info = backend.wait(whole, timeout=300, interval=0.1)
+    assert info.status is Status.COMPLETE, info.reason
+    expected, _ = ending(whole)
+    assert len(expected) == 7 and expected[-1].startswith("test accuracy")
+
+    killed = submit(backend, example, {**options, "max_restarts": 1}).name
+    manifest = checkpoint_dir(backend.jobs_dir, killed) / MANIFEST
+    until(manifest.exists, "the first checkpoint", timeout=240)
+    step = json.loads(manifest.read_text())["step"]
+    pid = read_record(backend.jobs_dir / killed)["nodes"][1]["pid"]
+    os.killpg(pid, signal.SIGKILL)  # node 1 dies: torchrun and its rank
+    info = backend.wait(killed, timeout=300, interval=0.1)
+    assert info.status is Status.COMPLETE, info.reason
+    [restart] = read_record(backend.jobs_dir / killed)["restarts"]
+    assert restart["reason"].startswith("restart 1 of 1 after node 1"), restart
+    resumed, lines = ending(killed)
+    [after] = [t for t in lines if t.startswith("resumed after epoch ")]
+    assert int(after.rsplit(" ", 1)[1]) >= step  # from the last checkpoint, not from scratch
+    assert resumed[-1] == expected[-1]  # the same test accuracy
+    assert resumed[:-1] == expected[len(expected) - len(resumed) : -1]  # the same last losses

@@ -680,8 +680,8 @@ export function lineageText(job: Kale.IJobInfo, now: number): string {
   }
   const saved = job.checkpoint;
   if (saved && job.status === 'Running') {
-    const age = formatAge(saved.time, now);
-    const when = age ? `, ${saved.exact ? '' : 'as of '}${age} ago` : '';
+    const age = timeAgo(saved.time, now);
+    const when = age ? `, ${saved.exact ? '' : 'as of '}${age}` : '';
     text += ` · checkpoint: step ${saved.step}${when}`;
   }
   return text;
