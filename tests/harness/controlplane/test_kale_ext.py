@@ -805,3 +805,44 @@ def test_an_mpi_jobs_status_and_logs_read_the_launcher_as_node_0(control_plane_e
             except Exception:  # noqa: BLE001 (already gone)
                 pass
         api.close()
+
+
+def test_the_digits_example_resumes_from_its_checkpoint_after_a_node_pod_is_deleted(
+    control_plane_env, tmp_path
+):
+    """Issue 43's promise on the real control plane: the example keeps its checkpoints on a claim
+    (`--checkpoints pvc:NAME`); node 1's pod deleted after a save, the JobSet starts both nodes
+    again (`--max-restarts 1`) and the function resumes from the last checkpoint to Complete."""
+    from kubernetes import client
+
+    api, core, _, _ = _api(control_plane_env.kubeconfig)
+    try:
+        core.create_namespaced_persistent_volume_claim("default", client.V1PersistentVolumeClaim(
+            metadata=client.V1ObjectMeta(name="ckpt"), spec=client.V1PersistentVolumeClaimSpec(
+                access_modes=["ReadWriteMany"],
+                resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"}))))  # fmt: skip
+        shutil.copy(EXAMPLES / "digits_ddp.ipynb", tmp_path)
+        out = cli("run", tmp_path / "digits_ddp.ipynb", *K8S, "--name", "digits-lost", "--nodes",
+                  "2", "--max-restarts", "1", "--checkpoints", "pvc:ckpt", "--param", "epochs=30",
+                  "--param", "batch_size=8")  # fmt: skip
+        assert out.returncode == 0, out.stderr
+
+        def saved() -> int:
+            found = re.search(r"^checkpoint    step (\d+),",
+                              cli("status", "digits-lost", *K8S).stdout, re.M)  # fmt: skip
+            return int(found.group(1)) if found else 0
+
+        _wait("a checkpoint reported", lambda: saved() >= 2, 240)
+        selector = "jobset.sigs.k8s.io/jobset-name=digits-lost"
+        [pod] = [p for p in core.list_namespaced_pod("default", label_selector=selector).items
+                 if p.metadata.labels["batch.kubernetes.io/job-completion-index"] == "1"]  # fmt: skip
+        core.delete_namespaced_pod(pod.metadata.name, "default")
+        _wait("the job completes", lambda: cli("status", "digits-lost", *K8S).stdout.startswith(
+            "digits-lost: Complete"), 300)  # fmt: skip
+        logs = cli("logs", "digits-lost", *K8S, "--node", 0).stdout
+        [after] = re.findall(r"\[rank 0\] resumed after epoch (\d+)", logs)
+        assert int(after) >= 2, logs  # from the claim's checkpoint, not from scratch
+        assert "[rank 0] test accuracy" in logs
+        assert cli("delete", "digits-lost", *K8S).returncode == 0
+    finally:
+        api.close()
