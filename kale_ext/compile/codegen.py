@@ -47,8 +47,8 @@ _SHIM_SOURCE = {
         "    except ImportError:  # an image without kale_ext: the logs still carry the metrics\n"
         "        pass\n"
     ),
-    "checkpoint": (
-        "checkpoint = _kale_ext_checkpoint(  # kale_ext shim: kale_ext.checkpoint (module level)\n"
+    "checkpoint": (  # its source is the function's own: the Kubeflow SDK ships the function alone
+        "checkpoint = _kale_ext_checkpoint(  # kale_ext shim: kale_ext.checkpoint\n"
         f"    __import__('os').environ, {checkpoint.SETTINGS!r}, report)\n"
     ),
 }
@@ -214,6 +214,8 @@ def render_module(
         *docstring_lines(docstring),
     ]
     for shim in (s for s in _SHIM_SOURCE if s in shims):
+        if shim == "checkpoint":  # what the shim calls (kale_ext/checkpoint.py), in the function
+            lines += indent_code(_checkpoint_source()) + [""]
         lines += indent_code(_SHIM_SOURCE[shim]) + [""]
     source_map = []
     for section in sections:
@@ -239,8 +241,6 @@ def render_module(
         lines.append(f"{INDENT}pass")
     if "report" in shims:  # report()'s progress to Kubeflow Trainer (trainer_status.py)
         lines += ["", "", _trainer_status()]  # one block, built once a process
-    if "checkpoint" in shims:  # what the checkpoint shim calls (kale_ext/checkpoint.py)
-        lines += ["", "", _checkpoint_source()]
     lines += ["", "", *error_hook(notebook_name, source_map), "", "", _keep_source()]
     lines += ["", "", _leave_source()]
     keep = (resultsave.FOLDER, resultsave.MAX_BYTES, resultsave.MAX_BYTES_ENV)

@@ -1,5 +1,6 @@
 import importlib.util
 import inspect
+import os
 import subprocess
 import sys
 
@@ -147,3 +148,27 @@ def test_ten_thousand_cells_compile(tmp_path):
     job = compile_notebook(notebook(*cells))
     assert job.source.count("# cell ") == 10_001
     assert "v9999 = math.sqrt(9999) + n" in job.source
+
+
+def test_the_function_alone_keeps_its_checkpoints_as_the_kubeflow_sdk_ships_it(tmp_path):
+    """The Kubeflow SDK's CustomTrainer runs the function's source alone (inspect.getsource),
+    not the module: what `checkpoint` needs is in the function."""
+    cell = (
+        "state = checkpoint.latest()\n"
+        "start = 0 if state is None else state['step']\n"
+        "checkpoint.save({'step': start + 1}, step=start + 1)\n"
+        "print('from', start)"
+    )
+    job = compile_notebook(notebook(("from kale_ext import checkpoint", ["imports"]), cell))
+    fn, _ = load(job, tmp_path)
+    script = inspect.getsource(fn) + f"\n{fn.__name__}()\n"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KALE_EXT_")}
+    env.update(KALE_EXT_CHECKPOINT_DIR=str(tmp_path / "ckpt"), PYTHONPATH="")
+    outs = []
+    for run_name in ("first", "second"):  # a job, then another of its lineage
+        env["KALE_EXT_CHECKPOINT_RUN"] = run_name
+        done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout.splitlines()[-1])
+    assert outs == ["from 0", "from 1"]
