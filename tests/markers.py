@@ -69,7 +69,7 @@ SLOW_TESTS = frozenset(
         "test_trainer_status.py::test_a_compiled_jobs_report_posts_without_kale_ext_in_the_image",
         "test_trainer_status.py::test_an_eta_once_the_rate_is_known_from_progress_py",  # ≥ 2 s
         "ipython/test_job_actions.py::test_kale_rerun_runs_the_recorded_notebook_not_the_one_on_disk",
-        "ipython/test_job_actions.py::test_kale_stop_keeps_the_job_reading_stopped",
+        "ipython/test_job_actions.py::test_kale_stop_keeps_the_job_stopped_and_kale_resume_goes_on",
         "ipython/test_job_actions.py::test_kale_rerun_of_a_cell_job_runs_that_cell_again",
         "ipython/test_sdkbackend.py::test_an_sdk_notebook_runs_unedited_as_a_two_node_local_job",
         "ipython/test_sdkbackend.py::test_a_failed_job_waited_for_says_where_it_failed",

@@ -103,7 +103,7 @@ def test_the_jobs_list_shows_each_jobs_disk_use(jobs_env, write_nb):
     [job] = json.loads(cli("jobs", *LOCAL, "-o", "json").stdout)
     assert job["name"] == name and job["disk_bytes"] >= 100_000 and not job["disk_partial"]
     lines = cli("jobs", *LOCAL).stdout.splitlines()
-    assert lines[0].split()[6] == "DISK"
+    assert lines[0].split()[7] == "DISK"  # after PARENT
     assert "KiB" in lines[1][lines[0].index("DISK") :]
 
 
