@@ -130,6 +130,26 @@ function InsightSection(props: {
   );
 }
 
+/** A toolbar button that is on or off (aria-pressed, drawn pressed when on). */
+function Toggle(props: {
+  on: boolean;
+  title: string;
+  onClick: () => void;
+  children: React.ReactNode;
+}): JSX.Element {
+  return (
+    <button
+      type="button"
+      className={`kale-ext-Button kale-ext-Button-plain${props.on ? ' kale-ext-mod-on' : ''}`}
+      aria-pressed={props.on}
+      title={props.title}
+      onClick={props.onClick}
+    >
+      {props.children}
+    </button>
+  );
+}
+
 function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
   const { view } = props;
   const { buffer, stream } = view;
@@ -203,10 +223,8 @@ function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
         value={view.query}
         onChange={e => view.search(e.target.value)}
       />
-      <button
-        type="button"
-        className={`kale-ext-Button kale-ext-Button-plain${view.follow ? ' kale-ext-mod-on' : ''}`}
-        aria-pressed={view.follow}
+      <Toggle
+        on={view.follow}
         title={
           view.follow
             ? 'Pause: stop at the current line'
@@ -215,12 +233,10 @@ function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
         onClick={() => (view.follow = !view.follow)}
       >
         Auto-scroll
-      </button>
+      </Toggle>
       {buffer.metricLines > 0 && (
-        <button
-          type="button"
-          className={`kale-ext-Button kale-ext-Button-plain${view.showMetricLines ? ' kale-ext-mod-on' : ''}`}
-          aria-pressed={view.showMetricLines}
+        <Toggle
+          on={view.showMetricLines}
           title={
             view.showMetricLines
               ? 'Hide the KALE_METRIC lines (the Metrics section plots them)'
@@ -229,7 +245,7 @@ function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
           onClick={() => (view.showMetricLines = !view.showMetricLines)}
         >
           Metric lines ({buffer.metricLines.toLocaleString('en-US')})
-        </button>
+        </Toggle>
       )}
       <button
         type="button"
@@ -238,10 +254,8 @@ function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
       >
         Download
       </button>
-      <button
-        type="button"
-        className={`kale-ext-Button kale-ext-Button-plain${view.pinned ? ' kale-ext-mod-on' : ''}`}
-        aria-pressed={view.pinned}
+      <Toggle
+        on={view.pinned}
         title={
           view.pinned
             ? 'Pinned: the next submit opens its logs in another tab'
@@ -250,7 +264,7 @@ function LogsToolbar(props: { view: ILogsModel }): JSX.Element {
         onClick={() => (view.pinned = !view.pinned)}
       >
         Pin
-      </button>
+      </Toggle>
       {(stream.phase === 'failed' || stream.phase === 'ended') && (
         <button
           type="button"

@@ -689,6 +689,14 @@ def test_a_job_with_one_restart_whose_node_fails_once_completes(control_plane_en
         api.close()
 
 
+def _lose_node(core, job: str, node: int) -> None:
+    """Delete node ``node``'s pod of TrainJob ``job`` mid-run, as a lost machine would."""
+    selector = f"jobset.sigs.k8s.io/jobset-name={job}"
+    [pod] = [p for p in core.list_namespaced_pod("default", label_selector=selector).items
+             if p.metadata.labels["batch.kubernetes.io/job-completion-index"] == str(node)]  # fmt: skip
+    core.delete_namespaced_pod(pod.metadata.name, "default")
+
+
 LONG_FIRST_TIME = notebook(
     ("import os\nimport time", ["imports"]),
     "attempt = os.environ['KALE_EXT_RESTART']\nprint(f'attempt {attempt}', flush=True)\n"
@@ -708,10 +716,7 @@ def test_a_job_with_one_restart_whose_node_pod_is_deleted_runs_again(control_pla
                                                             "--node", 1).stdout, 120)  # fmt: skip
     api, core, _, _ = _api(control_plane_env.kubeconfig)
     try:
-        selector = "jobset.sigs.k8s.io/jobset-name=lost-node"
-        [pod] = [p for p in core.list_namespaced_pod("default", label_selector=selector).items
-                 if p.metadata.labels["batch.kubernetes.io/job-completion-index"] == "1"]  # fmt: skip
-        core.delete_namespaced_pod(pod.metadata.name, "default")
+        _lose_node(core, "lost-node", 1)
         _wait("the job completes", lambda: cli("status", "lost-node", *K8S).stdout.startswith(
             "lost-node: Complete"), 180)  # fmt: skip
         logs = cli("logs", "lost-node", *K8S).stdout
@@ -833,10 +838,7 @@ def test_the_digits_example_resumes_from_its_checkpoint_after_a_node_pod_is_dele
             return int(found.group(1)) if found else 0
 
         _wait("a checkpoint reported", lambda: saved() >= 2, 240)
-        selector = "jobset.sigs.k8s.io/jobset-name=digits-lost"
-        [pod] = [p for p in core.list_namespaced_pod("default", label_selector=selector).items
-                 if p.metadata.labels["batch.kubernetes.io/job-completion-index"] == "1"]  # fmt: skip
-        core.delete_namespaced_pod(pod.metadata.name, "default")
+        _lose_node(core, "digits-lost", 1)
         _wait("the job completes", lambda: cli("status", "digits-lost", *K8S).stdout.startswith(
             "digits-lost: Complete"), 300)  # fmt: skip
         logs = cli("logs", "digits-lost", *K8S, "--node", 0).stdout
