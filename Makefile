@@ -30,6 +30,7 @@ $(VENV)/bin/python:
 
 install: $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/bin/python)
 	@start=$$(date +%s); \
+	bash scripts/system_packages.sh && \
 	$(STEP) "installing torch 2.13.0" $(PIP) "torch==2.13.0" && \
 	if [ -L "$(LABEXT_LINK)" ]; then rm "$(LABEXT_LINK)"; fi && \
 	$(STEP) "installing kale_ext and what its tests need (JupyterLab brings jlpm)" \

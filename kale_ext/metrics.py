@@ -6,7 +6,9 @@ line that the panel and the notebook monitor plot per rank. It costs one print.
 
 The same line sets the job's progress (kale_ext/progress.py): ``report(step=s, total=n)`` says
 ``s`` steps of ``n`` are done, ``report(epoch=e, epochs=m)`` ``e`` epochs of ``m``. ``total``,
-``epoch`` and ``epochs`` are progress, not metrics to plot (:data:`PROGRESS_KEYS`).
+``epoch`` and ``epochs`` are progress, and ``checkpoint_step`` (each ``checkpoint.save``'s step,
+shown as the job's last checkpoint) is kale_ext's own: none is a metric to plot
+(:data:`INTERNAL_KEYS`).
 
 In a compiled job the import is replaced by a small stdlib-only copy of this function (built from
 :data:`PREFIX`), so the training image needs no kale_ext. This module is the one source of what
@@ -23,8 +25,15 @@ import re
 from dataclasses import dataclass
 
 from . import trainer_status
+from .lineage import CHECKPOINT_STEP
 from .progress import METRIC_PREFIX as PREFIX
 from .progress import PROGRESS_KEYS
+
+#: The keys of a report() record that are kale_ext's own, not training metrics: progress
+#: (PROGRESS_KEYS, shown as the job's progress) and the step each checkpoint save reports
+#: (shown as the job's last checkpoint). No chart plots them: the monitor's, the panel's
+#: (the contract's ``internal_keys``) and MLflow's (tracking_sink.py).
+INTERNAL_KEYS = (*PROGRESS_KEYS, CHECKPOINT_STEP)
 
 #: Points kept per metric and rank; beyond it a series is thinned to a quarter, its minima and
 #: maxima kept. A chart draws about 230 points per line, so more would cost memory for nothing.
@@ -95,15 +104,15 @@ def _number(value: object) -> float | None:
 
 
 def metric_values(record: dict) -> MetricValues:
-    """A record's metrics: values that are not numbers (strings, bools, objects) and the
-    progress keys (PROGRESS_KEYS) are left out, NaN and inf kept; a step that is not a finite
+    """A record's metrics: values that are not numbers (strings, bools, objects) and
+    kale_ext's own keys (INTERNAL_KEYS) are left out, NaN and inf kept; a step that is not a finite
     number and a rank that is not a non-negative integer are None."""
     step = _number(record.get("step"))
     rank = record.get("rank")
     values = {}
     for name, raw in record.items():
         value = _number(raw)
-        if name not in ("step", "rank") and name not in PROGRESS_KEYS and value is not None:
+        if name not in ("step", "rank") and name not in INTERNAL_KEYS and value is not None:
             values[name] = value
     return MetricValues(
         step=step if step is not None and math.isfinite(step) else None,
@@ -160,5 +169,5 @@ def frontend_constants() -> dict:
         "inf_text": INF_TEXT,
         "chart_size": dict(CHART_SIZE),
         "lower_is_better": list(LOWER_IS_BETTER),
-        "progress_keys": list(PROGRESS_KEYS),
+        "internal_keys": list(INTERNAL_KEYS),
     }

@@ -78,6 +78,23 @@ _NOT_CARRIED = {
     "shm_size": "shm_size",
 }
 
+#: kale_ext's job options the SDK's CustomTrainer has no place for, and what to do instead. A
+#: checkpoint folder that outlives a pod needs a volume in the TrainJob the SDK makes: the
+#: SDK's own body, left as it is (README: "Checkpoints"), so this path gives none.
+_OPTIONS_NOT_CARRIED = {
+    "dataset_uri": "give the SDK's train(initializer=Initializer(dataset=...))",
+    "model_uri": "give the SDK's train(initializer=Initializer(model=...))",
+    "workspace": "the SDK ships the function only",
+    "outputs": "mount a volume with the SDK's RuntimePatch in train(options=...)",
+    "max_restarts": "the JobSet's failure policy is the runtime's",
+    **dict.fromkeys(
+        ("checkpoints", "keep_checkpoints", "lineage", "parent", "resume_step"),
+        "a job of the SDK's own client gets no checkpoint folder",
+    ),
+}
+#: The values of those options that ask for nothing (what runs anyway): not refused.
+_ASKS_NOTHING = {"max_restarts": 0}
+
 
 def _b64_lines(data: bytes, indent: int) -> str:
     text = base64.b64encode(zlib.compress(data, 9)).decode("ascii")
@@ -152,6 +169,13 @@ def build_spec(notebook, options: dict):
     from .job.runtimes import Runtime
     from .job.spec import build_job_spec
 
+    for option, instead in _OPTIONS_NOT_CARRIED.items():
+        if options.get(option) not in (None, _ASKS_NOTHING.get(option)):
+            raise ConfigError(
+                option,
+                f"the Kubeflow SDK's CustomTrainer cannot carry it ({instead}): use "
+                "kale_ext's own submit, or use_kale_ext(client)",
+            )
     wanted = {**options, "no_workspace": True}
     job, _ = prepare(notebook, wanted)
     runtime = Runtime(name=options.get("runtime") or "torch-distributed", framework="torch")

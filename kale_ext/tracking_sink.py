@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from .metrics import INTERNAL_KEYS
 from .mlflow_api import (
     END_ENV,
     MAX_BATCH,
@@ -30,7 +31,6 @@ from .mlflow_api import (
     TrackingError,
     finish,
 )
-from .progress import PROGRESS_KEYS
 
 #: Seconds between sends while the job runs; how long one send may take (the loop never waits
 #: for it); how long the job's exit may wait for what is left.
@@ -38,9 +38,9 @@ INTERVAL = 1.0
 SEND_TIMEOUT = 30.0
 EXIT_WAIT = 30.0
 _JSON_NUMBER = {math.inf: "Infinity", -math.inf: "-Infinity"}
-#: The keys of a record that are not metrics: its step, its rank, and progress (total, epoch,
-#: epochs: how far the job is, shown as its progress).
-NOT_METRICS = frozenset(("step", "rank", *PROGRESS_KEYS))
+#: The keys of a record that are not metrics: its step, its rank, and kale_ext's own keys
+#: (metrics.INTERNAL_KEYS: progress and the checkpoint's step, shown as such).
+NOT_METRICS = frozenset(("step", "rank", *INTERNAL_KEYS))
 
 
 def _value(raw: object) -> str | None:
@@ -78,8 +78,8 @@ def _prefix(key: str) -> str:
 def encode_metrics(records: list[tuple[float, dict]], first_index: int = 0) -> list[str]:
     """Queued (time, record) pairs as MLflow metrics, each a JSON object's text (built as text:
     the sender must cost the training loop little); a record without a step takes its place in
-    the job's sequence of reports as its step. Progress keys (total, epoch, epochs) are no
-    metrics: MLflow is not sent them."""
+    the job's sequence of reports as its step. kale_ext's own keys (progress, checkpoint_step)
+    are no metrics: MLflow is not sent them."""
     out = []
     append = out.append
     prefixes = _PREFIXES

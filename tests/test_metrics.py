@@ -11,7 +11,9 @@ import pytest
 from kale_ext import report
 from kale_ext.compile.compiler import compile_notebook, write_module
 from kale_ext.errors import CompileError
+from kale_ext.lineage import CHECKPOINT_STEP
 from kale_ext.metrics import (
+    INTERNAL_KEYS,
     LOWER_IS_BETTER,
     MAX_POINTS,
     PREFIX,
@@ -99,6 +101,14 @@ def test_progress_keys_are_not_metrics(capsys):
     assert records[0]["total"] == 10 and records[1]["epochs"] == 5  # still in the line
 
 
+def test_a_checkpoints_step_is_not_a_metric(capsys):
+    report(step=4, checkpoint_step=4)  # as checkpoint.save() reports it
+    report(step=4, loss=0.5, checkpoint_step=4)
+    records = [parse_metric(line) for line in capsys.readouterr().out.splitlines()]
+    assert [metric_values(r).values for r in records] == [{}, {"loss": 0.5}]
+    assert records[0]["checkpoint_step"] == 4  # still in the line: lineage.py reads it there
+
+
 def test_a_compiled_job_reports_progress(tmp_path):
     job = compile_notebook(
         notebook(
@@ -172,8 +182,11 @@ def test_frontend_constants_are_the_ones_used_here():
     assert constants["prefix"] == PREFIX and constants["max_points"] == MAX_POINTS
     assert constants["series_colors"] == list(SERIES_COLORS)
     assert constants["lower_is_better"] == list(LOWER_IS_BETTER)
-    # the panel leaves out of its charts the keys progress.py reads progress from
-    assert constants["progress_keys"] == list(PROGRESS_KEYS) == ["total", "epoch", "epochs"]
+    # the panel leaves out of its charts the keys progress.py reads progress from and the
+    # checkpoint's step
+    assert constants["internal_keys"] == list(INTERNAL_KEYS)
+    assert INTERNAL_KEYS == (*PROGRESS_KEYS, CHECKPOINT_STEP) == (
+        "total", "epoch", "epochs", "checkpoint_step")  # fmt: skip
     assert constants["nan_text"] == format_value(math.nan)
     assert "-" + constants["inf_text"] == format_value(-math.inf)
     size = constants["chart_size"]

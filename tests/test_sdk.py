@@ -86,6 +86,13 @@ def test_the_sdks_kubernetes_command_runs_the_notebook_byte_exact(hostile, tmp_p
         ({"config": {"labels": {"team": "ml"}}}, "labels", "the SDK's options"),
         ({"procs_per_node": 2}, "procs_per_node", "a process per CPU"),
         ({"nodes": "two"}, "nodes", ""),
+        # once dropped without a word: what runs is what was asked, or a refusal
+        ({"checkpoints": "pvc:ckpt"}, "checkpoints", "gets no checkpoint folder"),
+        ({"keep_checkpoints": 3}, "keep_checkpoints", "gets no checkpoint folder"),
+        ({"max_restarts": 2}, "max_restarts", "failure policy is the runtime's"),
+        ({"outputs": "pvc:out"}, "outputs", "RuntimePatch"),
+        ({"dataset_uri": "hf://org/data"}, "dataset_uri", "Initializer(dataset=...)"),
+        ({"workspace": "."}, "workspace", "ships the function only"),
     ],
 )  # fmt: skip
 def test_what_a_custom_trainer_cannot_carry_is_an_error_naming_it(hostile, options, field, said):
@@ -97,7 +104,8 @@ def test_what_a_custom_trainer_cannot_carry_is_an_error_naming_it(hostile, optio
 def test_a_custom_trainer_carries_the_jobs_settings(write_nb):
     path = write_nb(notebook(("import torch", ["imports"]), "print(torch.__version__)"))
     trainer = custom_trainer(path, nodes=2, cpu=2, memory="4Gi", env={"MODE": "fast"},
-                             image="repo/train:1", pip_index_urls=["https://example.com/simple"])  # fmt: skip
+                             image="repo/train:1", pip_index_urls=["https://example.com/simple"],
+                             max_restarts=0)  # the default asks for nothing: not refused  # fmt: skip
     assert trainer.num_nodes == 2 and trainer.image == "repo/train:1"
     assert trainer.resources_per_node == {"cpu": "2", "memory": "4Gi"}
     assert trainer.env == {"MODE": "fast"}

@@ -42,9 +42,11 @@ def test_records_become_metrics_with_their_steps():
         ({"epoch": 2, "epochs": 5, "rank": 0, "acc": 0.9}, {"acc": 0.9}),
         ({"epoch": 2.0, "epochs": 5.0, "rank": 0, "acc": 1}, {"acc": 1.0}),
         ({"step": 1, "total": 4}, {}),  # progress alone: nothing for MLflow
+        # checkpoint.save(): the step it saved is the job's last checkpoint, not a metric
+        ({"step": 4, "rank": 0, "checkpoint_step": 4}, {}),
     ],
 )
-def test_progress_keys_are_not_sent_to_mlflow_as_metrics(record, metrics):
+def test_kale_exts_own_keys_are_not_sent_to_mlflow_as_metrics(record, metrics):
     sent = [json.loads(m) for m in encode_metrics([(1.0, record)])]
     assert {m["key"]: m["value"] for m in sent} == metrics
 

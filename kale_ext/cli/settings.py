@@ -92,10 +92,11 @@ def _show_defaults(args) -> int:
     ]
 
     def table(rows):
+        width = max((len(row["name"]) for row in rows), default=0)  # the longest name's
         for row in rows:
             unset = row["value"] in (None, [])
             value = f"({UNSET[row['name']]})" if unset else json.dumps(row["value"])
-            print(f"{row['name']:<16} {value:<32} {row['source']}")
+            print(f"{row['name']:<{width}} {value:<32} {row['source']}")
         print(f"\nJupyterLab settings file: {lab_settings_file()}")
 
     emit(args, rows, table)

@@ -98,8 +98,9 @@ def _kale_ext_errors(module_globals, notebook, cells):  # kale_ext: errors name 
             "cell_id": found[1],
             "label": found[2],
             "line": found[3],
-            "rank": int(env.get("RANK", "0")),
-            "local_rank": int(env.get("LOCAL_RANK", "0")),
+            # torchrun's, else Open MPI's (an MPI runtime's rank, started by mpirun)
+            "rank": int(env.get("RANK", env.get("OMPI_COMM_WORLD_RANK", "0"))),
+            "local_rank": int(env.get("LOCAL_RANK", env.get("OMPI_COMM_WORLD_LOCAL_RANK", "0"))),
             "node": int(env.get("GROUP_RANK", env.get("PET_NODE_RANK", "0"))),
             "time": time.time(),
         }

@@ -9,7 +9,10 @@ job whose every rank finished would be recorded Failed (pytorch/pytorch#190489, 
 So, when the function has returned and ``torch.distributed`` was loaded, :func:`_kale_ext_leave`
 ends the process as Python would, then skips only the C-level teardown: it waits for the
 threads Python waits for (non-daemon ones), runs the ``atexit`` functions (logging's flush,
-MLflow's end of run, torch's own), flushes stdout and stderr, and leaves with ``os._exit(0)``.
+MLflow's end of run, torch's own), finalizes MPI when mpi4py started it (mpi4py finalizes it in
+the C-level teardown, and mpirun fails a rank that leaves without: DeepSpeed's
+``init_distributed()`` starts MPI through mpi4py on the MPI runtimes), flushes stdout and
+stderr, and leaves with ``os._exit(0)``.
 A function that raised or called ``sys.exit`` ends as before (the excepthook's way), and a
 process that never loaded ``torch.distributed`` ends as Python ends it.
 
@@ -33,6 +36,9 @@ def _kale_ext_leave():  # kale_ext: a finished rank skips torch's teardown (comp
         if thread is not main and not thread.daemon:
             thread.join()  # as Python waits for them before it exits
     atexit._run_exitfuncs()
+    mpi = sys.modules.get("mpi4py.MPI")  # mpirun fails a rank that ends without MPI_Finalize
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        mpi.Finalize()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -32,6 +32,9 @@ from .notebook import Cell, source_lines
 _EOL = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _BLANK = f"[^\\S{_EOL}]"  # whitespace within a line
 _INDENTED_FIRST_LINE = re.compile(f"(?:\\s*[{_EOL}])?[ \t]")  # matched at the start only
+# Leading blank lines IPython drops, one ended where Python sees no line end (U+2028 and the
+# like: `\u2028x = 1` is `x = 1` to IPython, a syntax error to Python). Matched at the start.
+_ODD_BLANK_FIRST_LINES = re.compile(f"\\s*[{_EOL[1:]}]")
 _ESCAPE_AT_LINE_START = re.compile(  # searched in "\n" + the cell
     f"[{_EOL}](?:\\.\\.\\.|{_BLANK}*(?:[%!?/,;]|>>>|\\.{{3,}}:|(?:\\[(?:nav|ins)\\] )?In \\[))"
 )
@@ -48,6 +51,7 @@ def needs_ipython(source: str) -> bool:
     return bool(
         source.endswith("\r")
         or _INDENTED_FIRST_LINE.match(source)
+        or _ODD_BLANK_FIRST_LINES.match(source)
         or _ESCAPE_AT_LINE_START.search("\n" + source)
         or ("?" in source and _HELP_AT_LINE_END.search(source))
         or _MAGIC_VALUE.search(source)

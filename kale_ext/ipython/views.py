@@ -184,9 +184,7 @@ class WidgetView:
         self.reason.value = f"<span>{html.escape(note)}</span>" if note else ""
         where = model.failure_text()
         self.failure.value = f"<pre style='margin:0'>{html.escape(where)}</pre>" if where else ""
-        self.button.disabled = model.finished or model.cancel_state in ("requested", "done")
-        if model.cancel_state == "requested":
-            self.button.description = "Cancelling…"
+        self._update_button(model)
         self._update_charts(model)
         for key, log in self.logs.items():
             text = model.node_text(key)
@@ -196,6 +194,25 @@ class WidgetView:
                     '<pre style="max-height:24em;overflow:auto;margin:0;font-size:12px">'
                     f"{html.escape(text)}</pre>"
                 )
+
+    def _update_button(self, model: MonitorModel) -> None:
+        """Cancel, while there is something to cancel; once the job has ended, grey (a disabled
+        danger button still reads as live) with the reason in its tooltip."""
+        button = self.button
+        if model.finished:
+            button.disabled = True
+            button.button_style = ""
+            button.description = "Cancel"
+            button.tooltip = f"The job has ended ({model.status}): nothing to cancel"
+        elif model.cancel_state in ("requested", "done"):
+            button.disabled = True
+            button.description = "Cancelling…"
+            button.tooltip = "Deleting the job…"
+        else:
+            button.disabled = False
+            button.button_style = "danger"
+            button.description = "Cancel"
+            button.tooltip = "Delete the job"
 
     def _update_charts(self, model: MonitorModel) -> None:
         """A chart per metric, redrawn when its metric changed."""

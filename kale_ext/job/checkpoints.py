@@ -32,6 +32,14 @@ if TYPE_CHECKING:
 VOLUME = "kale-ext-checkpoints"
 MOUNT = "/mnt/checkpoints"
 ON_OUTPUTS = "checkpoints"  # the lineages' folder on the outputs volume
+LINEAGES = "lineages"  # the lineages' folder in a local jobs folder (backends/local/checkpoints.py)
+#: The names no job may take (spec.check_name), and why: a folder of lineages beside the jobs'.
+RESERVED_NAMES = {
+    ON_OUTPUTS: f"the lineages' checkpoints on a cluster's outputs volume ({ON_OUTPUTS}/<lineage>, "
+    "beside each job's outputs folder, named as the job)",
+    LINEAGES: f"the lineages' checkpoints in the local jobs folder ({LINEAGES}/<lineage>, beside "
+    "each job's folder, named as the job)",
+}
 IN_POD = "/tmp/kale_ext-checkpoints"  # no volume: inside the container, gone with the pod
 #: The environment kale_ext sets for checkpoints: a job's own env may not set it.
 ENV_NAMES = (DIR_ENV, KEEP_ENV, RUN_ENV)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .arguments import typed_arguments
-from .checkpoints import chosen_checkpoints
+from .checkpoints import RESERVED_NAMES, chosen_checkpoints
 from .configcell import config_of
 from .distributed import DistributedConfig
 from .k8s_values import check_labels, check_resources, matches, quantity, resource_key
@@ -106,6 +106,12 @@ def check_name(name: str, limit: int) -> str:
             "name",
             f"{name!r} is not a valid job name: lowercase letters, digits and '-', starting with a "
             "letter and ending with a letter or digit",
+        )
+    if name in RESERVED_NAMES:
+        raise ConfigError(
+            "name",
+            f"{name!r} is reserved: it names the folder of {RESERVED_NAMES[name]}; "
+            "choose another name",
         )
     if len(name) > limit:
         raise ConfigError(

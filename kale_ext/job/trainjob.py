@@ -22,10 +22,11 @@ from .. import __version__
 from ..errors import ConfigError
 from . import mpi
 from .checkpoints import cluster_env
+from .definition import definition, queue_of
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
 from .procs import Procs, mpi_procs, procs_per_node, resources_per_node
-from .redact import masked, redacted
+from .redact import redacted
 from .restart_runtime import RUNTIME_OF, runtime_ref
 from .shipping import plan as workspace_plan
 from .spec import JobSpec
@@ -248,23 +249,6 @@ def trainjob_procs(obj: dict) -> Procs:
     return procs_per_node(launcher, asked, resources, runtime_resources, runtime_known=ours)
 
 
-def definition(spec: JobSpec) -> dict:
-    """What a job is, as resolved at submit (every layer applied): to compare two jobs."""
-    return {
-        "runtime": spec.runtime.name,
-        "image": spec.image or spec.runtime.image or None,
-        "nodes": spec.nodes,
-        "procs_per_node": spec.procs_per_node,
-        "parameters": masked(spec.func_args),
-        "packages": spec.requirements,
-        "requests": dict(spec.config.requests),
-        "limits": dict(spec.config.limits),
-        # a Kubeflow SDK notebook's train(initializer=..., options=[RuntimePatch(...)])
-        "initializer": spec.initializer,
-        "runtime_patches": spec.runtime_patches,
-    }
-
-
 def provenance(spec: JobSpec, notebook_path: str | None = None) -> dict[str, str]:
     job = spec.job
     out = {
@@ -363,8 +347,8 @@ def build_trainjob(
     labels = dict(config.labels)
     policy = config.run_policy
     sched = policy.scheduling_policy if policy else None
-    if sched is not None and sched.queue:
-        labels[KUEUE_QUEUE] = sched.queue
+    if queue_of(config):
+        labels[KUEUE_QUEUE] = queue_of(config)
     if sched is not None and sched.priority_class:
         labels[KUEUE_PRIORITY] = sched.priority_class
     annotations = {**config.annotations, **provenance(spec, notebook_path)}

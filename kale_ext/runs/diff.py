@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..backends.base import Backend, Status, lines_left
 from ..errors import ConfigError
+from ..job.definition import with_defaults
 from ..job.trainjob import ANNOTATION, DEFINITION
 from ..lineage import step_of
 from ..metrics import metric_values, parse_metric
@@ -129,13 +130,14 @@ def job_facts(backend: Backend, name: str) -> JobFacts:
     if not definition:  # a job submitted before definitions were recorded
         definition = {"runtime": info.runtime, "nodes": info.num_nodes}
         definition["procs_per_node"] = info.procs_per_node
+    definition, unset = with_defaults(definition)  # one recorded before a key joined it
     _flatten("", definition, fields)
     for key in PROVENANCE:
         if info.provenance.get(ANNOTATION + key):
             fields[key] = info.provenance[ANNOTATION + key]
     source = backend.job_source(name)
     defaults = parameter_defaults(source, fields.get("function"))
-    defaulted = {f"parameters.{k}" for k in defaults} - set(fields)
+    defaulted = {f"parameters.{k}" for k in defaults} - set(fields) | unset
     fields.update(
         {f"parameters.{k}": v for k, v in defaults.items() if f"parameters.{k}" in defaulted}
     )
@@ -198,7 +200,8 @@ def compare(backend: Backend, names: list[str]) -> Comparison:
 
 
 def _shown(key: str, value: str | None, job: JobFacts) -> str:
-    """A field's value in the table: `2 (default)` for a parameter the job left as it was."""
+    """A field's value in the table: `2 (default)` for a parameter the job left as it was, or
+    a definition's key it did not record (job/definition.py: DEFAULTS)."""
     if value is None:
         return "-"
     return f"{value} (default)" if key in job.defaulted else value

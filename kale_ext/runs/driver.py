@@ -41,7 +41,7 @@ def _submit_unfinished(info) -> bool:
 
 
 def _now() -> str:
-    from ..backends.local.supervisor import now
+    from ..backends.local.records import now
 
     return now()
 

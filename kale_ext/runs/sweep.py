@@ -168,7 +168,7 @@ def start(backend: Backend, notebook, specs: dict, options: dict | None = None, 
 
 
 def _now() -> str:
-    from ..backends.local.supervisor import now
+    from ..backends.local.records import now
 
     return now()
 

@@ -63,8 +63,11 @@ export interface IMetricsContract {
   chart_size: IChartSize;
   /** Words that make a metric one whose best value is its lowest. */
   lower_is_better: string[];
-  /** The keys of a metrics line that set progress (`total`, `epoch`, `epochs`): not metrics. */
-  progress_keys: string[];
+  /**
+   * The keys of a metrics line that are kale_ext's own, not metrics:
+   * progress (`total`, `epoch`, `epochs`) and `checkpoint_step`.
+   */
+  internal_keys: string[];
 }
 
 /**

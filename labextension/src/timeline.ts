@@ -1,5 +1,6 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { CappedMap } from './capped';
 import type { Kale } from './types';
 
 /**
@@ -194,7 +195,7 @@ export class JobTimeline {
  */
 export class JobTimelines {
   constructor(options: { maxJobs?: number; now?: () => number } = {}) {
-    this._maxJobs = options.maxJobs ?? 500;
+    this._timelines = new CappedMap(options.maxJobs ?? 500);
     this._now = options.now ?? Date.now;
   }
 
@@ -217,9 +218,6 @@ export class JobTimelines {
       if (!timeline) {
         timeline = new JobTimeline(job.name);
         this._timelines.set(job.name, timeline);
-        if (this._timelines.size > this._maxJobs) {
-          this._timelines.delete(this._timelines.keys().next().value!);
-        }
       }
       if (timeline.observe(job, now)) {
         changed.push(job.name);
@@ -230,8 +228,8 @@ export class JobTimelines {
     }
   }
 
-  private _timelines = new Map<string, JobTimeline>();
-  private _maxJobs: number;
+  /** The last maxJobs jobs seen. */
+  private _timelines: CappedMap<string, JobTimeline>;
   private _now: () => number;
   private _changed = new Signal<this, string[]>(this);
 }

@@ -1,3 +1,4 @@
 import './base.css';
 import './restore.css';
 import './progress.css';
+import './prune.css';

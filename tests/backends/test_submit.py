@@ -83,9 +83,13 @@ def test_a_runtime_only_a_cluster_runs_is_refused_here_naming_it():
     assert "runtime 'torchtune-llama3.2-1b' runs only on a cluster" in str(info.value)
 
 
-def test_an_mpi_runtimes_job_is_previewed_here_and_refused_at_submit(tmp_path):
-    """The Trainer's published MPI runtime: its job for a cluster is shown, saying so; running
-    it here is refused naming the runtime (backends/local/test_frameworks.py: every front end)."""
+def test_an_mpi_runtimes_job_without_mpirun_is_previewed_here_and_refused_at_submit(
+    tmp_path, monkeypatch
+):
+    """The Trainer's published MPI runtime when this machine has no mpirun: its job for a
+    cluster is shown, saying so; running it here is refused naming the runtime and what to
+    install (backends/local/test_mpirun.py: every front end, and the run with mpirun)."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-mpirun-here"))
     backend = LocalBackend(tmp_path)
     options = {"runtime": "deepspeed-distributed"}
     shown = preview(backend, NB, options)
@@ -94,7 +98,11 @@ def test_an_mpi_runtimes_job_is_previewed_here_and_refused_at_submit(tmp_path):
     with pytest.raises(ConfigError) as info:
         submit(backend, NB, options)
     assert info.value.field == "runtime"
-    assert "runtime 'deepspeed-distributed' runs only on a cluster" in str(info.value)
+    assert str(info.value).startswith(
+        "runtime: runtime 'deepspeed-distributed' starts its processes with Open MPI's mpirun, "
+        "and there is no mpirun on this machine's PATH: install Open MPI (Debian: apt-get "
+        "install openmpi-bin)"
+    )
 
 
 class Unreachable(Recording):

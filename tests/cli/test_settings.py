@@ -42,6 +42,19 @@ def test_auto_is_a_backend_as_the_help_and_the_defaults_say(monkeypatch, tmp_pat
     assert (out.returncode, out.stdout, out.stderr) == (0, "[]\n", "")
 
 
+def test_the_defaults_table_lines_up_its_values_after_the_longest_name(monkeypatch, tmp_path):
+    """Every value starts in the same column, one space after the longest name (a 16-character
+    column once ran `mlflow_tracking_uri` and `keep_finished_days` into their values)."""
+    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
+    names = [r["name"] for r in json.loads(cli("defaults", "-o", "json").stdout)]
+    assert {"mlflow_tracking_uri", "keep_finished_days"} <= set(names)
+    width = max(map(len, names))
+    lines = cli("defaults").stdout.split("\n\n")[0].splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == names
+    for line in lines:
+        assert line[width] == " " and line[width + 1] != " ", line
+
+
 def test_queues_on_the_local_backend_are_none_and_say_why(monkeypatch, tmp_path):
     monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
     out = cli("queues", "--backend", "local")

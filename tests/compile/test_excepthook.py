@@ -100,6 +100,17 @@ def test_a_job_that_ends_well_prints_nothing(tmp_path, cell):
     assert not (tmp_path / "e").exists()
 
 
+def test_a_rank_mpirun_started_records_open_mpis_rank(tmp_path):
+    """On an MPI runtime no torchrun sets RANK: the rank is Open MPI's."""
+    error_file = tmp_path / "error.json"
+    env = {"TORCHELASTIC_ERROR_FILE": str(error_file), "OMPI_COMM_WORLD_RANK": "3",
+           "OMPI_COMM_WORLD_LOCAL_RANK": "1"}  # fmt: skip
+    out = run_job(notebook("raise ValueError('no')"), tmp_path, env)
+    assert out.returncode == 1
+    record = json.loads(error_file.read_text())[excepthook.RECORD_KEY]
+    assert (record["rank"], record["local_rank"]) == (3, 1)
+
+
 def test_the_error_file_is_torchs_record_with_the_cell(tmp_path):
     """torchrun reads the file the way torch.distributed.elastic's ProcessFailure does."""
     error_file = tmp_path / "error.json"

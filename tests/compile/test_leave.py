@@ -53,3 +53,28 @@ def test_threads_atexit_and_buffered_output_are_not_lost(tmp_path):
 def test_a_failing_function_still_fails(tmp_path, cell, code):
     done = run_job(notebook("import torch.distributed\n" + cell), tmp_path)
     assert done.returncode == code
+
+
+#: mpi4py's MPI module as a rank that started MPI has it (mpi4py itself need not be installed):
+#: it says when it is finalized, after the atexit functions.
+MPI_STARTED = (
+    "import atexit, sys, types\n"
+    "mpi = types.ModuleType('mpi4py.MPI')\n"
+    "mpi.done = False\n"
+    "mpi.Is_initialized = lambda: True\n"
+    "mpi.Is_finalized = lambda: mpi.done\n"
+    "def finalize():\n"
+    "    mpi.done = True\n"
+    "    print('MPI finalized', flush=True)\n"
+    "mpi.Finalize = finalize\n"
+    "sys.modules['mpi4py.MPI'] = mpi\n"
+    "atexit.register(lambda: print('atexit ran', flush=True))\n"
+)
+
+
+def test_a_rank_that_started_mpi_finalizes_it_before_it_leaves(tmp_path):
+    """mpi4py finalizes MPI in the C-level teardown the leave skips, and mpirun fails a rank
+    that ends without MPI_Finalize (DeepSpeed's init_distributed starts MPI through mpi4py)."""
+    done = run_job(notebook("import torch.distributed\n" + MPI_STARTED), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["atexit ran", "MPI finalized"]

@@ -3,7 +3,7 @@ import os
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kale_ext.compile.notebook import Cell
@@ -245,6 +245,8 @@ def test_needs_ipython_reads_a_hostile_cell_in_one_pass(source):
 @given(
     st.one_of(CELLS, TEXT, st.tuples(st.sampled_from(["", "\n", " ", "\t"]), CELLS).map("".join))
 )
+@example("\u2028x = 1\n")  # IPython drops the blank first line; Python cannot read it as it is
+@example("\x1c\n\u0085x = 1\n")
 def test_a_cell_compiled_without_ipython_is_the_program_ipython_gives(source):
     if needs_ipython(source):
         return  # IPython transforms it: that is its own reference

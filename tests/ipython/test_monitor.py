@@ -194,6 +194,18 @@ def test_metric_records_rank_step_and_bad_values():
     assert m.on_metric({"step": 1}, rank=0) == []
 
 
+def test_a_checkpoints_step_is_not_plotted():
+    m = MonitorModel("job", now=T0)
+    m.on_lines(
+        [
+            metric(0, 10, step=1, rank=0, loss=0.9),
+            metric(0, 20, step=1, rank=0, checkpoint_step=1),  # checkpoint.save()'s report
+        ]
+    )
+    assert list(m.metrics) == ["loss"]  # its checkpoint shows in the progress line instead
+    assert m.metrics_text() == "loss: rank 0 0.9 (step 1)"
+
+
 def test_metric_steps_are_sorted_and_a_repeated_step_replaced():
     m = MonitorModel("job", now=T0)
     for step, value in [(1, 1.0), (3, 3.0), (2, 2.0), (3, 2.5)]:

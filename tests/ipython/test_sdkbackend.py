@@ -112,9 +112,9 @@ REFUSED = [
             "train(trainer=BuiltinTrainer): kale_ext runs a training function you write",
             setup=["from kubeflow.trainer import BuiltinTrainer, TorchTuneConfig"]),
     Refused("cluster runtime", "client.train(trainer=CustomTrainer(func=train_fn), "
-            "runtime='deepspeed-distributed')",
-            "runtime 'deepspeed-distributed' runs only on a cluster: it starts DeepSpeed with "
-            "mpirun over SSH"),
+            "runtime='torch-distributed-with-cache')",
+            "runtime 'torch-distributed-with-cache' runs only on a cluster: it streams its "
+            "dataset from the data cache"),
     Refused("initializer", "client.train(trainer=CustomTrainer(func=train_fn), initializer="
             "Initializer(dataset=HuggingFaceDatasetInitializer(storage_uri='hf://org/data')))",
             "initializer: the job's initializer (train(initializer=...)) fills its volumes in "
@@ -249,6 +249,8 @@ def test_use_kale_ext_gives_one_client_a_kale_ext_backend_and_off_gives_clients_
         ("torch-distributed", "torch"),
         ("xgboost-distributed", "xgboost"),
         ("jax-distributed", "jax"),
+        ("deepspeed-distributed", "deepspeed"),
+        ("mlx-distributed", "mlx"),
     ]
     assert own.list_jobs() == []
     assert isinstance(TrainerClient(LocalProcessBackendConfig()).backend, LocalProcessBackend)

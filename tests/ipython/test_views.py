@@ -64,6 +64,7 @@ def test_widget_view_follows_the_job():
     assert "kale-ext-monitor" in view.widget._dom_classes
     assert view.tabs.titles == ("all nodes", "node 0", "node 1")
     assert 'data-status="Created"' in view.badge.value and not view.button.disabled
+    assert view.button.button_style == "danger" and view.button.tooltip == "Delete the job"
     while monitor.poll():
         pass
     assert 'data-status="Complete"' in view.badge.value and "#2e7d32" in view.badge.value
@@ -72,7 +73,9 @@ def test_widget_view_follows_the_job():
         in view.logs[None].value
     )
     assert "[rank 1] done" in view.logs[1].value and "rank 1" not in view.logs[0].value
-    assert view.button.disabled
+    # ended: the button is disabled, no longer drawn as a live (danger) one, and says why
+    assert view.button.disabled and view.button.button_style == ""
+    assert view.button.tooltip == "The job has ended (Complete): nothing to cancel"
     assert view.clock.value == "<span>0:10</span>"  # created 12:00:00, finished 12:00:10
 
 
@@ -135,6 +138,8 @@ def test_widget_cancel_button():
     assert backend.deleted.wait(5)
     monitor.poll()  # the job is gone: cancelled here, whether or not the delete has returned
     assert monitor.status == CANCELLED and view.button.disabled
+    assert view.button.button_style == "" and view.button.description == "Cancel"
+    assert view.button.tooltip == "The job has ended (Cancelled): nothing to cancel"
     assert 'data-status="Cancelled"' in view.badge.value
 
 

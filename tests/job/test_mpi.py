@@ -50,8 +50,8 @@ def test_the_launcher_runs_mpirun_over_the_hostfile_and_each_process_the_functio
 
 
 def test_a_job_on_a_published_runtime_says_where_its_facts_came_from():
-    """The Local backend previews an MPI runtime's job from the Trainer's published runtime;
-    the preview says so (a local run of it is refused)."""
+    """The Local backend previews an MPI runtime's job from the Trainer's published runtime
+    when this machine has no mpirun (a local run of it is refused then); the preview says so."""
     runtime = published_runtime("mlx-distributed", "the local backend has no cluster to ask")
     spec = build_job_spec(compile_notebook(NB), {}, runtime)
     assert spec.warnings == [

@@ -228,6 +228,14 @@ def test_generated_names_fit_every_runtime():
         ({"name": "Digits"}, "name", "not a valid job name"),
         ({"name": "9lives"}, "name", "not a valid job name"),
         ({"name": "x" * 49}, "name", "at most 48"),
+        # their outputs folder would be the lineages' checkpoints' (<outputs>/checkpoints/...)
+        (
+            {"name": "checkpoints"},
+            "name",
+            "'checkpoints' is reserved: it names the folder of the "
+            "lineages' checkpoints on a cluster's outputs volume",
+        ),
+        ({"name": "lineages"}, "name", "'lineages' is reserved"),
         ({"nodes": 0}, "nodes", "at least 1"),
         ({"nodes": "2"}, "nodes", "whole number"),
         ({"procs_per_node": 0}, "procs_per_node", "at least 1"),
@@ -323,3 +331,14 @@ def test_a_source_in_pieces_runs_byte_exact(tmp_path, monkeypatch):
                          env={**env, "KALE_EXT_OUTPUT_DIR": str(tmp_path / "out")})  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout.splitlines()[0]) == {"lr": 0.5, "epochs": 2}
+
+
+def test_the_definition_annotation_is_the_jobs_definition():
+    """What `kale-ext diff` reads of a TrainJob (tests/job/test_definition.py has its fields)."""
+    import json
+
+    from kale_ext.job.definition import definition
+
+    options = {"queue": "team-a", "max_restarts": 2}
+    recorded = make(options)["metadata"]["annotations"]["kale-ext.io/definition"]
+    assert json.loads(recorded) == definition(build_job_spec(compile_notebook(NB), options))

@@ -12,7 +12,7 @@ import pytest
 from kale_ext.backends.base import Status
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.local.processes import descendants
-from kale_ext.backends.local.supervisor import read_record
+from kale_ext.backends.local.records import read_record
 from kale_ext.backends.submit import submit
 from tests.backends.local.waiting import exited, until
 from tests.conftest import notebook

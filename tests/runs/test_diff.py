@@ -85,6 +85,33 @@ def test_a_rerun_of_the_same_notebook_differs_in_nothing(two_runs, tmp_path):
     assert "(the same definition, notebook and source)" in local("diff", "first", "third")
 
 
+def test_a_job_recorded_before_a_definition_key_joined_reads_as_its_default(two_runs, tmp_path):
+    """Jobs recorded before max_restarts, checkpoints, keep_checkpoints and queue joined the
+    definition showed `-` against a new job's `0`: the same job asked alike differs in nothing."""
+    from kale_ext.backends.local.records import update_record
+    from kale_ext.job.trainjob import DEFINITION
+
+    def before_the_keys(record: dict) -> None:
+        old = json.loads(record["provenance"][DEFINITION])
+        for key in ("max_restarts", "checkpoints", "keep_checkpoints", "queue"):
+            del old[key]
+        record["provenance"][DEFINITION] = json.dumps(old)
+
+    update_record(tmp_path / "jobs" / "first", before_the_keys)
+    (tmp_path / "train.ipynb").write_text(json.dumps(tiny(BEFORE)))
+    local("run", tmp_path / "train.ipynb", "--name", "third", "--keep-checkpoints", "2", "--follow")
+    found = compare(two_runs, ["first", "third"])
+    assert (found.differences, found.source_diffs) == ([], [])
+    local(
+        "run", tmp_path / "train.ipynb", "--name", "fourth", "--keep-checkpoints", "5", "--follow"
+    )
+    rows = {
+        line.split()[0]: line.split()[1:] for line in local("diff", "first", "fourth").splitlines()
+    }
+    assert rows["keep_checkpoints"] == ["2", "(default)", "5"]
+    assert "max_restarts" not in rows
+
+
 @pytest.fixture
 def cluster(tmp_path, monkeypatch):
     pytest.importorskip("kmock", reason="the emulated cluster is built on kmock (test extra)")

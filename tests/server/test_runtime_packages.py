@@ -42,12 +42,15 @@ async def test_probe_on_the_local_backend_starts_no_job(api, jobs_dir):
     ("runtime", "message"),
     [
         ("my-runtime", "runtime 'my-runtime' not found (available: torch-distributed, "
-                       "xgboost-distributed, jax-distributed)"),
-        ("deepspeed-distributed", "runtime 'deepspeed-distributed' runs only on a cluster: it "
-                                  "starts DeepSpeed with mpirun over SSH from a launcher node, "
-                                  "which kale_ext does not do on this machine; submit it to "
-                                  "Kubernetes, or run locally on torch-distributed, "
-                                  "xgboost-distributed, jax-distributed"),
+                       "xgboost-distributed, jax-distributed, deepspeed-distributed, "
+                       "mlx-distributed)"),
+        ("torch-distributed-with-cache", "runtime 'torch-distributed-with-cache' runs only on a "
+                                         "cluster: it streams its dataset from the data cache "
+                                         "the cluster runs beside it, which kale_ext does not "
+                                         "do on this machine; submit it to Kubernetes, or run "
+                                         "locally on torch-distributed, xgboost-distributed, "
+                                         "jax-distributed, deepspeed-distributed, "
+                                         "mlx-distributed"),
     ],
 )  # fmt: skip
 async def test_a_runtime_the_local_backend_cannot_run_is_a_404_saying_why(api, runtime, message):

@@ -1,4 +1,4 @@
-import { expect, JOB_TIMEOUT, KaleUI, test } from './fixtures';
+import { brokenInWords, expect, JOB_TIMEOUT, KaleUI, test } from './fixtures';
 
 test.use({ viewport: { width: 1400, height: 900 } });
 
@@ -66,6 +66,11 @@ test('two jobs with a different parameter, compared side by side: the difference
     'data-differs',
     'true'
   );
+  // Squeezed between the panel and the logs, the labels wrap at spaces only
+  // (they broke inside words: "Backen d").
+  const labels = view.locator('.kale-ext-CompareTable th[scope="row"]');
+  await expect(labels.first()).toBeVisible();
+  expect(await brokenInWords(labels)).toEqual([]);
   await kale.screenshot('compare.png');
 });
 

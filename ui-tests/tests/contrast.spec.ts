@@ -258,3 +258,20 @@ test('status pills, the jobs list, the rows that differ and the best trial keep 
   }
   await page.theme.setLightTheme();
 });
+
+test("a field's error keeps AA contrast in the light and the dark theme", async ({
+  page,
+  kale
+}) => {
+  const panel = await kale.parameters('contrast.ipynb', 'lr = 0.1');
+  await kale.fill({ 'CPU request per node': 'lots' }); // not a quantity
+  const error = '#kale-ext-panel .kale-ext-Field-error';
+  await expect(panel.locator('.kale-ext-Field-error').first()).toBeVisible();
+  for (const theme of ['light', 'dark'] as const) {
+    if (theme === 'dark') {
+      await page.theme.setDarkTheme();
+    }
+    expect.soft(await lowContrast(page, error), theme).toEqual([]);
+  }
+  await page.theme.setLightTheme();
+});

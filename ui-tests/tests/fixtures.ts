@@ -175,6 +175,83 @@ export async function openPanel(
 }
 
 /**
+ * What is wrong with where the logs view's timeline foot (its legend and the
+ * polled span) sits: it must be whole inside the view's insights box (not
+ * cut by their scrolling, nor at the side) and above the log lines, not over
+ * them. Empty when it sits right.
+ */
+export function timelineFootProblems(logs: Locator): Promise<string[]> {
+  return logs.evaluate(view => {
+    const box = (selector: string) =>
+      view.querySelector(selector)?.getBoundingClientRect();
+    const foot = box('.kale-ext-Timeline-foot');
+    const insights = box('.kale-ext-Insights');
+    const lines = box('[role="log"]');
+    if (!foot || !insights || !lines) {
+      return ['no timeline foot, insights or log lines'];
+    }
+    const problems: string[] = [];
+    const slack = 0.5;
+    if (
+      foot.top < insights.top - slack ||
+      foot.bottom > insights.bottom + slack
+    ) {
+      problems.push(
+        `foot ${foot.top}-${foot.bottom} cut by the insights ${insights.top}-${insights.bottom}`
+      );
+    }
+    if (foot.bottom > lines.top + slack) {
+      problems.push(
+        `foot ends at ${foot.bottom}, the lines start at ${lines.top}`
+      );
+    }
+    view
+      .querySelectorAll(
+        '.kale-ext-Timeline-legend li, .kale-ext-Timeline-foot > *'
+      )
+      .forEach(el => {
+        const r = el.getBoundingClientRect();
+        if (
+          r.right > insights.right + slack ||
+          r.bottom > foot.bottom + slack
+        ) {
+          problems.push(
+            `"${el.textContent}" clipped (right ${r.right}, bottom ${r.bottom})`
+          );
+        }
+      });
+    return problems;
+  });
+}
+
+/**
+ * The texts in `cells` that break inside a word (a word whose characters
+ * are laid out on more than one line); wrapping at spaces is fine.
+ */
+export function brokenInWords(cells: Locator): Promise<string[]> {
+  return cells.evaluateAll(nodes => {
+    const broken: string[] = [];
+    for (const node of nodes) {
+      const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        for (const word of (t.textContent ?? '').matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(t, word.index!);
+          range.setEnd(t, word.index! + word[0].length);
+          const tops = new Set(
+            [...range.getClientRects()].map(r => Math.round(r.top))
+          );
+          if (tops.size > 1) {
+            broken.push(word[0]);
+          }
+        }
+      }
+    }
+    return broken;
+  });
+}
+
+/**
  * The controls inside `root` that have no accessible name (aria-label, a
  * label for them, or their text for buttons and summaries).
  */

@@ -82,6 +82,18 @@ test('the jobs list: this notebook or all, parameters, duration, final metric, f
   });
   await expect(reason).toContainText('cell 2');
   await kale.widen(420);
+  // "Hide finished older than" and its select: apart on one line, or the
+  // select on the next (they ran into each other: prune.css was not loaded).
+  const hide = p.locator('.kale-ext-Prune');
+  const label = (await hide
+    .getByText('Hide finished older than')
+    .boundingBox())!;
+  const select = (await hide
+    .getByLabel('Hide finished older than')
+    .boundingBox())!;
+  expect(
+    select.x >= label.x + label.width + 4 || select.y >= label.y + label.height
+  ).toBe(true);
   await kale.screenshot('panel-jobs.png', p);
   await reason.getByRole('button', { name: /at the cell that failed/ }).click();
   // (other.ipynb is open too: the cell of the notebook in front)

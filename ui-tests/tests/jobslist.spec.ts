@@ -114,7 +114,7 @@ test('50 jobs at 250 px: distinguishing ends in view, a one-line order, filters,
   }
 
   // A card says no parameters and no metric in no line: 4 lines per job
-  // (state, name, runtime and notebook, actions) but for the actions' wrap.
+  // (state, name, runtime and notebook, actions: one line, tested below).
   await expect(
     kale.row(jobs[1].name as string).locator('.kale-ext-JobCol-parameters')
   ).toBeHidden();
@@ -228,4 +228,96 @@ test('50 jobs at 250 px: distinguishing ends in view, a one-line order, filters,
     .evaluateAll(nodes => nodes.map(n => n.getBoundingClientRect().top));
   expect(new Set(heads).size).toBe(1);
   await panelScreenshot(page, testInfo, 'jobs-list-wide-light.png', false);
+});
+
+test("a row's actions at 250 px: one line of icon buttons, each reachable by its name and by the keyboard", async ({
+  page,
+  kale
+}) => {
+  const ended = new Date(NOW - 60_000).toISOString();
+  const job = (name: string, status: string, extra = {}) => ({
+    ...fifty()[0],
+    name,
+    status,
+    created: new Date(NOW - 120_000).toISOString(),
+    ...extra
+  });
+  await serveJobs(page, [
+    job('act-running', 'Running'),
+    job('act-failed', 'Failed', { reason: 'node 1 exited', finished: ended })
+  ]);
+  const panel = await kale.openPanel();
+  expect((await panel.boundingBox())!.width).toBeLessThanOrEqual(260);
+
+  const expected: Record<string, string[]> = {
+    'act-running': [
+      'Logs of',
+      'Stop',
+      'Rerun',
+      'Edit and rerun',
+      'Delete',
+      'Outputs of'
+    ],
+    'act-failed': [
+      'Logs of',
+      'Rerun',
+      'Resume',
+      'Edit and rerun',
+      'Delete',
+      'Load',
+      'Outputs of'
+    ]
+  };
+  for (const [name, actions] of Object.entries(expected)) {
+    const row = kale.row(name);
+    const strip = row.locator('.kale-ext-JobRow-actions');
+    const names = actions.map(a =>
+      a === 'Load' ? `Load ${name} into the notebook` : `${a} ${name}`
+    );
+    // each action by its name, in the row, in view
+    for (const label of names) {
+      await expect(row.getByLabel(label, { exact: true })).toBeVisible();
+    }
+    // one line: every control's middle the same, the strip one control
+    // high, inside the row
+    await kale.screenshot(`jobs-row-actions-${name}.png`, row, false);
+    const controls = strip.locator(':scope > button, :scope > details');
+    const middles = await controls.evaluateAll(nodes =>
+      nodes.map(n => {
+        const r = n.getBoundingClientRect();
+        return Math.round(r.top + r.height / 2);
+      })
+    );
+    expect(new Set(middles).size, name).toBe(1);
+    const box = (await strip.boundingBox())!;
+    expect(box.height, name).toBeLessThanOrEqual(28);
+    const rowBox = (await row.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(rowBox.x + rowBox.width);
+    // the keyboard: Tab goes through them in order, each named
+    await row.getByLabel(names[0], { exact: true }).focus();
+    const focused = [];
+    for (let i = 0; i < names.length; i++) {
+      focused.push(
+        await page.evaluate(() =>
+          document.activeElement?.getAttribute('aria-label')
+        )
+      );
+      await page.keyboard.press('Tab');
+    }
+    expect(focused).toEqual(names);
+  }
+
+  // Enter opens a focused action: the outputs, below the actions
+  const row = kale.row('act-failed');
+  await row.getByLabel('Outputs of act-failed').focus();
+  await page.keyboard.press('Enter');
+  await expect(row.locator('.kale-ext-JobOutputs')).toHaveAttribute('open', '');
+  await expect(row.locator('.kale-ext-JobOutputs')).toContainText(
+    'No outputs yet'
+  );
+  const logs = await row.getByLabel('Logs of act-failed').boundingBox();
+  const rerun = await row
+    .getByLabel('Rerun act-failed', { exact: true })
+    .boundingBox();
+  expect(logs!.y).toBe(rerun!.y); // the buttons still in one line
 });

@@ -1,6 +1,12 @@
 import * as fs from 'fs';
 
-import { expect, JOB_TIMEOUT, test, unnamedControls } from './fixtures';
+import {
+  expect,
+  JOB_TIMEOUT,
+  test,
+  timelineFootProblems,
+  unnamedControls
+} from './fixtures';
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
@@ -129,6 +135,11 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
   await expect
     .poll(async () => (await lossChart.boundingBox())!.height)
     .toBeGreaterThan(1.5 * height);
+  // Taller charts take more of the view, the timeline keeps its height: its
+  // legend stays whole, above the log lines (it was cut, under them).
+  expect(await timelineFootProblems(logs)).toEqual([]);
+  // (the metrics from their top: focusing the chart above scrolled them)
+  await metrics.evaluate(el => (el.scrollTop = 0));
   await kale.screenshot('metrics-tall.png', logs);
   await logs.getByRole('button', { name: 'Taller charts' }).click();
 
@@ -182,6 +193,13 @@ test('the logs view plots the metrics a 2-node job reports, and its timeline', a
 
   expect(await unnamedControls(logs.locator('.kale-ext-LogsView'))).toEqual([]);
   await page.mouse.move(0, 0); // no hover effect in the screenshot
+  // At this narrow width the charts stack: the metrics scroll, the timeline
+  // stays in view, whole (it was scrolled out of the insights).
+  await expect(
+    timeline.getByRole('img', { name: /^node 1: / })
+  ).toBeInViewport();
+  expect(await timelineFootProblems(logs)).toEqual([]);
+  await metrics.evaluate(el => (el.scrollTop = 0));
   await kale.screenshot('metrics.png', logs);
 
   // The dark theme: the charts follow the theme's colours.

@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 
-import { expect, screenshot, test } from './fixtures';
+import { expect, screenshot, test, timelineFootProblems } from './fixtures';
 
 /**
  * Jobs really run here (the local backend, two nodes): give them time.
@@ -15,7 +15,9 @@ const JOB_TIMEOUT = 180_000;
  */
 function fit(gate: string): string {
   return [
-    `def fit(steps=40, delay=0.5, gate=${JSON.stringify(gate)}):`,
+    'def fit(steps=40, delay=0.5,',
+    // (not on the first line, which a folded cell still shows)
+    `        gate=${JSON.stringify(gate)}):`,
     '    import os, time',
     '    from kale_ext import report',
     '    for i in range(1, steps + 1):',
@@ -76,11 +78,23 @@ test('a running 2-node job shows a progress bar with an ETA in its row and its l
 
   await page.mouse.move(0, 0); // no hover effect in the screenshots
   await expect(bar).toBeVisible(); // (the job waits for the gate)
+  // The notebook beside the logs: its code folded, so the screenshots do
+  // not show the gate's path (this machine's test folder; a folded cell
+  // shows its first line only).
+  const code = (command: string) =>
+    page.evaluate(id => window.jupyterapp.commands.execute(id), command);
+  await code('notebook:hide-all-cell-code');
+  await expect(page.locator('.jp-Notebook .jp-Cell-inputArea')).toHaveCount(0);
+  // The logs view beside the notebook is narrow: the timeline's legend stays
+  // whole (it was cut at the bottom of the insights).
+  await expect(logs.locator('.kale-ext-Timeline-legend')).toBeVisible();
+  expect(await timelineFootProblems(logs)).toEqual([]);
   await screenshot(page, testInfo, 'progress.png');
   await page.theme.setDarkTheme();
   await expect(bar).toBeVisible();
   await screenshot(page, testInfo, 'progress-dark.png');
   await page.theme.setLightTheme();
+  await code('notebook:show-all-cell-code');
 
   // Ended: its state, no stale bar, here or in its logs.
   fs.writeFileSync(gate, '');

@@ -247,6 +247,9 @@ class Cluster:
         deadline.install(api)  # every call within CALL_SECONDS in all
         self.custom = client.CustomObjectsApi(api)
         self.core = client.CoreV1Api(api)
+        #: An optional API this cluster did not serve (or let the user read), and until when
+        #: (time.monotonic) it is not asked again: kueue.py's visibility API
+        self.unserved: dict[str, float] = {}
 
     def call(self, what: str, method: Callable, *args, **kwargs):
         """One API call, within CALL_SECONDS in all (a log read as a stream: until its answer

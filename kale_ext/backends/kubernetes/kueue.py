@@ -22,7 +22,10 @@ False when quota is reserved again):
 The ClusterQueue of a waiting Workload is its LocalQueue's ``spec.clusterQueue`` (an admitted
 one names it in ``status.admission``). Its position comes from Kueue's visibility API
 (``visibility.kueue.x-k8s.io/v1beta2``, ``localqueues/NAME/pendingworkloads``), served only
-where Kueue's visibility server is installed and the user may read it; elsewhere it is left out.
+where Kueue's visibility server is installed and the user may read it; elsewhere it is left out,
+and the backend does not ask again for VISIBILITY_RETRY seconds (one failed call per listing of a
+waiting job otherwise), nor for VISIBILITY_DOWN_RETRY while its server is down (a 503) or does
+not answer in time (a 504): each call would wait for it.
 
 Permissions (the user's Role in the namespace): ``list`` on ``workloads`` and ``list`` and
 ``get`` on ``localqueues`` (``kueue.x-k8s.io``); ``get`` on ``localqueues/pendingworkloads``
@@ -35,6 +38,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from time import monotonic
 
 from ...job.trainjob import KUEUE_QUEUE, STOPPED
 from ..base import BackendError, NotFound, Queue
@@ -51,6 +55,13 @@ MAX_PENDING = 500
 #: Seconds to connect to, and between bytes of, the visibility API (an aggregated API server that
 #: may be down): a position is a detail, not worth the wait of an ordinary call.
 VISIBILITY_TIMEOUT = (5, 10)
+#: Seconds a backend does not ask the visibility API again after the cluster did not serve it
+#: (a 404 on its group) or the user may not read it (a 403).
+VISIBILITY_RETRY = 300
+#: Seconds it does not ask again after a 503 (the API is registered but its server is down or
+#: unreachable) or a 504 (no answer in VISIBILITY_TIMEOUT): it may be back soon, and each call
+#: meanwhile waits for the aggregator's answer or the timeout.
+VISIBILITY_DOWN_RETRY = 60
 #: The most LocalQueues whose pending Workloads one listing of jobs reads.
 MAX_QUEUES_ASKED = 4
 #: The most LocalQueues `GET queues` lists (a namespace holds a handful).
@@ -159,7 +170,8 @@ def workloads_of(cluster: Cluster, trainjob: dict) -> list[dict]:
 
 def queued(trainjob: dict, pods: Iterable) -> str | None:
     """The LocalQueue of a TrainJob whose Workload is worth a look: in a queue, not finished,
-    not stopped by kale_ext (its annotation says so), and not every pod running."""
+    not stopped by kale_ext (its annotation says so), and suspended or not every pod running
+    (a suspended job's pods may still be stopping, Running until they are gone)."""
     meta = trainjob["metadata"]
     queue = (meta.get("labels") or {}).get(KUEUE_QUEUE)
     if not queue or (meta.get("annotations") or {}).get(STOPPED):
@@ -168,7 +180,8 @@ def queued(trainjob: dict, pods: Iterable) -> str | None:
     if _true(conditions, "Complete") or _true(conditions, "Failed"):
         return None
     pods = list(pods)
-    if pods and all(p.status.phase in ("Running", "Succeeded") for p in pods):
+    suspended = (trainjob.get("spec") or {}).get("suspend") is True
+    if not suspended and pods and all(p.status.phase in ("Running", "Succeeded") for p in pods):
         return None
     return queue
 
@@ -203,6 +216,23 @@ def pending_summary(cluster: Cluster, queue: str) -> dict:
         _return_http_data_only=True,
         _request_timeout=VISIBILITY_TIMEOUT,
     )
+
+
+def places_in(cluster: Cluster, queue: str) -> dict[str, int]:
+    """The positions of LocalQueue ``queue``'s pending Workloads (positions()); none where the
+    visibility API is not served or not allowed, remembered by the backend for
+    VISIBILITY_RETRY seconds (VISIBILITY_DOWN_RETRY when its server is down)."""
+    if monotonic() < cluster.unserved.get(VISIBILITY, 0):
+        return {}
+    try:
+        return positions(pending_summary(cluster, queue))
+    except BackendError as e:
+        log.debug("Kueue: %s", e)
+        if e.status == 403 or (e.status == 404 and "does not serve this resource" in str(e)):
+            cluster.unserved[VISIBILITY] = monotonic() + VISIBILITY_RETRY
+        elif e.status in (503, 504):
+            cluster.unserved[VISIBILITY] = monotonic() + VISIBILITY_DOWN_RETRY
+        return {}
 
 
 def _quietly(what, *args, default=None):
@@ -241,8 +271,7 @@ def state_of(cluster: Cluster, trainjob: dict, pods: Iterable) -> Waiting | None
     cluster_queue = _quietly(_cluster_queue_of, cluster, local)
     position = None
     if first.state == WAITING:
-        summary = _quietly(pending_summary, cluster, local, default={})
-        position = positions(summary).get(workload["metadata"]["name"])
+        position = places_in(cluster, local).get(workload["metadata"]["name"])
     return workload_state(workload, cluster_queue, position)
 
 
@@ -271,7 +300,7 @@ def states_of(cluster: Cluster, trainjobs: list[dict], pods_of: dict) -> dict[st
     asked = sorted({(mine[n].get("spec") or {}).get("queueName") or "" for n in waiting
                     if firsts[n].state == WAITING} - {""})[:MAX_QUEUES_ASKED]  # fmt: skip
     for queue in asked:
-        places.update(positions(_quietly(pending_summary, cluster, queue, default={})))
+        places.update(places_in(cluster, queue))
     out = dict(firsts)
     for name in waiting:
         workload = mine[name]

@@ -132,6 +132,11 @@ def _log_source(pod) -> tuple[str, str | None]:
     return pod.metadata.name, container.container_id if container else None
 
 
+def _identity(pod) -> tuple[str | None, str]:
+    """A pod as itself: a pod made again under the same name has another uid."""
+    return pod.metadata.uid, pod.metadata.name
+
+
 def job_logs(
     cluster: Cluster,
     poll_interval: float,
@@ -155,7 +160,9 @@ def job_logs(
         start = starts.get(index, 0)
         for position, text in reader.read(index, follow, tail, start):
             partial = isinstance(text, Piece)
-            rank, text = split_rank(index, procs, text)
+            # an MPI job's lines are no one rank's: mpirun brings every rank's output to the
+            # launcher (node 0), and the other nodes' logs are their sshd's
+            rank, text = (None, text) if mpi else split_rank(index, procs, text)
             yield LogLine(node=index, text=text, rank=rank, offset=position, partial=partial)
 
     indices = [node] if node is not None else list(range(count))
@@ -214,9 +221,12 @@ class _NodeLogs:
                 if position > start:
                     start = position
                     yield position, text
-            if not live:
+            if not follow:
                 return
-            pod, live = self._after_stream(index)
+            if live:
+                pod, live = self._after_stream(index)
+            else:  # a done pod, caught up: a JobSet restart makes every node a new one
+                pod, live = self._replaced(index, pod), True
             if pod is not None and _log_source(pod) != source:
                 start = 0  # a new container: its log starts over
 
@@ -274,6 +284,20 @@ class _NodeLogs:
             return pod, False
         self.session.stop.wait(self.poll_interval)  # the container restarts, or the stream dropped
         return self._wait_for_pod(index), True
+
+    def _replaced(self, index: int, done):
+        """The pod that replaces the node's ``done`` one (another uid: a JobSet restart deleted
+        and recreated every node's), once it has left Pending; None once the job ends (or
+        goes) first, or the follow stops."""
+        while not self.session.stop.is_set():
+            pod = self._pod(index)
+            if pod is not None and _identity(pod) != _identity(done):
+                if pod.status.phase != "Pending":
+                    return pod
+            if self._job_ended():
+                return None
+            self.session.stop.wait(self.poll_interval)
+        return None
 
     def _lines(self, pod, follow: bool, previous: bool = False):
         """The lines of the pod's `node` container; ``previous`` for the one before a restart.

@@ -1,5 +1,6 @@
 """The embedded backend: each node a local process group running the TrainJob's own command
-with the Trainer's PET_* environment, watched by a supervisor process.
+with the Trainer's PET_* environment (an MPI runtime's ranks under one mpirun), watched by a
+supervisor process.
 
 ``LocalBackend`` is imported on first use, not here: the supervisor runs as
 ``python -m kale_ext.backends.local.supervisor``, and a package that imported it beforehand

@@ -16,12 +16,11 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ...errors import ConfigError
 from ...files import jobs_dir as default_jobs_dir
 from ...files import mark_jobs_dir, open_regular
 from ...job.defaults import LOCAL_NICE
 from ...job.framework_env import gpu_count
-from ...job.k8s_objects import k8s_dict
+from ...job.mpi import unwrap
 from ...job.procs import shape_text
 from ...job.runtimes import Runtime
 from ...job.spec import JobSpec
@@ -45,26 +44,30 @@ from ..snapshots import forget
 from . import accelerators
 from .checkpoints import LINEAGES, local_checkpoints
 from .diskuse import disk_use
-from .frameworks import LOCAL_RUNTIMES, check_runnable, cluster_only
+from .frameworks import LOCAL_RUNTIMES, check_runnable, unavailable
 from .installs import refusal
+from .jobenv import job_env
 from .joblock import RECORD_LOCK, acting_on
 from .links import claim, hand_over
 from .logfiles import node_logs
+from .mpirun import mpirun
 from .outputs import final_folder, kept, listing
 from .processes import start_time
 from .progressfile import read_checkpoint, read_progress
 from .queue import capacity, check_fits, launch, need_of
-from .records import Unreadable, half_made, settled, unreadable_info
+from .records import (
+    Unreadable,
+    half_made,
+    now,
+    settled,
+    unreadable_info,
+    update_record,
+    write_record,
+)
 from .resources import resources_record
-from .supervisor import FAILING, now, update_record, write_record
+from .supervisor import FAILING
 from .volumes import free_mounts, local_warnings, plan_mounts
 from .workspace import WORKSPACE_PARTS, write_parts
-
-_FIELD_REFS = {
-    "status.podIP": "127.0.0.1",
-    "status.hostIP": "127.0.0.1",
-    "metadata.namespace": "local",
-}
 
 
 class LocalBackend(Backend):
@@ -87,13 +90,13 @@ class LocalBackend(Backend):
     # -- runtimes --
 
     def list_runtimes(self) -> list[Runtime]:
-        return list(LOCAL_RUNTIMES)
+        return list(LOCAL_RUNTIMES)  # an MPI one without mpirun here: refused by name
 
     def get_runtime(self, name: str) -> Runtime:
-        """A local runtime; one of the Trainer's that only a cluster runs is refused saying
-        why (frameworks.cluster_only); a preview then takes the Trainer's published runtime
+        """A local runtime; one of the Trainer's that cannot run here is refused saying why
+        (frameworks.unavailable); a preview then takes the Trainer's published runtime
         (backends/submit.lookup_runtime)."""
-        why = cluster_only(name)
+        why = unavailable(name)
         if why is not None:
             raise NotFound(why)
         return super().get_runtime(name)
@@ -105,7 +108,7 @@ class LocalBackend(Backend):
         from packaging.utils import canonicalize_name
 
         if self.get_runtime(name) not in LOCAL_RUNTIMES:
-            raise NotFound(cluster_only(name) or f"runtime {name!r} is not available locally")
+            raise NotFound(unavailable(name) or f"runtime {name!r} is not available locally")
         return {
             canonicalize_name(d.metadata["Name"]): d.version
             for d in distributions()
@@ -113,29 +116,6 @@ class LocalBackend(Backend):
         }
 
     # -- submit --
-
-    def _env(self, spec: JobSpec) -> dict[str, str]:
-        env = {}
-        for i, var in enumerate(spec.config.env):
-            data = k8s_dict(var)
-            if "valueFrom" not in data:
-                env[var.name] = data.get("value", "")
-                continue
-            ref = data["valueFrom"].get("fieldRef", {}).get("fieldPath")
-            if ref in _FIELD_REFS:
-                env[var.name] = _FIELD_REFS[ref]
-            elif ref == "metadata.name":
-                env[var.name] = spec.name
-            else:
-                source = next(iter(data["valueFrom"]))
-                raise ConfigError(
-                    f"env[{i}].valueFrom",
-                    f"{var.name} reads a {source}, which only a cluster can resolve: run on "
-                    "Kubernetes, or give it a value",
-                )
-        if spec.config.env_from:
-            raise ConfigError("env_from", "Secrets and ConfigMaps exist only on a cluster")
-        return env
 
     def _check_devices(self, spec: JobSpec) -> dict[str, str]:
         """Accelerators this machine cannot honour refused (accelerators.check), every kind
@@ -145,7 +125,7 @@ class LocalBackend(Backend):
 
     def submit(self, spec: JobSpec, notebook_path: str | None = None) -> Submitted:
         check_runnable(spec)  # a runtime, initializer and processes this machine can give
-        env = {**self._env(spec), **self._check_devices(spec)}
+        env = {**job_env(spec), **self._check_devices(spec)}
         env.update(local_checkpoints(spec, self.jobs_dir))  # its lineage's folder, if it uses one
         refused = refusal(spec.requirements)  # a local run never changes installed packages
         if refused is not None:
@@ -157,7 +137,7 @@ class LocalBackend(Backend):
                  "procs_why": spec.procs.why, "gpus": gpus}  # fmt: skip
         need, machine = need_of({**shape, "env": env}), capacity(self.capacity)
         check_fits(need, shape, machine)  # never queued forever
-        command = training_command(spec)
+        command = unwrap(training_command(spec))  # an MPI runtime's mpirun: the supervisor's
         command[0] = sys.executable  # "python" in the image; this environment's Python here
         job_dir = self.jobs_dir / spec.name
         outputs = final_folder(spec.folder, self.jobs_dir, spec.name)
@@ -196,6 +176,8 @@ class LocalBackend(Backend):
             "procs_why": spec.procs.why,
             "created": now(),
             "command": command,
+            # an MPI runtime's: the mpirun that starts its processes (mpirun.py)
+            **({"mpirun": mpirun()} if spec.runtime.mpi else {}),
             "env": env,
             "packages": spec.requirements,  # what it lacks is installed in its folder (installs.py)
             "pip_index_urls": spec.pip_index_urls,
@@ -348,6 +330,8 @@ class LocalBackend(Backend):
         if node is not None and not 0 <= node < record["num_nodes"]:
             raise NotFound(f"job {name} has no node {node} (it has {record['num_nodes']})")
         nodes = range(record["num_nodes"]) if node is None else [node]
+        if node is None and record.get("mpirun"):  # node 0, the launcher, has every rank's
+            nodes = [0]  # lines (mpirun.py), as on a cluster
         done = Status(record["status"]).finished
 
         def ended() -> bool:  # read again while following: the job may end meanwhile

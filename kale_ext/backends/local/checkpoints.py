@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import ConfigError
-from ...job.checkpoints import checkpoint_env, lineage_of, wanted
+from ...job.checkpoints import LINEAGES, checkpoint_env, lineage_of, wanted
 from ...job.spec import JobSpec
 
-#: The lineages' folder in the jobs folder: never a job's name.
-LINEAGES = "lineages"
+# LINEAGES, the lineages' folder in the jobs folder, is never a job's name (spec.check_name)
+__all__ = ["LINEAGES", "checkpoint_dir", "local_checkpoints", "local_folder"]
 
 
 def checkpoint_dir(jobs_root: Path, lineage: str) -> Path:
@@ -40,8 +40,6 @@ def local_folder(spec: JobSpec, jobs_root: Path) -> Path:
 def local_checkpoints(spec: JobSpec, jobs_root: Path) -> dict[str, str]:
     """The nodes' environment for checkpoints (none for a job that uses none), its folder made
     (private, as the jobs folder's records are)."""
-    if spec.name == LINEAGES:
-        raise ConfigError("name", f"{LINEAGES!r} is the local jobs folder's own: choose another")
     if not wanted(spec):
         return {}
     folder = local_folder(spec, jobs_root)

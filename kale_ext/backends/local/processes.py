@@ -5,8 +5,25 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
+from typing import Any
+
+
+class NotStarted(Exception):
+    """A job's process could not be started: which, its program, and why (the system's
+    words)."""
+
+
+def start(what: str, argv: list[str], **options: Any) -> subprocess.Popen:
+    """``subprocess.Popen(argv, **options)``; NotStarted when it cannot start (a program gone
+    since the job was submitted, a folder it needs gone, a preexec that failed), naming
+    ``what`` (`node 1`, `mpirun`) and the program."""
+    try:
+        return subprocess.Popen(argv, **options)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise NotStarted(f"{what} could not be started ({argv[0]}): {e}") from e
 
 
 def _stat(pid: int | str) -> list[str] | None:

@@ -1,18 +1,58 @@
-"""A local job's record (job.json), read as hostile input: a record that is not what the local
+"""A local job's record (job.json): read, written whole and changed under its lock
+(``update_record``), and read as hostile input: a record that is not what the local
 backend writes (garbage, cut short, the wrong shapes) is an unreadable job, listed as such with
 how to remove it, never an error in another job's request."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
-from ...errors import BackendError
-from ..base import SUBMIT_INTERRUPTED, JobInfo, Status
+from ...errors import BackendError, StorageError
+from ...files import MAX_RECORD_BYTES, read_json, write_atomic
+from ..base import SUBMIT_INTERRUPTED, JobInfo, NotFound, Status
+from .diskroom import give_back, keep_room
+from .joblock import record_lock
 from .lifetime import supervisor_gone
 from .processes import running_command, runs
 from .queue import supervisor_args
-from .supervisor import now, read_record, update_record
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def read_record(job_dir: Path) -> dict:
+    return read_json(job_dir / "job.json", MAX_RECORD_BYTES, inside=job_dir)
+
+
+def write_record(job_dir: Path, record: dict) -> None:
+    write_atomic(job_dir / "job.json", json.dumps(record, indent=2), private=True)
+
+
+def update_record(job_dir: Path, change: Callable[[dict], None]) -> dict:
+    """Change the job's record in place with ``change``, under the record's lock (joblock.py):
+    read, changed, written back only when it changed, so what another process recorded
+    meanwhile is kept. The record as it is now. NotFound when the job is gone. On a full disk
+    the room the supervisor kept (diskroom.py) is given back for the record."""
+    with record_lock(job_dir):
+        try:
+            record = read_record(job_dir)
+            before = json.dumps(record, sort_keys=True)
+            change(record)
+            if json.dumps(record, sort_keys=True) != before:
+                try:
+                    write_record(job_dir, record)
+                except StorageError:
+                    give_back(job_dir)
+                    write_record(job_dir, record)
+                    keep_room(job_dir)  # for the next record, when there is room again
+        except FileNotFoundError:  # its folder went while the lock was taken: a delete
+            raise NotFound(f"no local job named {job_dir.name!r} (it was deleted)") from None
+    return record
+
 
 #: The fields every view reads, and their types.
 FIELDS: dict[str, type | tuple[type, ...]] = {

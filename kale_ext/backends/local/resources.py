@@ -81,6 +81,8 @@ class MemoryWatch:
     def __init__(self, record: dict):
         resources = record.get("resources") or {}
         self.limit = resources.get("memory_bytes")
+        if self.limit and record.get("mpirun"):  # one mpirun holds every node's ranks
+            self.limit *= record["num_nodes"]
         self.text = over_limit_text(resources.get("memory") or "")
         self.killed: int | None = None  # the node stopped for its memory
         self._last = 0.0

@@ -14,8 +14,8 @@ from .lifetime import remembered, stop_leftovers
 from .outputs import gather, keep_note
 from .processes import alive, kill_group, runs, terminate
 from .queue import leave
-from .records import Unreadable, read_checked
-from .supervisor import STOP_REASON, SUPERVISOR_GRACE, now, read_record, update_record
+from .records import Unreadable, now, read_checked, read_record, update_record
+from .supervisor import STOP_REASON, SUPERVISOR_GRACE
 from .volumes import free_mounts
 
 

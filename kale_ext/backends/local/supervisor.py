@@ -1,5 +1,6 @@
 """Runs one local job: a process per node, each the TrainJob's own command with the PET_*
-environment the Trainer torch plugin gives a node; records every state change in job.json.
+environment the Trainer torch plugin gives a node (on an MPI runtime, one mpirun for every
+node's ranks: mpirun.py); records every state change in job.json.
 
     python -m kale_ext.backends.local.supervisor JOB_DIR
 
@@ -13,42 +14,43 @@ supervisor itself is killed, the nodes end with it (lifetime.py).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 
 from ...checkpoint import STOP_GRACE
 from ...errors import StorageError
-from ...files import MAX_RECORD_BYTES, read_json, write_atomic
+from ...files import write_atomic
 from ...job.outputs import ENV as OUTPUT_ENV
 from ...job.restarts import RESTART_ENV
 from ...job.shipping import WORKDIR_ENV
 from ...mlflow_api import finish as finish_run
-from ..base import BackendError, Failure, NotFound, Status
+from ..base import BackendError, Failure, Status
 from ..failure import exit_words
 from .diskroom import died_of_full_disk, full, give_back, keep_room, on_full_disk
 from .failures import local_failure, node_env
 from .frameworks import framework_env
 from .installs import InstallError, prepare
-from .joblock import record_lock
 from .lifetime import dies_with_parent, remember, remove_scratch, scratch
+from .mpirun import RankOutput, pin_all, workdirs
+from .mpirun import start as start_mpirun
 from .outputs import gather, staging
 from .ports import claim_port
 from .priority import Groups, lower_priority
-from .processes import descendants, kill, kill_group, start_time
+from .processes import NotStarted, descendants, kill, kill_group, start_time
+from .processes import start as start_process
 from .progressfile import ProgressFollower
 from .queue import Need, leave, wait_turn
+from .records import now, read_record, update_record
 from .resources import MemoryWatch, chain, node_settings
 from .restarts import completed_after, next_attempt, recorded, restart_note
 from .volumes import free_mounts, make_mounts
+from .workspace import node_workdir
 
 #: After a node fails, how long the others may take to end by themselves (and report what
 #: their ranks saw) before they are stopped.
@@ -63,40 +65,6 @@ SUPERVISOR_GRACE = NODE_GRACE + 15
 #: In the job's folder while the others are given that time: which node failed and how, in
 #: words (`node 1 exited with code 1`); every view shows the job as `Failing (...)` meanwhile.
 FAILING = "failing.txt"
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def read_record(job_dir: Path) -> dict:
-    return read_json(job_dir / "job.json", MAX_RECORD_BYTES, inside=job_dir)
-
-
-def write_record(job_dir: Path, record: dict) -> None:
-    write_atomic(job_dir / "job.json", json.dumps(record, indent=2), private=True)
-
-
-def update_record(job_dir: Path, change: Callable[[dict], None]) -> dict:
-    """Change the job's record in place with ``change``, under the record's lock (joblock.py):
-    read, changed, written back only when it changed, so what another process recorded
-    meanwhile is kept. The record as it is now. NotFound when the job is gone. On a full disk
-    the room the supervisor kept (diskroom.py) is given back for the record."""
-    with record_lock(job_dir):
-        try:
-            record = read_record(job_dir)
-            before = json.dumps(record, sort_keys=True)
-            change(record)
-            if json.dumps(record, sort_keys=True) != before:
-                try:
-                    write_record(job_dir, record)
-                except StorageError:
-                    give_back(job_dir)
-                    write_record(job_dir, record)
-                    keep_room(job_dir)  # for the next record, when there is room again
-        except FileNotFoundError:  # its folder went while the lock was taken: a delete
-            raise NotFound(f"no local job named {job_dir.name!r} (it was deleted)") from None
-    return record
 
 
 def _this_process() -> dict:
@@ -127,7 +95,7 @@ def start_nodes(
     environment, in
     its own working directory, writing to its own log, its temporary files in the job's folder;
     each node ends with this supervisor (see lifetime.py)."""
-    procs = []
+    procs: list[subprocess.Popen] = []
     for k in range(record["num_nodes"]):
         threads, pin = node_settings(record, k)  # its cores and thread counts
         env = {
@@ -139,27 +107,39 @@ def start_nodes(
             **node_env(job_dir, k),  # where torchrun and the module record errors
             **(extra or {}),
         }
-        workdir = job_dir / f"node-{k}"
+        workdir = node_workdir(job_dir, k)
         workdir.mkdir(exist_ok=True)
         env[WORKDIR_ENV] = str(workdir.resolve())  # the workspace is unpacked here
         env[OUTPUT_ENV] = str(staging(job_dir, k).resolve())  # gathered when the job ends
         make_mounts(job_dir, record.get("mounts", []), k, workdir)  # relative ones, per node
+        preexec = chain(dies_with_parent(signal.SIGTERM), pin,
+                        lower_priority(record.get("nice", 0)))  # fmt: skip
         with open(job_dir / f"node-{k}.log", "ab", buffering=0) as log:
-            procs.append(
-                subprocess.Popen(
-                    record["command"],
-                    cwd=workdir,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # each node is its own process group
-                    preexec_fn=chain(
-                        dies_with_parent(signal.SIGTERM), pin, lower_priority(record.get("nice", 0))
-                    ),
-                )
-            )
+            try:  # each node its own process group
+                procs.append(start_process(f"node {k}", record["command"], cwd=workdir, env=env,
+                                           stdin=subprocess.DEVNULL, stdout=log,
+                                           stderr=subprocess.STDOUT, start_new_session=True,
+                                           preexec_fn=preexec))  # fmt: skip
+            except NotStarted:  # nothing of the job is left running
+                stop_nodes(procs, {})
+                raise
     return procs
+
+
+def start_mpi(
+    job_dir: Path, record: dict, extra: dict[str, str]
+) -> tuple[subprocess.Popen, RankOutput]:
+    """An MPI job's one mpirun (mpirun.py), every node's ranks under it, with the environment
+    the nodes of other jobs get less the torch plugin's; it ends with this supervisor."""
+    threads, _ = node_settings(record, 0)  # the same thread counts on every node
+    env = {**os.environ, **threads, "TMPDIR": str(scratch(job_dir, 0).resolve()),
+           **record["env"], **extra}  # fmt: skip
+    for k, workdir in workdirs(job_dir, record):  # relative mounts, in each rank's directory
+        workdir.mkdir(parents=True, exist_ok=True)
+        make_mounts(job_dir, record.get("mounts", []), k, workdir)
+    preexec = chain(dies_with_parent(signal.SIGTERM), pin_all(record),
+                    lower_priority(record.get("nice", 0)))  # fmt: skip
+    return start_mpirun(job_dir, record, env, preexec)
 
 
 def running(procs: list[subprocess.Popen]) -> set[int]:
@@ -253,12 +233,18 @@ def watch(
 ) -> Attempt:  # fmt: skip
     """Start the nodes, follow them until they end, one fails (the others given FAILURE_GRACE),
     the deadline passes or a stop is asked; stop what is left; how it ended."""
-    procs = start_nodes(job_dir, record, port, extra)
+    output: RankOutput | None = None
+    if record.get("mpirun"):  # one mpirun runs every node's ranks
+        mpirun, output = start_mpi(job_dir, record, extra)
+        procs, pids = [mpirun], [mpirun.pid] * record["num_nodes"]
+    else:
+        procs = start_nodes(job_dir, record, port, extra)
+        pids = [p.pid for p in procs]
     nodes = {p.pid: start_time(p.pid) for p in procs}
     _remember(job_dir, nodes)
     started = {"status": "Running", "master_port": port, **_this_process(),
-               "nodes": [{"index": k, "state": "Running", "pid": p.pid}
-                         for k, p in enumerate(procs)]}  # fmt: skip
+               "nodes": [{"index": k, "state": "Running", "pid": pid}
+                         for k, pid in enumerate(pids)]}  # fmt: skip
     update_record(job_dir, lambda r: r.update(started, started=r.get("started") or now()))
 
     ended: dict[int, int] = {}  # node -> exit code, in the order the nodes ended
@@ -303,6 +289,8 @@ def watch(
         time.sleep(0.05)
     stopped_at = time.time()
     stop_nodes(procs, family)
+    if output is not None:  # what mpirun passed on last, in the logs
+        output.join(NODE_GRACE)
     (job_dir / FAILING).unlink(missing_ok=True)
     remove_scratch(job_dir)
     progress.poll(every=0)  # what rank 0 logged last
@@ -312,6 +300,9 @@ def watch(
         stopped = [(k, p.returncode) for k, p in enumerate(procs) if k not in ended]
         times = {**{k: stopped_at for k, _ in stopped}, **ended_at}
         exits = [*ended.items(), *stopped]
+        if output is not None:  # every node's ranks ended with the one mpirun
+            exits = [(k, exits[0][1]) for k in range(record["num_nodes"])]
+            times = {k: times[0] for k in range(record["num_nodes"])}
         failure = local_failure(job_dir, record, exits, times, {k for k, _ in stopped})
         if memory.killed is not None:
             failure = over_memory(failure, memory)
@@ -345,9 +336,17 @@ def run(job_dir: Path) -> int:
                 return not_started(job_dir, str(e))
             not_restarted = f" (not restarted: {e})"
             break
-        with claim:
-            extra = {**packages, RESTART_ENV: str(attempt)}
-            tried = watch(job_dir, record, claim.port, extra, ends_by, stop, progress)
+        try:
+            with claim:
+                extra = {**packages, RESTART_ENV: str(attempt)}
+                tried = watch(job_dir, record, claim.port, extra, ends_by, stop, progress)
+        except NotStarted as e:  # nothing of this attempt runs (start_nodes, start_mpi)
+            remove_scratch(job_dir)
+            if tried is None:
+                give_back(job_dir)
+                return not_started(job_dir, str(e))
+            not_restarted = f" (not restarted: {e})"
+            break
         if tried.failure is None or stop.asked or attempt == most:
             break
         note = restart_note(attempt + 1, most, tried.failure)
@@ -367,6 +366,8 @@ def run(job_dir: Path) -> int:
 def _ended(record: dict, last: Attempt, stopping: bool, not_restarted: str) -> None:
     """Record how the job ended, on the record as it is now: what others recorded stays."""
     procs, failure = last.procs, last.failure
+    if len(procs) < len(record["nodes"]):  # an MPI job's: every node ends with its mpirun
+        procs = procs[:1] * len(record["nodes"])
     for k, p in enumerate(procs):
         state = "Succeeded" if p.returncode == 0 else "Failed"
         record["nodes"][k].update(state=state, exit_code=p.returncode)

@@ -25,6 +25,7 @@ from ...job.k8s_values import quantity_value
 from ...job.spec import JobSpec
 from .links import release
 
+EMPTY_DIRS = "volumes"  # in the job's folder: the emptyDirs' scratch folders, `<i>-node-<k>`
 _KINDS = {"persistent_volume_claim": ("PersistentVolumeClaim", "claim_name", "pvc"),
           "secret": ("Secret", "secret_name", "secret"),
           "config_map": ("ConfigMap", "name", "configmap")}  # fmt: skip
@@ -105,7 +106,7 @@ def make_mounts(job_dir: Path, mounts: list[dict], node: int, workdir: Path) -> 
             continue
         source = m["source"]
         if source is None:  # an emptyDir: a scratch folder (per node, as per pod)
-            source = job_dir / "volumes" / f"{i}-node-{node}"
+            source = job_dir / EMPTY_DIRS / f"{i}-node-{node}"
             source.mkdir(parents=True, exist_ok=True)
         link = workdir / m["path"]
         link.parent.mkdir(parents=True, exist_ok=True)
@@ -118,4 +119,4 @@ def free_mounts(job_dir: Path) -> None:
     """The job's hold on its absolute mounts (the last job holding one removes its link), and
     its scratch folders."""
     release(job_dir.parent, job_dir.name)
-    shutil.rmtree(job_dir / "volumes", ignore_errors=True)
+    shutil.rmtree(job_dir / EMPTY_DIRS, ignore_errors=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from ...job.shipping import PARTS_ENV as WORKSPACE_PARTS
 from ...job.workspace import Workspace
 
-__all__ = ["WORKSPACE_PARTS", "write_parts"]
+__all__ = ["WORKSPACE_PARTS", "node_workdir", "write_parts"]
 
 
 def write_parts(workspace: Workspace, folder: Path) -> Path:
@@ -17,3 +17,8 @@ def write_parts(workspace: Workspace, folder: Path) -> Path:
     for key, data in workspace.packed().split().items():
         (folder / key).write_bytes(data)
     return folder
+
+
+def node_workdir(job_dir: Path, node: int) -> Path:
+    """A node's working directory: the workspace unpacked, anew on each attempt (restarts.py)."""
+    return job_dir / f"node-{node}"

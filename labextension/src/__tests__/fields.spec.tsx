@@ -1,7 +1,9 @@
 import type { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { Section } from '../panel/shared/fields';
+import { stopIcon } from '@jupyterlab/ui-components';
+
+import { IconButton, Section } from '../panel/shared/fields';
 import { inAct, render } from './render';
 
 // React's act() flushes every update a toggle schedules before it returns.
@@ -51,5 +53,35 @@ describe('Section', () => {
     expect(outer.open).toBe(false);
     await toggle(outer);
     expect(outer.open).toBe(true);
+  });
+});
+
+describe('IconButton', () => {
+  let widget: Widget | undefined;
+  afterEach(() => widget?.dispose());
+
+  it('shows its icon only: its label is its name, and its tooltip unless a title says more', async () => {
+    const onClick = jest.fn();
+    widget = await render(
+      <>
+        <IconButton icon={stopIcon} label="Stop job-a" onClick={onClick} />
+        <IconButton
+          icon={stopIcon}
+          label="Stop job-b"
+          title="Stop: end its processes"
+          disabled
+        />
+      </>
+    );
+    const [a, b] = [...widget.node.querySelectorAll('button')];
+    expect(a.getAttribute('aria-label')).toBe('Stop job-a');
+    expect(a.title).toBe('Stop job-a');
+    expect(a.textContent).toBe('');
+    expect(a.querySelector('svg')).not.toBeNull();
+    a.click();
+    expect(onClick).toHaveBeenCalledTimes(1);
+    expect(b.getAttribute('aria-label')).toBe('Stop job-b');
+    expect(b.title).toBe('Stop: end its processes');
+    expect(b.disabled).toBe(true);
   });
 });

@@ -27,6 +27,20 @@ function reads() {
   };
 }
 
+/** A LiveMetrics on ``r``'s reads, at time ``now()``, nothing told of changes. */
+function quiet(
+  r: ReturnType<typeof reads>,
+  now: () => number,
+  more: Partial<ConstructorParameters<typeof LiveMetrics>[0]> = {}
+): LiveMetrics {
+  return new LiveMetrics({
+    read: r.read,
+    changed: () => undefined,
+    now,
+    ...more
+  });
+}
+
 describe('the latest metrics of running jobs', () => {
   it('reads each running job one at a time, again once the interval has passed', async () => {
     let now = 0;
@@ -64,12 +78,7 @@ describe('the latest metrics of running jobs', () => {
 
   it('reads the first maxJobs running jobs only, and forgets a job that ended', async () => {
     const r = reads();
-    const live = new LiveMetrics({
-      read: r.read,
-      changed: () => undefined,
-      maxJobs: 1,
-      now: () => 0
-    });
+    const live = quiet(r, () => 0, { maxJobs: 1 });
     live.want([running('a'), running('b')]);
     await r.answer(metrics(1, 1));
     expect(r.asked).toEqual(['a']);
@@ -83,11 +92,7 @@ describe('the latest metrics of running jobs', () => {
   it('stops reading a job being deleted, and reads it again if the delete failed', async () => {
     const r = reads();
     let now = 0;
-    const live = new LiveMetrics({
-      read: r.read,
-      changed: () => undefined,
-      now: () => now
-    });
+    const live = quiet(r, () => now);
     live.want([running('a')]);
     const forgotten = live.forget('a');
     await r.answer(metrics(1, 1)); // the read on its way ends
@@ -100,6 +105,19 @@ describe('the latest metrics of running jobs', () => {
     now = 20_000;
     live.want([running('a')]);
     expect(r.asked).toEqual(['a', 'a']);
+    live.dispose();
+  });
+
+  it('remembers the last maxForgotten deleted jobs only', async () => {
+    const r = reads();
+    const live = quiet(r, () => 0, { maxForgotten: 2 });
+    for (const name of ['a', 'b', 'c']) {
+      await live.forget(name);
+    }
+    // a list asked for before the deletes still holds them: the two
+    // deleted last stay unread, the oldest is no longer remembered
+    live.want([running('b'), running('c'), running('a')]);
+    expect(r.asked).toEqual(['a']);
     live.dispose();
   });
 });

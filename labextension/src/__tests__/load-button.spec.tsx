@@ -61,7 +61,10 @@ describe('A job row’s “Load into the notebook”', () => {
     expect(button('nb-run')).toBeNull();
 
     const saved = button('nb-saved')!;
-    expect(saved.textContent).toBe('Load into the notebook');
+    // an icon: its tooltip names it and says what it inserts
+    expect(saved.title).toMatch(
+      /^Load into the notebook: Insert a cell below the active cell that loads its result/
+    );
     expect(saved.getAttribute('aria-disabled')).toBeNull();
     saved.click();
     expect(onLoadResult).toHaveBeenCalledWith(jobs[0]);
@@ -70,7 +73,9 @@ describe('A job row’s “Load into the notebook”', () => {
     const none = button('nb-none')!;
     expect(none.disabled).toBe(false);
     expect(none.getAttribute('aria-disabled')).toBe('true');
-    expect(none.title).toBe('No result was saved: the function returned None');
+    expect(none.title).toBe(
+      'Load into the notebook: No result was saved: the function returned None'
+    );
     none.click();
     expect(onLoadResult).toHaveBeenCalledTimes(1);
   });

@@ -146,6 +146,13 @@ describe('PreviewView', () => {
     expect(facts(widget)['procs-why']).toBe(
       "processes per node: the runtime's choice: 4 CPUs per node"
     );
+    // the facts are a two-column grid: a <dd> without its <dt> moved every later fact a cell
+    widget.node.querySelectorAll('dl').forEach(list => {
+      const tags = Array.from(list.children).map(c => c.tagName);
+      expect(tags.join(' ')).toBe(
+        Array.from({ length: tags.length / 2 }, () => 'DT DD').join(' ')
+      );
+    });
   });
 
   it('shows the exact command and the volumes when the server gives them', async () => {

@@ -1,6 +1,8 @@
 import type { INotebookTracker } from '@jupyterlab/notebook';
 
 import { KaleAPIError, KaleService } from '../api';
+import type { JobsModel } from '../panel/jobs/jobs-model';
+import { MAX_MESSAGES, RowActions } from '../panel/jobs/row-actions';
 import { PanelState } from '../panel/state';
 import type { Kale } from '../types';
 import { compileResult, fakeNotebook, fakeService, fakeTracker } from './fakes';
@@ -216,5 +218,41 @@ describe('a job row', () => {
       text: "Open other.ipynb to edit this job's options"
     });
     expect(state.form.nodes).toBe('4'); // unchanged
+  });
+});
+
+describe("a row's message", () => {
+  function rows(maxMessages?: number): RowActions {
+    return new RowActions({
+      service: fakeService() as unknown as KaleService,
+      jobs: {} as JobsModel,
+      openLogs: jest.fn(),
+      changed: jest.fn(),
+      maxMessages
+    });
+  }
+
+  it('is kept for the last maxMessages rows only, the oldest dropped', () => {
+    const actions = rows(3);
+    for (let i = 0; i < 1000; i++) {
+      actions.say(`job-${i}`, 'info', `said ${i}`);
+    }
+    expect(actions.message('job-999')).toEqual({
+      kind: 'info',
+      text: 'said 999'
+    });
+    expect(actions.message('job-997')?.text).toBe('said 997');
+    expect(actions.message('job-996')).toBeUndefined();
+    expect(actions.message('job-0')).toBeUndefined();
+  });
+
+  it('is bounded by MAX_MESSAGES unless told otherwise', () => {
+    const actions = rows();
+    for (let i = 0; i <= MAX_MESSAGES; i++) {
+      actions.say(`job-${i}`, 'error', 'refused');
+    }
+    expect(actions.message('job-0')).toBeUndefined();
+    expect(actions.message('job-1')?.text).toBe('refused');
+    expect(actions.message(`job-${MAX_MESSAGES}`)?.text).toBe('refused');
   });
 });

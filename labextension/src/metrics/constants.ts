@@ -2,7 +2,7 @@
  * The facts the metrics code shares with `kale_ext/metrics.py`: what starts
  * a metrics line, how many points a series keeps, the series colours, how a
  * value that is not a finite number reads, a chart's size, which metrics
- * are better lower, and which keys are progress, not metrics. They come
+ * are better lower, and which keys are kale_ext's own, not metrics. They come
  * from the generated contract (`../contract.json`), never a copy.
  */
 import { METRICS, type IChartSize } from '../contract';
@@ -44,11 +44,13 @@ export const CHART_SIZE: Readonly<IChartSize> = METRICS.chart_size;
 export const LOWER_IS_BETTER: readonly string[] = METRICS.lower_is_better;
 
 /**
- * The keys of a metrics line that set the job's progress, not metrics to
- * plot (`kale_ext/progress.py`: PROGRESS_KEYS): `report(step=, total=)`,
- * `report(epoch=, epochs=)`.
+ * The keys of a metrics line that are kale_ext's own, not metrics to plot
+ * (`kale_ext/metrics.py`: INTERNAL_KEYS): the job's progress
+ * (`report(step=, total=)`, `report(epoch=, epochs=)`) and the step each
+ * checkpoint save reports (`checkpoint_step`, shown as the job's last
+ * checkpoint in its row).
  */
-export const PROGRESS_KEYS: readonly string[] = METRICS.progress_keys;
+export const INTERNAL_KEYS: readonly string[] = METRICS.internal_keys;
 
 /**
  * The CSS that gives each `kale-ext-who-<i>` class its series colour.

@@ -1,4 +1,4 @@
-import { METRIC_PREFIX, PROGRESS_KEYS } from './constants';
+import { INTERNAL_KEYS, METRIC_PREFIX } from './constants';
 
 /**
  * Reading the lines `kale_ext.report()` prints
@@ -28,8 +28,9 @@ export interface IMetricRecord {
 /**
  * The record of a metrics line, or null for any other line (not one,
  * malformed JSON, not an object). Values that are not numbers are left out,
- * and so are the progress keys (`total`, `epoch`, `epochs`: how far the job
- * is, not metrics to plot); `NaN` and `Infinity`, which Python's
+ * and so are kale_ext's own keys (`INTERNAL_KEYS`: `total`, `epoch`,
+ * `epochs`, how far the job is, and `checkpoint_step`, the step a checkpoint
+ * saved: not metrics to plot); `NaN` and `Infinity`, which Python's
  * `json.dumps` writes, are read.
  */
 export function parseMetric(text: string): IMetricRecord | null {
@@ -65,13 +66,13 @@ export function parseMetric(text: string): IMetricRecord | null {
 
 namespace Private {
   /**
-   * The keys of a record that are not metrics: its step, its rank and its
-   * progress.
+   * The keys of a record that are not metrics: its step, its rank and
+   * kale_ext's own (its progress, its checkpoint's step).
    */
   export const NOT_METRICS: ReadonlySet<string> = new Set([
     'step',
     'rank',
-    ...PROGRESS_KEYS
+    ...INTERNAL_KEYS
   ]);
 
   /**

@@ -1,12 +1,14 @@
+import { addBelowIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { Button } from '../panel/shared/fields';
+import { IconButton } from '../panel/shared/fields';
 import type { ILoadOffer } from './load-result';
 
 /**
- * "Load into the notebook" on an ended job's row. When there is nothing to
- * load it stays focusable (aria-disabled, not disabled) so its tooltip can
- * say why.
+ * "Load into the notebook" on an ended job's row, an icon (a cell added
+ * below) whose tooltip says what it inserts. When there is nothing to load
+ * it stays focusable (aria-disabled, not disabled) so its tooltip can say
+ * why.
  */
 export function LoadResultButton(props: {
   name: string;
@@ -18,15 +20,13 @@ export function LoadResultButton(props: {
     return null;
   }
   return (
-    <Button
-      kind="link"
+    <IconButton
+      icon={addBelowIcon}
       className="kale-ext-LoadResult"
-      aria-label={`Load ${props.name} into the notebook`}
+      label={`Load ${props.name} into the notebook`}
       aria-disabled={!offer.enabled || undefined}
-      title={offer.title}
+      title={`Load into the notebook: ${offer.title}`}
       onClick={() => offer.enabled && props.onLoad()}
-    >
-      Load into the notebook
-    </Button>
+    />
   );
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import urllib3
 
 from kale_ext.backends.base import BackendError, Queue, Status
 from kale_ext.backends.kubernetes import KubernetesBackend, kueue
@@ -176,6 +177,54 @@ def test_without_the_visibility_api_the_position_is_left_out(backend, kube, visi
         assert info.reason == f"waiting for quota (Kueue: ClusterQueue cq): {NO_QUOTA}"
 
 
+@pytest.mark.parametrize(
+    "answer, retry",
+    [
+        (status_error(404, "NotFound", "the server could not find the requested resource"),
+         kueue.VISIBILITY_RETRY),
+        (status_error(403, "Forbidden", "cannot get resource localqueues/pendingworkloads"),
+         kueue.VISIBILITY_RETRY),
+        # its APIService registered, its server down: each call waited for the aggregator
+        (status_error(503, "ServiceUnavailable", "the server is currently unable to handle the "
+                      "request"), kueue.VISIBILITY_DOWN_RETRY),
+        (urllib3.exceptions.ReadTimeoutError(None, "/apis", "read timed out"),
+         kueue.VISIBILITY_DOWN_RETRY),  # no answer in VISIBILITY_TIMEOUT (a 504)
+        (status_error(500, "InternalError", "the visibility server failed"), None),
+    ],
+)  # fmt: skip
+def test_a_cluster_without_the_visibility_api_is_asked_again_only_after_a_while(
+    backend, kube, monkeypatch, answer, retry
+):
+    """Each listing of a waiting job once made one failing call to a visibility API the
+    cluster does not serve (or the user may not read, or whose server is down): the backend
+    remembers it for VISIBILITY_RETRY seconds (VISIBILITY_DOWN_RETRY); another failure is asked
+    again at the next listing."""
+    from unittest import mock
+
+    from kubernetes import client
+
+    asked = mock.Mock(side_effect=answer)  # the one call kueue.py makes through call_api
+    monkeypatch.setattr(client.ApiClient, "call_api", asked)
+    clock = [1000.0]
+    monkeypatch.setattr(kueue, "monotonic", lambda: clock[0])
+    queued_job(kube, workload(PENDING))
+    for _ in range(3):
+        [info] = backend.list_jobs()
+        assert info.reason == f"waiting for quota (Kueue: ClusterQueue cq): {NO_QUOTA}"
+    assert backend.get_job("fit").reason == info.reason
+    remembered = retry is not None
+    assert asked.call_count == (1 if remembered else 4)
+    assert "/pendingworkloads" in asked.call_args.args[0]
+    clock[0] += (retry or kueue.VISIBILITY_RETRY) - 1
+    backend.list_jobs()
+    assert asked.call_count == (1 if remembered else 5)
+    clock[0] += 1  # the bound: asked again, in case it was installed or allowed since
+    backend.list_jobs()
+    assert asked.call_count == (2 if remembered else 6)
+    assert KubernetesBackend(poll_interval=0.002).list_jobs()[0].reason == info.reason
+    assert asked.call_count == (3 if remembered else 7)  # a new backend asks for itself
+
+
 def test_an_admitted_job_starting_and_running(backend, kube, visibility):
     queued_job(kube, workload(RESERVED_, ADMITTED_, admitted_by="cq"), suspend=False)
     kube.add_pod("fit", 0, "Pending")
@@ -224,6 +273,16 @@ def test_a_job_its_sweep_stopped_is_suspended_not_by_the_user(backend, kube, vis
 
 def test_a_workload_deactivated_elsewhere_reads_suspended_by_the_user(backend, kube, visibility):
     queued_job(kube, workload(DEACTIVATED_, active=False))
+    for info in (backend.get_job("fit"), backend.list_jobs()[0]):
+        assert info.status is Status.QUEUED
+        assert info.reason.startswith("suspended by the user: its Kueue Workload is deactivated")
+
+
+def test_a_suspended_job_whose_pods_still_stop_reads_its_workload(backend, kube, visibility):
+    """Kueue suspended it (its Workload deactivated) and its pod is still Running while it
+    stops: the Workload says why, as once the pod is gone (the pods alone said nothing)."""
+    queued_job(kube, workload(DEACTIVATED_, active=False))
+    kube.add_pod("fit", 0, "Running")
     for info in (backend.get_job("fit"), backend.list_jobs()[0]):
         assert info.status is Status.QUEUED
         assert info.reason.startswith("suspended by the user: its Kueue Workload is deactivated")

@@ -60,9 +60,10 @@ def two_nodes(kube: FakeKube, phase: str = "Succeeded") -> None:
     kube.add_trainjob("fit", num_nodes=2, procs=2)
     kube.logs[kube.add_pod("fit", 0, phase)].write("[default0]:a", "[default1]:b", "plain")
     kube.logs[kube.add_pod("fit", 1, phase)].write("[default0]:c", "[default1]:d")
-    if phase == "Succeeded":
+    if phase == "Succeeded":  # the job complete (a followed node looks for a new pod till then)
         for log in kube.logs.values():
             log.end()
+        kube.set_conditions("fit", ("Complete", "True", "AllJobsCompleted", "done"))
 
 
 NODE_0 = [(0, 0, "a", 1), (0, 1, "b", 2), (0, None, "plain", 3)]
@@ -243,6 +244,45 @@ def test_follow_reads_a_restarted_container_from_its_first_line(backend, kube):
     ]
 
 
+@pytest.mark.parametrize("node_0", ["Running", "Succeeded"])
+def test_follow_goes_on_to_the_pods_a_jobset_restart_makes(backend, kube, node_0):
+    """A JobSet restart deletes every node's pod and makes new ones (other names, other uids):
+    each followed node goes on to its new pod, the one whose pod failed (and made the restart)
+    and one whose pod had succeeded too; they once stopped at their done pod, and `run
+    --follow` showed one node's second attempt only."""
+    kube.add_trainjob("fit", num_nodes=2)
+    first = [kube.add_pod("fit", k, "Running") for k in (0, 1)]
+    for k, pod in enumerate(first):
+        kube.get("pods", pod)["metadata"]["uid"] = f"uid-{k}-first"
+        kube.logs[pod].write(f"[default0]:node {k} attempt 0")
+    done = {first[1]: "Failed", **({first[0]: node_0} if node_0 != "Running" else {})}
+    for pod, phase in done.items():
+        kube.logs[pod].end()
+        code = 1 if phase == "Failed" else 0
+        kube.set_pod(pod, phase, {"terminated": {"exitCode": code, "reason": phase}})
+
+    def restart(calls):  # once each done pod was read to its end (and seen done): JobSet's
+        caught_up = {a[0] for m, a, kw in kube.calls
+                     if m == "read_namespaced_pod_log" and not kw["follow"]}  # fmt: skip
+        if not caught_up >= set(done) or kube.get("pods", first[1]) is None:
+            return
+        for k, pod in enumerate(first):
+            kube.logs.pop(pod).end()
+            del kube.objects[("pods", "team")][pod]
+            again = kube.add_pod("fit", k, "Running", suffix="fghij", created=5)
+            kube.get("pods", again)["metadata"]["uid"] = f"uid-{k}-again"
+            kube.logs[again].write(f"[default0]:node {k} attempt 1")
+
+    kube.hooks["read_namespaced_pod_log"] = restart
+    stream = backend.logs("fit", follow=True)
+    got = run(lambda: [next(stream) for _ in range(3)])  # both first attempts, a second one
+    finish(kube)
+    got += run(lambda: list(stream))
+    for k in (0, 1):
+        said = [x.text for x in got if x.node == k]
+        assert said == [f"node {k} attempt 0", f"node {k} attempt 1"], got
+
+
 def test_closing_a_followed_log_closes_its_streams(backend, kube):
     two_nodes(kube, phase="Running")
     stream = backend.logs("fit", follow=True)
@@ -270,10 +310,10 @@ def test_an_mpi_jobs_node_0_is_its_launcher_and_node_k_its_worker_k_minus_1(back
     mpirun brings every rank's output, is node 0's; the workers follow."""
     mpi_job(kube)
     assert [t for _, _, t, _ in lines(backend.logs("fit", node=0))] == ["rank 0 loss 0.5"]
-    assert [(n, t) for n, _, t, _ in lines(backend.logs("fit"))] == [
-        (0, "rank 0 loss 0.5"),
-        (1, "Server listening on 0.0.0.0 port 2222."),
-        (2, "sshd of the second worker"),
+    assert [(n, r, t) for n, r, t, _ in lines(backend.logs("fit"))] == [
+        (0, None, "rank 0 loss 0.5"),  # no rank: every rank's lines are in the launcher's log
+        (1, None, "Server listening on 0.0.0.0 port 2222."),  # a worker's log is its sshd's
+        (2, None, "sshd of the second worker"),
     ]
     with pytest.raises(NotFound, match="its nodes are 0 to 2"):
         backend.logs("fit", node=3)

@@ -78,7 +78,7 @@ def test_a_claim_is_refused_locally_and_the_lineages_name_as_a_job(backend):
     spec = spec_of(backend, notebook(*PLAIN), {"checkpoints": "pvc:ckpt"})
     with pytest.raises(ConfigError, match="cluster's volume: locally give a folder"):
         local_checkpoints(spec, backend.jobs_dir)
-    with pytest.raises(ConfigError, match="jobs folder's own"):
+    with pytest.raises(ConfigError, match="'lineages' is reserved: .* the local jobs folder"):
         submit(backend, notebook(*PLAIN), {"name": LINEAGES})
     with pytest.raises(NotFound):
         backend.delete(LINEAGES)  # never the lineages' folder

@@ -265,3 +265,63 @@ def test_an_ending_that_tells_no_time_is_placed_by_when_its_node_ended(tmp_path)
     assert local_failure(tmp_path, {"procs_per_node": 1}, exits).node == 0  # no times: the record's
     stopped = local_failure(tmp_path, {"procs_per_node": 1}, [(0, 1), (1, 3)], {}, {0})
     assert stopped.node == 1  # node 0 was stopped: its record, however early, is a consequence
+
+
+#: What Open MPI 4.1's mpirun writes when a rank ends the job: killed by a signal; an exit code.
+MPIRUN_SIGNAL = """\
+--------------------------------------------------------------------------
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+--------------------------------------------------------------------------
+--------------------------------------------------------------------------
+mpirun noticed that process rank 3 with PID 0 on node vm exited on signal 9 (Killed).
+--------------------------------------------------------------------------
+"""
+MPIRUN_EXIT = """\
+--------------------------------------------------------------------------
+mpirun detected that one or more processes exited with non-zero status, thus causing
+the job to be terminated. The first process to do so was:
+
+  Process name: [[29744,1],2]
+  Exit code:    7
+--------------------------------------------------------------------------
+"""
+
+
+@pytest.mark.parametrize(
+    ("said", "summary"),
+    [
+        (MPIRUN_SIGNAL, "node 1, rank 3: killed by signal 9 (SIGKILL)"),
+        (MPIRUN_EXIT, "node 1, rank 2: exited with code 7 (no traceback)"),
+        ("", "node 0: exited with code 1 (no traceback)"),  # mpirun's own exit, no rank named
+    ],
+    ids=["signal", "exit", "unnamed"],
+)
+def test_an_mpi_rank_that_left_no_record_is_named_by_mpirun(tmp_path, said, summary):
+    """An MPI job (one mpirun, 2 nodes × 2 processes) whose rank left no error record: the rank
+    mpirun's words in node 0's log name, on its node (ranks by slot: rank r on node r // 2)."""
+    from kale_ext.backends.local.failures import local_failure
+
+    (tmp_path / "node-0.log").write_text("[default0]:hello\n" + said)
+    (tmp_path / "node-1.log").write_text("")
+    record = {"procs_per_node": 2, "mpirun": "mpirun"}
+    failure = local_failure(tmp_path, record, [(0, 1), (1, 1)], {0: 1.0, 1: 1.0})
+    assert failure.summary == summary
+
+
+def test_an_mpi_ranks_record_is_named_by_its_place(tmp_path):
+    """A rank's error record (its RANK and node unknown to it: torchrun's variables) is named
+    by where the rank wrote it: node 1's folder, its rank there 1: rank 3."""
+    from kale_ext.backends.local.failures import RANK_RECORDS, local_failure, torchrun_dir
+
+    for k in (0, 1):
+        (tmp_path / f"node-{k}.log").write_text("")
+    folder = torchrun_dir(tmp_path, 1) / RANK_RECORDS / "1"
+    folder.mkdir(parents=True)
+    info = {"headline": 'cell 2, line 4: ValueError: no', "exception": "ValueError: no",
+            "cell_index": 1, "line": 4, "rank": 0, "node": 0, "time": 1.0}  # fmt: skip
+    (folder / "error.json").write_text(json.dumps({"kale_ext": info}))
+    record = {"procs_per_node": 2, "mpirun": "mpirun"}
+    failure = local_failure(tmp_path, record, [(0, 1), (1, 1)], {0: 2.0, 1: 2.0})
+    assert (failure.node, failure.rank, failure.line) == (1, 3, 4)
+    assert failure.summary == "node 1, rank 3: cell 2, line 4: ValueError: no"

@@ -69,6 +69,8 @@ def test_runtimes_offered_locally(backend):
         "torch-distributed",
         "xgboost-distributed",
         "jax-distributed",
+        "deepspeed-distributed",  # under mpirun (test_mpirun.py)
+        "mlx-distributed",
     ]
 
 
@@ -168,8 +170,6 @@ class ClusterOnly:
 
 
 CLUSTER_ONLY = [
-    ClusterOnly("deepspeed-distributed", "DeepSpeed with mpirun over SSH"),
-    ClusterOnly("mlx-distributed", "MLX with mpirun over SSH"),
     ClusterOnly("torchtune-llama3.2-1b", "initializer jobs (the model and dataset downloads)"),
     ClusterOnly("torch-distributed-with-cache", "data cache"),
     # a cluster's own runtimes, by their shape (a spec resolved against Kubernetes)
@@ -234,91 +234,3 @@ def test_a_cluster_runtime_compiles_for_the_cluster_and_is_refused_locally(
     assert f"runtime '{runtime}' runs only on a cluster: it streams its dataset" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert not jobs.exists() or not any(jobs.iterdir())
-
-
-#: The Kubeflow SDK's MPI example, as a user runs it here: its train() names deepspeed-distributed.
-MPI_NOTEBOOK = "sdk_mpi.ipynb"
-
-
-@pytest.fixture
-def mpi_notebook(tmp_path, monkeypatch):
-    """The MPI example in a folder of its own, jobs beside it; the local backend."""
-    import shutil
-
-    from tests.conftest import EXAMPLES
-
-    folder = tmp_path / "nb"
-    folder.mkdir()
-    shutil.copy(EXAMPLES / MPI_NOTEBOOK, folder / MPI_NOTEBOOK)
-    monkeypatch.setenv("KALE_EXT_JOBS_DIR", str(tmp_path / "jobs"))
-    for var in ("KALE_EXT_BACKEND", "JPY_SESSION_NAME", "KUBECONFIG"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config
-    return folder / MPI_NOTEBOOK
-
-
-def mpi_refusal() -> str:
-    from kale_ext.backends.local.frameworks import cluster_only
-
-    why = cluster_only("deepspeed-distributed")
-    assert why is not None and "mpirun over SSH" in why and "submit it to Kubernetes" in why
-    return f"runtime: {why}"
-
-
-def refused_by_cli(path, ipython, capsys) -> str:
-    from tests.cli import cli
-
-    out = cli("run", path, "--backend", "local")
-    assert out.returncode == 1 and out.stdout == "", out
-    assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
-    return out.stderr.removeprefix("error: ").rstrip("\n")
-
-
-def refused_by_python(path, ipython, capsys) -> str:
-    import kale_ext
-    from kale_ext.errors import ConfigError
-
-    with pytest.raises(ConfigError) as refused:
-        kale_ext.run(str(path), backend="local")
-    return str(refused.value)
-
-
-def refused_by_magic(path, ipython, capsys) -> str:
-    from IPython.core.error import UsageError
-
-    from kale_ext import load_ipython_extension
-
-    ipython.reset(new_session=True)
-    load_ipython_extension(ipython)
-    result = ipython.run_cell(f"%kale_submit --backend local --notebook {path}")
-    err = capsys.readouterr().err
-    assert isinstance(result.error_in_exec, UsageError) and "Traceback" not in err, err
-    return str(result.error_in_exec).removeprefix("%kale_submit: ")
-
-
-@pytest.mark.parametrize("entry", [refused_by_cli, refused_by_python, refused_by_magic],
-                         ids=lambda f: f.__name__)  # fmt: skip
-def test_an_mpi_notebook_is_refused_here_in_one_sentence_from_every_entry_point(
-    entry,
-    mpi_notebook,
-    shell,  # noqa: F811 (the IPython shell's fixture)
-    capsys,
-):
-    """deepspeed-distributed locally: the same sentence from the CLI, the Python API and the
-    magics (the REST API's below), saying why and what works instead; no job made."""
-    assert entry(mpi_notebook, shell, capsys) == mpi_refusal()
-    jobs = mpi_notebook.parent.parent / "jobs"
-    assert not jobs.exists() or not any(jobs.iterdir())
-
-
-async def test_an_mpi_notebook_is_refused_here_by_the_rest_api_in_the_same_sentence(
-    api, jp_root_dir
-):
-    import shutil
-
-    from tests.conftest import EXAMPLES
-
-    shutil.copy(EXAMPLES / MPI_NOTEBOOK, jp_root_dir / MPI_NOTEBOOK)
-    r = await api.post("jobs", {"path": MPI_NOTEBOOK, "options": {}})
-    assert r.status == 400 and r.json["field"] == "runtime", r.text
-    assert r.json["message"] == mpi_refusal()

@@ -10,11 +10,13 @@ import sys
 import pytest
 
 from kale_ext.backends.local.processes import (
+    NotStarted,
     alive,
     descendants,
     kill,
     kill_group,
     running_command,
+    start,
     start_time,
     terminate,
 )
@@ -91,3 +93,16 @@ def test_running_command_finds_a_process_by_the_end_of_its_command_line(tmp_path
         proc.kill()
         proc.wait()
     assert not running_command(tail)
+
+
+def test_a_process_that_cannot_start_is_named_with_its_program_and_why(tmp_path):
+    with pytest.raises(NotStarted) as raised:
+        start("node 1", [str(tmp_path / "torchrun"), "train.py"])
+    gone = tmp_path / "torchrun"
+    assert str(raised.value) == (
+        f"node 1 could not be started ({gone}): [Errno 2] No such file or directory: '{gone}'"
+    )
+    with pytest.raises(NotStarted, match=r"^mpirun could not be started \(true\): "):
+        start("mpirun", ["true"], cwd=tmp_path / "absent")  # its folder gone
+    done = start("node 0", [sys.executable, "-c", "print('ran')"], stdout=subprocess.PIPE)
+    assert done.communicate()[0] == b"ran\n"

@@ -10,7 +10,7 @@ import pytest
 
 from kale_ext.backends.base import Status
 from kale_ext.backends.local.backend import LocalBackend
-from kale_ext.backends.local.supervisor import read_record
+from kale_ext.backends.local.records import read_record
 from kale_ext.backends.submit import submit
 from kale_ext.errors import ConfigError
 from kale_ext.job.defaults import lab_settings_file

@@ -127,3 +127,14 @@ def test_dry_run_says_what_a_local_run_does(backend, options, cpu, memory):
     assert shown.local_resources()["memory"].startswith(memory)
     local = [line for line in shown.summary() if line.startswith("local")]
     assert len(local) == 2 and cpu in local[0] and memory in local[1]
+
+
+def test_an_mpi_jobs_memory_limit_is_every_nodes_over_its_one_mpirun():
+    """An MPI job runs every node's ranks under one mpirun (mpirun.py): the watchdog holds that
+    tree to the nodes' limits together, not to one node's."""
+    from kale_ext.backends.local.resources import MemoryWatch
+
+    resources = {"memory_bytes": 1 << 30, "memory": "1Gi"}
+    assert MemoryWatch({"resources": resources, "num_nodes": 3}).limit == 1 << 30
+    mpi = MemoryWatch({"resources": resources, "num_nodes": 3, "mpirun": "/usr/bin/mpirun"})
+    assert mpi.limit == 3 << 30

@@ -9,12 +9,12 @@ import pytest
 from kale_ext.backends.base import Failure, LogQuery, Status
 from kale_ext.backends.local.backend import LocalBackend
 from kale_ext.backends.local.failures import error_file, log_end, torchrun_dir
+from kale_ext.backends.local.records import read_record
 from kale_ext.backends.local.restarts import completed_after, next_attempt, restart_note
-from kale_ext.backends.local.supervisor import read_record
 from kale_ext.backends.submit import submit
 from kale_ext.job.restarts import NO_CHECKPOINT
 from tests.backends.local.waiting import until
-from tests.conftest import notebook
+from tests.conftest import notebook, without_exit_barrier
 
 #: Node 1 fails on the job's first attempt only; every node says which attempt it runs.
 FAILS_FIRST_TIME = (
@@ -33,6 +33,26 @@ ALWAYS_FAILS = (
     "if rank == '1':\n"
     "    raise RuntimeError(f'attempt {attempt} fails')\n",
 )
+#: The first attempt leaves files where a pod's filesystem would lose them (its working
+#: directory, a workspace file changed, its temporary folder) and an output; node 1 then fails.
+#: The second attempt fails unless it starts as a restarted pod does, its output kept.
+LEAVES_FILES = (
+    ("import os, tempfile", ["imports"]),
+    "attempt, rank = os.environ['KALE_EXT_RESTART'], os.environ['RANK']\n"
+    "out = os.environ['KALE_EXT_OUTPUT_DIR']\n"
+    "tmp = os.path.join(tempfile.gettempdir(), 'left.txt')\n"
+    "if attempt == '0':\n"
+    "    for path in ('left.txt', 'data.txt', tmp, os.path.join(out, f'first-{rank}.txt')):\n"
+    "        open(path, 'w').write('the first attempt')\n"
+    "    if rank == '1':\n"
+    "        raise RuntimeError('the first attempt fails')\n"
+    "else:\n"
+    "    assert not os.path.exists('left.txt'), 'the last attempt left left.txt'\n"
+    "    assert not os.path.exists(tmp), 'the last attempt left ' + tmp\n"
+    "    assert open('data.txt').read() == 'as submitted', open('data.txt').read()\n"
+    "    assert os.path.exists(os.path.join(out, f'first-{rank}.txt')), 'its output is gone'\n"
+    "    print('fresh', flush=True)",
+)
 #: Every node waits until it is stopped.
 WAITS = (("import time", ["imports"]), "print('up', flush=True)\ntime.sleep(300)")
 
@@ -43,7 +63,9 @@ def backend(tmp_path):
 
 
 def texts(backend, name, node):
-    return [line.text for line in backend.read_logs(name, LogQuery(node=node))]
+    """A node's log lines, but torchrun's exit-barrier line (tests.conftest), which may come
+    last after a finished rank."""
+    return without_exit_barrier(line.text for line in backend.read_logs(name, LogQuery(node=node)))
 
 
 def test_a_node_that_fails_once_is_restarted_and_the_job_completes(backend):
@@ -64,6 +86,29 @@ def test_a_node_that_fails_once_is_restarted_and_the_job_completes(backend):
         assert first < lines.index(f"kale_ext: {restart['reason']}") < again
         assert lines[-1] == "done"
     assert any(e.reason == "Restarted" for e in backend.events(submitted.name))
+
+
+def test_each_attempt_starts_from_a_fresh_working_directory_its_outputs_kept(backend, tmp_path):
+    """A restarted pod starts with a fresh container filesystem: so does each local attempt (the
+    workspace as submitted, nothing the last attempt wrote there or in its temporary folder),
+    while the outputs the first attempt wrote and both attempts' logs stay."""
+    import json
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "data.txt").write_text("as submitted")
+    path = folder / "train.ipynb"
+    path.write_text(json.dumps(notebook(*LEAVES_FILES)))
+    name = submit(backend, path, {"nodes": 2, "max_restarts": 1}).name
+    info = backend.wait(name, timeout=180, interval=0.1)
+    assert info.status == Status.COMPLETE, (info.reason, texts(backend, name, 0))
+    [restart] = read_record(backend.jobs_dir / name)["restarts"]
+    assert "the first attempt fails" in restart["reason"]
+    for node in (0, 1):  # each node's second attempt found what a restarted pod finds
+        assert texts(backend, name, node)[-1] == "fresh"
+    outputs = sorted(p.name for p in (folder / "outputs" / name).rglob("first-*.txt"))
+    assert outputs == ["first-0.txt", "first-1.txt"]
+    assert (folder / "data.txt").read_text() == "as submitted"  # the notebook's folder untouched
 
 
 def test_a_job_that_fails_past_its_restarts_ends_failed_with_the_last_failure(backend):
@@ -106,13 +151,24 @@ def test_the_restart_note_names_the_attempt_and_the_failure():
 
 
 def test_the_next_attempt_parts_the_logs_and_its_failure_is_read_from_its_own_lines(tmp_path):
+    import os
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "kept").write_text("a volume's file")
     for k in (0, 1):
         (tmp_path / f"node-{k}.log").write_text(f"node {k} first attempt\nTraceback\n")
         error_file(tmp_path, k).write_text("{}")
         (torchrun_dir(tmp_path, k) / "run" / "attempt_0" / "0").mkdir(parents=True)
+        (tmp_path / f"node-{k}" / "data").mkdir(parents=True)  # its working directory
+        (tmp_path / f"node-{k}" / "data" / "shared").symlink_to(shared)  # a mount's link
+        (tmp_path / "volumes" / f"0-node-{k}").mkdir(parents=True)  # its emptyDir
     next_attempt(tmp_path, 2, "restart 1 of 1 after node 1 failed: boom")
+    assert (shared / "kept").exists()  # what a link in a working directory points to stays
+    assert sorted(os.listdir(tmp_path / "volumes")) == []
     for k in (0, 1):
         assert not error_file(tmp_path, k).exists() and not torchrun_dir(tmp_path, k).exists()
+        assert not (tmp_path / f"node-{k}").exists()
         assert (
             (tmp_path / f"node-{k}.log")
             .read_text()

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kale_ext.backends.local.supervisor import failing_text, read_record, write_record
+from kale_ext.backends.local.records import read_record, write_record
+from kale_ext.backends.local.supervisor import failing_text
 from tests.backends.local.waiting import exited, until
 
 PRINT_ENV = (
@@ -69,8 +70,9 @@ def supervise(tmp_path) -> Iterator:
     started: list[subprocess.Popen] = []
 
     def start(
-        script: str, nodes: int = 2, env: dict | None = None, jobs: Path = tmp_path
+        script: str, nodes: int = 2, env: dict | None = None, jobs: Path = tmp_path, **more
     ) -> tuple[subprocess.Popen, Path]:
+        """``more``: the record's other fields (or ones in place of the above)."""
         job_dir = jobs / f"job-{len(started)}"
         job_dir.mkdir()
         write_record(
@@ -84,6 +86,7 @@ def supervise(tmp_path) -> Iterator:
                 "command": [sys.executable, "-c", script],
                 "env": {"JOB_FILES": str(job_dir), **(env or {})},
                 "nodes": [{"index": k, "state": "Pending"} for k in range(nodes)],
+                **more,
             },
         )
         for k in range(nodes):
@@ -263,3 +266,75 @@ def test_a_job_that_fills_the_disk_says_the_disk_is_full(supervise, tmp_path):
         assert record["reason"].startswith(f"the disk is full: no space left in {job_dir}"), record
         assert "node 0" in record["reason"] and record["failure"]["exit_code"] == 1
         assert record["nodes"][0]["state"] == "Failed"
+
+
+# -- a node's process that cannot be started --
+
+
+def not_started(supervisor: subprocess.Popen, job_dir: Path) -> str:
+    """The supervisor ended by itself, the job Failed, no node started: its reason."""
+    assert supervisor.wait(60) == 0  # before: an unhandled OSError, the job left Created
+    record = read_record(job_dir)
+    assert record["status"] == "Failed" and record["finished"], record
+    assert [(n["state"], n["reason"]) for n in record["nodes"]] == [("Failed", "not started")] * 2
+    return record["reason"]
+
+
+def left_running(token: str) -> list[int]:
+    """The processes whose command line has ``token``."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if token.encode() in cmdline.read_bytes():
+                pids.append(int(cmdline.parent.name))
+        except OSError:  # gone meanwhile
+            pass
+    return pids
+
+
+def test_a_torch_job_whose_program_is_gone_fails_saying_what_and_why(supervise, tmp_path):
+    """The recorded torchrun (or interpreter) was removed between submit and start."""
+    gone = tmp_path / "venv" / "bin" / "torchrun"
+    supervisor, job_dir = supervise(WAITS, command=[str(gone), "--nnodes=2", "train.py"])
+    assert not_started(supervisor, job_dir) == (
+        f"node 0 could not be started ({gone}): [Errno 2] No such file or directory: '{gone}'"
+    )
+
+
+def test_a_node_that_cannot_start_stops_the_nodes_started_before_it(supervise, tmp_path):
+    """Node 0 starts; node 1's start fails (its cores, here, are none this machine has): node 0
+    is stopped, and nothing of the job is left running."""
+    token = f"kale-ext-test-{os.getpid()}-{tmp_path.name}"
+    mine = min(os.sched_getaffinity(0))
+    supervisor, job_dir = supervise(
+        f"{WAITS}# {token}\n", resources={"cores": [[mine], [4095]], "threads": 1}
+    )
+    reason = not_started(supervisor, job_dir)
+    assert reason.startswith(f"node 1 could not be started ({sys.executable}): "), reason
+    assert left_running(token) == []
+
+
+def test_a_job_whose_program_is_gone_before_a_restart_ends_saying_so(supervise, tmp_path):
+    """Its first attempt fails and removes its program: the restart cannot start, and the job
+    ends Failed with the first failure and why it was not restarted."""
+    program = tmp_path / "train"
+    program.write_text('#!/bin/sh\nrm -f "$0"\nexit 3\n')
+    program.chmod(0o755)
+    supervisor, job_dir = supervise("", nodes=1, command=[str(program)], max_restarts=1)
+    assert supervisor.wait(60) == 0
+    record = read_record(job_dir)
+    assert record["status"] == "Failed", record
+    assert record["reason"].endswith(
+        f" (not restarted: node 0 could not be started ({program}): [Errno 2] No such file or "
+        f"directory: '{program}')"
+    ), record["reason"]
+    assert "exited with code 3" in record["reason"]
+
+
+def test_an_mpi_job_whose_mpirun_is_gone_fails_saying_what_and_why(supervise, tmp_path):
+    """The recorded mpirun was removed between submit and start (needs no Open MPI here)."""
+    gone = tmp_path / "openmpi" / "bin" / "mpirun"
+    supervisor, job_dir = supervise(WAITS, mpirun=str(gone))
+    assert not_started(supervisor, job_dir) == (
+        f"mpirun could not be started ({gone}): [Errno 2] No such file or directory: '{gone}'"
+    )

@@ -21,21 +21,30 @@ unchanged, through a generated kubeconfig.
 **What it is conformant for.** ``tests/harness/controlplane/test_conformance.py`` runs the same
 TrainJobs (built by kale_ext) through it and through the real control plane (kube-apiserver,
 kube-controller-manager, kube-scheduler, JobSet v0.12.0, Kubeflow Trainer v2.3.0) and compares
-its ``FIELDS``. It holds for the trainer pods of the torch, xgboost and jax runtimes, CPU or
-GPU-requesting (those stay Pending, ``PodScheduled=False/Unschedulable``), with kale_ext's
-runtime patches (its workspace, configMap and secret volumes), env and resources: the number of
-pods and their JobSet names and indexes; their env (``PET_*``, ``DMLC_*``, ``JAX_*``, the
-TrainJobStatus variables, ``JOB_COMPLETION_INDEX``; compared by name, as the real Trainer's order
-varies), command, args, image, resources, ports, volumes and mounts, labels and annotations,
-hostname, restart policy, service account, node selector; the pods' phases and the TrainJob's
-conditions over a job's life to Complete, its final ``jobsStatus`` and its stored spec (CRD
-defaults, runtime-patch times). It is **not** conformant, and a test that needs these uses the
-real control plane (``tests/harness/controlplane``):
+its ``FIELDS``. It holds for the torch, xgboost and jax runtimes, CPU or GPU-requesting (those
+stay Pending, ``PodScheduled=False/Unschedulable``), with kale_ext's runtime patches (its
+workspace, configMap and secret volumes), env and resources, and for torchtune's runtime with
+initializers (JobSet's ``dependsOn``: the dataset and model initializer Jobs first, the
+trainer's once they Complete; their ``STORAGE_URI``; the ``volumeClaimPolicies`` claim): the
+number of pods and their JobSet names and indexes; their env (``PET_*``, ``DMLC_*``, ``JAX_*``,
+the TrainJobStatus variables, ``JOB_COMPLETION_INDEX``; compared by name, as the real Trainer's
+order varies), command, args, image, resources, ports, volumes and mounts, labels and
+annotations, hostname, restart policy, service account, node selector; the pods' phases and
+the TrainJob's conditions over a job's life, its final ``jobsStatus`` and its stored spec (CRD
+defaults, runtime-patch times). Over a job's life: to Complete; a node failing every attempt
+(kale_ext's ``max_restarts``: the JobSet's failure policy, ``ReachedMaxRestarts``); a node
+failing the first attempt only (every pod made again, labelled with the restart attempt, then
+Complete); a suspension (kale_ext's stop: the pods stopped and gone, ``Suspended``); every pod
+the job ever had, deleted ones too, with its phases and its container's exit codes and
+reasons. It is **not** conformant, and a test that needs these uses the real control plane
+(``tests/harness/controlplane``):
 
-- runtimes with initializers (torchtune's; ``torch-distributed-with-cache``, which the Trainer's
-  v2.3.0 release does not install at all) or an MPI launcher: it runs the trainer job's pods at
-  once (a ``NotEmulated`` event names the rest), where JobSet runs the initializer jobs first
-  and makes the trainer's pods only once they Complete (a strict xfail in the test says so);
+- MPI runtimes (``deepspeed-distributed``, ``mlx-distributed``): the MPI plugin (the hostfile
+  ConfigMap, the SSH Secret, ``OMPI_*``, the launcher as a node) is not emulated; it runs the
+  launcher's trainer job only (a ``NotEmulated`` event names the rest). MPI is tested on the
+  real control plane only, and no test of the fast tier relies on the emulator for it;
+- ``torch-distributed-with-cache`` (which the Trainer's v2.3.0 release does not install): its
+  cache initializer's own plugin is not emulated (it runs as any initializer);
 - the ServiceAccount admission plugin's ``kube-api-access-*`` volume and mount, and the API
   server's other pod defaults (dnsPolicy, tolerations, schedulerName, priority,
   terminationGracePeriodSeconds, enableServiceLinks): not made;
@@ -45,9 +54,11 @@ real control plane (``tests/harness/controlplane``):
   since as they are now, each once as ``ADDED`` (``apiserver.py``), where a real API server
   replays every change since from its watch cache: a phase a pod went through meanwhile is
   not seen (the conformance test's watches are never started again during a run);
-- what the comparison does not run: failures, restarts and the backoff limit, suspension,
-  deadlines, the scheduler's messages, pod conditions other than ``PodScheduled`` (the real
-  control plane's pods are run by the harness's own process kubelet).
+- JobSet objects (the emulator makes none: the TrainJob carries what a test reads), a
+  container restarted in place after its Job failed (the kubelet's race with the Job
+  controller's delete), the backoff limit's in-place restarts, deadlines, the scheduler's
+  messages, pod conditions other than ``PodScheduled`` (the real control plane's pods are run by
+  the harness's own process kubelet): not compared.
 
 Use it as a context manager (``with EmulatedCluster(tmp_path) as cluster:``, then
 ``KUBECONFIG=cluster.kubeconfig``), through the ``emulated_cluster`` fixture

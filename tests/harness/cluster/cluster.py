@@ -10,6 +10,7 @@ the resources asked for, and the official ClusterTrainingRuntimes built from the
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +54,36 @@ def released(manifest: dict) -> dict:
             image = container.get("image") or ""
             if image.startswith(TRAINER_IMAGES) and ":" not in image:
                 container["image"] = f"{image}:{TRAINER_RELEASE}"
+    return manifest
+
+
+#: What the runtime facts (kale_ext/job/published_runtimes.py) leave out of the torchtune
+#: runtimes and their jobs need: the initializers' default STORAGE_URI (the model's per runtime)
+#: and the claim ``initializer`` at /workspace on every job, from the JobSet's
+#: volumeClaimPolicies (Trainer v2.3.0's manifests/base/runtimes/torchtune).
+STORAGE_URI = {
+    "dataset-initializer": "hf://tatsu-lab/alpaca",
+    "torchtune-llama3.2-1b": "hf://meta-llama/Llama-3.2-1B-Instruct",
+    "torchtune-llama3.2-3b": "hf://meta-llama/Llama-3.2-3B-Instruct",
+    "torchtune-qwen2.5-1.5b": "hf://Qwen/Qwen2.5-1.5B-Instruct",
+}
+CLAIM = {"metadata": {"name": "initializer"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                                                       "resources": {"requests": {"storage": "20Gi"}}}}  # fmt: skip
+
+
+def with_storage(manifest: dict) -> dict:
+    """A torchtune runtime with its initializers' storage (``STORAGE_URI``, ``CLAIM``)."""
+    name = manifest["metadata"]["name"]
+    if name not in STORAGE_URI:
+        return manifest
+    template = manifest["spec"]["template"]["spec"]
+    for step in template["replicatedJobs"]:
+        for container in step["template"]["spec"]["template"]["spec"]["containers"]:
+            uri = STORAGE_URI.get(name if step["name"] == "model-initializer" else step["name"])
+            if uri and step["name"].endswith("-initializer"):
+                container["env"] = [{"name": "STORAGE_URI", "value": uri}]
+            container["volumeMounts"] = [{"mountPath": "/workspace", "name": "initializer"}]
+    template["volumeClaimPolicies"] = [{"templates": [copy.deepcopy(CLAIM)]}]
     return manifest
 
 
@@ -181,7 +212,7 @@ class EmulatedCluster:
             await self.api.create("v1/nodes", None, node_manifest(i, allocatable))
         for name in RUNTIMES:
             plural = "trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
-            await self.api.create(plural, None, released(runtime_manifest(name)))
+            await self.api.create(plural, None, released(with_storage(runtime_manifest(name))))
 
     def _heard(self, *_) -> None:
         self._changed.set()

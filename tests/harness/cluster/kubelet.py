@@ -45,7 +45,9 @@ from tests.harness.cluster.volumes import (
 
 PODS = "v1/pods"
 TERMINATION = "/dev/termination-log"  # where a container's termination message goes by default
-GRACE = 2.0  # seconds a stopped container gets before SIGKILL (terminationGracePeriodSeconds)
+#: The longest a stopped container gets before SIGKILL: its terminationGracePeriodSeconds
+#: (default 30), at most this (the real control plane's process kubelet's cap alike).
+GRACE_CAP = 10.0
 RETRY = 0.2  # seconds between tries of a pod that waits (a volume's ConfigMap, room on a node)
 
 
@@ -214,8 +216,10 @@ class Kubelet:
         while True:
             code, reason = await self._attempt(run, last)
             uid, attempt = run.pod["metadata"]["uid"], len(run.logs)
-            last = {"terminated": {"exitCode": code, "reason": reason, "startedAt": run.started,
-                                   "finishedAt": now(), "containerID": f"emulated://{uid}-{attempt}"}}  # fmt: skip
+            last = {"terminated": {"exitCode": code, "reason": reason, "finishedAt": now(),
+                                   "containerID": f"emulated://{uid}-{attempt}"}}  # fmt: skip
+            if run.started:  # none when it could not start (StartError): not an empty time
+                last["terminated"]["startedAt"] = run.started
             message = termination_message(_container(run.pod), run.termination, run.logs[-1], code)
             if message:
                 last["terminated"]["message"] = message
@@ -351,15 +355,33 @@ class Kubelet:
                     run, "Normal", "Killing", f"Stopping container {_container(run.pod)['name']}"
                 )
             _signal(process.pid, signal.SIGTERM)
-            if await within(process.wait(), GRACE) is None:
+            grace = min(run.pod["spec"].get("terminationGracePeriodSeconds", 30), GRACE_CAP)
+            if await within(process.wait(), grace) is None:
                 _signal(process.pid, signal.SIGKILL)
                 await process.wait()
+            if remove:  # as a kubelet: the stopped container's end, then the pod goes
+                await self._stopped(run, process.returncode)
+        elif remove and run.logs and run.pod.get("status", {}).get("phase") == "Running":
+            with contextlib.suppress(asyncio.CancelledError):  # waiting to restart: it failed
+                await self._update(run, phase="Failed")
         for log in run.logs:
             await log.end()
         self.runs.pop(key, None)
         self.room.set()
         if remove:
             await self.api.remove(PODS, *key)
+
+    async def _stopped(self, run: PodRun, returncode: int) -> None:
+        """A deleted pod's container stopped: its terminated state (exit code 128 + the
+        signal when a signal ended it) and the pod's phase (Failed unless it exited 0)."""
+        code = 128 - returncode if returncode < 0 else returncode
+        uid = run.pod["metadata"]["uid"]
+        ended = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                                "startedAt": run.started, "finishedAt": now(),
+                                "containerID": f"emulated://{uid}-{len(run.logs)}"}}  # fmt: skip
+        with contextlib.suppress(asyncio.CancelledError):  # gone already
+            await self._update(run, phase="Failed" if code else "Succeeded",
+                               containerStatuses=[self._status(run, ended)])  # fmt: skip
 
 
 def termination_message(container: dict, path: Path | None, log: Log, code: int) -> str:

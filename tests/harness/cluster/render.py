@@ -9,9 +9,12 @@ kale_ext/job/framework_env.py) and container port 29500 (reference/kubeflow-trai
 hostnames ``<job>-node-0-<i>`` under the subdomain ``<job>``), its and the Job controller's
 labels and annotations (JobSet v0.12.0's whole set, uids included), the Job controller's
 ``JOB_COMPLETION_INDEX`` on every container, and what the API server's defaulting adds
-(``api_defaults``). The trainer job's pods only: other replicated jobs (initializers, an MPI
-launcher) are not emulated (``skipped``). tests/harness/controlplane/test_conformance.py checks
-these pods against the ones the real controllers make.
+(``api_defaults``). The other replicated jobs (``render_jobs``: initializers) get a pod each,
+with the initializer plugin's ``STORAGE_URI``; JobSet's claim volumes (``claim_volumes``:
+``volumeClaimPolicies``) go on any pod that mounts them; JobSet's index labels count every
+replicated job.
+tests/harness/controlplane/test_conformance.py checks these pods against the ones the real
+controllers make.
 """
 
 from __future__ import annotations
@@ -37,13 +40,13 @@ JOBSET = "jobset.sigs.k8s.io/"
 
 @dataclass
 class Rendered:
-    """The trainer job of one TrainJob: its pods (without names' random suffixes) and what it
-    is made of."""
+    """One Job of a TrainJob's JobSet (one replicated job): its pods (without names' random
+    suffixes) and what it is made of."""
 
-    job: str  # the Job's name: <trainjob>-node-0
+    job: str  # the Job's name: <trainjob>-<replicated job>-0
     replicated_job: dict  # the runtime's replicated job, patched (its Job spec: backoffLimit)
+    trainer: bool = True  # the trainer job (else an initializer, an MPI node job)
     pods: list[dict] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # replicated jobs that are not emulated
     uid: str = field(default_factory=lambda: str(uuid.uuid4()))  # the Job's
 
 
@@ -120,55 +123,115 @@ def jobset_template(tj: dict, runtime: dict) -> dict:
     return template
 
 
-def render(tj: dict, runtime: dict) -> Rendered:
-    """The pods of the TrainJob's trainer job, in Kubernetes JSON form (names without suffix)."""
+def _initializer_env(tj: dict, pod: dict, step: dict) -> None:
+    """The initializer plugin's: the TrainJob's ``spec.initializer.dataset`` (``model``) on the
+    initializer job of that kind (its ancestor label ``dataset-initializer``), container of the
+    same name: ``STORAGE_URI`` from ``storageUri``, its ``env`` upserted, ``secretRef`` as
+    ``envFrom``."""
+    kind = ((step["template"].get("metadata") or {}).get("labels") or {}).get(ANCESTOR, "")
+    asked = ((tj.get("spec") or {}).get("initializer") or {}).get(kind.removesuffix(
+        "-initializer")) if kind.endswith("-initializer") else None  # fmt: skip
+    container = next((c for c in pod.get("containers") or [] if c.get("name") == kind), None)
+    if not asked or container is None:
+        return
+    env = list(asked.get("env") or [])
+    if asked.get("storageUri"):
+        env.insert(0, {"name": "STORAGE_URI", "value": asked["storageUri"]})
+    container["env"] = _upsert(container.get("env") or [], env)
+    if asked.get("secretRef"):
+        container["envFrom"] = [*(container.get("envFrom") or []), {"secretRef": copy.deepcopy(
+            asked["secretRef"])}]  # fmt: skip
+
+
+def claim_volumes(spec: dict, policies: list[dict], jobset_name: str) -> None:
+    """JobSet's ``volumeClaimPolicies``: a pod ``spec`` with a container mounting a claim
+    template's name gets the volume of the claim ``<template>-<jobset>`` (made by the trainer), after
+    the volumes the Trainer's plugins added (JobSet adds it as it makes the Job)."""
+    mounted = {m.get("name") for c in spec.get("initContainers", []) + spec.get("containers", [])
+               for m in c.get("volumeMounts") or []}  # fmt: skip
+    for policy in policies:
+        for template in policy.get("templates") or []:
+            name = (template.get("metadata") or {}).get("name")
+            if name in mounted:
+                spec.setdefault("volumes", []).append({"name": name, "persistentVolumeClaim": {
+                    "claimName": f"{name}-{jobset_name}"}})  # fmt: skip
+
+
+def render_jobs(
+    tj: dict, runtime: dict, uid: str | None = None, attempt: int = 0
+) -> list[Rendered]:
+    """Every replicated job of the TrainJob's JobSet, in the runtime's order, each with its
+    pods (in Kubernetes JSON form, names without suffix); one Job per replicated job (replica
+    index 0). The trainer job (ancestor label ``trainer``) has a pod per node. ``uid``: the
+    JobSet's (a new one when None); ``attempt``: its restart attempt (its failure policy's)."""
     name, namespace = tj["metadata"]["name"], tj["metadata"].get("namespace")
     policy = runtime["spec"].get("mlPolicy") or {}
     trainer = (tj.get("spec") or {}).get("trainer") or {}
     nodes = int(trainer.get("numNodes") or policy.get("numNodes") or 1)
     plugin = next((k for k in ("torch", *FRAMEWORK_ENV) if k in policy), None)
-    jobs = jobset_template(tj, runtime)["spec"]["replicatedJobs"]
-    labels_of = [
-        ((j.get("template") or {}).get("metadata") or {}).get("labels") or {} for j in jobs
-    ]
-    step = next(
-        (j for j, lb in zip(jobs, labels_of, strict=True) if lb.get(ANCESTOR) == "trainer"), None
-    )
-    if step is None:
+    spec = jobset_template(tj, runtime)["spec"]
+    jobs = spec["replicatedJobs"]
+    if not any(_ancestor(j) == "trainer" for j in jobs):
         raise ValueError(f"runtime {runtime['metadata']['name']} has no trainer replicated job")
-    job_name = f"{name}-{step['name']}-0"
-    out = Rendered(job_name, step, skipped=[j["name"] for j in jobs if j is not step])
-    jobset = {  # JobSet's labels and annotations of the Job's pods (one replica, group default)
-        "jobset-name": name, "replicatedjob-name": step["name"], "job-index": "0",
-        "job-global-index": "0", "replicatedjob-replicas": "1", "global-replicas": "1",
-        "group-name": "default", "group-replicas": "1", "job-group-index": "0",
-        "restart-attempt": "0", "jobset-uid": str(uuid.uuid4()),
-        "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
-    }  # fmt: skip
-    template = step["template"]["spec"]["template"]
-    for index in range(nodes):
-        pod = copy.deepcopy(template.get("spec") or {})
-        _trainer_container(tj, pod, plugin, nodes)
-        for container in pod.get("initContainers", []) + pod.get("containers", []):
-            container["env"] = _upsert(container.get("env") or [], [COMPLETION_INDEX_ENV])
-        pod.setdefault("restartPolicy", "OnFailure")
-        pod.update(hostname=f"{job_name}-{index}", subdomain=name)
-        meta = copy.deepcopy(template.get("metadata") or {})
-        meta["labels"] = {
-            **(meta.get("labels") or {}),
-            **{JOBSET + k: v for k, v in jobset.items()},
-            JOBSET + "priority": "0",
-            "batch.kubernetes.io/job-name": job_name,
-            "job-name": job_name,
-            "batch.kubernetes.io/controller-uid": out.uid,
-            "controller-uid": out.uid,
-            INDEX: str(index),
-        }
-        meta["annotations"] = {**(meta.get("annotations") or {}), INDEX: str(index),
-                               **{JOBSET + k: v for k, v in jobset.items()}}  # fmt: skip
-        meta.update(generateName=f"{job_name}-{index}-", namespace=namespace)
-        out.pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod})
+    uid = uid or str(uuid.uuid4())  # the JobSet's
+    replicas = [int(j.get("replicas") or 1) for j in jobs]
+    groups = [j.get("groupName") or "default" for j in jobs]
+    out = []
+    for at, step in enumerate(jobs):
+        group = groups[at]
+        job_name = f"{name}-{step['name']}-0"
+        before_in_group = sum(r for r, g in zip(replicas[:at], groups[:at], strict=True)
+                              if g == group)  # fmt: skip
+        jobset = {  # JobSet's labels and annotations of the Job's pods (labelAndAnnotateObject)
+            "jobset-name": name, "replicatedjob-name": step["name"], "job-index": "0",
+            "job-global-index": str(sum(replicas[:at])),
+            "replicatedjob-replicas": str(replicas[at]), "global-replicas": str(sum(replicas)),
+            "group-name": group,
+            "group-replicas": str(sum(r for r, g in zip(replicas, groups, strict=True)
+                                      if g == group)),
+            "job-group-index": str(before_in_group), "restart-attempt": str(attempt), "jobset-uid": uid,
+            "job-key": hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest(),
+        }  # fmt: skip
+        is_trainer = _ancestor(step) == "trainer"
+        rendered = Rendered(job_name, step, trainer=is_trainer)
+        template = step["template"]["spec"]["template"]
+        for index in range(nodes if is_trainer else 1):
+            pod = copy.deepcopy(template.get("spec") or {})
+            if is_trainer:
+                _trainer_container(tj, pod, plugin, nodes)
+            _initializer_env(tj, pod, step)
+            for container in pod.get("initContainers", []) + pod.get("containers", []):
+                container["env"] = _upsert(container.get("env") or [], [COMPLETION_INDEX_ENV])
+            pod.setdefault("restartPolicy", "OnFailure")
+            pod.update(hostname=f"{job_name}-{index}", subdomain=name)
+            meta = copy.deepcopy(template.get("metadata") or {})
+            meta["labels"] = {
+                **(meta.get("labels") or {}),
+                **{JOBSET + k: v for k, v in jobset.items()},
+                JOBSET + "priority": "0",
+                "batch.kubernetes.io/job-name": job_name,
+                "job-name": job_name,
+                "batch.kubernetes.io/controller-uid": rendered.uid,
+                "controller-uid": rendered.uid,
+                INDEX: str(index),
+            }
+            meta["annotations"] = {**(meta.get("annotations") or {}), INDEX: str(index),
+                                   **{JOBSET + k: v for k, v in jobset.items()}}  # fmt: skip
+            meta.update(generateName=f"{job_name}-{index}-", namespace=namespace)
+            rendered.pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+                                  "spec": pod})  # fmt: skip
+        out.append(rendered)
     return out
+
+
+def render(tj: dict, runtime: dict) -> Rendered:
+    """The TrainJob's trainer job (``render_jobs``)."""
+    return next(r for r in render_jobs(tj, runtime) if r.trainer)
+
+
+def _ancestor(step: dict) -> str | None:
+    labels = ((step.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    return labels.get(ANCESTOR)
 
 
 def _default_field_refs(node) -> None:
@@ -184,14 +247,17 @@ def _default_field_refs(node) -> None:
 
 def api_defaults(pod: dict) -> dict:
     """What the API server's defaulting adds to a pod that the tests compare (in place): a
-    fieldRef's ``apiVersion: v1``, a port's ``protocol: TCP``, a container's ``resources: {}``,
+    fieldRef's ``apiVersion: v1``, a port's ``protocol: TCP``, a container's ``resources: {}``
+    (its requests default to its limits),
     a configMap, secret, projected or downwardAPI volume's ``defaultMode: 420`` (0644), and
     ``serviceAccountName: default``. (Its other defaults, and the ServiceAccount admission
     plugin's ``kube-api-access-*`` volume, are not emulated.)"""
     spec = pod["spec"]
     _default_field_refs(spec)
     for container in spec.get("initContainers", []) + spec.get("containers", []):
-        container.setdefault("resources", {})
+        resources = container.setdefault("resources", {})
+        if resources.get("limits"):  # a request not given is its limit
+            resources["requests"] = {**resources["limits"], **(resources.get("requests") or {})}
         for port in container.get("ports") or []:
             port.setdefault("protocol", "TCP")
     for volume in spec.get("volumes") or []:

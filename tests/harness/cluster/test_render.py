@@ -6,7 +6,13 @@ import copy
 
 import pytest
 
-from tests.harness.cluster.render import MASTER_PORT, num_proc_per_node, render
+from tests.harness.cluster.render import (
+    MASTER_PORT,
+    claim_volumes,
+    num_proc_per_node,
+    render,
+    render_jobs,
+)
 from tests.harness.emulated import patch_of, trainjob
 from tests.harness.runtimes import runtime_manifest
 
@@ -20,7 +26,7 @@ def test_each_node_gets_a_pod_with_the_torch_plugins_environment():
     tj = trainjob("fit", nodes=2, image="repo/img:1", env=[{"name": "LR", "value": "0.1"}])
     tj["metadata"]["namespace"] = "team"
     rendered = render(tj, runtime_manifest("torch-distributed"))
-    assert rendered.job == "fit-node-0" and rendered.skipped == []
+    assert rendered.job == "fit-node-0" and rendered.trainer
     assert [p["metadata"]["generateName"] for p in rendered.pods] == [
         "fit-node-0-0-",
         "fit-node-0-1-",
@@ -86,11 +92,27 @@ def test_runtime_patches_apply_in_order():
     assert pod["metadata"]["labels"]["team"] == "b"
 
 
-def test_other_replicated_jobs_are_not_emulated():
+def test_every_replicated_job_gets_its_pods_and_jobsets_indexes():
     tj = trainjob("fit")
     tj["metadata"]["namespace"] = "team"
-    rendered = render(tj, runtime_manifest("torch-distributed-with-cache"))
-    assert rendered.skipped == ["dataset-initializer"] and len(rendered.pods) == 1
+    tj["spec"]["initializer"] = {"dataset": {"storageUri": "hf://kale/data"}}
+    runtime = runtime_manifest("torch-distributed-with-cache")
+    init, node = render_jobs(tj, runtime)
+    assert (init.job, init.trainer, node.job, node.trainer) == (
+        "fit-dataset-initializer-0", False, "fit-node-0", True)  # fmt: skip
+    [pod] = init.pods
+    assert {"name": "STORAGE_URI", "value": "hf://kale/data"} in pod["spec"]["containers"][0]["env"]
+    labels = [p["metadata"]["labels"] for p in (pod, node.pods[0])]
+    assert [(lb["jobset.sigs.k8s.io/job-global-index"], lb["jobset.sigs.k8s.io/global-replicas"])
+            for lb in labels] == [("0", "2"), ("1", "2")]  # fmt: skip
+    assert labels[0]["jobset.sigs.k8s.io/jobset-uid"] == labels[1]["jobset.sigs.k8s.io/jobset-uid"]
+
+
+def test_a_claim_template_mounted_by_a_pod_becomes_its_volume():
+    pod = {"containers": [{"name": "node", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}]}
+    policies = [{"templates": [{"metadata": {"name": "data"}}, {"metadata": {"name": "other"}}]}]
+    claim_volumes(pod, policies, "fit")
+    assert pod["volumes"] == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-fit"}}]
 
 
 @pytest.mark.parametrize(
@@ -159,3 +181,13 @@ def test_the_pods_carry_jobsets_labels_and_what_the_api_server_defaults():
     assert pod["spec"]["volumes"] == [{"name": "c", "configMap": {"name": "c", "defaultMode": 420}}]
     ranks = [e for e in container["env"] if e["name"] == "PET_NODE_RANK"]
     assert ranks[0]["valueFrom"]["fieldRef"]["apiVersion"] == "v1"
+
+
+def test_the_api_server_defaults_a_containers_requests_to_its_limits():
+    from tests.harness.cluster.render import api_defaults
+
+    pod = {"spec": {"containers": [{"name": "node", "resources": {
+        "limits": {"nvidia.com/gpu": 2, "cpu": "1"}, "requests": {"cpu": "500m"}}}]}}  # fmt: skip
+    api_defaults(pod)
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"nvidia.com/gpu": 2,
+                                                                     "cpu": "500m"}  # fmt: skip

@@ -133,10 +133,91 @@ def test_foreground_deletion_stops_the_pods_first(emulated_cluster, kube_api):
     assert len(killing) == 2 and killing[0]["message"] == "Stopping container node"
 
 
-def test_replicated_jobs_other_than_the_trainer_are_not_run(emulated_cluster, kube_api):
+def test_the_trainer_job_starts_once_the_initializer_it_depends_on_completes(
+    emulated_cluster, kube_api
+):
+    """JobSet's dependsOn: torch-distributed-with-cache's node job waits for its
+    dataset-initializer to Complete; the initializer gets the TrainJob's storage URI."""
+    from tests.harness.runtimes import runtime_manifest
+
+    runtime = runtime_manifest("torch-distributed-with-cache")
+    runtime.update(kind="TrainingRuntime")
+    first, _ = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    [init] = first["template"]["spec"]["template"]["spec"]["containers"]
+    init["command"] = ["python", "-c", "import os; print('got', os.environ['STORAGE_URI'])"]
+    kube_api[1].create_namespaced_custom_object(GROUP, VERSION, NS, "trainingruntimes", runtime)
     body = trainjob("fit", valid=False)
-    body["spec"]["runtimeRef"]["name"] = "torch-distributed-with-cache"
+    body["spec"]["runtimeRef"].update(name="torch-distributed-with-cache", kind="TrainingRuntime")
+    body["spec"]["initializer"] = {"dataset": {"storageUri": "hf://kale/data"}}
     submit(kube_api[1], body)
     assert emulated_cluster.wait_for(lambda: finished(emulated_cluster, "fit")) == "Complete"
-    assert ("TrainJob", "NotEmulated", "the emulated cluster runs the trainer job only; not run: "
-            "dataset-initializer") in events(emulated_cluster, "fit")  # fmt: skip
+    made = [(e["involvedObject"]["name"], e["message"].rsplit("-", 1)[0])
+            for e in emulated_cluster.events() if e["reason"] == "SuccessfulCreate"]  # fmt: skip
+    assert made == [("fit-dataset-initializer-0", "Created pod: fit-dataset-initializer-0-0"),
+                    ("fit-node-0", "Created pod: fit-node-0-0")]  # in this order  # fmt: skip
+    status = emulated_cluster.get(TRAINJOBS, "fit")["status"]["jobsStatus"]
+    assert [(s["name"], s["succeeded"]) for s in status] == [("dataset-initializer", 1),
+                                                              ("node", 1)]  # fmt: skip
+
+
+def test_an_mpi_runtimes_other_jobs_are_not_run(emulated_cluster, kube_api):
+    body = trainjob("fit", valid=False)
+    body["spec"]["runtimeRef"]["name"] = "deepspeed-distributed"
+    submit(kube_api[1], body)
+    emulated_cluster.wait_for(lambda: emulated_cluster.pods("fit"))
+    assert ("TrainJob", "NotEmulated", "the emulated cluster runs an MPI runtime's trainer job "
+            "only; not run: node") in events(emulated_cluster, "fit")  # fmt: skip
+
+
+def test_the_failure_policy_starts_every_node_again_then_fails_past_max_restarts(
+    emulated_cluster, kube_api
+):
+    """JobSet's failurePolicy.maxRestarts with backoffLimit 0 (kale_ext's max_restarts): node 1
+    fails on attempt 0 only, so attempt 1 (every pod made again, labelled so) completes; a
+    job failing every attempt fails with ReachedMaxRestarts."""
+    from tests.harness.runtimes import runtime_manifest
+
+    runtime = runtime_manifest("torch-distributed")
+    runtime.update(kind="TrainingRuntime")
+    runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": 1}
+    [step] = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    step["template"]["spec"]["backoffLimit"] = 0
+    [node] = step["template"]["spec"]["template"]["spec"]["containers"]
+    node["env"] = [{"name": "ATTEMPT", "valueFrom": {"fieldRef": {
+        "fieldPath": "metadata.labels['jobset.sigs.k8s.io/restart-attempt']"}}}]  # fmt: skip
+    kube_api[1].create_namespaced_custom_object(GROUP, VERSION, NS, "trainingruntimes", runtime)
+    fails = "import os; raise SystemExit(3 if os.environ['PET_NODE_RANK'] == '1' and {} else 0)"
+    for name, when in (("once", "os.environ['ATTEMPT'] == '0'"), ("always", "True")):
+        body = trainjob(name, script=fails.format(when), nodes=2, valid=False)
+        body["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
+        submit(kube_api[1], body)
+    assert emulated_cluster.wait_for(lambda: finished(emulated_cluster, "once")) == "Complete"
+    attempts = {p["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"]
+                for p in emulated_cluster.pods("once")}  # fmt: skip
+    assert attempts == {"1"}  # the first attempt's pods are gone
+    assert emulated_cluster.wait_for(lambda: finished(emulated_cluster, "always")) == "Failed"
+    assert conditions(emulated_cluster, "always")["Failed"] == (
+        "True",
+        "ReachedMaxRestarts",
+        "jobset failed due to reaching max number of restarts (first failed job: always-node-0)",
+    )
+    restarted = [e for e in events(emulated_cluster, "always")
+                 if e[1] == "RestartJobSetFailurePolicyAction"]  # fmt: skip
+    assert len(restarted) == 1
+
+
+def test_suspending_a_running_job_stops_its_pods_and_counts_its_job_suspended(
+    emulated_cluster, kube_api
+):
+    _, custom = kube_api
+    submit(custom, trainjob("fit", script=SLEEP, nodes=2))
+    emulated_cluster.wait_for(lambda: len(emulated_cluster.pods("fit")) == 2 and all(
+        node_state(p).get("running") for p in emulated_cluster.pods("fit")))  # fmt: skip
+    custom.patch_namespaced_custom_object(GROUP, VERSION, NS, "trainjobs", "fit",
+                                          {"spec": {"suspend": True}})  # fmt: skip
+    emulated_cluster.wait_for(lambda: not emulated_cluster.pods("fit"), 30, "pods gone")
+    status = emulated_cluster.get(TRAINJOBS, "fit")["status"]
+    assert [(s["name"], s["suspended"], s["active"]) for s in status["jobsStatus"]] == [
+        ("node", 1, 0)
+    ]
+    assert conditions(emulated_cluster, "fit")["Suspended"][:2] == ("True", "Suspended")

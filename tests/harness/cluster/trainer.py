@@ -1,15 +1,19 @@
-"""The emulated Kubeflow Trainer v2.3 controller, with what JobSet and the Job controller do
-for it: a TrainJob's pods (``render.py``), its conditions, its events.
+"""The emulated Kubeflow Trainer v2.3 controller, with what JobSet v0.12 and the Job controller
+do for it: a TrainJob's pods (``render.py``), its conditions, its events.
 
-- A new TrainJob gets its trainer job's pods at once (as the Trainer makes the JobSet, and
-  JobSet the Jobs), unless it is suspended (``Suspended=True``; resuming makes them,
-  ``Suspended=False``/``Resumed``). A pod name longer than 63 characters fails the JobSet
-  webhook: the TrainJob then stays without status, with a ``TrainJobResourcesCreationFailed``
-  Warning.
-- All trainer pods succeeded: ``Complete`` (``AllJobsCompleted``). A container that fails is
-  restarted in place while the Job's ``backoffLimit`` (default 6) allows; past it the Job fails
-  (``BackoffLimitExceeded``), its running pods are deleted and the TrainJob is ``Failed``
-  (``FailedJobs``, naming the first failed Job), as JobSet copies it; ``activeDeadlineSeconds``
+- A new TrainJob gets a Job per replicated job (``Step``), each made once the jobs it depends on
+  reached the status named (``dependsOn``: ``Ready`` or ``Complete``), unless it is suspended
+  (``Suspended=True``: the pods go, the Jobs count as suspended; resuming makes them,
+  ``Suspended=False``/``Resumed``). An MPI runtime runs its trainer job only (``NotEmulated``).
+  A pod name longer than 63 characters fails the JobSet webhook: the TrainJob then stays
+  without status, with a ``TrainJobResourcesCreationFailed`` Warning. The runtime's
+  ``volumeClaimPolicies`` claims are made.
+- Every Job succeeded: ``Complete`` (``AllJobsCompleted``). A container that fails is
+  restarted in place while its Job's ``backoffLimit`` (default 6) allows; past it the Job fails
+  (``BackoffLimitExceeded``): while the JobSet's ``failurePolicy.maxRestarts`` allows, every
+  pod is deleted and every Job made again (the next restart attempt), else its running pods
+  are deleted and the TrainJob is ``Failed`` (``FailedJobs``, or ``ReachedMaxRestarts`` with a
+  failure policy, naming the first failed Job), as JobSet copies it; ``activeDeadlineSeconds``
   running out fails it with ``DeadlineExceeded`` and deletes its pods.
 - With the feature gate ``TrainJobStatus`` on (``status``), the trainer pods get the status
   server's URL, CA and token, and the ConfigMap ``<name>-tls-config`` is made
@@ -21,30 +25,64 @@ for it: a TrainJob's pods (``render.py``), its conditions, its events.
 from __future__ import annotations
 
 import asyncio
+import copy
 from dataclasses import dataclass, field
 
 from tests.harness.cluster.objects import now
-from tests.harness.cluster.render import JOBSET, Rendered, api_defaults, render
+from tests.harness.cluster.render import (
+    JOBSET,
+    Rendered,
+    api_defaults,
+    claim_volumes,
+    jobset_template,
+    render_jobs,
+)
 from tests.harness.cluster.store import random_suffix
 from tests.harness.cluster.trainer_status import inject, tls_config_map
 from tests.harness.trainer_rules import POD_NAME_MAX
 
 TRAINJOBS = "trainer.kubeflow.org/v1alpha1/trainjobs"
 PODS = "v1/pods"
+CLAIMS = "v1/persistentvolumeclaims"
 BACKOFF_LIMIT = 6  # batch/v1 Job's default
 
 
 @dataclass
-class JobRun:
-    """One TrainJob's trainer Job, as the controller keeps it."""
+class Step:
+    """One Job of a TrainJob's JobSet (a replicated job), as JobSet and the Job controller keep
+    it: made once the jobs it depends on reached the status named (``after``)."""
 
     rendered: Rendered
-    uid: str
     backoff_limit: int
+    after: list[tuple[str, str]]  # dependsOn: (replicated job, Ready or Complete)
+    started: bool = False
     failures: int = 0
     failed: bool = False
-    pods: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.rendered.replicated_job["name"]
+
+
+@dataclass
+class JobRun:
+    """One TrainJob's JobSet, as the controller keeps it."""
+
+    steps: list[Step]
+    max_restarts: int = 0  # the JobSet's failurePolicy.maxRestarts
+    runtime: dict = field(default_factory=dict)
+    uid: str = ""  # the JobSet's
+    restarts: int = 0  # its restart attempt
+    failed: bool = False
     deadline: asyncio.TimerHandle | None = None
+
+    def step_of(self, pod: dict) -> Step | None:
+        """The Job of this attempt the pod is of (None for a previous attempt's pod)."""
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get(JOBSET + "restart-attempt", "0") != str(self.restarts):
+            return None
+        job = labels.get(JOBSET + "replicatedjob-name")
+        return next((s for s in self.steps if s.name == job), None)
 
 
 class Trainer:
@@ -104,6 +142,13 @@ class Trainer:
                     tj, "Suspended", "True", "Suspended", "TrainJob is suspended"
                 )
             await self._delete_pods(namespace, name)
+            if run is not None:  # JobSet suspends the Jobs it made (their pods go)
+                suspended = [{"name": st.name, "ready": 0, "succeeded": 0, "failed": 0,
+                              "active": 0, "suspended": int(st.started)} for st in run.steps]  # fmt: skip
+                tj = self.api.get(TRAINJOBS, namespace, name) or tj
+                if (tj.get("status") or {}).get("jobsStatus") != suspended:
+                    tj.setdefault("status", {})["jobsStatus"] = suspended
+                    await self.api.put(TRAINJOBS, namespace, tj)
             self._forget(key)
             return
         if _condition(tj, "Suspended"):
@@ -120,8 +165,8 @@ class Trainer:
         runtime = self.admission.runtime_of(tj, namespace)
         if runtime is None:
             return
-        rendered = render(tj, runtime)
-        long = [p["metadata"]["generateName"] + "abcde" for p in rendered.pods]
+        jobs = render_jobs(tj, runtime)
+        long = [p["metadata"]["generateName"] + "abcde" for r in jobs for p in r.pods]
         long = [p for p in long if len(p) > POD_NAME_MAX]
         if long:
             message = (f'JobSet.jobset.x-k8s.io "{name}" is invalid: spec.replicatedJobs: Invalid '
@@ -129,32 +174,15 @@ class Trainer:
                        f"more than {POD_NAME_MAX}")  # fmt: skip
             await self._event(tj, "Warning", "TrainJobResourcesCreationFailed", message)
             return
-        if self.status is not None:  # the trainjobstatus plugin
-            config_map = tls_config_map(tj, self.status.ca_pem)
-            if self.api.get("v1/configmaps", namespace, config_map["metadata"]["name"]) is None:
-                await self.api.create("v1/configmaps", namespace, config_map)
-            for pod in rendered.pods:
-                inject(pod, tj, self.status.base)
-        job_spec = rendered.replicated_job["template"].get("spec") or {}
-        limit = job_spec.get("backoffLimit", BACKOFF_LIMIT)
-        run = JobRun(rendered, rendered.uid, limit)
+        template = jobset_template(tj, runtime)["spec"]
+        policy = template.get("failurePolicy") or {}
+        run = JobRun([], max_restarts=int(policy.get("maxRestarts") or 0), runtime=runtime)
+        run.uid = jobs[0].pods[0]["metadata"]["labels"][JOBSET + "jobset-uid"]
         self.jobs[(namespace, name)] = run
-        if rendered.skipped:
-            await self._event(tj, "Normal", "NotEmulated", "the emulated cluster runs the trainer "
-                              f"job only; not run: {', '.join(rendered.skipped)}")  # fmt: skip
-        owner = {"apiVersion": "batch/v1", "kind": "Job", "name": rendered.job, "uid": run.uid,
-                 "controller": True, "blockOwnerDeletion": True}  # fmt: skip
-        job = {"kind": "Job", "apiVersion": "batch/v1", "name": rendered.job, "namespace": namespace,
-               "uid": run.uid}  # fmt: skip
-        for pod in rendered.pods:
-            pod["metadata"]["ownerReferences"] = [owner]
-            pod["metadata"]["name"] = pod["metadata"]["generateName"] + random_suffix()
-            api_defaults(pod)
-            made = await self.api.create(PODS, namespace, pod)
-            run.pods.append(made["metadata"]["name"])
-            await self._event(
-                job, "Normal", "SuccessfulCreate", f"Created pod: {made['metadata']['name']}"
-            )
+        skipped = await self._steps(tj, run, jobs)
+        if skipped:
+            await self._event(tj, "Normal", "NotEmulated", "the emulated cluster runs an MPI "
+                              f"runtime's trainer job only; not run: {', '.join(skipped)}")  # fmt: skip
         deadline = (tj.get("spec") or {}).get("activeDeadlineSeconds")
         if deadline:
             loop = asyncio.get_running_loop()
@@ -163,42 +191,120 @@ class Trainer:
             )
         await self._account(tj, run)
 
-    async def _account(self, tj: dict, run: JobRun) -> None:
-        """jobsStatus from the pods, counting Jobs as JobSet does (one here: the trainer's):
-        succeeded once all its pods have, else active while one of its pods is, and ready when
-        every pod is running or succeeded; Complete when every trainer pod succeeded."""
+    async def _steps(self, tj: dict, run: JobRun, jobs: list[Rendered]) -> list[str]:
+        """The run's Jobs (``run.steps``) from the rendered replicated jobs: the trainer's pods
+        with the status server's variables, claims made and mounted; the replicated jobs
+        skipped (an MPI runtime's other jobs: the MPI plugin is not emulated)."""
         namespace, name = tj["metadata"]["namespace"], tj["metadata"]["name"]
-        phases = [(p.get("status") or {}).get("phase") for p in self._pods(namespace, name)]
-        done = bool(phases) and phases.count("Succeeded") == len(run.rendered.pods) == len(phases)
-        going = not done and not run.failed
-        ready = phases.count("Running") + phases.count("Succeeded") >= len(run.rendered.pods)
-        status = {"name": run.rendered.replicated_job["name"], "ready": int(going and ready),
-                  "succeeded": int(done), "failed": int(run.failed),
-                  "active": int(going and any(p in ("Pending", "Running", None) for p in phases)),
-                  "suspended": 0}  # fmt: skip
-        if (tj.get("status") or {}).get("jobsStatus") != [status]:
-            tj.setdefault("status", {})["jobsStatus"] = [status]
+        skipped = []
+        if "mpi" in (run.runtime["spec"].get("mlPolicy") or {}):
+            skipped = [r.replicated_job["name"] for r in jobs if not r.trainer]
+            jobs = [r for r in jobs if r.trainer]
+        if self.status is not None:  # the trainjobstatus plugin: the trainer's pods
+            config_map = tls_config_map(tj, self.status.ca_pem)
+            if self.api.get("v1/configmaps", namespace, config_map["metadata"]["name"]) is None:
+                await self.api.create("v1/configmaps", namespace, config_map)
+            for pod in (p for r in jobs if r.trainer for p in r.pods):
+                inject(pod, tj, self.status.base)
+        policies = jobset_template(tj, run.runtime)["spec"].get("volumeClaimPolicies") or []
+        for pod in (p for r in jobs for p in r.pods):
+            claim_volumes(pod["spec"], policies, name)
+        await self._claims(namespace, name, policies)
+        run.steps = []
+        for rendered in jobs:
+            job_spec = rendered.replicated_job["template"].get("spec") or {}
+            after = [(d["name"], d["status"]) for d in rendered.replicated_job.get("dependsOn")
+                     or [] if not skipped]  # fmt: skip
+            run.steps.append(Step(rendered, job_spec.get("backoffLimit", BACKOFF_LIMIT), after))
+        return skipped
+
+    async def _claims(self, namespace: str, name: str, policies: list[dict]) -> None:
+        """JobSet's ``volumeClaimPolicies``: a claim ``<template>-<jobset>`` per template."""
+        for policy in policies:
+            for template in policy.get("templates") or []:
+                meta = template.get("metadata") or {}
+                claim = f"{meta.get('name')}-{name}"
+                if self.api.get(CLAIMS, namespace, claim) is not None:
+                    continue
+                labels = {**(meta.get("labels") or {}), JOBSET + "jobset-name": name}
+                body = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": claim, "namespace": namespace, "labels": labels,
+                                     **({"annotations": meta["annotations"]}
+                                        if meta.get("annotations") else {})},
+                        "spec": copy.deepcopy(template.get("spec") or {})}  # fmt: skip
+                await self.api.create(CLAIMS, namespace, body)
+
+    async def _make(self, namespace: str, step: Step) -> None:
+        """The Job controller: the step's Job's pods."""
+        step.started = True
+        rendered = step.rendered
+        owner = {"apiVersion": "batch/v1", "kind": "Job", "name": rendered.job,
+                 "uid": rendered.uid, "controller": True, "blockOwnerDeletion": True}  # fmt: skip
+        job = {"kind": "Job", "apiVersion": "batch/v1", "name": rendered.job,
+               "namespace": namespace, "uid": rendered.uid}  # fmt: skip
+        for pod in rendered.pods:
+            pod["metadata"]["ownerReferences"] = [owner]
+            pod["metadata"]["name"] = pod["metadata"]["generateName"] + random_suffix()
+            api_defaults(pod)
+            made = await self.api.create(PODS, namespace, pod)
+            await self._event(
+                job, "Normal", "SuccessfulCreate", f"Created pod: {made['metadata']['name']}"
+            )
+
+    async def _account(self, tj: dict, run: JobRun) -> None:
+        """jobsStatus from the pods, a Job per replicated job, counted as JobSet does: succeeded
+        once all its pods have, else active while one of its pods is, and ready when every pod
+        is running or succeeded; a Job not made yet counts nothing. Then the Jobs whose
+        dependencies reached their status are made (JobSet's ``dependencyReachedStatus``:
+        ``Complete`` when the Job succeeded, ``Ready`` when it is ready, failed or succeeded);
+        Complete when every Job succeeded."""
+        namespace, name = tj["metadata"]["namespace"], tj["metadata"]["name"]
+        pods = self._pods(namespace, name)
+        statuses = {}
+        for step in run.steps:
+            phases = [(p.get("status") or {}).get("phase") for p in pods
+                      if run.step_of(p) is step]  # fmt: skip
+            count = len(step.rendered.pods)
+            done = step.started and phases.count("Succeeded") == count == len(phases)
+            going = step.started and not done and not step.failed
+            ready = phases.count("Running") + phases.count("Succeeded") >= count
+            statuses[step.name] = {
+                "name": step.name, "ready": int(going and ready), "succeeded": int(done),
+                "failed": int(step.failed),
+                "active": int(going and any(p in ("Pending", "Running", None) for p in phases)),
+                "suspended": 0,
+            }  # fmt: skip
+        wanted = list(statuses.values())
+        if (tj.get("status") or {}).get("jobsStatus") != wanted:
+            tj.setdefault("status", {})["jobsStatus"] = wanted
             tj = await self.api.put(TRAINJOBS, namespace, tj)
-        if done:
-            job = {"kind": "Job", "name": run.rendered.job, "namespace": namespace, "uid": run.uid}
-            await self._event(job, "Normal", "Completed", "Job completed")
+        if not run.failed:
+            for step in run.steps:
+                if not step.started and all(_reached(statuses.get(n), s) for n, s in step.after):
+                    await self._make(namespace, step)
+        if all(s["succeeded"] for s in wanted):
+            for step in run.steps:
+                job = {"kind": "Job", "name": step.rendered.job, "namespace": namespace,
+                       "uid": step.rendered.uid}  # fmt: skip
+                await self._event(job, "Normal", "Completed", "Job completed")
             await self._set_condition(tj, "Complete", "True", "AllJobsCompleted",
                                       "jobset completed successfully")  # fmt: skip
             self._forget((namespace, name), keep_ports=False)
 
     def may_restart(self, pod: dict) -> bool:
-        """A trainer pod's container failed: whether the Job's backoff limit allows another run
-        (if not, the Job fails: see ``_fail``)."""
+        """A pod's container failed: whether its Job's backoff limit allows another run (if
+        not, the Job fails, and the JobSet with it: see ``_fail``)."""
         meta = pod["metadata"]
         job = (meta.get("labels") or {}).get(JOBSET + "jobset-name")
         run = self.jobs.get((meta.get("namespace"), job))
-        if run is None or run.failed:
+        step = run.step_of(pod) if run is not None else None
+        if run is None or step is None or run.failed:
             return False
-        run.failures += 1
-        if run.failures <= run.backoff_limit:
+        step.failures += 1
+        if step.failures <= step.backoff_limit:
             return True
-        run.failed = True
-        asyncio.get_running_loop().create_task(self._fail(meta["namespace"], job))
+        step.failed = run.failed = True
+        asyncio.get_running_loop().create_task(self._fail(meta["namespace"], job, step))
         return False
 
     def pod_ended(self, pod: dict) -> None:
@@ -216,22 +322,43 @@ class Trainer:
         await self.api.create(PODS, meta["namespace"], {"apiVersion": "v1", "kind": "Pod",
                                                         "metadata": new_meta, "spec": spec})  # fmt: skip
 
-    async def _fail(self, namespace: str, name: str) -> None:
+    async def _fail(self, namespace: str, name: str, step: Step) -> None:
+        """A Job failed (its backoff limit): the Job controller deletes its running pods; the
+        JobSet's failure policy starts every Job again while ``maxRestarts`` allows (restart
+        attempt + 1, every pod of the attempt deleted), else the JobSet fails, and the
+        TrainJob with it (FailedJobs; ReachedMaxRestarts with a failure policy)."""
         run = self.jobs.get((namespace, name))
         tj = self.api.get(TRAINJOBS, namespace, name)
         if run is None or tj is None or _condition(tj, "Failed"):
             return
-        job = {"kind": "Job", "name": run.rendered.job, "namespace": namespace, "uid": run.uid}
+        job = {"kind": "Job", "name": step.rendered.job, "namespace": namespace,
+               "uid": step.rendered.uid}  # fmt: skip
         await self._event(job, "Warning", "BackoffLimitExceeded", "Job has reached the specified "
                           "backoff limit")  # fmt: skip
-        message = (
-            f"jobset failed due to one or more job failures (first failed job: {run.rendered.job})"
-        )
-        await self._event({"kind": "JobSet", "name": name, "namespace": namespace}, "Warning",
-                          "FailedJobs", message)  # fmt: skip
+        first = f"(first failed job: {step.rendered.job})"
+        jobset = {"kind": "JobSet", "name": name, "namespace": namespace}
+        if run.restarts < run.max_restarts:
+            run.restarts += 1
+            message = f"applying RestartJobSet failure policy action {first}"
+            await self._event(jobset, "Warning", "RestartJobSetFailurePolicyAction", message)
+            await self._delete_pods(namespace, name)  # the previous attempt's Jobs
+            jobs = render_jobs(tj, run.runtime, run.uid, attempt=run.restarts)
+            await self._steps(tj, run, jobs)
+            run.failed = False
+            await self._account(tj, run)
+            return
+        if run.max_restarts:
+            reason, message = (
+                "ReachedMaxRestarts",
+                "jobset failed due to reaching max number of restarts ",
+            )
+        else:
+            reason, message = "FailedJobs", "jobset failed due to one or more job failures "
+        message += first
+        await self._event(jobset, "Warning", reason, message)
         await self._delete_pods(namespace, name, active_only=True)  # the Job controller's
         await self._account(tj, run)  # the Job failed: jobsStatus says so
-        await self._set_condition(tj, "Failed", "True", "FailedJobs", message)
+        await self._set_condition(tj, "Failed", "True", reason, message)
         self._forget((namespace, name), keep_ports=False)
 
     async def _expire(self, namespace: str, name: str) -> None:
@@ -273,3 +400,12 @@ class Trainer:
 def _condition(tj: dict, kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True"
                for c in (tj.get("status") or {}).get("conditions") or [])  # fmt: skip
+
+
+def _reached(status: dict | None, wanted: str) -> bool:
+    """JobSet's ``dependencyReachedStatus`` for one Job (one replica)."""
+    if status is None:
+        return False
+    if wanted == "Complete":
+        return status["succeeded"] == 1
+    return status["ready"] + status["failed"] + status["succeeded"] == 1

@@ -16,6 +16,14 @@ spec as processes:
   URL ``https://NAME.NAMESPACE.svc:PORT`` (the Trainer's status server) is 127.0.0.1:PORT;
 - the logs (``podlogs.Log``) and termination messages (``termination_message``).
 
+A program that is not Python has no shim: the arguments and variables that name a path under a
+mount name the mount's folder instead (``image.native``: ``mpirun --hostfile /etc/mpi/hostfile``).
+The pods of an MPI runtime (those mounting a Secret of type ``kubernetes.io/ssh-auth``) run the
+real Open MPI ``mpirun`` and the real OpenSSH ``sshd``: what their image and the pod network
+give them (the ssh client's and the sshd's config, each worker's sshd on a port claimed for its
+pod hostname, the pod's own hostname and ``/etc/hosts`` in UTS and mount namespaces, which need
+root; Open MPI's leave to run as root where the runtime runs as uid 1000) is ``image.py``'s.
+
 What the objects these need come from the API server: the ConfigMaps, Secrets and tokens a pod
 refers to are read before its volumes and environment are made (``Objects``).
 
@@ -32,9 +40,11 @@ import datetime
 import os
 import re
 import signal
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kale_ext.backends.local.ports import claim_port
 from tests.harness.cluster.kubelet import NO_COMMAND, prepare_process, termination_message
 from tests.harness.cluster.kubelet import Kubelet as EmulatedKubelet
 from tests.harness.cluster.podlogs import Log
@@ -46,6 +56,7 @@ from tests.harness.cluster.volumes import (
     nest,
     process_env,
 )
+from tests.harness.controlplane import image
 from tests.harness.controlplane.kube import ApiError, Kube
 from tests.harness.controlplane.processes import die_with_parent
 
@@ -179,6 +190,8 @@ class ProcessKubelet:
         self.cpu, self.memory, self.max_pods, self.version = cpu, memory, pods, version
         self.runs: dict[tuple[str, str], PodRun] = {}
         self.ports: dict[tuple[str, str], dict[int, object]] = {}  # for Kubelet._network
+        #: (namespace, subdomain) → pod hostname → (the port its sshd listens on, the pod)
+        self.sshd_ports: dict[tuple[str, str], dict[str, tuple]] = {}
         self.tasks: set[asyncio.Task] = set()
 
     # ----- the node -------------------------------------------------------------------------
@@ -274,11 +287,13 @@ class ProcessKubelet:
         for task in list(self.tasks):
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
-        for key in list(self.ports):
+        for key in set(self.ports) | set(self.sshd_ports):
             self.release(*key)
 
     def release(self, namespace: str, subdomain: str) -> None:
         for holder in self.ports.pop((namespace, subdomain), {}).values():
+            holder.close()
+        for holder, _ in self.sshd_ports.pop((namespace, subdomain), {}).values():
             holder.close()
 
     # ----- a pod's life -------------------------------------------------------------------------
@@ -420,6 +435,8 @@ class ProcessKubelet:
             message = termination_message(spec, c.termination, c.logs[-1], code)
             if message:
                 c.state["terminated"]["message"] = message
+            if not c.started:  # it never started: an empty time is refused (422) by the API server
+                del c.state["terminated"]["startedAt"]
             again = policy == "Always" or (policy == "OnFailure" and code != 0)
             if run.stopping or not again:
                 if not init and any(
@@ -475,13 +492,32 @@ class ProcessKubelet:
         cwd = work
         if spec.get("workingDir"):
             cwd = Path(mounted.get(spec["workingDir"], str(work)))
+        start = die_with_parent
+        key = image.ssh_key(run.pod, run.objects, run.volumes)
+        if key is not None:  # an MPI runtime's pod: the image's ssh, its own hostname
+            why = image.cannot_enter_pod() or image.have(argv[0])
+            if why:
+                await log.write(f"{why}\n".encode())
+                await log.end()
+                await self._event(run, "Warning", "Failed", f"Error: {why}")
+                return 128, "StartError"
+            path, env = self._ssh_pod(run, spec, argv, env, home, path, mounted, key)
+            hosts = run.folder / "image" / "hosts"
+            hosts.write_text(image.hosts_file(run.pod))
+            host = image.hostname(run.pod)
+
+            def start() -> None:
+                die_with_parent()
+                image.enter_pod(host, hosts)
+
+        argv, penv = image.native(argv, process_env(env, home, mounted, path), mounted)
         try:
             c.process = await asyncio.create_subprocess_exec(
                 *argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                stdin=asyncio.subprocess.DEVNULL, env=process_env(env, home, mounted, path),
-                start_new_session=True, preexec_fn=die_with_parent,
+                stdin=asyncio.subprocess.DEVNULL, env=penv, start_new_session=True,
+                preexec_fn=start,
             )  # fmt: skip
-        except OSError as e:
+        except (OSError, subprocess.SubprocessError) as e:
             await log.write(f"{e}\n".encode())
             await log.end()
             await self._event(run, "Warning", "Failed", f"Error: failed to start container: {e}")
@@ -501,6 +537,41 @@ class ProcessKubelet:
         if code < 0:
             return 128 - code, "Error"
         return code, "Completed" if code == 0 else "Error"
+
+    def _ssh_pod(self, run: PodRun, spec: dict, argv: list[str], env: dict[str, str], home: Path,
+                 path: str, mounted: dict[str, str], key: Path) -> tuple[str, dict[str, str]]:  # fmt: skip
+        """The image's ssh for a pod holding an SSH key (``image.py``): the client first on PATH,
+        and for the runtime's sshd its config file (at the path ``-f`` names), listening on a
+        port claimed for this pod's hostname. Returns (PATH, env)."""
+        ns, subdomain = run.key[0], run.pod["spec"].get("subdomain") or ""
+        own = run.folder / "image"
+        private = image.private_key(key, own / "id_rsa")
+        config = self._ssh_config(ns, subdomain)
+        path = os.pathsep.join((str(image.ssh_wrapper(own / "bin", config, private)), path))
+        sshd = image.sshd_file(argv)
+        if sshd is not None:
+            host = image.hostname(run.pod)
+            held = self.sshd_ports.setdefault((ns, subdomain), {})
+            if host not in held:
+                held[host] = (claim_port(), run.pod)
+                self._ssh_config(ns, subdomain)
+            mounted[sshd] = str(own / "sshd_config")
+            session = image.mounts_env(process_env({}, home, mounted, path))
+            (own / "sshd_config").write_text(image.sshd_config(
+                held[host][0].port, private, key / "authorized_keys", home / "sshd.pid", session))  # fmt: skip
+            image.privilege_separation()
+        elif os.geteuid() == 0 and image.runs_as_non_root(run.pod, spec):
+            env = {**env, **image.AS_ROOT}
+        return path, env
+
+    def _ssh_config(self, namespace: str, subdomain: str) -> Path:
+        """The ssh client's config for a subdomain's pods (written again as sshds start)."""
+        held = self.sshd_ports.get((namespace, subdomain), {})
+        config = self.root / "ssh" / namespace / f"{subdomain or '-'}.config"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        ports = {host: claim.port for host, (claim, _) in held.items()}
+        config.write_text(image.ssh_config(ports, {h: pod for h, (_, pod) in held.items()}))
+        return config
 
     async def _stop(self, run: PodRun, remove: bool = True) -> None:
         """Stop the pod's processes (SIGTERM, SIGKILL after its grace period), report it ended,

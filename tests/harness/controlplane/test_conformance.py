@@ -2,10 +2,16 @@
 emulated cluster (``tests/harness/cluster``) and to the real control plane (kube-apiserver,
 kube-controller-manager, kube-scheduler, JobSet v0.12.0, Kubeflow Trainer v2.3.0), and what
 matters of what each makes of them is compared, field by field: ``FIELDS`` is the list (what is
-compared, and what is normalised because it must differ), ``CASES`` the TrainJobs.
+compared, and what is normalised because it must differ), ``CASES`` the TrainJobs: the
+runtimes, GPUs, kale_ext's runtime patches, env and volumes, initializers (JobSet's dependsOn),
+and a job's life past Complete: a failure, a restart (kale_ext's ``max_restarts``) and a
+suspension (kale_ext's stop). The cases run at once on both.
 
 Where the emulator is knowingly not conformant (it says so in its docstring), the comparison is
 ``KNOWN`` below: a strict xfail, so the day the emulator does conform the test says to drop it.
+MPI runtimes are not compared at all: the emulator does not emulate the MPI plugin (the
+hostfile ConfigMap, the SSH Secret, ``OMPI_*``), so MPI is tested on the real control plane
+only (``test_kale_ext.py``), never on the emulator.
 """
 
 from __future__ import annotations
@@ -33,6 +39,18 @@ WATCH_SECONDS = 600
 SETTLE_TIMEOUT = 180.0  # seconds for every case to settle on both (a loaded 2-core machine)
 
 NOTEBOOK = notebook(("import os", ["imports"]), "print('node', os.environ.get('RANK'), flush=True)")
+#: Node 1 fails (exit 3) on the attempts named; node 0 waits meanwhile (so that it is still
+#: running, not finished, when the failure ends its attempt: the same on both, whatever the
+#: timing). KALE_EXT_RESTART is the JobSet's restart attempt (kale_ext's max_restarts).
+FAILING = """import os, time
+attempt = os.environ.get("KALE_EXT_RESTART", "0")
+print("node", os.environ.get("RANK"), "attempt", attempt, flush=True)
+if attempt in FAIL_ON:
+    if os.environ.get("RANK") == "1":
+        raise SystemExit(3)
+    time.sleep(300)"""
+UP = "kale-ext-conformance: up"
+SLEEPING = f"import time\nprint({UP!r}, flush=True)\ntime.sleep(300)"
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,33 @@ class Case:
     id: str
     options: dict
     built: bool = False
+    code: str | None = None  # the notebook's code cell, else NOTEBOOK's
+    suspend: bool = False  # suspended (spec.suspend) once its pods run
+
+    def notebook(self) -> dict:
+        if self.code is None:
+            return NOTEBOOK
+        return notebook(("import os", ["imports"]), self.code)
+
+
+#: A ClusterTrainingRuntime made on both: torchtune-llama3.2-1b as the emulator has it, its
+#: initializers given a command (their images' entrypoints are nothing a process kubelet runs,
+#: and a runtime patch cannot set a command), so that they run and Complete on both.
+RUNTIME, RUNTIME_OF = "conformance-torchtune", "torchtune-llama3.2-1b"
+INITIALIZERS = {"dataset-initializer": "print('dataset')", "model-initializer": "print('model')"}
+
+
+def runtime_manifest() -> dict:
+    from tests.harness.cluster.cluster import released, with_storage
+    from tests.harness.runtimes import runtime_manifest
+
+    manifest = released(with_storage(runtime_manifest(RUNTIME_OF)))
+    manifest["metadata"] = {**manifest["metadata"], "name": RUNTIME}
+    for step in manifest["spec"]["template"]["spec"]["replicatedJobs"]:
+        for container in step["template"]["spec"]["template"]["spec"]["containers"]:
+            if container["name"] in INITIALIZERS:
+                container["command"] = ["python", "-c", INITIALIZERS[container["name"]]]
+    return manifest
 
 
 CASES = (
@@ -62,12 +107,20 @@ CASES = (
             "volumes": [f"configmap:{SETTINGS}:/etc/settings", f"secret:{CREDS}:/etc/creds"],
         },
     ),
-    # Trainer v2.3.0's only released runtimes with initializers are torchtune's (2 GPUs a node)
+    # Trainer v2.3.0's only released runtimes with initializers are torchtune's (2 GPUs a node):
+    # the initializers run (RUNTIME: a command of their own) and Complete, then JobSet makes
+    # the trainer's pods (dependsOn), which no node can take
     Case(
         "initializers",
-        {"runtime": "torchtune-llama3.2-1b", "dataset_uri": "hf://kale/data", "no_workspace": True},
+        {"runtime": RUNTIME, "dataset_uri": "hf://kale/data", "no_workspace": True},
         built=True,
     ),
+    # a job's life: node 1 fails on every attempt (the one restart too): Failed
+    Case("failure", {"nodes": 2, "max_restarts": 1}, code=FAILING.replace("FAIL_ON", "'01'")),
+    # node 1 fails on the first attempt only: the JobSet starts every node again, then Complete
+    Case("restart", {"nodes": 2, "max_restarts": 1}, code=FAILING.replace("FAIL_ON", "'0'")),
+    # kale_ext's stop on a cluster (spec.suspend) once its pods run: they go, Suspended
+    Case("suspend", {"nodes": 2}, code=SLEEPING, suspend=True),
 )
 
 
@@ -185,6 +238,14 @@ FIELDS: tuple[Field, ...] = (
         of_pod=_scheduled,
     ),
     Field(
+        "every pod",
+        "names and timestamps: each pod the job ever had (deleted ones too: a restart's, a "
+        "failed Job's), by its pod_key and restart attempt, in the order made: its distinct "
+        "phases, and its container's terminations (exitCode, reason) in order up to the first "
+        "failure (a restart in place after it races the pod's deletion)",
+        of_job=lambda o: o.history,
+    ),
+    Field(
         "pod phases",
         "timestamps: the distinct phases in the order each pod went through them",
         of_job=lambda o: [o.phases.get(p["metadata"]["name"]) for p in o.pods],
@@ -197,8 +258,10 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field(
         "jobsStatus",
-        "nothing (the final one)",
-        of_job=lambda o: (o.trainjob.get("status") or {}).get("jobsStatus"),
+        "the final one, by replicated job's name: JobSet lists them in its map's order (random)",
+        of_job=lambda o: sorted(
+            (o.trainjob.get("status") or {}).get("jobsStatus") or [], key=lambda s: s["name"]
+        ),  # fmt: skip
     ),
     Field(
         "spec",
@@ -216,14 +279,9 @@ FIELDS: tuple[Field, ...] = (
 
 #: (case, field) → why the emulator differs there: the behaviours it is not conformant for
 #: (tests/harness/cluster/__init__.py says so); strict xfails.
-KNOWN = {
-    ("initializers", "pods"): "the emulator runs the trainer job's pods at once; JobSet first "
-    "runs the dataset and model initializer jobs and the trainer's only after they Complete",
-    ("initializers", "pod phases"): "as pods: the initializers' pods are not emulated",
-    ("initializers", "jobsStatus"): "as pods: the initializer jobs are not emulated",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 #: Pod fields are not compared where the pods differ (KNOWN "pods").
-POD_FIELDS_SKIPPED = {"initializers"}
+POD_FIELDS_SKIPPED: set[str] = set()
 
 
 # ----- running the cases on both -------------------------------------------------------------
@@ -235,6 +293,18 @@ class Observed:
     pods: list[dict]  # by pod_key
     phases: dict[str, list[str]] = field(default_factory=dict)  # pod name → its phases
     conditions: list[list[tuple]] = field(default_factory=list)
+    history: list[tuple] = field(default_factory=list)  # Recorder.history
+
+
+def _to_first_failure(ended: dict) -> list:
+    """A pod's terminations up to its first failure: what follows races the pod's deletion (a
+    kubelet restarts a failed container in place while the Job controller deletes its pod)."""
+    out = []
+    for code, reason in ended.values():
+        out.append((code, reason))
+        if code:
+            break
+    return out
 
 
 class Recorder:
@@ -244,10 +314,13 @@ class Recorder:
     def __init__(self, kubeconfig):
         from kubernetes import client, config
 
+        self.kubeconfig = kubeconfig
         self.api = config.new_client_from_config(config_file=str(kubeconfig))
         self.core, self.custom = client.CoreV1Api(self.api), client.CustomObjectsApi(self.api)
         self.conditions: dict[str, list[list[tuple]]] = {}
         self.phases: dict[str, list[str]] = {}
+        self.made: dict[str, list[tuple[str, tuple]]] = {}  # TrainJob → (pod, its key), as seen
+        self.ended: dict[str, dict[str, tuple]] = {}  # pod → container id → (exitCode, reason)
         self.watches: list = []
         self.stopped = False
         self.error: Exception | None = None  # what ended a watch too early
@@ -295,10 +368,30 @@ class Recorder:
             seen.append(found)
 
     def _pod(self, pod: dict) -> None:
-        phase = (pod.get("status") or {}).get("phase")
-        seen = self.phases.setdefault(pod["metadata"]["name"], [])
+        name, labels = pod["metadata"]["name"], pod["metadata"].get("labels") or {}
+        status = pod.get("status") or {}
+        phase = status.get("phase")
+        seen = self.phases.setdefault(name, [])
         if phase and (not seen or seen[-1] != phase):
             seen.append(phase)
+        made = self.made.setdefault(labels.get(JOBSET + "jobset-name", ""), [])
+        if name not in (n for n, _ in made):
+            made.append((name, (*pod_key(pod), labels.get(JOBSET + "restart-attempt"))))
+        ended = self.ended.setdefault(name, {})
+        for c in status.get("containerStatuses") or []:
+            for state in (c.get("lastState") or {}, c.get("state") or {}):
+                t = state.get("terminated")
+                if t:
+                    ended.setdefault(t.get("containerID") or t.get("finishedAt"),
+                                     (t.get("exitCode"), t.get("reason")))  # fmt: skip
+
+    def history(self, name: str) -> list[tuple]:
+        """Each pod TrainJob ``name`` ever had: (its key and restart attempt, its phases, its
+        terminations), by key, each key's pods in the order made."""
+        made = self.made.get(name, [])
+        out = [(key, self.phases.get(pod, []), _to_first_failure(self.ended.get(pod, {})))
+               for pod, key in made]  # fmt: skip
+        return sorted(out, key=lambda e: tuple(str(k) for k in e[0]))  # stable: order made
 
     def pods(self, name: str) -> list[dict]:
         listed = self.core.list_namespaced_pod(NAMESPACE,
@@ -317,21 +410,26 @@ class Recorder:
 
 
 def settled(tj: dict, pods: list[dict]) -> bool:
-    """Finished; or its pods made and none can be scheduled (no GPU); or only initializers'
-    pods made (their images' entrypoints, which no process kubelet runs)."""
-    done = any(c["type"] in ("Complete", "Failed") and c["status"] == "True"
-               for c in (tj.get("status") or {}).get("conditions") or [])  # fmt: skip
-    if done:
+    """Finished; or suspended and its pods gone; or its trainer's pods made and none can be
+    scheduled (no GPU), the other pods (initializers') succeeded and their Jobs counted so."""
+    status = tj.get("status") or {}
+    true = {c["type"] for c in status.get("conditions") or [] if c["status"] == "True"}
+    if "Suspended" in true:
+        return not pods
+    if true & {"Complete", "Failed"}:
         return all((p.get("status") or {}).get("phase") in ("Succeeded", "Failed") for p in pods)
-    if pods and all(_scheduled(p) == ("False", "Unschedulable") for p in pods):
-        return True
-    return bool(pods) and all(pod_key(p)[0].endswith("-initializer") for p in pods)
+    stuck = [p for p in pods if _scheduled(p) == ("False", "Unschedulable")]
+    rest = [pod_key(p)[0] for p in pods if p not in stuck]
+    jobs = {s["name"]: s for s in status.get("jobsStatus") or []}
+    return bool(stuck) and all((jobs.get(job) or {}).get("succeeded") for job in rest)
 
 
-def _prepare(core) -> None:
-    """What the volumes case mounts."""
+def _prepare(core, custom) -> None:
+    """What the volumes case mounts; the initializers case's runtime."""
     from kubernetes import client
 
+    custom.create_cluster_custom_object(GROUP, VERSION, "clustertrainingruntimes",
+                                        runtime_manifest())  # fmt: skip
     core.create_namespaced_config_map(NAMESPACE, client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name=SETTINGS), data={"lr": "0.1"}))  # fmt: skip
     core.create_namespaced_secret(NAMESPACE, client.V1Secret(
@@ -349,23 +447,45 @@ def submit_cases(kubeconfig, folder, prefix: str) -> dict[str, str]:
     for case in CASES:
         name = f"{prefix}-{case.id}"
         options = {**case.options, "name": name}
+        path = folder / case.id / "nb.ipynb"
         if case.built:
-            spec = resolve(k8s, folder / "nb.ipynb", {**options, "no_workspace": True}).spec
+            spec = resolve(k8s, path, {**options, "no_workspace": True}).spec
             k8s.custom.create_namespaced_custom_object(GROUP, VERSION, NAMESPACE, "trainjobs",
                                                        trainjob_dict(spec),
                                                        field_validation="Strict")  # fmt: skip
         else:
-            submit(k8s, folder / "nb.ipynb", options)
+            submit(k8s, path, options)
         names[case.id] = name
     return names
 
 
+def suspend_running(recorder: Recorder, names: dict[str, str], done: set[str]) -> None:
+    """The suspend cases whose pods all run their code (their logs say ``UP``: torchrun has
+    started its workers, so SIGTERM ends it as it ends a worker, not before): suspended as
+    kale_ext's stop does (spec.suspend)."""
+    from kale_ext.backends.kubernetes import KubernetesBackend
+
+    for case in CASES:
+        if not case.suspend or case.id in done:
+            continue
+        pods = recorder.pods(names[case.id])
+        running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        if pods and len(running) == len(pods) == case.options["nodes"] and all(
+            UP in recorder.core.read_namespaced_pod_log(p["metadata"]["name"], NAMESPACE,
+                                                        container="node") for p in pods):  # fmt: skip
+            backend = KubernetesBackend(namespace=NAMESPACE, config_file=str(recorder.kubeconfig))
+            backend.stop(names[case.id], "conformance: stopped while it runs")
+            done.add(case.id)
+
+
 def observe(recorder: Recorder, names: dict[str, str], what: str) -> dict[str, Observed]:
     deadline = time.monotonic() + SETTLE_TIMEOUT
-    out = {}
+    out: dict[str, Observed] = {}
+    suspended: set[str] = set()
     for case, name in names.items():
         while True:
             assert recorder.error is None, f"{what}: a watch ended: {recorder.error!r}"
+            suspend_running(recorder, names, suspended)
             tj, pods = recorder.trainjob(name), recorder.pods(name)
             if settled(tj, pods):
                 break
@@ -382,6 +502,7 @@ def observe(recorder: Recorder, names: dict[str, str], what: str) -> dict[str, O
                 for p in pods
             },
             list(recorder.conditions.get(name, [[]])),
+            recorder.history(name),
         )
     return out
 
@@ -394,30 +515,45 @@ def observed(control_plane, tmp_path_factory):
     from tests.harness.cluster import EmulatedCluster
 
     folder = tmp_path_factory.mktemp("conformance")
-    (folder / "nb").mkdir()
-    (folder / "nb" / "nb.ipynb").write_text(json.dumps(NOTEBOOK))
-    (folder / "nb" / "notes.txt").write_text("shipped with the workspace")
+    for case in CASES:  # each case its own notebook folder, its workspace
+        (folder / case.id).mkdir()
+        (folder / case.id / "nb.ipynb").write_text(json.dumps(case.notebook()))
+        (folder / case.id / "notes.txt").write_text("shipped with the workspace")
     with EmulatedCluster(folder / "emulated", namespace=NAMESPACE, trainer_status=True) as emu:
         clusters = {"emulated": emu.kubeconfig, "real": control_plane.kubeconfig}
         recorders = {k: Recorder(v) for k, v in clusters.items()}
         try:
             names = {}
             for where, kubeconfig in clusters.items():
-                _prepare(recorders[where].core)
-                names[where] = submit_cases(kubeconfig, folder / "nb", "conformance")
+                _prepare(recorders[where].core, recorders[where].custom)
+                names[where] = submit_cases(kubeconfig, folder, "conformance")
             yield {where: observe(recorders[where], names[where], where) for where in clusters}
         finally:
             for where, recorder in recorders.items():
                 recorder.stop()  # its watches end at the next change: the deletes below
-                for name in names.get(where, {}).values():
-                    recorder.custom.delete_namespaced_custom_object(
+                for name in names.get(where, {}).values():  # the TrainJob at once, the rest
+                    recorder.custom.delete_namespaced_custom_object(  # after it (the collector)
                         GROUP, VERSION, NAMESPACE, "trainjobs", name,
-                        propagation_policy="Foreground")  # fmt: skip
+                        propagation_policy="Background")  # fmt: skip
             real = recorders["real"]  # the session's control plane goes on
+            # gone before the next module: in a foreground delete a restart case's own
+            # TrainingRuntime (owned by it) went first, the TrainJob stayed (in a CI run, for
+            # minutes), and the Kubeflow SDK's list_jobs then failed for the whole namespace
+            # (it reads every job's runtime)
+            deadline = time.monotonic() + SETTLE_TIMEOUT
+            left = set(names.get("real", {}).values())
+            while left and time.monotonic() < deadline:
+                listed = real.custom.list_namespaced_custom_object(GROUP, VERSION, NAMESPACE,
+                                                                   "trainjobs")  # fmt: skip
+                left &= {t["metadata"]["name"] for t in listed["items"]}
+                time.sleep(0.5)
+            assert not left, f"TrainJobs not gone after {SETTLE_TIMEOUT:.0f} s: {sorted(left)}"
             for kind in ("config_map", "secret"):
                 getattr(real.core, f"delete_namespaced_{kind}")(
                     SETTINGS if kind == "config_map" else CREDS, NAMESPACE
                 )
+            real.custom.delete_cluster_custom_object(GROUP, VERSION, "clustertrainingruntimes",
+                                                     RUNTIME)  # fmt: skip
             for recorder in recorders.values():
                 recorder.api.close()
 

@@ -142,3 +142,30 @@ def test_when_its_parent_dies_the_control_plane_goes_too(tmp_path):
 def _no_proxy(monkeypatch):
     monkeypatch.delenv("HTTPS_PROXY", raising=False)
     monkeypatch.delenv("https_proxy", raising=False)
+
+
+def test_a_container_that_cannot_start_fails_its_pod_as_a_kubelet_says(control_plane):
+    """A container with no command (the process kubelet cannot run an image's entrypoint) ends
+    terminated with StartError and exit code 128, and the pod Failed: the status is accepted by
+    the API server (a terminated state with an empty startedAt was refused, 422, and the pod
+    stayed Pending with no container status)."""
+    api, core, _, _ = _api(control_plane.kubeconfig)
+    name = "cannot-start"
+    try:
+        core.create_namespaced_pod("default", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"restartPolicy": "Never",
+                     "containers": [{"name": "main", "image": "example.com/no-entrypoint:1"}]},
+        })  # fmt: skip
+        deadline = time.monotonic() + 60
+        pod = core.read_namespaced_pod(name, "default")
+        while pod.status.phase != "Failed" and time.monotonic() < deadline:
+            time.sleep(0.3)
+            pod = core.read_namespaced_pod(name, "default")
+        assert pod.status.phase == "Failed"
+        [status] = pod.status.container_statuses
+        ended = status.state.terminated
+        assert (ended.reason, ended.exit_code, ended.started_at) == ("StartError", 128, None)
+    finally:
+        core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+        api.close()

@@ -529,9 +529,8 @@ def test_the_mpi_example_gets_the_mpi_plugins_launcher_and_nodes_on_the_real_tra
     Trainer v2.3.0 admits kale_ext's TrainJob (its workspace patch on the launcher and on the
     nodes) and its MPI plugin makes the SSH key Secret, the hostfile (a line per node, 1 slot)
     and the JobSet: its launcher runs kale_ext's command under mpirun, beside the runtime's sshd
-    node. The run itself needs an sshd per node, which the process kubelet does not give (no
-    /usr/sbin/sshd here: the node never gets Ready, so the launcher's Job is never made): what
-    is checked is what the control plane makes of the job."""
+    node. What is checked is what the control plane makes of the job (the run itself:
+    test_the_mpi_example_runs_under_open_mpi_and_sshd_with_the_launcher_as_node_0)."""
     shutil.copy(EXAMPLES / "sdk_mpi.ipynb", tmp_path)
     out = cli("run", tmp_path / "sdk_mpi.ipynb", *K8S, "--name", "mpi-real")
     assert out.returncode == 0, out.stderr
@@ -546,9 +545,10 @@ def test_the_mpi_example_gets_the_mpi_plugins_launcher_and_nodes_on_the_real_tra
         ]
         secrets = [s.metadata.name for s in core.list_namespaced_secret("default").items]
         assert "mpi-real-mpi-ssh-auth" in secrets
-        jobset = custom.get_namespaced_custom_object(
-            "jobset.x-k8s.io", "v1alpha2", "default", "jobsets", "mpi-real"
-        )  # (the launcher's Job waits for the nodes' Ready: the JobSet holds its template)
+        jobsets = ("jobset.x-k8s.io", "v1alpha2", "default", "jobsets")
+        jobset = _wait("the JobSet", lambda: next(  # applied after the hostfile and the Secret
+            (j for j in custom.list_namespaced_custom_object(*jobsets)["items"]
+             if j["metadata"]["name"] == "mpi-real"), None))  # fmt: skip
         pods = {j["name"]: j["template"]["spec"]["template"]["spec"]
                 for j in jobset["spec"]["replicatedJobs"]}  # fmt: skip
         launcher, node = pods["launcher"], pods["node"]
@@ -651,6 +651,8 @@ def test_a_job_with_one_restart_whose_node_fails_once_completes(control_plane_en
     [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
     assert f"[{name}] Complete" in out.stderr, out.stderr
     assert "warning: a restart starts from scratch: the job saves no checkpoint" in out.stderr
+    for rank in (0, 1):  # followed onto the new pods JobSet made, node 1's (the failed one) too
+        assert f"[rank {rank}] attempt 1 rank {rank}" in out.stdout, out.stdout
 
     api, core, _, custom = _api(control_plane_env.kubeconfig)
     try:
@@ -726,89 +728,131 @@ def test_a_job_with_one_restart_whose_node_pod_is_deleted_runs_again(control_pla
         api.close()
 
 
-#: A stand-in for the image's Open MPI mpirun (the process kubelet has no sshd to reach the
-#: workers through): it runs the one process it is given on the launcher's pod, so what that
-#: process prints is the launcher's log, as mpirun brings every rank's output there.
-STAND_IN_MPIRUN = '#!/bin/sh\n[ "$1" = --hostfile ] && shift 2\nexec "$@"\n'
+def _mpi_processes(job: str) -> list[str]:
+    """The sshd and orted processes of job ``job``'s pods (their command line or environment
+    names a pod folder of the job: the kubelet's, the sshd's SetEnv), as ``PID COMMAND``."""
+    import os
+    from pathlib import Path
+
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            seen = argv[0] + b" " + (proc / "environ").read_bytes() + b" ".join(argv)
+        except OSError:  # gone, or not ours to read
+            continue
+        program = os.path.basename(argv[0].split(b" ")[0].rstrip(b":"))
+        if program in (b"sshd", b"orted") and f"/{job}-".encode() in seen:
+            found.append(f"{proc.name} {b' '.join(argv).decode(errors='replace')}")
+    return found
+
+
+def test_the_mpi_example_runs_under_open_mpi_and_sshd_with_the_launcher_as_node_0(
+    control_plane_env, tmp_path
+):
+    """examples/sdk_mpi.ipynb (deepspeed-distributed, 2 nodes) runs to Complete under the real
+    Open MPI mpirun on the launcher (node 0, runLauncherAsNode), which starts rank 1 on the
+    worker through the real OpenSSH sshd the runtime runs there (the process kubelet gives
+    them what the image and the pod network would: image.py). mpirun brings every rank's output
+    to the launcher, so node 0's log has both ranks' lines; node 1's is its sshd's."""
+    shutil.copy(EXAMPLES / "sdk_mpi.ipynb", tmp_path)
+    out = cli("run", tmp_path / "sdk_mpi.ipynb", *K8S, "--name", "mpi-run", "--follow")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[mpi-run] Complete" in out.stderr, out.stderr
+    followed = out.stdout + out.stderr
+    for rank in (0, 1):
+        for step in (0, 1):  # func_args={"steps": 2}
+            assert f"rank {rank}/2 step {step}: partial sum " in followed, followed
+    status = cli("status", "mpi-run", *K8S).stdout
+    assert status.startswith("mpi-run: Complete (kubernetes, deepspeed-distributed, 2 nodes"), (
+        status
+    )
+    assert "node 0 Succeeded" in status.splitlines(), status
+    logs = cli("logs", "mpi-run", *K8S, "--node", 0)
+    assert logs.returncode == 0, logs.stderr
+    assert "rank 0/2 step 1: partial sum 499000" in logs.stdout, logs.stdout
+    assert "rank 1/2 step 1: partial sum 500000" in logs.stdout, logs.stdout
+    api, core, _, _ = _api(control_plane_env.kubeconfig)
+    try:
+        assert cli("delete", "mpi-run", *K8S).returncode == 0
+        selector = "jobset.sigs.k8s.io/jobset-name=mpi-run"
+        _wait("the garbage collector deletes the job's pods",
+              lambda: not core.list_namespaced_pod("default", label_selector=selector).items)  # fmt: skip
+        # the kubelet stops each pod's processes before it lets the pod go: no sshd, no orted
+        assert _mpi_processes("mpi-run") == []
+    finally:
+        api.close()
 
 
 def test_an_mpi_jobs_status_and_logs_read_the_launcher_as_node_0(control_plane_env, tmp_path):
-    """An MPI TrainJob on the real Trainer's MPI plugin (runLauncherAsNode, as the official
-    deepspeed runtime; its workers run a stand-in for sshd, so they get Ready and the JobSet
-    makes the launcher): `kale-ext logs --node 0` prints the launcher pod's log and `--node 1`
-    the `node` job's pod 0's; the status counts them the same way."""
-    import os
-    import sys
-
+    """A TrainJob of its own on the official deepspeed-distributed runtime, every rank waiting
+    for a file: while it runs, `kale-ext logs --node 0` prints the launcher pod's log (mpirun's:
+    both ranks' lines) and `--node 1` the `node` job's pod 0's (its sshd's); the status counts
+    them the same way, and the launcher's end completes the job (the runtime's successPolicy)."""
     from kale_ext.backends.base import Status
     from kale_ext.backends.kubernetes import KubernetesBackend
-    from kale_ext.job.published_runtimes import published_manifest
 
     name, go = "mpi-views", tmp_path / "go"
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "mpirun").write_text(STAND_IN_MPIRUN)
-    (tmp_path / "bin" / "mpirun").chmod(0o755)
-    runtime = published_manifest("deepspeed-distributed")
-    runtime["kind"], runtime["metadata"]["name"] = "TrainingRuntime", "mpi-stand-in"
-    # the official file's (the published facts leave it out): the launcher's end is the job's
-    runtime["spec"]["template"]["spec"]["successPolicy"] = {
-        "operator": "All", "targetReplicatedJobs": ["launcher"]}  # fmt: skip
-    worker = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]
-    assert worker["name"] == "node"
-    [sshd] = worker["template"]["spec"]["template"]["spec"]["containers"]
-    sshd["command"] = ["python", "-c", "import time; print('worker 0: listening', flush=True); "
-                       "time.sleep(300)"]  # fmt: skip
-    sshd.pop("args")
-    launch = (f"import pathlib, time; print('every rank, through mpirun', flush=True)\n"
+    launch = (f"import os, pathlib, time; rank = os.environ['OMPI_COMM_WORLD_RANK']\n"
+              f"print(f'rank {{rank}}: through mpirun', flush=True)\n"
               f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.2)")  # fmt: skip
-    path = os.pathsep.join((str(tmp_path / "bin"), os.path.dirname(sys.executable), "/usr/bin",
-                            "/bin"))  # fmt: skip
     trainjob = {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "TrainJob", "metadata": {"name": name},
         "spec": {
-            "runtimeRef": {"name": "mpi-stand-in", "kind": "TrainingRuntime", "apiGroup": GROUP},
-            "trainer": {"numNodes": 2, "env": [{"name": "PATH", "value": path}],
-                        "command": ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "-c",
-                                    launch]},
+            "runtimeRef": {"name": "deepspeed-distributed", "kind": "ClusterTrainingRuntime",
+                           "apiGroup": GROUP},
+            "trainer": {"numNodes": 2, "command": ["mpirun", "--hostfile", "/etc/mpi/hostfile",
+                                                   "python", "-c", launch]},
         },
     }  # fmt: skip
     api, core, _, custom = _api(control_plane_env.kubeconfig)
-    custom.create_namespaced_custom_object(GROUP, VERSION, "default", "trainingruntimes", runtime)
     try:
         custom.create_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", trainjob)
         selector = f"jobset.sigs.k8s.io/jobset-name={name}"
 
-        def pod_log(step: str) -> str | None:
+        def pod_log(step: str, lines: int) -> str | None:
             pods = core.list_namespaced_pod("default", label_selector=(
                 f"{selector},jobset.sigs.k8s.io/replicatedjob-name={step}")).items  # fmt: skip
             if len(pods) != 1 or pods[0].status.phase != "Running":
                 return None
             text = core.read_namespaced_pod_log(pods[0].metadata.name, "default", container="node")
-            return text or None
+            return text if len(text.splitlines()) >= lines else None
 
-        launcher = _wait("the launcher's line", lambda: pod_log("launcher"), 120)
-        worker_log = _wait("the worker's line", lambda: pod_log("node"))
-        assert launcher.splitlines() == ["every rank, through mpirun"]
-        assert worker_log.splitlines() == ["worker 0: listening"]
+        def both_ranks() -> str | None:
+            text = pod_log("launcher", 2) or ""
+            return text if all(f"rank {r}: through mpirun" in text for r in (0, 1)) else None
+
+        launcher = _wait("both ranks' lines in the launcher's log", both_ranks, 120)
+        worker_log = _wait("the worker's sshd", lambda: pod_log("node", 1))
+        assert "Server listening on 127.0.0.1 port" in worker_log, worker_log
+        assert "through mpirun" not in worker_log and "Server listening" not in launcher
         info = KubernetesBackend(poll_interval=0.2).get_job(name)
         assert [(n.index, n.state) for n in info.nodes] == [(0, "Running"), (1, "Running")]
-        for node, own, other in ((0, launcher, worker_log), (1, worker_log, launcher)):
+        running = " ".join(p.split()[1] for p in _mpi_processes(name))  # the worker's, for rank 1
+        assert "sshd" in running and "orted" in running, _mpi_processes(name)
+        for node, own, other in ((0, "through mpirun", "Server listening"),
+                                 (1, "Server listening", "through mpirun")):  # fmt: skip
             out = cli("logs", name, *K8S, "--node", node)
             assert out.returncode == 0, out.stderr
-            assert own.strip() in out.stdout and other.strip() not in out.stdout, out.stdout
-        go.touch()  # the launcher ends: the JobSet's success policy (the launcher) completes it
+            assert own in out.stdout and other not in out.stdout, out.stdout
+        go.touch()  # every rank ends: the JobSet's success policy (the launcher) completes it
         backend = KubernetesBackend()
         _wait("Complete", lambda: backend.get_job(name).status is Status.COMPLETE)
         info = backend.get_job(name)
         assert (info.nodes[0].index, info.nodes[0].state) == (0, "Succeeded")
         out = cli("logs", name, *K8S, "--node", 0)
-        assert out.returncode == 0 and "every rank, through mpirun" in out.stdout, out.stderr
+        assert out.returncode == 0, out.stderr
+        assert "[node 0] rank 0: through mpirun" in out.stdout, out.stdout
+        assert "[node 0] rank 1: through mpirun" in out.stdout, out.stdout
+        custom.delete_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", name)
+        _wait("the garbage collector deletes the job's pods",
+              lambda: not core.list_namespaced_pod("default", label_selector=selector).items)  # fmt: skip
+        assert _mpi_processes(name) == []  # the kubelet stopped them with their pods
     finally:
-        for plural, what in (("trainjobs", name), ("trainingruntimes", "mpi-stand-in")):
-            try:
-                custom.delete_namespaced_custom_object(GROUP, VERSION, "default", plural, what)
-            except Exception:  # noqa: BLE001 (already gone)
-                pass
+        try:
+            custom.delete_namespaced_custom_object(GROUP, VERSION, "default", "trainjobs", name)
+        except Exception:  # noqa: BLE001 (already gone)
+            pass
         api.close()
 
 

@@ -2,11 +2,11 @@ import contract from '../../contract.json';
 import {
   CHART_SIZE,
   INF_TEXT,
+  INTERNAL_KEYS,
   installSeriesColors,
   MAX_POINTS,
   METRIC_PREFIX,
   NAN_TEXT,
-  PROGRESS_KEYS,
   SERIES_COLORS
 } from '../../metrics/constants';
 
@@ -18,7 +18,12 @@ describe('the metrics constants come from the contract', () => {
     expect(INF_TEXT).toBe('inf');
     expect(SERIES_COLORS).toEqual(contract.metrics.series_colors);
     expect(CHART_SIZE).toEqual(contract.metrics.chart_size);
-    expect(PROGRESS_KEYS).toEqual(['total', 'epoch', 'epochs']);
+    expect(INTERNAL_KEYS).toEqual([
+      'total',
+      'epoch',
+      'epochs',
+      'checkpoint_step'
+    ]);
   });
 
   it('give each rank class its colour, once', () => {

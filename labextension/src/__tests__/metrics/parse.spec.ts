@@ -50,8 +50,15 @@ describe('parseMetric', () => {
       '{"epoch": 2, "epochs": 5, "rank": 0, "accuracy": 0.9}',
       [['accuracy', 0.9]]
     ],
-    ['progress alone', '{"step": 1, "total": 4.0}', []]
-  ])('leaves the progress keys out of the metrics: %s', (_, json, values) => {
+    ['progress alone', '{"step": 1, "total": 4.0}', []],
+    // checkpoint.save(): the step it saved shows as the job's last checkpoint
+    ['a checkpoint saved', '{"step": 4, "rank": 0, "checkpoint_step": 4}', []],
+    [
+      'a checkpoint saved with a metric',
+      '{"step": 4, "loss": 0.5, "checkpoint_step": 4}',
+      [['loss', 0.5]]
+    ]
+  ])("leaves kale_ext's own keys out of the metrics: %s", (_, json, values) => {
     const r = parseMetric(`KALE_METRIC ${json}`)!;
     expect([...r.values]).toEqual(values);
   });

@@ -41,6 +41,15 @@ describe('MetricsStore', () => {
     expect(store.metrics.map(m => m.name)).toEqual(['loss', 'accuracy']);
   });
 
+  it("charts no checkpoint: a save's checkpoint_step is not a metric", () => {
+    const store = new MetricsStore();
+    store.push([
+      metric({ step: 1, rank: 0, loss: 0.9 }),
+      metric({ step: 1, rank: 0, checkpoint_step: 1 }) // checkpoint.save()
+    ]);
+    expect(store.metrics.map(m => m.name)).toEqual(['loss']);
+  });
+
   it("takes the record's rank, else the line's, else its node", () => {
     const store = new MetricsStore();
     store.push([

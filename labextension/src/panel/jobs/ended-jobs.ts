@@ -1,5 +1,6 @@
 import type { IDisposable } from '@lumino/disposable';
 
+import { CappedMap, CappedSet } from '../../capped';
 import type { Kale } from '../../types';
 
 /**
@@ -13,7 +14,9 @@ export class EndedJobs<T> implements IDisposable {
     this._read = options.read;
     this._ended = options.ended;
     this._changed = options.changed;
-    this._maxJobs = options.maxJobs ?? 500;
+    const maxJobs = options.maxJobs ?? 500;
+    this._cache = new CappedMap(maxJobs);
+    this._gone = new CappedSet(maxJobs);
   }
 
   get isDisposed(): boolean {
@@ -48,9 +51,6 @@ export class EndedJobs<T> implements IDisposable {
    */
   async forget(name: string): Promise<void> {
     this._gone.add(name);
-    if (this._gone.size > this._maxJobs) {
-      this._gone.delete(this._gone.values().next().value!);
-    }
     this._queue = this._queue.filter(j => j.name !== name);
     this._cache.delete(name);
     if (this._reading?.name === name) {
@@ -91,9 +91,6 @@ export class EndedJobs<T> implements IDisposable {
     if (!this._gone.has(job.name)) {
       this._cache.set(job.name, value);
     }
-    if (this._cache.size > this._maxJobs) {
-      this._cache.delete(this._cache.keys().next().value!);
-    }
     this._changed();
     void this._next();
   }
@@ -101,8 +98,8 @@ export class EndedJobs<T> implements IDisposable {
   private _read: EndedJobs.IOptions<T>['read'];
   private _ended: (job: Kale.IJobInfo) => boolean;
   private _changed: () => void;
-  private _maxJobs: number;
-  private _cache = new Map<string, T>();
+  /** What was read of the last maxJobs jobs. */
+  private _cache: CappedMap<string, T>;
   private _queue: Kale.IJobInfo[] = [];
   /**
    * The read running (one at a time), or null: its job, what stops it (its
@@ -115,7 +112,7 @@ export class EndedJobs<T> implements IDisposable {
   } | null = null;
   private _abort = new AbortController();
   /** Jobs deleted here (at most maxJobs): never read. */
-  private _gone = new Set<string>();
+  private _gone: CappedSet<string>;
 }
 
 export namespace EndedJobs {

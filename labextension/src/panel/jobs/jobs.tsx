@@ -1,3 +1,11 @@
+import {
+  deleteIcon,
+  editIcon,
+  fastForwardIcon,
+  listIcon,
+  refreshIcon,
+  stopIcon
+} from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { formatValue } from '../../metrics/format';
@@ -6,7 +14,7 @@ import { LoadResultButton } from '../../results/load-button';
 import type { ILoadOffer } from '../../results/load-result';
 import { formatDuration } from '../../timeline';
 import type { Kale } from '../../types';
-import { Button } from '../shared/fields';
+import { Button, IconButton } from '../shared/fields';
 import { JobOutputs } from '../storage/job-outputs';
 import {
   INameParts,
@@ -567,63 +575,57 @@ function JobRow(
         </div>
       )}
       <ProgressBar job={job} now={now} className="kale-ext-JobRow-progress" />
-      <div className="kale-ext-JobRow-actions">
-        <Button
-          kind="link"
-          aria-label={`Logs of ${job.name}`}
+      <div
+        className="kale-ext-JobRow-actions"
+        role="group"
+        aria-label={`Actions of ${job.name}`}
+      >
+        <IconButton
+          icon={listIcon}
+          label={`Logs of ${job.name}`}
+          title="Logs: its output, metrics and timeline"
           onClick={() => props.onLogs(job.name)}
-        >
-          Logs
-        </Button>
+        />
         {running && props.onStop && (
-          <Button
-            kind="link"
-            aria-label={`Stop ${job.name}`}
+          <IconButton
+            icon={stopIcon}
+            label={`Stop ${job.name}`}
             disabled={busy || deleting}
-            title="End its processes or pods and keep the job: its logs, outputs and record stay"
+            title="Stop: end its processes or pods and keep the job: its logs, outputs and record stay"
             onClick={() => props.onStop?.(job.name)}
-          >
-            Stop
-          </Button>
+          />
         )}
-        <Button
-          kind="link"
-          aria-label={`Rerun ${job.name}`}
+        <IconButton
+          icon={refreshIcon}
+          label={`Rerun ${job.name}`}
           disabled={busy}
-          title="Submit again as it ran: the notebook it ran and its options, a new name"
+          title="Rerun: submit again as it ran: the notebook it ran and its options, a new name"
           onClick={() => props.onRerun(job.name)}
-        >
-          Rerun
-        </Button>
+        />
         {job.status === 'Failed' && props.onResume && (
-          <Button
-            kind="link"
-            aria-label={`Resume ${job.name}`}
+          <IconButton
+            icon={fastForwardIcon}
+            label={`Resume ${job.name}`}
             disabled={busy}
-            title="Submit again in its lineage, from its last checkpoint (checkpoint.latest())"
+            title="Resume: submit again in its lineage, from its last checkpoint (checkpoint.latest())"
             onClick={() => props.onResume?.(job.name)}
-          >
-            Resume
-          </Button>
+          />
         )}
         {props.onEditRerun && (
-          <Button
-            kind="link"
-            aria-label={`Edit and rerun ${job.name}`}
-            title="Load its options into the form, to change them before submitting"
+          <IconButton
+            icon={editIcon}
+            label={`Edit and rerun ${job.name}`}
+            title="Edit and rerun: load its options into the form, to change them before submitting"
             onClick={() => props.onEditRerun?.(job)}
-          >
-            Edit and rerun
-          </Button>
+          />
         )}
-        <Button
-          kind="link"
-          aria-label={`Delete ${job.name}`}
+        <IconButton
+          icon={deleteIcon}
+          label={`Delete ${job.name}`}
+          title="Delete: end the job and remove its logs (asks first)"
           disabled={deleting}
           onClick={() => props.onDelete(job.name)}
-        >
-          Delete
-        </Button>
+        />
         {props.onLoadResult && (
           <LoadResultButton
             name={job.name}

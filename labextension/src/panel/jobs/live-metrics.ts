@@ -1,6 +1,7 @@
 import type { IDisposable } from '@lumino/disposable';
 
 import type { KaleService } from '../../api';
+import { CappedSet } from '../../capped';
 import type { Kale } from '../../types';
 import { readMetrics } from './job-metrics';
 import type { FinalMetrics } from './jobs-view';
@@ -22,6 +23,7 @@ export class LiveMetrics implements IDisposable {
     this._interval = options.interval ?? 5000;
     this._maxJobs = options.maxJobs ?? 10;
     this._now = options.now ?? Date.now;
+    this._gone = new CappedSet(options.maxForgotten ?? 500);
   }
 
   get isDisposed(): boolean {
@@ -128,7 +130,8 @@ export class LiveMetrics implements IDisposable {
   /** When each running job was last read (ms). */
   private _last = new Map<string, number>();
   private _queue: string[] = [];
-  private _gone = new Set<string>();
+  /** Jobs deleted here (the last maxForgotten): never read. */
+  private _gone: CappedSet<string>;
   private _reading: {
     name: string;
     abort: AbortController;
@@ -150,5 +153,10 @@ export namespace LiveMetrics {
     maxJobs?: number;
     /** The clock (ms). */
     now?: () => number;
+    /**
+     * Jobs deleted here remembered at most (default 500): a list asked for
+     * before a delete may still hold the job, and it is not read again.
+     */
+    maxForgotten?: number;
   }
 }

@@ -1,4 +1,5 @@
 import type { KaleService } from '../../api';
+import { CappedMap } from '../../capped';
 import { errorMessage } from '../../errors';
 import { fromMetadata } from '../../form/metadata';
 import type { IJobForm } from '../../form/model';
@@ -17,6 +18,7 @@ import { jobOptions, notebookOf } from './jobs-view';
 export class RowActions {
   constructor(options: RowActions.IOptions) {
     this._options = options;
+    this._messages = new CappedMap(options.maxMessages ?? MAX_MESSAGES);
   }
 
   /** The rows whose action is on its way. */
@@ -140,8 +142,15 @@ export class RowActions {
   }
 
   private _options: RowActions.IOptions;
-  private _messages = new Map<string, RowActions.IMessage>();
+  private _messages: CappedMap<string, RowActions.IMessage>;
 }
+
+/**
+ * The most rows whose message is kept (each until dismissed or the row's
+ * next action): one more drops the oldest said, so a page that acts on job
+ * after job keeps a bounded memory.
+ */
+export const MAX_MESSAGES = 500;
 
 /** How a job's record shows a literal env value (kale_ext/job/trainjob.py). */
 export const REDACTED = '<redacted>';
@@ -158,5 +167,7 @@ export namespace RowActions {
     /** Open the logs view of a job. */
     openLogs: (name: string) => void;
     changed: () => void;
+    /** The most rows whose message is kept (default MAX_MESSAGES). */
+    maxMessages?: number;
   }
 }

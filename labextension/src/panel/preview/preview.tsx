@@ -182,19 +182,23 @@ function PreviewSummary(props: {
             : `Kubernetes${backend.namespace ? `, namespace ${backend.namespace}` : ''}`}
       </dd>
       <dt>Shape</dt>
-      <dd data-fact="shape">
-        {compile.shape ?? (
-          <>
-            {Private.plural(nodes, 'node')} ×{' '}
-            {Private.plural(procs, 'process', 'processes')}
-          </>
+      <dd>
+        {/* one <dd> per <dt>: the list is a two-column grid, and a <dd> of its own moved every
+            fact after it one cell */}
+        <span data-fact="shape">
+          {compile.shape ?? (
+            <>
+              {Private.plural(nodes, 'node')} ×{' '}
+              {Private.plural(procs, 'process', 'processes')}
+            </>
+          )}
+        </span>
+        {compile.procs_why && (
+          <div data-fact="procs-why" className="kale-ext-Muted">
+            processes per node: {compile.procs_why}
+          </div>
         )}
       </dd>
-      {compile.procs_why && (
-        <dd data-fact="procs-why" className="kale-ext-Muted">
-          processes per node: {compile.procs_why}
-        </dd>
-      )}
       <dt>Resources</dt>
       <dd data-fact="resources">{Private.resources(compile.config)}</dd>
       <dt>Runtime</dt>

@@ -1,3 +1,4 @@
+import type { LabIcon } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import type { IFieldError } from '../../form/errors';
@@ -146,6 +147,31 @@ export function SelectField(props: {
         ))}
       </select>
     </div>
+  );
+}
+
+/**
+ * A button that shows only its icon: `label` is its accessible name, and
+ * its tooltip unless `title` says more (start it with what the label says:
+ * the tooltip is all a sighted user reads of it).
+ */
+export function IconButton(
+  props: React.ButtonHTMLAttributes<HTMLButtonElement> & {
+    icon: LabIcon;
+    label: string;
+  }
+): JSX.Element {
+  const { icon, label, className, title, ...rest } = props;
+  return (
+    <button
+      type="button"
+      className={`kale-ext-Button kale-ext-IconButton ${className ?? ''}`.trim()}
+      aria-label={label}
+      title={title ?? label}
+      {...rest}
+    >
+      <icon.react tag="span" className="kale-ext-IconButton-icon" />
+    </button>
   );
 }
 
