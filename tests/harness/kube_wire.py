@@ -101,6 +101,11 @@ class LogStream:
     def __init__(self, log: ContainerLog, data: bytes | None, follow: bool):
         self.log, self.fixed, self.follow = log, data, follow
         self.closed = False
+        self.sent = 0  # bytes handed to the reader so far
+
+    def delivered(self, log: ContainerLog) -> bool:
+        """Whether this stream has handed the reader all of ``log`` as it is now."""
+        return self.log is log and self.fixed is None and self.sent >= len(log.data)
 
     def stream(self, amt=None, decode_content=None):
         sent = 0
@@ -116,6 +121,7 @@ class LogStream:
             if not chunk:
                 return
             sent += len(chunk)
+            self.sent = sent
             yield chunk
 
     def close(self) -> None:

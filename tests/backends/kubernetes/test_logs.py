@@ -261,10 +261,13 @@ def test_follow_goes_on_to_the_pods_a_jobset_restart_makes(backend, kube, node_0
         code = 1 if phase == "Failed" else 0
         kube.set_pod(pod, phase, {"terminated": {"exitCode": code, "reason": phase}})
 
-    def restart(calls):  # once each done pod was read to its end (and seen done): JobSet's
+    def restart(calls):  # JobSet's restart, once the follower has read every first pod's log
+        # to its end and read each done pod as done; looked at as the follower polls for pods
         caught_up = {a[0] for m, a, kw in kube.calls
                      if m == "read_namespaced_pod_log" and not kw["follow"]}  # fmt: skip
         if not caught_up >= set(done) or kube.get("pods", first[1]) is None:
+            return
+        if not all(any(s.delivered(kube.logs[p]) for s in kube.streams) for p in first):
             return
         for k, pod in enumerate(first):
             kube.logs.pop(pod).end()
@@ -273,11 +276,11 @@ def test_follow_goes_on_to_the_pods_a_jobset_restart_makes(backend, kube, node_0
             kube.get("pods", again)["metadata"]["uid"] = f"uid-{k}-again"
             kube.logs[again].write(f"[default0]:node {k} attempt 1")
 
-    kube.hooks["read_namespaced_pod_log"] = restart
+    kube.hooks["list_namespaced_pod"] = restart
     stream = backend.logs("fit", follow=True)
-    got = run(lambda: [next(stream) for _ in range(3)])  # both first attempts, a second one
+    got = run(lambda: [next(stream) for _ in range(4)])  # both nodes' first and second attempts
     finish(kube)
-    got += run(lambda: list(stream))
+    got += run(lambda: list(stream))  # the job ends: so does the follow, with no line again
     for k in (0, 1):
         said = [x.text for x in got if x.node == k]
         assert said == [f"node {k} attempt 0", f"node {k} attempt 1"], got
