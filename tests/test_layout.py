@@ -2,6 +2,7 @@
 nothing imports a front end (CONTRIBUTING.md)."""
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -225,3 +226,43 @@ def test_no_two_typescript_files_import_each_other():
     assert "form/model.ts" in graph["panel/state.ts"], graph["panel/state.ts"]
     found = circles(graph)
     assert not found, "files that import each other:\n" + "\n".join(" ↔ ".join(c) for c in found)
+
+
+STYLE = PACKAGE.parent / "labextension" / "style"
+
+
+def style_entries(folder: Path) -> dict[str, list[str]]:
+    """The stylesheets each of JupyterLab's two style entry points names (package.json's
+    `styleModule`, index.js, and `style`, index.css), beside every stylesheet the folder has."""
+    return {
+        "folder": sorted(p.name for p in folder.glob("*.css") if p.name != "index.css"),
+        "index.js": sorted(
+            re.findall(r"^import '\./([\w-]+\.css)';$", _text(folder / "index.js"), re.M)
+        ),
+        "index.css": sorted(
+            re.findall(r"^@import url\('([\w-]+\.css)'\);$", _text(folder / "index.css"), re.M)
+        ),
+    }
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def test_a_stylesheet_neither_entry_point_imports_is_found(tmp_path):
+    (tmp_path / "base.css").write_text("")
+    (tmp_path / "prune.css").write_text("")
+    (tmp_path / "index.js").write_text("import './base.css';\n")
+    (tmp_path / "index.css").write_text("@import url('base.css');\n@import url('prune.css');\n")
+    found = style_entries(tmp_path)
+    assert found["index.js"] != found["folder"] == found["index.css"]
+
+
+def test_both_style_entry_points_import_every_stylesheet():
+    """A stylesheet neither imports is never shown (prune.css once shipped so)."""
+    package = json.loads((PACKAGE.parent / "package.json").read_text(encoding="utf-8"))
+    assert package["styleModule"] == "labextension/style/index.js"
+    assert package["style"] == "labextension/style/index.css"
+    found = style_entries(STYLE)
+    assert len(found["folder"]) >= 4 and "base.css" in found["folder"], found
+    assert found["index.js"] == found["folder"] == found["index.css"], found
