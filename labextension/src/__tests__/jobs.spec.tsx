@@ -111,11 +111,40 @@ describe('JobsList', () => {
     expect(
       all.map(b => [b.textContent, b.getAttribute('aria-checked')])
     ).toEqual([
-      ['This notebook', 'true'],
-      ['All', 'false']
+      ['This notebook 1', 'true'],
+      ['All 1', 'false']
     ]);
     all[1].click();
     expect(onView).toHaveBeenLastCalledWith({ filter: 'all' });
+  });
+
+  it("counts each choice's jobs: the section counts all, this notebook shows fewer", async () => {
+    const other = { 'kale-ext.io/notebook': 'b/other.ipynb' };
+    widget = await list({
+      jobs: [
+        job('nb-one'),
+        job('other-one', { provenance: other }),
+        job('nb-two'),
+        job('unknown', { provenance: {} })
+      ]
+    });
+    const choices = [
+      ...widget.node.querySelectorAll<HTMLElement>('[role="radio"]')
+    ].map(b => b.textContent);
+    expect(choices).toEqual(['This notebook 2', 'All 4']);
+    const rows = widget.node.querySelectorAll('[data-job]');
+    expect([...rows].map(r => r.getAttribute('data-job')).sort()).toEqual([
+      'nb-one',
+      'nb-two'
+    ]);
+  });
+
+  it('counts nothing where there is no notebook to choose', async () => {
+    widget = await list({ jobs: [job('nb-one')], notebook: null });
+    const choices = [
+      ...widget.node.querySelectorAll<HTMLElement>('[role="radio"]')
+    ].map(b => b.textContent);
+    expect(choices).toEqual(['This notebook', 'All']);
   });
 
   it('says a failed job’s failure and links to the cell it failed in', async () => {

@@ -191,6 +191,11 @@ function JobsToolbar(
   const metricId = React.useId();
   const listed = new Set((props.jobs ?? []).map(j => j.name));
   const checked = (props.selected ?? []).filter(n => listed.has(n));
+  // how many jobs each choice lists, so the section's count (every job) never puzzles
+  const counts = props.jobs && {
+    notebook: props.jobs.filter(j => notebookOf(j) === notebook).length,
+    all: props.jobs.length
+  };
   return (
     <>
       <div className="kale-ext-JobsToolbar">
@@ -210,6 +215,12 @@ function JobsToolbar(
               onClick={() => onView({ filter: f })}
             >
               {f === 'notebook' ? 'This notebook' : 'All'}
+              {counts && notebook && (
+                <>
+                  {' '}
+                  <span className="kale-ext-Count">{counts[f]}</span>
+                </>
+              )}
             </button>
           ))}
         </div>
