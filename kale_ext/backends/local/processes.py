@@ -16,14 +16,49 @@ class NotStarted(Exception):
     words)."""
 
 
+#: The most of a failed preexec's reason kept (bytes).
+REASON_BYTES = 500
+
+
 def start(what: str, argv: list[str], **options: Any) -> subprocess.Popen:
     """``subprocess.Popen(argv, **options)``; NotStarted when it cannot start (a program gone
     since the job was submitted, a folder it needs gone, a preexec that failed), naming
-    ``what`` (`node 1`, `mpirun`) and the program."""
+    ``what`` (`node 1`, `mpirun`) and the program, and why: for a preexec, its own exception,
+    which the child writes to a pipe (Python says only "Exception occurred in preexec_fn")."""
+    preexec = options.pop("preexec_fn", None)
+    read_end, write_end = os.pipe() if preexec else (None, None)
+
+    def reporting() -> None:
+        try:
+            preexec()
+        except BaseException as e:
+            os.write(write_end, f"{type(e).__name__}: {e}".encode()[:REASON_BYTES])
+            raise
+
     try:
-        return subprocess.Popen(argv, **options)
+        return subprocess.Popen(argv, preexec_fn=reporting if preexec else None, **options)
     except (OSError, subprocess.SubprocessError) as e:
-        raise NotStarted(f"{what} could not be started ({argv[0]}): {e}") from e
+        reason = _said(read_end, write_end) if preexec else ""
+        why = f"{str(e).rstrip('.')}: {reason}" if reason else str(e)
+        raise NotStarted(f"{what} could not be started ({argv[0]}): {why}") from e
+    finally:
+        for fd in (read_end, write_end):
+            if fd is not None:
+                _close(fd)
+
+
+def _said(read_end: int, write_end: int) -> str:
+    """What a failed child wrote to the pipe: its writing end closed here first, so the read
+    ends at what it wrote (the child has exited)."""
+    _close(write_end)
+    return os.read(read_end, REASON_BYTES).decode(errors="replace").strip()
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass  # closed already
 
 
 def _stat(pid: int | str) -> list[str] | None:

@@ -106,3 +106,21 @@ def test_a_process_that_cannot_start_is_named_with_its_program_and_why(tmp_path)
         start("mpirun", ["true"], cwd=tmp_path / "absent")  # its folder gone
     done = start("node 0", [sys.executable, "-c", "print('ran')"], stdout=subprocess.PIPE)
     assert done.communicate()[0] == b"ran\n"
+
+
+def test_a_failed_preexec_says_its_own_reason():
+    """Python says only "Exception occurred in preexec_fn"; the step's own words follow."""
+
+    def pin() -> None:
+        os.sched_setaffinity(0, {10_000})  # a core no machine has
+
+    fds = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(NotStarted) as raised:
+        start("node 1", ["true"], preexec_fn=pin)
+    assert str(raised.value).startswith(
+        "node 1 could not be started (true): Exception occurred in preexec_fn: OSError: "
+    ), raised.value
+    assert "Invalid argument" in str(raised.value)
+    started = start("node 0", ["true"], preexec_fn=lambda: None)  # a preexec that does its work
+    assert started.wait() == 0
+    assert set(os.listdir("/proc/self/fd")) == fds  # no pipe left open either way
