@@ -16,6 +16,7 @@ DEFAULTS: dict[str, object] = {
     "checkpoints": None,
     "keep_checkpoints": KEEP,
     "queue": None,
+    "priority_class": None,
 }
 
 
@@ -39,6 +40,7 @@ def definition(spec: JobSpec) -> dict:
         "checkpoints": None if spec.checkpoints is None else str(spec.checkpoints),
         "keep_checkpoints": spec.keep_checkpoints,
         "queue": queue_of(spec.config),
+        "priority_class": priority_class_of(spec.config),
     }
 
 
@@ -47,6 +49,13 @@ def queue_of(config) -> str | None:
     policy = config.run_policy
     sched = policy.scheduling_policy if policy else None
     return sched.queue if sched is not None and sched.queue else None
+
+
+def priority_class_of(config) -> str | None:
+    """The Kueue priority class the job asks for (the config's scheduling policy), or None."""
+    policy = config.run_policy
+    sched = policy.scheduling_policy if policy else None
+    return sched.priority_class if sched is not None and sched.priority_class else None
 
 
 def with_defaults(recorded: dict) -> tuple[dict, set[str]]:

@@ -22,7 +22,7 @@ from .. import __version__
 from ..errors import ConfigError
 from . import mpi
 from .checkpoints import cluster_env
-from .definition import definition, queue_of
+from .definition import definition, priority_class_of, queue_of
 from .k8s_values import ENV_NAME
 from .podpatch import relative_mounts, runtime_patch
 from .procs import Procs, mpi_procs, procs_per_node, resources_per_node
@@ -346,11 +346,10 @@ def build_trainjob(
     )
     labels = dict(config.labels)
     policy = config.run_policy
-    sched = policy.scheduling_policy if policy else None
     if queue_of(config):
         labels[KUEUE_QUEUE] = queue_of(config)
-    if sched is not None and sched.priority_class:
-        labels[KUEUE_PRIORITY] = sched.priority_class
+    if priority_class_of(config):
+        labels[KUEUE_PRIORITY] = priority_class_of(config)
     annotations = {**config.annotations, **provenance(spec, notebook_path)}
 
     ref_name, ref_kind = runtime_ref(spec)  # a job with restarts: its own (job/restarts.py)

@@ -6,7 +6,13 @@ import pytest
 
 from kale_ext.checkpoint import KEEP
 from kale_ext.compile.compiler import compile_notebook
-from kale_ext.job.definition import DEFAULTS, definition, queue_of, with_defaults
+from kale_ext.job.definition import (
+    DEFAULTS,
+    definition,
+    priority_class_of,
+    queue_of,
+    with_defaults,
+)
 from kale_ext.job.spec import build_job_spec
 from tests.conftest import notebook
 
@@ -25,11 +31,17 @@ def defined(options: dict | None = None) -> dict:
         ({"keep_checkpoints": 5}, "keep_checkpoints", 5),
         ({"queue": "team-a"}, "queue", "team-a"),
         ({"config": {"run_policy": {"scheduling_policy": {"queue": "team-b"}}}}, "queue", "team-b"),
+        (
+            {"config": {"run_policy": {"scheduling_policy": {"priority_class": "urgent"}}}},
+            "priority_class",
+            "urgent",
+        ),
     ],
 )
 def test_the_definition_diff_compares_holds_what_shapes_the_run(options, field, value):
-    """Two jobs that differ only in how they restart, checkpoint or queue are not the same job
-    to `kale-ext diff` (max_restarts once was left out of the definition)."""
+    """Two jobs that differ only in how they restart, checkpoint, queue or rank in Kueue are not
+    the same job
+    to `kale-ext diff` (max_restarts and the priority class once were left out of it)."""
     plain, asked = defined(), defined(options)
     assert asked[field] == value and plain[field] != value
     assert {k: v for k, v in asked.items() if k != field} == {
@@ -47,6 +59,14 @@ def test_the_queue_is_the_scheduling_policys_or_none():
     spec = build_job_spec(compile_notebook(NB), {"queue": "team-a"})
     assert queue_of(spec.config) == "team-a"
     assert queue_of(build_job_spec(compile_notebook(NB), {}).config) is None
+
+
+def test_the_priority_class_is_the_scheduling_policys_or_none():
+    policy = {"run_policy": {"scheduling_policy": {"priority_class": "urgent"}}}
+    assert priority_class_of(build_job_spec(compile_notebook(NB), {"config": policy}).config) == (
+        "urgent"
+    )
+    assert priority_class_of(build_job_spec(compile_notebook(NB), {}).config) is None
 
 
 def test_a_definition_lacking_a_key_reads_as_its_default():

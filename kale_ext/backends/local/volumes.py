@@ -95,6 +95,9 @@ def local_warnings(spec: JobSpec) -> list[str]:
     if sched is not None and sched.queue:
         out.append(f"queue {sched.queue}: Kueue's queues are a cluster's; a local job waits in "
                    "this machine's own queue instead")  # fmt: skip
+    if sched is not None and sched.priority_class:
+        out.append(f"priority class {sched.priority_class}: Kueue's priorities are a cluster's; "
+                   "local jobs start in the order they were submitted")  # fmt: skip
     return out
 
 

@@ -102,11 +102,14 @@ def test_a_volume_that_cannot_be_honoured_here_is_an_error_before_anything_start
 
 
 def test_pod_settings_for_a_cluster_are_named_in_a_warning(backend, project):
+    policy = {"run_policy": {"scheduling_policy": {"priority_class": "urgent"}}}
     options = {"service_account": "trainer", "image_pull_secrets": ["reg"], "queue": "team-a",
-               "volumes": ["pvc:data:data=../datasets", "emptydir:scratch"]}  # fmt: skip
+               "volumes": ["pvc:data:data=../datasets", "emptydir:scratch"], "config": policy}  # fmt: skip
     submitted = submit(backend, project, options)
     assert ("service_account_name, image_pull_secrets: for a cluster's pods; a local run does "
             "without") in submitted.warnings  # fmt: skip
     assert ("queue team-a: Kueue's queues are a cluster's; a local job waits in this machine's "
             "own queue instead") in submitted.warnings  # fmt: skip
+    assert ("priority class urgent: Kueue's priorities are a cluster's; local jobs start in the "
+            "order they were submitted") in submitted.warnings  # fmt: skip
     backend.wait(submitted.name, timeout=120, interval=0.1)
