@@ -223,9 +223,7 @@ class KubernetesBackend(Cluster, Backend):
             if own_runtime is not None:
                 self._tidy(restarts.remove, self, own_runtime)
             raise
-        for warning in warnings:
-            log.warning("%s: %s", spec.name, warning)
-        return Submitted(spec.name, tuple(warnings))
+        return Submitted(spec.name, tuple(warnings))  # each front end shows them, once
 
     def _check_room(self, spec: JobSpec) -> list[str]:
         """Raise when no node could ever hold one training node; warnings when unsure."""

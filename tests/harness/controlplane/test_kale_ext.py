@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.cli import cli
+from tests.cli import cli, cli_process
 from tests.conftest import EXAMPLES, notebook
 
 K8S = ("--backend", "kubernetes")
@@ -43,12 +43,17 @@ def test_digits_on_two_nodes_from_run_to_delete(control_plane_env, tmp_path):
     trainer status is the real status server's; deleting the TrainJob lets the garbage
     collector take the rest."""
     shutil.copy(EXAMPLES / "digits_ddp.ipynb", tmp_path)
-    out = cli("run", tmp_path / "digits_ddp.ipynb", *K8S, "--nodes", "2", "--follow")
+    # as a user runs it: a process of its own, its logging Python's own (not pytest's)
+    out = cli_process("run", tmp_path / "digits_ddp.ipynb", *K8S, "--nodes", "2", "--follow")
     assert out.returncode == 0, out.stdout + out.stderr
     [name] = [line.split()[1] for line in out.stderr.splitlines() if line.startswith("submitted")]
     assert f"[{name}] Complete" in out.stderr, out.stderr
     assert "[rank 0] test accuracy" in out.stdout + out.stderr
     assert "[rank 1] test accuracy" in out.stdout + out.stderr
+    # the example checkpoints with no claim to keep them: said once, as a warning (the
+    # backend's own log said it again before the submit's warning)
+    said = [x for x in out.stderr.splitlines() if "no volume keeps them" in x]
+    assert len(said) == 1 and said[0].startswith("warning: checkpoints: "), out.stderr
 
     api, core, batch, custom = _api(control_plane_env.kubeconfig)
     try:
