@@ -69,9 +69,10 @@ CLOSED_PIPE = 128 + 13
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .common import defaults
+    from .common import defaults, say_log_warnings
 
     defaults.cache_clear()  # read once a command: a second main() in one process reads them anew
+    say_log_warnings()
     parser, commands = build_parser()
     args = parser.parse_args(argv)
     try:

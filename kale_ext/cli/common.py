@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import logging
+import sys
 
 from ..errors import Diagnostic
 
@@ -101,3 +103,28 @@ def print_warnings(warnings, stream) -> None:
 
     for warning in warnings:
         print(printable_lines(f"warning: {warning}"), file=stream)
+
+
+class _SaidAsTheCliSays(logging.Handler):
+    """kale_ext's own log records of WARNING and above (a cleanup that failed, a runtime
+    skipped), said as the command says its warnings: `warning: ...` on standard error."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from ..terminal import printable_lines
+
+        try:
+            text = printable_lines(f"{record.levelname.lower()}: {record.getMessage()}")
+            print(text, file=sys.stderr)  # the stream of now (a test may have redirected it)
+        except Exception:
+            self.handleError(record)
+
+
+def say_log_warnings() -> None:
+    """Show kale_ext's log warnings the CLI's way, not bare through Python's last-resort
+    handler (once a process, however many commands it runs)."""
+    logger = logging.getLogger("kale_ext")
+    if not any(isinstance(h, _SaidAsTheCliSays) for h in logger.handlers):
+        logger.addHandler(_SaidAsTheCliSays())
