@@ -46,16 +46,19 @@ def definition(spec: JobSpec) -> dict:
 
 def queue_of(config) -> str | None:
     """The Kueue LocalQueue the job waits in (--queue, or the config's scheduling policy)."""
-    policy = config.run_policy
-    sched = policy.scheduling_policy if policy else None
-    return sched.queue if sched is not None and sched.queue else None
+    return _scheduling(config, "queue")
 
 
 def priority_class_of(config) -> str | None:
     """The Kueue priority class the job asks for (the config's scheduling policy), or None."""
+    return _scheduling(config, "priority_class")
+
+
+def _scheduling(config, field: str) -> str | None:
+    """One field of the config's scheduling policy; None where it is unset or empty."""
     policy = config.run_policy
     sched = policy.scheduling_policy if policy else None
-    return sched.priority_class if sched is not None and sched.priority_class else None
+    return getattr(sched, field, None) or None
 
 
 def with_defaults(recorded: dict) -> tuple[dict, set[str]]:

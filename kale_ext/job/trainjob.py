@@ -346,10 +346,10 @@ def build_trainjob(
     )
     labels = dict(config.labels)
     policy = config.run_policy
-    if queue_of(config):
-        labels[KUEUE_QUEUE] = queue_of(config)
-    if priority_class_of(config):
-        labels[KUEUE_PRIORITY] = priority_class_of(config)
+    if queue := queue_of(config):
+        labels[KUEUE_QUEUE] = queue
+    if priority := priority_class_of(config):
+        labels[KUEUE_PRIORITY] = priority
     annotations = {**config.annotations, **provenance(spec, notebook_path)}
 
     ref_name, ref_kind = runtime_ref(spec)  # a job with restarts: its own (job/restarts.py)

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
 from ...job.checkpoints import check_cluster, cluster_warnings
+from ...job.definition import queue_of
 from ...job.embed import check_embeddable
 from ...job.runtimes import FRAMEWORK_LABEL, Runtime
 from ...job.spec import JobSpec
@@ -195,9 +196,8 @@ class KubernetesBackend(Cluster, Backend):
             raise self._missing_runtime(spec.runtime.name)
         check_cluster(spec)  # a claim, not a folder of this machine
         warnings = self._check_room(spec)
-        sched = spec.config.run_policy.scheduling_policy if spec.config.run_policy else None
-        if sched is not None and sched.queue:
-            warnings += queue_warnings(self, sched.queue)  # no Kueue, no such LocalQueue
+        if queue := queue_of(spec.config):
+            warnings += queue_warnings(self, queue)  # no Kueue, no such LocalQueue
         body = trainjob_dict(spec, notebook_path, self._env_from_keys)
         check_embeddable(spec, body["spec"]["trainer"]["command"])  # before anything is made
         warnings += cluster_warnings(spec)  # checkpoints that go with the pods

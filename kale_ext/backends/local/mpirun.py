@@ -43,6 +43,7 @@ from .failures import RANK_RECORDS, torchrun_dir
 from .lifetime import SCRATCH, scratch
 from .outputs import STAGING, staging
 from .processes import start as start_process
+from .resources import pinned
 
 #: What a local run on an MPI runtime needs, and how to get it.
 INSTALL = "install Open MPI (Debian: apt-get install openmpi-bin)"
@@ -184,12 +185,7 @@ def pin_all(record: dict) -> Callable[[], None] | None:
     cores = (record.get("resources") or {}).get("cores")
     if not cores:
         return None
-    mine = {c for node in cores for c in node}
-
-    def pin() -> None:
-        os.sched_setaffinity(0, mine)
-
-    return pin
+    return pinned({c for node in cores for c in node})
 
 
 class RankOutput:

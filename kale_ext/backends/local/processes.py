@@ -26,7 +26,7 @@ def start(what: str, argv: list[str], **options: Any) -> subprocess.Popen:
     ``what`` (`node 1`, `mpirun`) and the program, and why: for a preexec, its own exception,
     which the child writes to a pipe (Python says only "Exception occurred in preexec_fn")."""
     preexec = options.pop("preexec_fn", None)
-    read_end, write_end = os.pipe() if preexec else (None, None)
+    read_end, write_end = os.pipe()
 
     def reporting() -> None:
         try:
@@ -36,29 +36,16 @@ def start(what: str, argv: list[str], **options: Any) -> subprocess.Popen:
             raise
 
     try:
-        return subprocess.Popen(argv, preexec_fn=reporting if preexec else None, **options)
+        try:
+            return subprocess.Popen(argv, preexec_fn=reporting if preexec else None, **options)
+        finally:
+            os.close(write_end)  # the child's copy went with it: a read ends at what it wrote
     except (OSError, subprocess.SubprocessError) as e:
-        reason = _said(read_end, write_end) if preexec else ""
+        reason = os.read(read_end, REASON_BYTES).decode(errors="replace").strip()
         why = f"{str(e).rstrip('.')}: {reason}" if reason else str(e)
         raise NotStarted(f"{what} could not be started ({argv[0]}): {why}") from e
     finally:
-        for fd in (read_end, write_end):
-            if fd is not None:
-                _close(fd)
-
-
-def _said(read_end: int, write_end: int) -> str:
-    """What a failed child wrote to the pipe: its writing end closed here first, so the read
-    ends at what it wrote (the child has exited)."""
-    _close(write_end)
-    return os.read(read_end, REASON_BYTES).decode(errors="replace").strip()
-
-
-def _close(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass  # closed already
+        os.close(read_end)
 
 
 def _stat(pid: int | str) -> list[str] | None:

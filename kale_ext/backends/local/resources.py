@@ -43,12 +43,16 @@ def node_settings(record: dict, node: int) -> tuple[dict[str, str], Callable[[],
     cores = resources.get("cores")
     if not cores:
         return {}, None
-    mine = set(cores[node])
+    return thread_env(resources["threads"], record.get("env", {})), pinned(set(cores[node]))
+
+
+def pinned(cores: set[int]) -> Callable[[], None]:
+    """A preexec that pins the process (so all it starts) to ``cores``."""
 
     def pin() -> None:
-        os.sched_setaffinity(0, mine)
+        os.sched_setaffinity(0, cores)
 
-    return thread_env(resources["threads"], record.get("env", {})), pin
+    return pin
 
 
 def chain(*steps: Callable[[], None] | None) -> Callable[[], None] | None:

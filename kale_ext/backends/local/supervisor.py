@@ -329,18 +329,10 @@ def run(job_dir: Path) -> int:
     tried: Attempt | None = None
     not_restarted = ""  # why a failed node's job was not started again, when it could be
     for attempt in range(most + 1):
-        try:  # a port of its own each time: the last one's may linger in TIME_WAIT
-            claim = claim_port()
-        except BackendError as e:
-            if tried is None:
-                return not_started(job_dir, str(e))
-            not_restarted = f" (not restarted: {e})"
-            break
         try:
-            with claim:
-                extra = {**packages, RESTART_ENV: str(attempt)}
-                tried = watch(job_dir, record, claim.port, extra, ends_by, stop, progress)
-        except NotStarted as e:  # nothing of this attempt runs (start_nodes, start_mpi)
+            extra = {**packages, RESTART_ENV: str(attempt)}
+            tried = _attempt(job_dir, record, extra, ends_by, stop, progress)
+        except NotStarted as e:  # nothing of this attempt runs: no port, or a node not started
             remove_scratch(job_dir)
             if tried is None:
                 give_back(job_dir)
@@ -361,6 +353,18 @@ def run(job_dir: Path) -> int:
     record = update_record(job_dir, lambda r: _ended(r, last, stop.asked, not_restarted))
     end_tracked_run(job_dir, record, cancelled=stop.asked)
     return 0
+
+
+def _attempt(job_dir: Path, record: dict, extra: dict[str, str], ends_by: float | None,
+             stop: _Stop, progress: ProgressFollower) -> Attempt:  # fmt: skip
+    """One attempt, on a port of its own (the last one's may linger in TIME_WAIT); NotStarted
+    when there is no port or a node cannot start (start_nodes, start_mpi)."""
+    try:
+        claim = claim_port()
+    except BackendError as e:
+        raise NotStarted(str(e)) from e
+    with claim:
+        return watch(job_dir, record, claim.port, extra, ends_by, stop, progress)
 
 
 def _ended(record: dict, last: Attempt, stopping: bool, not_restarted: str) -> None:

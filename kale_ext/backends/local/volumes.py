@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 
 from ...errors import ConfigError
+from ...job.definition import priority_class_of, queue_of
 from ...job.k8s_values import quantity_value
 from ...job.spec import JobSpec
 from .links import release
@@ -91,13 +92,12 @@ def local_warnings(spec: JobSpec) -> list[str]:
     named = [name for name, value in settings.items() if value]
     if named:
         out.append(f"{', '.join(named)}: for a cluster's pods; a local run does without")
-    sched = c.run_policy.scheduling_policy if c.run_policy else None
-    if sched is not None and sched.queue:
-        out.append(f"queue {sched.queue}: Kueue's queues are a cluster's; a local job waits in "
-                   "this machine's own queue instead")  # fmt: skip
-    if sched is not None and sched.priority_class:
-        out.append(f"priority class {sched.priority_class}: Kueue's priorities are a cluster's; "
-                   "local jobs start in the order they were submitted")  # fmt: skip
+    if queue := queue_of(c):
+        out.append(f"queue {queue}: Kueue's queues are a cluster's; a local job waits in this "
+                   "machine's own queue instead")  # fmt: skip
+    if priority := priority_class_of(c):
+        out.append(f"priority class {priority}: Kueue's priorities are a cluster's; local jobs "
+                   "start in the order they were submitted")  # fmt: skip
     return out
 
 

@@ -338,3 +338,22 @@ def test_an_mpi_job_whose_mpirun_is_gone_fails_saying_what_and_why(supervise, tm
     assert not_started(supervisor, job_dir) == (
         f"mpirun could not be started ({gone}): [Errno 2] No such file or directory: '{gone}'"
     )
+
+
+def test_an_attempt_with_no_port_is_not_started_and_names_why(monkeypatch, tmp_path):
+    """No port to claim (every one taken) ends the attempt as a node that cannot start does:
+    one NotStarted, which run() records as the job not started (or, after a first attempt, as
+    the reason it was not restarted)."""
+    from kale_ext.backends.local import supervisor
+    from kale_ext.backends.local.processes import NotStarted
+    from kale_ext.errors import BackendError
+
+    def no_port(*_, **__):
+        raise BackendError("no free port for the job's rendezvous")
+
+    watched = []
+    monkeypatch.setattr(supervisor, "claim_port", no_port)
+    monkeypatch.setattr(supervisor, "watch", lambda *a: watched.append(a))
+    with pytest.raises(NotStarted, match="^no free port for the job's rendezvous$"):
+        supervisor._attempt(tmp_path, {}, {}, None, None, None)
+    assert watched == []  # no node was started
